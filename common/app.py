@@ -1,0 +1,225 @@
+"""``build_app``: the one place that assembles a Wharf service's aiohttp application.
+
+It fixes, for all three services, the middleware order (request id → problem details → the service's
+own middlewares (auth, access gate) → OpenAPI validation → handler), the API docs and Swagger UI, the
+health endpoints, the stream registry and the spec/route parity check. A service adds only its routes,
+cleanup contexts and keys. Nothing here knows a service.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+import re
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from importlib import metadata
+from typing import Any
+
+import attrs
+from aiohttp import web
+from aiohttp.typedefs import Handler, Middleware
+
+from common import apidocs, sse
+from common.errors import PROBLEM_CONTENT_TYPE, WharfError, problem_body
+from common.openapi import SPEC, Spec, check_parity, validation_middleware
+
+logger = logging.getLogger(__name__)
+
+#: Access log: who, what, status, size, seconds, and the request id that ties it to other lines.
+ACCESS_LOG_FORMAT = '%a "%r" %s %b %Tfs rid=%{X-Request-Id}o'
+
+REQUEST_ID_HEADER = "X-Request-Id"
+_REQUEST_ID_OK = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
+request_id_var: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="-")
+
+HealthCheck = Callable[[web.Application], Awaitable[Mapping[str, Any] | None]]
+
+
+@attrs.frozen
+class ServiceInfo:
+    service: str
+    base_path: str
+    info: Mapping[str, Any]
+    readiness: Mapping[str, HealthCheck]
+    started: float
+
+
+SERVICE = web.AppKey("wharf.service", ServiceInfo)
+REQUEST_ID = web.RequestKey("wharf.request_id", str)
+
+
+class RequestIdFilter(logging.Filter):
+    """Stamps every log record with the id of the request it belongs to (``-`` outside one)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.request_id = request_id_var.get()
+        return True
+
+
+@web.middleware
+async def request_id_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    given = request.headers.get(REQUEST_ID_HEADER, "")
+    rid = given if _REQUEST_ID_OK.match(given) else uuid.uuid4().hex
+    request[REQUEST_ID] = rid
+    token = request_id_var.set(rid)
+    try:
+        try:
+            response = await handler(request)
+        except web.HTTPException as exc:
+            exc.headers[REQUEST_ID_HEADER] = rid
+            raise
+        if not response.prepared:
+            response.headers[REQUEST_ID_HEADER] = rid
+        return response
+    finally:
+        request_id_var.reset(token)
+
+
+def problem_response(
+    request: web.Request, body: dict[str, Any], headers: Mapping[str, str] | None = None
+) -> web.Response:
+    return web.json_response(
+        body, status=body["status"], content_type=PROBLEM_CONTENT_TYPE, headers=headers
+    )
+
+
+@web.middleware
+async def problem_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Our errors, aiohttp's own HTTP errors and unknown exceptions → RFC 9457 problems."""
+    try:
+        return await handler(request)
+    except WharfError as exc:
+        return problem_response(request, exc.to_problem(instance=request.path), exc.headers)
+    except web.HTTPException as exc:
+        if exc.status < 400 or exc.empty_body:
+            raise
+        return problem_response(request, _http_problem(request, exc), _keep_headers(exc))
+    except Exception:
+        rid = request.get(REQUEST_ID, "-")
+        logger.exception("unhandled error in %s %s", request.method, request.path)
+        body = problem_body(
+            status=500,
+            detail=f"internal server error; quote request id {rid} when reporting it",
+            instance=request.path,
+            code="internal-error",
+            extra={"requestId": rid},
+        )
+        return problem_response(request, body)
+
+
+def _http_problem(request: web.Request, exc: web.HTTPException) -> dict[str, Any]:
+    details = {
+        404: f"no resource at {request.path}",
+        405: f"method {request.method} is not allowed on {request.path}",
+        413: "request body is larger than this endpoint accepts",
+    }
+    codes = {404: "not-found", 405: "method-not-allowed", 413: "payload-too-large"}
+    detail = details.get(exc.status) or exc.reason
+    return problem_body(
+        status=exc.status, detail=detail, instance=request.path, code=codes.get(exc.status)
+    )
+
+
+def _keep_headers(exc: web.HTTPException) -> dict[str, str]:
+    keep = ("Allow", "WWW-Authenticate", "Retry-After", REQUEST_ID_HEADER)
+    return {k: v for k, v in exc.headers.items() if k in keep}
+
+
+def build_app(
+    *,
+    service: str,
+    spec: Spec,
+    api_routes: Sequence[web.RouteTableDef],
+    base_path: str = "/api/v1",
+    extra_routes: Sequence[web.RouteTableDef] = (),
+    middlewares: Sequence[Middleware] = (),
+    ui_path: str = "/swagger-ui",
+    info: Mapping[str, Any] | None = None,
+    readiness: Mapping[str, HealthCheck] | None = None,
+    client_max_size: int = 1024 * 1024,
+    keepalive_s: float = sse.KEEPALIVE_INTERVAL_S,
+) -> web.Application:
+    """Assemble a service; raises ``RuntimeError`` when the routes and the spec disagree."""
+    base = "/" + base_path.strip("/") if base_path.strip("/") else ""
+    app = web.Application(
+        middlewares=[
+            request_id_middleware,
+            problem_middleware,
+            *middlewares,
+            validation_middleware,
+        ],
+        client_max_size=client_max_size,
+    )
+    app[SPEC] = spec
+    app[SERVICE] = ServiceInfo(service, base, dict(info or {}), dict(readiness or {}), time.time())
+    sse.install(app, keepalive_s=keepalive_s)
+    relative = []
+    for table in api_routes:
+        for route in table:
+            assert isinstance(route, web.RouteDef)
+            kwargs = {k: v for k, v in route.kwargs.items() if k != "allow_head"}
+            app.router.add_route(route.method, base + route.path, route.handler, **kwargs)
+            relative.append((route.method, route.path, kwargs.get("name", "")))
+    for table in extra_routes:
+        app.router.add_routes(table)
+    drift = check_parity(relative, spec)
+    if drift:
+        raise RuntimeError(f"{service}: spec and routes disagree: " + "; ".join(drift))
+    app.router.add_routes(health_routes)
+    apidocs.add_routes(app, base_path=base, ui_path=ui_path)
+    return app
+
+
+health_routes = web.RouteTableDef()
+
+
+@health_routes.get("/actuator/health")
+async def health(request: web.Request) -> web.Response:
+    ready = await _readiness(request.app)
+    status = "UP" if ready["status"] == "UP" else "DOWN"
+    body = {"status": status, "components": {"liveness": {"status": "UP"}, "readiness": ready}}
+    return web.json_response(body, status=200 if status == "UP" else 503)
+
+
+@health_routes.get("/actuator/health/liveness")
+async def liveness(request: web.Request) -> web.Response:
+    return web.json_response({"status": "UP"})
+
+
+@health_routes.get("/actuator/health/readiness")
+async def readiness(request: web.Request) -> web.Response:
+    ready = await _readiness(request.app)
+    return web.json_response(ready, status=200 if ready["status"] == "UP" else 503)
+
+
+async def _readiness(app: web.Application) -> dict[str, Any]:
+    components: dict[str, Any] = {}
+    for name, check in app[SERVICE].readiness.items():
+        try:
+            details = await check(app)
+        except Exception as exc:  # a failing check is the answer, not an error
+            components[name] = {"status": "DOWN", "details": {"error": type(exc).__name__}}
+        else:
+            components[name] = {"status": "UP", **({"details": details} if details else {})}
+    down = any(c["status"] != "UP" for c in components.values())
+    return {"status": "DOWN" if down else "UP", "components": components}
+
+
+@health_routes.get("/actuator/info")
+async def info(request: web.Request) -> web.Response:
+    svc = request.app[SERVICE]
+    body = {
+        "app": {"name": "wharf", "service": svc.service, "version": wharf_version()},
+        "uptimeSeconds": round(time.time() - svc.started, 3),
+        **svc.info,
+    }
+    return web.json_response(body)
+
+
+def wharf_version() -> str:
+    try:
+        return metadata.version("wharf")
+    except metadata.PackageNotFoundError:
+        return "0+unknown"

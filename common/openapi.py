@@ -1,0 +1,393 @@
+"""The OpenAPI 3.1 spec as the one place requests are validated, and the docs it serves.
+
+``spec/<service>.yaml`` is loaded once at start-up; one validator per operation is compiled then, so a
+request path does no schema work beyond running compiled validators. Spec paths are relative to the
+service's base path (``servers[0].url`` is rewritten to the configured base path when served).
+
+This module must not know any service: it validates what the spec says and nothing else. Error
+messages never echo the offending value (a bad value may be a secret, such as a kubeconfig).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+import jsonschema
+import referencing
+import yaml
+from aiohttp import web
+from aiohttp.typedefs import Handler
+from referencing.jsonschema import DRAFT202012
+
+from common.errors import BadRequest, ValidationFailed
+
+SPEC_URI = "urn:wharf:spec"
+JSON_TYPES = ("application/json",)
+
+
+@attrs.frozen
+class Validated:
+    """What a handler reads: coerced path, query and header values, and the parsed JSON body."""
+
+    path: Mapping[str, Any]
+    query: Mapping[str, Any]
+    headers: Mapping[str, Any]
+    body: Any
+
+
+VALIDATED = web.RequestKey("wharf.validated", Validated)
+OPERATION = web.RequestKey("wharf.operation", str)
+
+
+def validated(request: web.Request) -> Validated:
+    return request[VALIDATED]
+
+
+def operation_id(request: web.Request) -> str | None:
+    """The operationId of the matched route, or None for routes outside the spec."""
+    name = request.match_info.route.name
+    return name if name and name in request.app[SPEC].operations else None
+
+
+@attrs.frozen
+class Param:
+    name: str
+    location: str
+    required: bool
+    schema: Mapping[str, Any]
+    validator: jsonschema.protocols.Validator
+
+
+@attrs.frozen
+class Operation:
+    """One compiled operation: its parameters, body validator and multipart requirements."""
+
+    operation_id: str
+    method: str
+    path: str
+    params: tuple[Param, ...]
+    body_required: bool
+    json_body: jsonschema.protocols.Validator | None
+    other_body_types: tuple[str, ...]
+    multipart_required: tuple[str, ...]
+    responses: Mapping[str, jsonschema.protocols.Validator]
+    statuses: frozenset[str]
+    raw: Mapping[str, Any]
+
+
+@attrs.define
+class Spec:
+    """A loaded, compiled spec."""
+
+    document: dict[str, Any]
+    operations: dict[str, Operation]
+
+    @classmethod
+    def load(cls, path: Path) -> Spec:
+        document = yaml.load(path.read_text("utf-8"), Loader=_LOADER)  # noqa: S506
+        return cls.from_document(document)
+
+    @classmethod
+    def from_document(cls, document: dict[str, Any]) -> Spec:
+        registry: referencing.Registry[Any] = referencing.Registry().with_resource(
+            SPEC_URI, DRAFT202012.create_resource(document)
+        )
+        compiler = _Compiler(document, registry)
+        operations: dict[str, Operation] = {}
+        for path, item in document.get("paths", {}).items():
+            for method, op in item.items():
+                if method not in _METHODS:
+                    continue
+                compiled = compiler.operation(path, method, op, item.get("parameters", []))
+                if compiled.operation_id in operations:
+                    raise ValueError(f"duplicate operationId {compiled.operation_id}")
+                operations[compiled.operation_id] = compiled
+        return cls(document=document, operations=operations)
+
+    def served(self, base_path: str) -> dict[str, Any]:
+        """The document as served: servers pointing at the configured base path."""
+        document = copy.deepcopy(self.document)
+        document["servers"] = [{"url": base_path or "/"}]
+        return document
+
+
+SPEC = web.AppKey("wharf.spec", Spec)
+VALIDATE_RESPONSES = web.AppKey("wharf.validate_responses", bool)
+
+_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
+
+
+@attrs.define
+class _Compiler:
+    document: dict[str, Any]
+    registry: referencing.Registry[Any]
+
+    def resolve(self, node: Any) -> Any:
+        while isinstance(node, Mapping) and "$ref" in node:
+            pointer = node["$ref"].removeprefix("#/").split("/")
+            node = self.document
+            for part in pointer:
+                node = node[part.replace("~1", "/").replace("~0", "~")]
+        return node
+
+    def validator(self, schema: Mapping[str, Any]) -> jsonschema.protocols.Validator:
+        # Refs are rebased onto the spec's resource so that "#/components/..." resolves.
+        return jsonschema.Draft202012Validator(
+            _rebase_refs(schema),
+            registry=self.registry,
+            format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER,
+        )
+
+    def operation(
+        self, path: str, method: str, op: Mapping[str, Any], shared: list[Any]
+    ) -> Operation:
+        params = tuple(self.param(p) for p in [*shared, *op.get("parameters", [])])
+        body = self.resolve(op.get("requestBody", {}))
+        content = body.get("content", {})
+        json_schema = next((c["schema"] for t, c in content.items() if t in JSON_TYPES), None)
+        multipart = self.resolve(content.get("multipart/form-data", {}).get("schema", {}))
+        return Operation(
+            operation_id=op["operationId"],
+            method=method.upper(),
+            path=path,
+            params=params,
+            body_required=bool(body.get("required", False)),
+            json_body=self.validator(json_schema) if json_schema is not None else None,
+            other_body_types=tuple(t for t in content if t not in JSON_TYPES),
+            multipart_required=tuple(multipart.get("required", ())),
+            responses=self.responses(op.get("responses", {})),
+            statuses=frozenset(str(s) for s in op.get("responses", {})),
+            raw=op,
+        )
+
+    def param(self, node: Any) -> Param:
+        param = self.resolve(node)
+        schema = param.get("schema", {})
+        return Param(
+            name=param["name"],
+            location=param["in"],
+            required=bool(param.get("required", param["in"] == "path")),
+            schema=self.resolve(schema),
+            validator=self.validator(schema),
+        )
+
+    def responses(self, responses: Mapping[str, Any]) -> dict[str, jsonschema.protocols.Validator]:
+        out = {}
+        for status, node in responses.items():
+            content = self.resolve(node).get("content", {})
+            for media, entry in content.items():
+                if "json" in media and "schema" in entry:
+                    out[str(status)] = self.validator(entry["schema"])
+        return out
+
+
+def _rebase_refs(node: Any) -> Any:
+    if isinstance(node, Mapping):
+        out = {k: _rebase_refs(v) for k, v in node.items()}
+        ref = out.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/"):
+            out["$ref"] = SPEC_URI + ref
+        return out
+    if isinstance(node, list):
+        return [_rebase_refs(v) for v in node]
+    return node
+
+
+# --- request validation --------------------------------------------------------------------------
+
+
+async def validate_request(request: web.Request, op: Operation) -> Validated:
+    errors: list[dict[str, str]] = []
+    values: dict[str, dict[str, Any]] = {"path": {}, "query": {}, "header": {}}
+    for param in op.params:
+        if param.location not in values:
+            continue
+        present, raw = _raw_param(request, param)
+        if not present:
+            if param.required:
+                errors.append(_error(param.location, param.name, "is required"))
+            elif "default" in param.schema:
+                values[param.location][param.name] = param.schema["default"]
+            continue
+        try:
+            value = _coerce(raw, param.schema)
+        except ValueError as exc:
+            errors.append(_error(param.location, param.name, str(exc)))
+            continue
+        bad = [_message(e) for e in param.validator.iter_errors(value)]
+        errors.extend(_error(param.location, param.name, m) for m in bad)
+        values[param.location][param.name] = value
+    body = await _body(request, op, errors)
+    if errors:
+        raise ValidationFailed(errors)
+    return Validated(
+        path=values["path"], query=values["query"], headers=values["header"], body=body
+    )
+
+
+def _raw_param(request: web.Request, param: Param) -> tuple[bool, Any]:
+    if param.location == "path":
+        return param.name in request.match_info, request.match_info.get(param.name)
+    source: Any = request.query if param.location == "query" else request.headers
+    if param.name not in source:
+        return False, None
+    if param.schema.get("type") == "array":
+        return True, [v for item in source.getall(param.name) for v in item.split(",")]
+    return True, source.get(param.name)
+
+
+def _coerce(raw: Any, schema: Mapping[str, Any]) -> Any:
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "string")
+    if kind == "array":
+        item = schema.get("items", {})
+        return [_coerce(v, item) for v in raw]
+    if kind == "integer":
+        try:
+            return int(raw)
+        except ValueError:
+            raise ValueError("must be an integer") from None
+    if kind == "number":
+        try:
+            return float(raw)
+        except ValueError:
+            raise ValueError("must be a number") from None
+    if kind == "boolean":
+        lowered = str(raw).lower()
+        if lowered not in ("true", "false"):
+            raise ValueError("must be true or false")
+        return lowered == "true"
+    return raw
+
+
+async def _body(request: web.Request, op: Operation, errors: list[dict[str, str]]) -> Any:
+    has_body = request.body_exists
+    if not has_body:
+        if op.body_required and not op.multipart_required:
+            errors.append(_error("body", "body", "is required"))
+        return None
+    if op.json_body is None:
+        return None  # a non-JSON body (multipart, YAML) is read by the handler
+    media = request.content_type
+    if not (media in JSON_TYPES or media.endswith("+json")):
+        if op.other_body_types:
+            return None
+        errors.append(_error("body", "Content-Type", "must be application/json"))
+        return None
+    try:
+        body = json.loads(await request.read())
+    except (ValueError, UnicodeDecodeError):
+        errors.append(_error("body", "body", "is not valid JSON"))
+        return None
+    for err in sorted(op.json_body.iter_errors(body), key=lambda e: list(e.path)):
+        errors.append(_error("body", _field(err), _message(err)))
+    return body
+
+
+def _error(location: str, field: str, message: str) -> dict[str, str]:
+    return {"in": location, "field": field, "message": message}
+
+
+def _field(err: jsonschema.ValidationError) -> str:
+    instance: Any = err.instance
+    rule: Any = err.validator_value
+    schema: Any = err.schema
+    parts = [str(p) if isinstance(p, str) else f"[{p}]" for p in err.absolute_path]
+    if err.validator == "required":
+        missing = next((p for p in rule if p not in instance), "")
+        parts.append(missing)
+    elif err.validator == "additionalProperties" and isinstance(instance, Mapping):
+        allowed = schema.get("properties", {})
+        extra = [k for k in instance if k not in allowed]
+        parts.append(extra[0] if extra else "")
+    return ".".join(parts).replace(".[", "[") or "body"
+
+
+def _message(err: jsonschema.ValidationError) -> str:
+    """A message naming the rule, never the rejected value."""
+    value: Any = err.validator_value
+    messages: dict[str, Callable[[], str]] = {
+        "required": lambda: "is required",
+        "type": lambda: (
+            f"must be of type {value if isinstance(value, str) else ' or '.join(value)}"
+        ),
+        "enum": lambda: "must be one of " + ", ".join(map(str, value)),
+        "const": lambda: f"must be {value}",
+        "minimum": lambda: f"must be >= {value}",
+        "maximum": lambda: f"must be <= {value}",
+        "exclusiveMinimum": lambda: f"must be > {value}",
+        "exclusiveMaximum": lambda: f"must be < {value}",
+        "minLength": lambda: f"must be at least {value} characters",
+        "maxLength": lambda: f"must be at most {value} characters",
+        "pattern": lambda: f"must match {value}",
+        "format": lambda: f"must be a valid {value}",
+        "minItems": lambda: f"must have at least {value} items",
+        "maxItems": lambda: f"must have at most {value} items",
+        "additionalProperties": lambda: "is not a known field",
+    }
+    return messages.get(str(err.validator), lambda: "is invalid")()
+
+
+@web.middleware
+async def validation_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Validate against the matched operation; routes outside the spec pass straight through."""
+    op_id = operation_id(request)
+    if op_id is None:
+        response: web.StreamResponse = await handler(request)
+        return response
+    op = request.app[SPEC].operations[op_id]
+    request[OPERATION] = op_id
+    request[VALIDATED] = await validate_request(request, op)
+    response = await handler(request)
+    if request.app.get(VALIDATE_RESPONSES):
+        check_response(op, response)
+    return response
+
+
+def check_response(op: Operation, response: web.StreamResponse) -> None:
+    """Tests turn this on: a JSON response must match the spec's schema for its status."""
+    if not isinstance(response, web.Response) or "json" not in (response.content_type or ""):
+        return
+    validator = op.responses.get(str(response.status)) or op.responses.get("default")
+    declared = str(response.status) in op.statuses or "default" in op.statuses
+    if not declared and response.status < 400:
+        raise AssertionError(f"{op.operation_id}: status {response.status} is not in the spec")
+    if validator is None or response.body is None:
+        return
+    assert isinstance(response.body, bytes)
+    body = json.loads(response.body)
+    problems = [f"{_field(e)}: {_message(e)}" for e in validator.iter_errors(body)]
+    if problems:
+        raise AssertionError(f"{op.operation_id} {response.status} response: {problems}")
+
+
+def check_parity(routes: list[tuple[str, str, str]], spec: Spec) -> list[str]:
+    """Drift between routes ``(method, relative path, name)`` and spec operations, both ways."""
+    problems = []
+    seen = set()
+    for method, path, name in routes:
+        op = spec.operations.get(name)
+        if op is None:
+            problems.append(
+                f"route {method} {path} ({name or 'unnamed'}) has no operation in the spec"
+            )
+        elif (op.method, op.path) != (method, path):
+            problems.append(f"route {name} is {method} {path}; the spec says {op.method} {op.path}")
+        seen.add(name)
+    for op_id, op in spec.operations.items():
+        if op_id not in seen:
+            problems.append(f"operation {op_id} ({op.method} {op.path}) has no route")
+    return problems
+
+
+def require_json_object(body: Any, what: str = "body") -> dict[str, Any]:
+    if not isinstance(body, dict):
+        raise BadRequest(f"{what} must be a JSON object")
+    return body

@@ -1,0 +1,32 @@
+# Shared by scripts/run and scripts/test: make .venv and install the project into it when needed.
+# Sourced, not executed. Works on a fresh machine with nothing but Python >= 3.11.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+find_python() {
+  for candidate in python3.13 python3.12 python3.11 python3; do
+    if command -v "$candidate" >/dev/null 2>&1 &&
+       "$candidate" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)'; then
+      command -v "$candidate"; return 0
+    fi
+  done
+  echo "wharf needs Python >= 3.11 on PATH" >&2
+  return 1
+}
+
+# ensure_venv EXTRAS: install '.[EXTRAS]' unless the same pyproject.toml was installed already.
+ensure_venv() {
+  local extras="$1" stamp want
+  if [ ! -x .venv/bin/python ]; then
+    "$(find_python)" -m venv .venv
+    .venv/bin/python -m pip install --quiet --upgrade pip
+  fi
+  stamp=.venv/.wharf-installed
+  want="$(sha256sum pyproject.toml | cut -d' ' -f1) [$extras]"
+  if [ ! -f "$stamp" ] || ! grep -qxF "$want" "$stamp"; then
+    .venv/bin/python -m pip install --quiet -e ".[$extras]"
+    echo "$want" >> "$stamp"
+  fi
+  export PATH="$ROOT/.venv/bin:$PATH"
+}

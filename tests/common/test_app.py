@@ -1,0 +1,212 @@
+"""The assembled app: problem details, validation, request ids, docs and health."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pytest
+from aiohttp import FormData, web
+
+from common.app import build_app
+from common.openapi import Spec
+from tests.common.sample import DOCUMENT, make_app
+from tests.conftest import ApiClient
+from tests.guards import assert_problem
+
+
+@pytest.fixture
+async def client(api_client: ApiClient) -> Any:
+    return await api_client(make_app())
+
+
+async def test_valid_json_body_reaches_the_handler(client: Any) -> None:
+    resp = await client.post("/api/v1/things", json={"chartRef": "repo/nginx", "replicas": 2})
+    assert resp.status == 201
+    assert await resp.json() == {"chartRef": "repo/nginx", "replicas": 2}
+
+
+async def test_missing_required_field_is_named(client: Any) -> None:
+    resp = await client.post("/api/v1/things", json={"replicas": 1})
+    body = await assert_problem(resp, 400, code="invalid-request")
+    assert "chartRef" in body["detail"]
+    assert body["errors"] == [{"in": "body", "field": "chartRef", "message": "is required"}]
+
+
+async def test_every_bad_field_is_listed(client: Any) -> None:
+    resp = await client.post("/api/v1/things", json={"replicas": -1, "values": "x"})
+    body = await assert_problem(resp, 400)
+    assert {e["field"] for e in body["errors"]} == {"chartRef", "replicas", "values"}
+
+
+async def test_rejected_values_are_not_echoed(client: Any) -> None:
+    resp = await client.post("/api/v1/things", json={"chartRef": "s3cr3t-value-xyz" * 0 or 5})
+    text = await resp.text()
+    assert resp.status == 400
+    assert "must be of type string" in text
+
+
+async def test_invalid_json_and_wrong_content_type(client: Any) -> None:
+    resp = await client.post(
+        "/api/v1/things", data=b"{not json", headers={"Content-Type": "application/json"}
+    )
+    body = await assert_problem(resp, 400)
+    assert body["errors"][0]["message"] == "is not valid JSON"
+    resp = await client.post(
+        "/api/v1/things", data=b"chartRef=x", headers={"Content-Type": "text/plain"}
+    )
+    await assert_problem(resp, 400)
+    resp = await client.post("/api/v1/things")
+    body = await assert_problem(resp, 400)
+    assert body["errors"][0]["field"] == "body"
+
+
+async def test_query_coercion_and_defaults(client: Any) -> None:
+    resp = await client.get("/api/v1/things")
+    assert await resp.json() == {"namespace": "default", "limit": 20, "all": False}
+    resp = await client.get(
+        "/api/v1/things", params={"limit": "7", "all": "true", "namespace": "x"}
+    )
+    assert await resp.json() == {"namespace": "x", "limit": 7, "all": True}
+
+
+async def test_bad_query_values(client: Any) -> None:
+    resp = await client.get("/api/v1/things", params={"limit": "seven", "all": "maybe"})
+    body = await assert_problem(resp, 400)
+    assert {(e["field"], e["message"]) for e in body["errors"]} == {
+        ("limit", "must be an integer"),
+        ("all", "must be true or false"),
+    }
+    resp = await client.get("/api/v1/things", params={"limit": "61"})
+    body = await assert_problem(resp, 400)
+    assert body["errors"][0]["message"] == "must be <= 60"
+
+
+async def test_path_parameter_pattern(client: Any) -> None:
+    resp = await client.get("/api/v1/things/UPPER")
+    body = await assert_problem(resp, 400)
+    assert body["errors"][0]["field"] == "name"
+
+
+async def test_domain_errors_keep_their_status_and_code(client: Any) -> None:
+    resp = await client.get("/api/v1/things/taken")
+    body = await assert_problem(resp, 409, code="thing-conflict")
+    assert body["detail"] == "thing taken exists"
+
+
+async def test_aiohttp_404_and_405_are_problems(client: Any) -> None:
+    await assert_problem(await client.get("/api/v1/nothing-here"), 404, code="not-found")
+    resp = await client.delete("/api/v1/things")
+    body = await assert_problem(resp, 405, code="method-not-allowed")
+    assert "DELETE" in body["detail"]
+    assert "GET" in resp.headers["Allow"]
+
+
+async def test_unknown_exception_is_500_with_request_id_and_logged(
+    client: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.ERROR):
+        resp = await client.get("/api/v1/boom", headers={"X-Request-Id": "req-42"})
+    body = await assert_problem(resp, 500, code="internal-error")
+    assert body["requestId"] == "req-42"
+    assert "secret-internal-detail" not in await resp.text()
+    assert any("secret-internal-detail" in (r.exc_text or "") or r.exc_info for r in caplog.records)
+
+
+async def test_request_id_is_generated_or_kept(client: Any) -> None:
+    resp = await client.get("/api/v1/things")
+    assert len(resp.headers["X-Request-Id"]) == 32
+    resp = await client.get("/api/v1/things", headers={"X-Request-Id": "bad id\twith spaces"})
+    assert resp.headers["X-Request-Id"] != "bad id\twith spaces"
+
+
+async def test_multipart_required_parts_and_caps(client: Any) -> None:
+    form = FormData()
+    form.add_field("request", '{"a": 1}', content_type="application/json")
+    form.add_field("archive", b"x" * 100, filename="c.tgz", content_type="application/gzip")
+    resp = await client.post("/api/v1/uploads", data=form)
+    assert await resp.json() == {"request": '{"a": 1}', "size": 100}
+
+    form = FormData()
+    form.add_field("request", "{}", content_type="application/json")
+    body = await assert_problem(await client.post("/api/v1/uploads", data=form), 400)
+    assert body["errors"] == [{"in": "body", "field": "archive", "message": "part is required"}]
+
+    form = FormData()
+    form.add_field("archive", b"x" * 2000, filename="c.tgz", content_type="application/gzip")
+    body = await assert_problem(await client.post("/api/v1/uploads", data=form), 413)
+    assert "archive" in body["detail"]
+
+    form = FormData()
+    for i in range(5):
+        form.add_field(f"f{i}", "v", content_type="text/plain")
+    await assert_problem(await client.post("/api/v1/uploads", data=form), 413)
+
+
+async def test_api_docs_json_yaml_and_ui(aiohttp_client: Any) -> None:
+    client = await aiohttp_client(make_app(base_path="/custom/v2", ui_path="/docs"))
+    doc = await (await client.get("/v3/api-docs")).json()
+    assert doc["servers"] == [{"url": "/custom/v2"}]
+    assert "/things" in doc["paths"]
+    yaml_resp = await client.get("/v3/api-docs.yaml")
+    assert yaml_resp.content_type == "application/yaml"
+    assert "createThing" in await yaml_resp.text()
+    page = await client.get("/docs")
+    assert "swagger-ui-bundle.js" in await page.text()
+    asset = await client.get("/docs/swagger-ui-bundle.js")
+    assert asset.status == 200
+    assert (await client.get("/custom/v2/things")).status == 200
+
+
+async def test_health_endpoints(aiohttp_client: Any) -> None:
+    async def db_ok(app: web.Application) -> dict[str, Any]:
+        return {"database": "ok"}
+
+    async def db_down(app: web.Application) -> None:
+        raise ConnectionError("refused")
+
+    client = await aiohttp_client(
+        make_app(readiness={"db": db_ok}, info={"build": {"commit": "x"}})
+    )
+    assert (await (await client.get("/actuator/health/liveness")).json()) == {"status": "UP"}
+    ready = await (await client.get("/actuator/health/readiness")).json()
+    assert ready["components"]["db"] == {"status": "UP", "details": {"database": "ok"}}
+    info = await (await client.get("/actuator/info")).json()
+    assert info["app"]["service"] == "sample"
+    assert info["build"] == {"commit": "x"}
+
+    down = await aiohttp_client(make_app(readiness={"db": db_down}))
+    resp = await down.get("/actuator/health/readiness")
+    assert resp.status == 503
+    assert (await resp.json())["components"]["db"]["status"] == "DOWN"
+    assert (await down.get("/actuator/health")).status == 503
+
+
+def test_spec_route_drift_refuses_to_start() -> None:
+    document = {
+        **DOCUMENT,
+        "paths": {
+            **DOCUMENT["paths"],
+            "/extra": {"get": {"operationId": "extra", "responses": {}}},
+        },
+    }
+    from tests.common import sample
+
+    spec = Spec.from_document(document)
+    with pytest.raises(RuntimeError, match="extra"):
+        build_app(service="s", spec=spec, api_routes=[sample.routes])
+    stray = web.RouteTableDef()
+
+    @stray.get("/stray", name="stray")
+    async def stray_handler(request: web.Request) -> web.Response:
+        return web.Response()
+
+    spec = Spec.from_document(DOCUMENT)
+    with pytest.raises(RuntimeError, match="stray"):
+        build_app(service="s", spec=spec, api_routes=[sample.routes, stray])
+
+
+async def test_response_validation_catches_undeclared_status(api_client: ApiClient) -> None:
+    client = await api_client(make_app())
+    resp = await client.get("/api/v1/boom")
+    assert resp.status == 500  # errors raised before a response exist are not checked

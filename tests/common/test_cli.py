@@ -1,0 +1,57 @@
+"""The ``wharf`` command as a user types it: help, version, and settings errors that stop start-up."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+WHARF = [sys.executable, "-m", "common.cli"]
+
+
+def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*WHARF, *args], capture_output=True, text=True, timeout=60, env=env, check=False
+    )
+
+
+def test_help_lists_the_commands() -> None:
+    result = run("--help")
+    assert result.returncode == 0
+    for command in ("serve", "version", "kubesim"):
+        assert command in result.stdout
+
+
+def test_version() -> None:
+    result = run("version")
+    assert result.returncode == 0
+    assert result.stdout.startswith("wharf ")
+
+
+def test_unknown_service_is_a_usage_error() -> None:
+    result = run("serve", "nosuch")
+    assert result.returncode == 2
+    assert "invalid choice" in result.stderr
+
+
+def test_bad_enum_setting_stops_startup_with_one_line() -> None:
+    result = run("serve", "chartsvc", "--set", "chartsvc.security.mode=NOPE")
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert lines == [
+        "wharf: invalid setting chartsvc.security.mode (from --set): expected one of READ_ONLY, FULL"
+    ]
+
+
+def test_bad_setting_from_environment_and_file(tmp_path: Path) -> None:
+    import os
+
+    env = {**os.environ, "CHARTSVC_SECURITY_MODE": "nope"}
+    result = run("serve", "chartsvc", env=env)
+    assert result.returncode == 2
+    assert "environment CHARTSVC_SECURITY_MODE" in result.stderr
+    cfg = tmp_path / "wharf.yaml"
+    cfg.write_text("chartsvc:\n  security:\n    modee: FULL\n")
+    result = run("serve", "chartsvc", "--config", str(cfg))
+    assert result.returncode == 2
+    assert "chartsvc.security.modee" in result.stderr

@@ -1,0 +1,77 @@
+"""SSE: the exact keepalive line, proxy headers, Last-Event-ID, and cleanup on departure."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from aiohttp import web
+
+from common import sse
+
+KEEPALIVE_S = 0.05
+
+
+def stream_app(cleaned: asyncio.Event, subscribers: list[str]) -> web.Application:
+    async def events(request: web.Request) -> web.StreamResponse:
+        async with sse.event_stream(request) as stream:
+            subscribers.append(stream.last_event_id or "")
+            try:
+                await stream.send('{"hello": 1}', event="connected", event_id="1")
+                await asyncio.Event().wait()  # a subscriber waiting for events forever
+            finally:
+                cleaned.set()
+        return stream.response
+
+    app = web.Application()
+    sse.install(app, keepalive_s=KEEPALIVE_S)
+    app.router.add_get("/events", events)
+    return app
+
+
+async def test_keepalive_headers_and_events(aiohttp_client: Any) -> None:
+    cleaned = asyncio.Event()
+    client = await aiohttp_client(stream_app(cleaned, []))
+    resp = await client.get("/events")
+    assert resp.headers["Content-Type"].startswith("text/event-stream")
+    assert resp.headers["X-Accel-Buffering"] == "no"
+    assert resp.headers["Cache-Control"] == "no-cache"
+    seen = b""
+    async with asyncio.timeout(2):
+        while seen.count(b":keepalive\n\n") < 2:
+            seen += await resp.content.readany()
+    assert b'id: 1\r\nevent: connected\r\ndata: {"hello": 1}\r\n\r\n' in seen
+    assert b": ping" not in seen
+    resp.close()
+
+
+async def test_departed_client_is_detected_and_cleaned_up(aiohttp_client: Any) -> None:
+    cleaned = asyncio.Event()
+    client = await aiohttp_client(stream_app(cleaned, []))
+    resp = await client.get("/events")
+    await resp.content.readany()
+    resp.close()  # the client goes away
+    async with asyncio.timeout(KEEPALIVE_S * 20):
+        await cleaned.wait()
+
+
+async def test_last_event_id_is_passed_to_the_stream(aiohttp_client: Any) -> None:
+    seen: list[str] = []
+    client = await aiohttp_client(stream_app(asyncio.Event(), seen))
+    resp = await client.get("/events", headers={"Last-Event-ID": "41"})
+    await resp.content.readany()
+    assert seen == ["41"]
+    resp.close()
+
+
+async def test_shutdown_closes_open_streams(aiohttp_server: Any, aiohttp_client: Any) -> None:
+    cleaned = asyncio.Event()
+    app = stream_app(cleaned, [])
+    client = await aiohttp_client(app)
+    resp = await client.get("/events")
+    await resp.content.readany()
+    await app[sse.STREAMS].close_all()
+    async with asyncio.timeout(1):
+        await cleaned.wait()
+        rest = await resp.content.read()
+    assert isinstance(rest, bytes)

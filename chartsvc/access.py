@@ -1,0 +1,60 @@
+"""Who may run a mutating operation: the deny-by-default API-key policy shared by REST and MCP.
+
+Mutating is enabled only in FULL mode with a non-blank key; then the caller must present that key.
+Keys are compared in constant time. Which operations mutate is decided by ``chartsvc.operations``
+alone. This module knows nothing of HTTP; ``chartsvc.gate`` applies it to requests.
+"""
+
+from __future__ import annotations
+
+import hmac
+
+import attrs
+
+from chartsvc.operations import is_mutating
+from chartsvc.settings import AccessMode, SecuritySettings
+from common.errors import Forbidden, Unauthorized
+
+API_KEY_HEADER = "X-API-Key"
+
+
+class MutationsDisabled(Forbidden):
+    default_code = "mutations-disabled"
+
+
+class InvalidApiKey(Unauthorized):
+    default_code = "invalid-api-key"
+
+
+@attrs.frozen
+class AccessPolicy:
+    mode: AccessMode
+    api_key: str | None = attrs.field(default=None, repr=False)
+
+    @classmethod
+    def from_settings(cls, security: SecuritySettings) -> AccessPolicy:
+        return cls(mode=security.mode, api_key=security.api_key)
+
+    @property
+    def mutating_enabled(self) -> bool:
+        return self.mode is AccessMode.FULL and bool(self.api_key and self.api_key.strip())
+
+    def check(self, operation_id: str | None, presented: str | None) -> None:
+        """Raise 403 when mutations are off, 401 when the key is missing or wrong."""
+        if not is_mutating(operation_id):
+            return
+        if not self.mutating_enabled:
+            raise MutationsDisabled(
+                "mutating operations are disabled: set chartsvc.security.mode=FULL and "
+                "chartsvc.security.api-key to enable them"
+            )
+        if not self.key_matches(presented):
+            raise InvalidApiKey(
+                f"missing or invalid API key in the {API_KEY_HEADER} header",
+                headers={"WWW-Authenticate": f'ApiKey header="{API_KEY_HEADER}"'},
+            )
+
+    def key_matches(self, presented: str | None) -> bool:
+        if not self.api_key or presented is None:
+            return False
+        return hmac.compare_digest(presented.encode("utf-8"), self.api_key.encode("utf-8"))

@@ -1,0 +1,93 @@
+"""repositories.yaml in Helm's own format, so the ``helm`` CLI and this service can share it.
+
+Entries we did not write (credentials, TLS files added by ``helm repo add``) are kept as they are on
+rewrite. Reading and writing are synchronous and small; callers serialise writes. This module never
+returns credentials to callers: :class:`Repository` carries only the name and URL.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import attrs
+import yaml
+
+from chartsvc.repos.files import write_atomic
+from common.errors import BadRequest, WharfError
+
+NAME = re.compile(r"^[A-Za-z0-9._-]+$")
+_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_DUMPER: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+class InvalidRepositoryName(BadRequest):
+    default_code = "invalid-repository-name"
+
+
+class RepositoryFileCorrupt(WharfError):
+    default_code = "repository-file-corrupt"
+
+
+@attrs.frozen
+class Repository:
+    name: str
+    url: str
+
+    @classmethod
+    def from_entry(cls, entry: dict[str, Any]) -> Repository:
+        return cls(name=str(entry.get("name", "")), url=str(entry.get("url", "")))
+
+
+def check_name(name: str) -> str:
+    """The name, if it is safe as a file-name prefix in the cache (``<name>-index.yaml``)."""
+    if not NAME.match(name) or name in (".", ".."):
+        raise InvalidRepositoryName(
+            f"invalid repository name {name[:100]!r}: use letters, digits, '.', '_' and '-' "
+            "(not '.' or '..')",
+            extra={"errors": [{"in": "body", "field": "name", "message": "is invalid"}]},
+        )
+    return name
+
+
+def read_entries(path: Path) -> list[dict[str, Any]]:
+    """The raw entries of repositories.yaml; an absent file is an empty list."""
+    try:
+        text = path.read_text("utf-8")
+    except FileNotFoundError:
+        return []
+    try:
+        document = yaml.load(text, Loader=_LOADER)  # noqa: S506 - CSafeLoader is safe
+    except yaml.YAMLError as exc:
+        raise RepositoryFileCorrupt(f"{path.name} is not valid YAML") from exc
+    entries = (document or {}).get("repositories") or [] if isinstance(document, dict) else None
+    if not isinstance(entries, list):
+        raise RepositoryFileCorrupt(f"{path.name} has no repositories list")
+    return [e for e in entries if isinstance(e, dict) and e.get("name")]
+
+
+def new_entry(name: str, url: str) -> dict[str, Any]:
+    """An entry with every field ``helm repo add`` writes, so Helm reads it without surprises."""
+    return {
+        "caFile": "",
+        "certFile": "",
+        "insecure_skip_tls_verify": False,
+        "keyFile": "",
+        "name": name,
+        "pass_credentials_all": False,
+        "password": "",
+        "url": url,
+        "username": "",
+    }
+
+
+def write_entries(path: Path, entries: list[dict[str, Any]]) -> None:
+    document = {
+        "apiVersion": "",
+        "generated": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+        "repositories": entries,
+    }
+    text = yaml.dump(document, Dumper=_DUMPER, sort_keys=True, default_flow_style=False)
+    write_atomic(path, text.encode("utf-8"))

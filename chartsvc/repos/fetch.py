@@ -1,0 +1,138 @@
+"""Downloads from chart repositories, every one through the address guard and under a size cap.
+
+Index downloads are conditional (ETag / If-Modified-Since, which Helm itself never sends) and accept
+gzip. Chart archives are checked against the digest the index gives. Upstream failures become
+``BadGateway`` with the URL shown without credentials or query; refusals of the address policy stay
+400s. This module must not parse what it downloads.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import zlib
+
+import aiohttp
+import attrs
+import yarl
+
+from common.errors import BadGateway, NotFound
+from common.netguard import AddressPolicy, guarded_request
+
+_CHUNK = 256 * 1024
+_TIMEOUT = aiohttp.ClientTimeout(total=300, sock_connect=15, sock_read=60)
+
+
+class UpstreamTooLarge(BadGateway):
+    default_code = "upstream-too-large"
+
+
+@attrs.frozen
+class Download:
+    body: bytes
+    etag: str | None
+    last_modified: str | None
+
+
+@attrs.define
+class Fetcher:
+    """Guarded GETs with caps; owns nothing, the session belongs to the app's cleanup context."""
+
+    session: aiohttp.ClientSession
+    policy: AddressPolicy
+
+    async def index(
+        self, repo_url: str, *, etag: str | None, last_modified: str | None, max_bytes: int
+    ) -> Download | None:
+        """The repository's index.yaml, or None when the server says it has not changed."""
+        url = index_url(repo_url)
+        headers = {"Accept-Encoding": "gzip", "Accept": "application/json, application/yaml, */*"}
+        if etag:
+            headers["If-None-Match"] = etag
+        if last_modified:
+            headers["If-Modified-Since"] = last_modified
+        async with await self._get(url, headers) as response:
+            if response.status == 304:
+                return None
+            _raise_for_status(response, url, what="repository index")
+            body = _gunzip(await _read_capped(response, max_bytes, url), max_bytes, url)
+            return Download(
+                body, response.headers.get("ETag"), response.headers.get("Last-Modified")
+            )
+
+    async def archive(self, url: str, *, digest: str, max_bytes: int) -> bytes:
+        """A chart archive, verified against the index's sha256 ``digest`` when it has one."""
+        async with await self._get(yarl.URL(url), {"Accept": "application/gzip, */*"}) as response:
+            _raise_for_status(response, yarl.URL(url), what="chart archive")
+            body = await _read_capped(response, max_bytes, yarl.URL(url))
+        expected = digest.removeprefix("sha256:").lower()
+        if expected and hashlib.sha256(body).hexdigest() != expected:
+            raise BadGateway(
+                f"chart archive from {_shown(yarl.URL(url))} does not match its digest"
+            )
+        return body
+
+    async def _get(self, url: yarl.URL, headers: dict[str, str]) -> aiohttp.ClientResponse:
+        try:
+            return await guarded_request(
+                self.session, self.policy, "GET", url, headers=headers, timeout=_TIMEOUT
+            )
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise BadGateway(f"could not reach {_shown(url)}: {type(exc).__name__}") from exc
+
+
+def index_url(repo_url: str) -> yarl.URL:
+    """``<repo>/index.yaml``, as Helm builds it (the repo URL's query string is kept)."""
+    url = yarl.URL(repo_url)
+    return url.with_path(url.path.rstrip("/") + "/index.yaml", keep_query=True)
+
+
+def resolve_chart_url(repo_url: str, chart_url: str) -> str:
+    """An index's chart URL made absolute against the repository URL (Helm's ResolveReferenceURL)."""
+    base = yarl.URL(repo_url)
+    base = base.with_path(base.path.rstrip("/") + "/", keep_query=True)
+    return str(base.join(yarl.URL(chart_url)))
+
+
+def _shown(url: yarl.URL) -> str:
+    return str(url.with_user(None).with_query(None).with_fragment(None))
+
+
+def _raise_for_status(response: aiohttp.ClientResponse, url: yarl.URL, *, what: str) -> None:
+    if response.status == 200:
+        return
+    detail = f"{what} at {_shown(url)} answered HTTP {response.status}"
+    if response.status == 404 and what == "chart archive":
+        raise NotFound(detail)
+    raise BadGateway(detail)
+
+
+async def _read_capped(response: aiohttp.ClientResponse, cap: int, url: yarl.URL) -> bytes:
+    declared = response.content_length
+    if declared is not None and declared > cap and not response.headers.get("Content-Encoding"):
+        raise UpstreamTooLarge(f"{_shown(url)} is larger than the limit of {cap} bytes")
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        async for chunk in response.content.iter_chunked(_CHUNK):
+            size += len(chunk)
+            if size > cap:
+                raise UpstreamTooLarge(f"{_shown(url)} is larger than the limit of {cap} bytes")
+            chunks.append(chunk)
+    except (aiohttp.ClientError, TimeoutError) as exc:
+        raise BadGateway(f"download from {_shown(url)} failed: {type(exc).__name__}") from exc
+    return b"".join(chunks)
+
+
+def _gunzip(body: bytes, cap: int, url: yarl.URL) -> bytes:
+    # Some servers hand out index.yaml gzip'd without Content-Encoding; undo it under the same cap.
+    if body[:2] != b"\x1f\x8b":
+        return body
+    try:
+        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        out = inflater.decompress(body, cap + 1)
+    except (zlib.error, gzip.BadGzipFile) as exc:
+        raise BadGateway(f"{_shown(url)} sent a corrupt gzip body") from exc
+    if len(out) > cap:
+        raise UpstreamTooLarge(f"{_shown(url)} expands beyond the limit of {cap} bytes")
+    return out

@@ -1,0 +1,294 @@
+"""Repository operations: add, list, remove, update, chart listings and chart lookup.
+
+One instance per app, opened in a cleanup context. Writes to repositories.yaml are serialised by one
+lock, updates of one repository by a lock per name; parsing and file writes run in threads. Chart and
+version listings read only the prepared index (memory first, then its small file). This module knows
+nothing of HTTP and never hands credentials from repositories.yaml to callers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import defaultdict
+from datetime import UTC, datetime
+from pathlib import Path
+
+import attrs
+import yarl
+
+from chartsvc import archives
+from chartsvc.repos import config, index
+from chartsvc.repos.cache import WeightedLRU
+from chartsvc.repos.fetch import Fetcher, resolve_chart_url
+from chartsvc.repos.store import IndexFiles
+from common.errors import BadRequest, Conflict, NotFound, WharfError
+from common.netguard import AddressPolicy
+
+ARCHIVE_MEMORY = 64 * 1024 * 1024  # downloaded archives kept by digest; charts are ~10-100 KB
+
+
+class RepositoryNotFound(NotFound):
+    default_code = "repository-not-found"
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"repository {name!r} is not configured")
+        self.name = name
+
+
+class ChartNotFound(NotFound):
+    default_code = "chart-not-found"
+
+    def __init__(self, repo: str, chart: str, version: str | None = None) -> None:
+        what = f"chart {chart!r}" + (f" version {version!r}" if version else "")
+        super().__init__(f"{what} not found in repository {repo!r}")
+
+
+@attrs.frozen
+class ChartVersion:
+    name: str
+    chart_version: str
+    app_version: str
+    description: str
+
+
+@attrs.frozen
+class UpdateResult:
+    name: str
+    updated: bool  # false when the server answered 304 Not Modified
+    charts: int
+    versions: int
+    skipped: int
+    error: str | None = None  # update-all reports a failing repository here instead of failing all
+
+
+@attrs.define
+class RepoService:
+    repositories_file: Path
+    files: IndexFiles
+    fetcher: Fetcher
+    policy: AddressPolicy
+    max_index_size: int
+    limits: archives.ArchiveLimits
+    _indexes: WeightedLRU[str, index.PreparedIndex]
+    _archives: WeightedLRU[str, bytes] = attrs.field(factory=lambda: WeightedLRU(ARCHIVE_MEMORY))
+    _config_lock: asyncio.Lock = attrs.field(factory=asyncio.Lock)
+    _locks: defaultdict[str, asyncio.Lock] = attrs.field(factory=lambda: defaultdict(asyncio.Lock))
+
+    # --- repositories.yaml --------------------------------------------------------------------
+
+    async def configured(self) -> list[config.Repository]:
+        entries = await asyncio.to_thread(config.read_entries, self.repositories_file)
+        return [config.Repository.from_entry(e) for e in entries]
+
+    async def get(self, name: str) -> config.Repository:
+        config.check_name(name)
+        for repo in await self.configured():
+            if repo.name == name:
+                return repo
+        raise RepositoryNotFound(name)
+
+    async def add(self, name: str, url: str) -> tuple[config.Repository, bool]:
+        """Add after downloading its index (as ``helm repo add`` does); (repo, created)."""
+        config.check_name(name)
+        self._check_url(url)
+        async with self._config_lock:
+            existing = next((r for r in await self.configured() if r.name == name), None)
+            if existing is not None:
+                if existing.url.rstrip("/") != url.rstrip("/"):
+                    raise Conflict(f"repository {name!r} already exists with another URL")
+                return existing, False
+            async with self._locks[name]:
+                await self._download(name, url, previous=None)
+            entries = await asyncio.to_thread(config.read_entries, self.repositories_file)
+            entries.append(config.new_entry(name, url))
+            await asyncio.to_thread(config.write_entries, self.repositories_file, entries)
+        return config.Repository(name, url), True
+
+    async def remove(self, name: str) -> None:
+        config.check_name(name)
+        async with self._config_lock:
+            entries = await asyncio.to_thread(config.read_entries, self.repositories_file)
+            kept = [e for e in entries if e.get("name") != name]
+            if len(kept) == len(entries):
+                raise RepositoryNotFound(name)
+            await asyncio.to_thread(config.write_entries, self.repositories_file, kept)
+            async with self._locks[name]:
+                await asyncio.to_thread(self.files.remove, name)
+                self._indexes.discard(name)
+
+    def _check_url(self, url: str) -> None:
+        parsed = self.policy.check_url(url)
+        if parsed.scheme not in ("http", "https"):
+            raise BadRequest(
+                "a chart repository URL must be http(s); use oci:// references directly "
+                "in chartRef or pull instead of adding a registry",
+                extra={"errors": [{"in": "body", "field": "url", "message": "must be http(s)"}]},
+            )
+
+    # --- index download ------------------------------------------------------------------------
+
+    async def update(self, name: str) -> UpdateResult:
+        repo = await self.get(name)
+        async with self._locks[name]:
+            previous = await self._prepared(name)
+            return await self._download(name, repo.url, previous=previous)
+
+    async def update_all(self) -> list[UpdateResult]:
+        repos = await self.configured()
+        outcomes = await asyncio.gather(
+            *(self.update(r.name) for r in repos), return_exceptions=True
+        )
+        results = []
+        for repo, outcome in zip(repos, outcomes, strict=True):
+            if isinstance(outcome, WharfError):
+                outcome = UpdateResult(repo.name, False, 0, 0, 0, error=outcome.detail)
+            elif isinstance(outcome, BaseException):
+                raise outcome
+            results.append(outcome)
+        return results
+
+    async def _download(
+        self, name: str, url: str, *, previous: index.PreparedIndex | None
+    ) -> UpdateResult:
+        source = previous.source if previous and previous.source.get("url") == url else {}
+        download = await self.fetcher.index(
+            url,
+            etag=source.get("etag"),
+            last_modified=source.get("lastModified"),
+            max_bytes=self.max_index_size,
+        )
+        if download is None and previous is not None:
+            return _result(name, previous, updated=False)
+        assert download is not None  # no validators were sent without a previous index
+        fetched = datetime.now(UTC).isoformat()
+        meta = {"url": url, "etag": download.etag, "lastModified": download.last_modified}
+        prepared = await asyncio.to_thread(
+            index.parse, download.body, source={**meta, "fetched": fetched}
+        )
+        weight = await asyncio.to_thread(self.files.save, name, download.body, prepared)
+        self._indexes.put(name, prepared, weight)
+        return _result(name, prepared, updated=True)
+
+    async def _prepared(self, name: str) -> index.PreparedIndex | None:
+        cached = self._indexes.get(name)
+        if cached is not None:
+            return cached
+        loaded = await asyncio.to_thread(self.files.load, name)
+        if loaded is None:
+            return None
+        self._indexes.put(name, loaded[0], loaded[1])
+        return loaded[0]
+
+    async def require_index(self, name: str) -> index.PreparedIndex:
+        """The prepared index, downloaded first if this repository has never been updated."""
+        prepared = await self._prepared(name)
+        if prepared is not None:
+            return prepared
+        repo = await self.get(name)
+        async with self._locks[name]:
+            prepared = await self._prepared(name)
+            if prepared is None:
+                await self._download(name, repo.url, previous=None)
+                prepared = await self._prepared(name)
+        assert prepared is not None
+        return prepared
+
+    # --- listings and lookup --------------------------------------------------------------------
+
+    async def charts(self, name: str) -> list[ChartVersion]:
+        await self.get(name)
+        prepared = await self.require_index(name)
+        return [
+            _chart_version(f"{name}/{chart}", index.latest(entries))
+            for chart, entries in sorted(prepared.charts.items())
+        ]
+
+    async def versions(self, name: str, chart: str) -> list[ChartVersion]:
+        entries = await self._entries(name, chart)
+        return [_chart_version(chart, entry) for entry in entries]
+
+    async def _entries(self, name: str, chart: str) -> list[index.Entry]:
+        await self.get(name)
+        entries = (await self.require_index(name)).charts.get(chart)
+        if not entries:
+            raise ChartNotFound(name, chart)
+        return entries
+
+    async def chart_archive(self, name: str, chart: str, version: str | None) -> tuple[bytes, str]:
+        """The archive of ``chart`` at ``version`` (latest when None) and its file name."""
+        entry = index.find(await self._entries(name, chart), version)
+        if entry is None:
+            raise ChartNotFound(name, chart, version)
+        if not entry[index.URLS]:
+            raise ChartNotFound(name, chart, entry[index.VERSION])
+        repo = await self.get(name)
+        data = await self._fetch_archive(resolve_chart_url(repo.url, entry[index.URLS][0]), entry)
+        return data, f"{chart}-{entry[index.VERSION]}.tgz"
+
+    async def _fetch_archive(self, url: str, entry: index.Entry) -> bytes:
+        digest = str(entry[index.DIGEST])
+        cached = self._archives.get(digest) if digest else None
+        if cached is not None:
+            return cached
+        data = await self.fetcher.archive(
+            url, digest=digest, max_bytes=self.limits.max_archive_bytes
+        )
+        await asyncio.to_thread(archives.check, data, self.limits)
+        if digest:
+            self._archives.put(digest, data, len(data))
+        return data
+
+    async def versions_for(self, repo_url: str, chart: str) -> list[str]:
+        """Versions of ``chart`` newest first (only those with a download URL) for dependency
+        resolution; ``repo_url`` may be a configured repository's URL or ``@name``/``alias:name``."""
+        prepared = await self._index_for_url(repo_url)
+        entries = prepared.charts.get(chart, [])
+        return [str(e[index.VERSION]) for e in entries if e[index.URLS]]
+
+    async def _index_for_url(self, repo_url: str) -> index.PreparedIndex:
+        for prefix in ("@", "alias:"):
+            if repo_url.startswith(prefix):
+                return await self.require_index((await self.get(repo_url[len(prefix) :])).name)
+        wanted = _normal(repo_url)
+        for repo in await self.configured():
+            if _normal(repo.url) == wanted:
+                return await self.require_index(repo.name)
+        return await self._adhoc_index(repo_url)
+
+    async def _adhoc_index(self, repo_url: str) -> index.PreparedIndex:
+        key = "url:" + _normal(repo_url)
+        cached = self._indexes.get(key)
+        if cached is not None:
+            return cached
+        self._check_url(repo_url)
+        download = await self.fetcher.index(
+            repo_url, etag=None, last_modified=None, max_bytes=self.max_index_size
+        )
+        assert download is not None
+        prepared = await asyncio.to_thread(index.parse, download.body, source={"url": repo_url})
+        self._indexes.put(key, prepared, len(download.body) // 4)
+        return prepared
+
+
+def _normal(url: str) -> str:
+    parsed = yarl.URL(url)
+    return str(parsed.with_path(parsed.path.rstrip("/")))
+
+
+def _chart_version(name: str, entry: index.Entry) -> ChartVersion:
+    return ChartVersion(
+        name=name,
+        chart_version=str(entry[index.VERSION]),
+        app_version=str(entry[index.APP_VERSION]),
+        description=str(entry[index.DESCRIPTION]),
+    )
+
+
+def _result(name: str, prepared: index.PreparedIndex, *, updated: bool) -> UpdateResult:
+    return UpdateResult(
+        name=name,
+        updated=updated,
+        charts=len(prepared.charts),
+        versions=prepared.version_count,
+        skipped=prepared.skipped,
+    )

@@ -1,0 +1,149 @@
+"""Chart service settings, grouped as the contract prints them (``chartsvc.security.mode``, ...).
+
+Keys named by the contract (base path, temp dir, access interceptor, security) are spelled exactly as
+there; the others (repository state paths, limits, hub and OCI) are ours and documented in
+``spec/chartsvc.yaml``'s description. This module only declares; ``common.config`` reads sources.
+"""
+
+
+
+from __future__ import annotations
+
+import enum
+from pathlib import Path
+
+import attrs
+
+from common.config import default_data_dir, option, section
+
+MiB = 1024 * 1024
+
+
+class AccessMode(enum.Enum):
+    READ_ONLY = "READ_ONLY"
+    FULL = "FULL"
+
+
+@attrs.frozen
+class AccessInterceptorSettings:
+    enabled: bool = option(
+        True,
+        "Whether the built-in access-mode gate is registered. false leaves mutating requests to "
+        "the host's own security. Default true.",
+    )
+
+
+@attrs.frozen
+class RestSettings:
+    base_path: str = option("/api/v1", "Prefix of every endpoint. Default /api/v1.")
+    temp_dir: Path | None = option(
+        None,
+        "Base directory for server-managed temporary files (uploads, unpacked charts). "
+        "Default: the system temp dir.",
+    )
+    max_upload_size: int = option(
+        100 * MiB,
+        "Largest accepted multipart upload, in bytes; larger bodies get 413. Default 100 MiB.",
+    )
+    access_interceptor: AccessInterceptorSettings = section(
+        AccessInterceptorSettings, "The built-in access-mode gate."
+    )
+
+
+@attrs.frozen
+class SecuritySettings:
+    mode: AccessMode = option(
+        AccessMode.READ_ONLY,
+        "READ_ONLY refuses mutating operations (403); FULL allows them when api-key is set. "
+        "Default READ_ONLY (deny by default).",
+    )
+    api_key: str | None = option(
+        None,
+        "Key a mutating request must send in X-API-Key. Without it FULL mode still refuses "
+        "mutations. Default none.",
+        secret=True,
+    )
+    block_private_networks: bool = option(
+        False,
+        "Also refuse outbound fetches to 10/8, 172.16/12 and 192.168/16 (loopback, link-local "
+        "and metadata addresses are always refused). Default false so internal repositories work.",
+    )
+
+
+@attrs.frozen
+class RepositoriesSettings:
+    config: Path | None = option(
+        None,
+        "Helm-compatible repositories.yaml. Default <data-dir>/repositories.yaml.",
+    )
+    cache: Path | None = option(
+        None,
+        "Helm-compatible index cache directory (<name>-index.yaml, <name>-charts.txt) plus our "
+        "pre-parsed indexes. Default <data-dir>/repository.",
+    )
+    max_index_size: int = option(
+        100 * MiB,
+        "Largest repository index accepted from upstream, in bytes (decompressed). "
+        "Default 100 MiB; the largest public indexes are about 50 MB.",
+    )
+    index_memory: int = option(
+        256 * MiB,
+        "Bound on pre-parsed indexes held in memory, in bytes of their on-disk form; the least "
+        "recently used are dropped and re-read from disk when needed. Default 256 MiB.",
+    )
+
+
+@attrs.frozen
+class ChartLimits:
+    max_archive_size: int = option(
+        100 * MiB, "Largest chart archive downloaded from a repository, in bytes. Default 100 MiB."
+    )
+    max_decompressed_size: int = option(
+        100 * MiB,
+        "Largest total size a chart archive may expand to, in bytes (Helm's own cap); "
+        "larger gets 413. Default 100 MiB.",
+    )
+    max_entries: int = option(
+        50_000, "Most entries a chart archive may hold; more gets 400. Default 50000."
+    )
+
+
+@attrs.frozen
+class HubSettings:
+    base_url: str = option(
+        "https://artifacthub.io", "Artifact Hub base URL. Default https://artifacthub.io."
+    )
+
+
+@attrs.frozen
+class OciSettings:
+    plain_http: bool = option(
+        False, "Talk plain HTTP to OCI registries (local test registries only). Default false."
+    )
+
+
+@attrs.frozen
+class ChartsvcSettings:
+    data_dir: Path = option(
+        default_data_dir("chartsvc"),
+        "Directory for the service's files (repository state). Default ./var/chartsvc.",
+    )
+    rest: RestSettings = section(RestSettings, "HTTP surface.")
+    security: SecuritySettings = section(SecuritySettings, "Access gate and outbound policy.")
+    repositories: RepositoriesSettings = section(RepositoriesSettings, "Chart repositories.")
+    charts: ChartLimits = section(ChartLimits, "Limits on chart archives.")
+    hub: HubSettings = section(HubSettings, "Artifact Hub search.")
+    oci: OciSettings = section(OciSettings, "OCI registries.")
+
+    @property
+    def repositories_file(self) -> Path:
+        return self.repositories.config or self.data_dir / "repositories.yaml"
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.repositories.cache or self.data_dir / "repository"
+
+
+@attrs.frozen
+class Settings:
+    chartsvc: ChartsvcSettings = section(ChartsvcSettings, "The chart service.")

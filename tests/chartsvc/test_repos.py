@@ -1,0 +1,214 @@
+"""Repository domain over a real loopback chart repository: state on disk, updates, listings."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from chartsvc import archives
+from chartsvc.repos import index
+from chartsvc.repos.cache import WeightedLRU
+from chartsvc.repos.fetch import Fetcher
+from chartsvc.repos.service import ChartNotFound, RepoService, RepositoryNotFound
+from chartsvc.repos.store import IndexFiles
+from common.errors import BadGateway, BadRequest, Conflict
+from common.netguard import AddressPolicy, AddressRefused, guarded_session
+from tests.chartsvc.conftest import LOOPBACK, ChartRepo, index_document
+
+
+def make_service(tmp_path: Path, session: Any, policy: AddressPolicy) -> RepoService:
+    return RepoService(
+        repositories_file=tmp_path / "repositories.yaml",
+        files=IndexFiles(tmp_path / "cache"),
+        fetcher=Fetcher(session, policy),
+        policy=policy,
+        max_index_size=10 * 1024 * 1024,
+        limits=archives.ArchiveLimits(),
+        indexes=WeightedLRU(64 * 1024 * 1024),
+    )
+
+
+@pytest.fixture
+async def service(tmp_path: Path) -> AsyncIterator[RepoService]:
+    policy = AddressPolicy(allow=LOOPBACK)
+    async with guarded_session(policy) as session:
+        yield make_service(tmp_path, session, policy)
+
+
+async def test_add_writes_helm_compatible_state(
+    service: RepoService, chart_repo: ChartRepo, tmp_path: Path
+) -> None:
+    repo, created = await service.add("demo-repo", chart_repo.url)
+    assert created
+    assert repo.url == chart_repo.url
+    document = yaml.safe_load((tmp_path / "repositories.yaml").read_text())
+    [entry] = document["repositories"]
+    assert entry["name"] == "demo-repo"
+    assert entry["url"] == chart_repo.url
+    assert {"caFile", "certFile", "keyFile", "insecure_skip_tls_verify"} <= set(entry)
+    raw = (tmp_path / "cache" / "demo-repo-index.yaml").read_bytes()
+    assert yaml.safe_load(raw)["apiVersion"] == "v1"  # the helm CLI reads this file as YAML
+    names = (tmp_path / "cache" / "demo-repo-charts.txt").read_text().split()
+    assert names == ["demo", "other"]
+    assert not [p for p in (tmp_path / "cache").iterdir() if p.name.endswith(".tmp")]
+
+
+async def test_add_is_idempotent_and_refuses_a_changed_url(
+    service: RepoService, chart_repo: ChartRepo
+) -> None:
+    await service.add("r", chart_repo.url)
+    _, created = await service.add("r", chart_repo.url + "/")
+    assert not created
+    with pytest.raises(Conflict):
+        await service.add("r", chart_repo.url + "/elsewhere")
+
+
+@pytest.mark.parametrize("name", [".", "..", "a/b", "", "x y", "../etc"])
+async def test_unsafe_names_are_refused(service: RepoService, name: str) -> None:
+    with pytest.raises(BadRequest):
+        await service.add(name, "https://charts.example.com")
+
+
+async def test_loopback_url_is_refused_without_the_allow_list(tmp_path: Path) -> None:
+    policy = AddressPolicy()
+    async with guarded_session(policy) as session:
+        strict = make_service(tmp_path, session, policy)
+        with pytest.raises(AddressRefused) as refused:
+            await strict.add("r", "http://127.0.0.1:1/charts")
+        assert refused.value.address_class == "loopback"
+        with pytest.raises(AddressRefused) as refused:
+            await strict.add("r", "http://169.254.169.254/latest")
+        assert refused.value.address_class == "metadata"
+    assert not (tmp_path / "repositories.yaml").exists()
+
+
+async def test_failed_add_writes_nothing(
+    service: RepoService, chart_repo: ChartRepo, tmp_path: Path
+) -> None:
+    chart_repo.status = 500
+    with pytest.raises(BadGateway):
+        await service.add("r", chart_repo.url)
+    assert not (tmp_path / "repositories.yaml").exists()
+    assert not (tmp_path / "cache").exists() or not list((tmp_path / "cache").iterdir())
+
+
+async def test_listings_are_sorted_and_skip_invalid_entries(
+    service: RepoService, chart_repo: ChartRepo
+) -> None:
+    await service.add("r", chart_repo.url)
+    charts = await service.charts("r")
+    assert [(c.name, c.chart_version) for c in charts] == [
+        ("r/demo", "0.2.0"),
+        ("r/other", "2.3.4"),
+    ]
+    versions = await service.versions("r", "demo")
+    assert [v.chart_version for v in versions] == ["1.0.0-rc.1", "0.2.0", "0.1.0"]
+    assert versions[0].name == "demo"
+    assert versions[1].description == "demo chart 0.2.0"
+    with pytest.raises(ChartNotFound):
+        await service.versions("r", "missing")
+    with pytest.raises(RepositoryNotFound):
+        await service.charts("nope")
+
+
+async def test_update_is_conditional_and_atomic(
+    service: RepoService, chart_repo: ChartRepo, tmp_path: Path
+) -> None:
+    await service.add("r", chart_repo.url)
+    result = await service.update("r")
+    assert not result.updated  # 304: the server saw our ETag
+    assert chart_repo.requests[-1] == ("/index.yaml", '"v1"')
+    raw_before = (tmp_path / "cache" / "r-index.yaml").read_bytes()
+    chart_repo.index = b"apiVersion: [this is : not an index"
+    chart_repo.etag = '"broken"'
+    with pytest.raises(BadGateway):
+        await service.update("r")
+    assert (tmp_path / "cache" / "r-index.yaml").read_bytes() == raw_before
+    assert [c.name for c in await service.charts("r")] == ["r/demo", "r/other"]
+
+
+async def test_update_reads_yaml_indexes_and_gzip(
+    service: RepoService, chart_repo: ChartRepo, chart_archives: dict[str, Path]
+) -> None:
+    await service.add("r", chart_repo.url)
+    only_other = {k: v for k, v in chart_archives.items() if k.startswith("other")}
+    chart_repo.set_index(index_document(only_other), as_yaml=True, etag='"v3"')
+    result = await service.update("r")
+    assert result.updated
+    assert result.charts == 1
+    assert result.skipped == 1
+    assert [v.chart_version for v in await service.versions("r", "other")] == ["2.3.4"]
+
+
+async def test_restart_reads_the_prepared_form_without_reparsing(
+    chart_repo: ChartRepo, tmp_path: Path
+) -> None:
+    policy = AddressPolicy(allow=LOOPBACK)
+    async with guarded_session(policy) as session:
+        await make_service(tmp_path, session, policy).add("r", chart_repo.url)
+    prepared = tmp_path / "cache" / "r-index.prepared.json"
+    stamp = prepared.stat().st_mtime_ns
+    async with guarded_session(policy) as session:
+        again = make_service(tmp_path, session, policy)
+        assert len(await again.charts("r")) == 2
+    assert prepared.stat().st_mtime_ns == stamp
+    # A prepared file that does not match the raw index is rebuilt, never served.
+    prepared.write_bytes(b'{"format": 1, "source": {"size": 1}, "skipped": 0, "charts": {}}')
+    async with guarded_session(policy) as session:
+        assert len(await make_service(tmp_path, session, policy).charts("r")) == 2
+
+
+async def test_remove_deletes_entry_and_cache(
+    service: RepoService, chart_repo: ChartRepo, tmp_path: Path
+) -> None:
+    await service.add("r", chart_repo.url)
+    await service.remove("r")
+    assert await service.configured() == []
+    assert list((tmp_path / "cache").iterdir()) == []
+    with pytest.raises(RepositoryNotFound):
+        await service.remove("r")
+
+
+async def test_chart_archive_latest_exact_and_constraint(
+    service: RepoService, chart_repo: ChartRepo, chart_archives: dict[str, Path]
+) -> None:
+    await service.add("r", chart_repo.url)
+    data, name = await service.chart_archive("r", "demo", None)
+    assert name == "demo-0.2.0.tgz"  # latest stable, not the release candidate
+    assert data == chart_archives["demo-0.2.0"].read_bytes()
+    _, name = await service.chart_archive("r", "demo", "1.0.0-rc.1")
+    assert name == "demo-1.0.0-rc.1.tgz"
+    _, name = await service.chart_archive("r", "demo", "~0.1")
+    assert name == "demo-0.1.0.tgz"
+    with pytest.raises(ChartNotFound):
+        await service.chart_archive("r", "demo", "9.9.9")
+
+
+async def test_versions_for_dependency_resolution(
+    service: RepoService, chart_repo: ChartRepo
+) -> None:
+    await service.add("r", chart_repo.url)
+    assert await service.versions_for(chart_repo.url + "/", "demo") == [
+        "1.0.0-rc.1",
+        "0.2.0",
+        "0.1.0",
+    ]
+    assert await service.versions_for("@r", "other") == ["2.3.4"]
+    assert await service.versions_for(chart_repo.url, "missing") == []
+
+
+def test_prepared_index_skips_what_helm_skips() -> None:
+    raw = (
+        b'{"apiVersion":"v1","entries":{"a":[{"name":"a","version":"1.0.0","urls":["a.tgz"]},'
+        b'{"name":"a","version":"v2","urls":["b.tgz"]},null,{"name":"../x","version":"1.0.0",'
+        b'"urls":[]},{"name":"a","version":"latest","urls":[]}]}}'
+    )
+    prepared = index.parse(raw, source={})
+    assert [e[index.VERSION] for e in prepared.charts["a"]] == ["v2", "1.0.0"]
+    assert prepared.skipped == 3
+    with pytest.raises(BadGateway):
+        index.parse(b'{"entries": {}}', source={})

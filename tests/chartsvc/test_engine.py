@@ -1,0 +1,89 @@
+"""The Helm engine adapter on real charts: rendering like `helm template`, show, create, errors."""
+
+from __future__ import annotations
+
+import io
+import tarfile
+from pathlib import Path
+
+import pytest
+import yaml
+
+from chartsvc import engine
+from common.errors import BadRequest
+
+
+@pytest.fixture
+def demo(chart_archives: dict[str, Path]) -> bytes:
+    return chart_archives["demo-0.2.0"].read_bytes()
+
+
+async def test_render_orders_like_helm_template_and_puts_hooks_last(demo: bytes) -> None:
+    text = await engine.render(demo, values={}, release_name="web", namespace="prod")
+    sources = [
+        line.removeprefix("# Source: ")
+        for line in text.splitlines()
+        if line.startswith("# Source:")
+    ]
+    assert sources == [
+        "demo/templates/serviceaccount.yaml",
+        "demo/templates/service.yaml",
+        "demo/templates/deployment.yaml",
+        "demo/templates/tests/test-connection.yaml",
+    ]
+    docs = [d for d in yaml.safe_load_all(text) if d]
+    assert docs[2]["metadata"]["name"] == "web-demo"
+    assert "NOTES" not in text
+
+
+async def test_values_merge_like_helm_nested_and_null_deletes(demo: bytes) -> None:
+    values = {"replicaCount": 4, "service": {"port": None}, "ingress": {"enabled": True}}
+    text = await engine.render(demo, values=values, release_name="web", namespace="default")
+    docs = {d["kind"]: d for d in yaml.safe_load_all(text) if d}
+    assert docs["Deployment"]["spec"]["replicas"] == 4
+    assert docs["Ingress"]["spec"]["rules"]  # nested override kept the chart's other ingress keys
+    assert docs["Service"]["spec"]["ports"][0]["port"] is None  # null removed the default 80
+
+
+async def test_bad_release_name_and_bad_archive_are_400(demo: bytes) -> None:
+    with pytest.raises(BadRequest):
+        await engine.render(demo, values={}, release_name="Not Valid", namespace="default")
+    with pytest.raises(engine.ChartInvalid):
+        await engine.render(b"not a tgz", values={}, release_name="x", namespace="default")
+
+
+async def test_render_failure_is_400_not_500(tmp_path: Path) -> None:
+    chart = await engine.scaffold("broken", tmp_path)
+    (chart / "templates" / "bad.yaml").write_text('{{ fail "boom" }}\n')
+    archive = await engine.package(chart, tmp_path)
+    with pytest.raises(engine.RenderFailed) as failed:
+        await engine.render(archive.read_bytes(), values={}, release_name="x", namespace="d")
+    assert "boom" in failed.value.detail
+
+
+async def test_show_variants(demo: bytes) -> None:
+    chart = yaml.safe_load(await engine.show(demo, "chart"))
+    assert chart["name"] == "demo"
+    assert chart["version"] == "0.2.0"
+    assert "replicaCount" in yaml.safe_load(await engine.show(demo, "values"))
+    assert (await engine.show(demo, "readme")).startswith("# demo")
+    assert "CustomResourceDefinition" in await engine.show(demo, "crds")
+    everything = await engine.show(demo, "all")
+    assert "replicaCount" in everything
+    assert "# demo" in everything
+
+
+async def test_create_is_a_real_helm_create_scaffold() -> None:
+    data = await engine.create("my-app")
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+        names = set(tar.getnames())
+    assert {"my-app/Chart.yaml", "my-app/values.yaml", "my-app/templates/deployment.yaml"} <= names
+    assert "my-app/templates/tests/test-connection.yaml" in names
+    rendered = await engine.render(data, values={}, release_name="x", namespace="d")
+    assert "kind: Deployment" in rendered
+
+
+@pytest.mark.parametrize("name", ["../evil", "Bad_Name", "a/b", ""])
+async def test_create_refuses_unsafe_names(name: str) -> None:
+    with pytest.raises(BadRequest):
+        await engine.create(name)

@@ -1,0 +1,243 @@
+"""Cluster clients: kubeconfig loading as kubectl does it, and kubernetes-asyncio clients per context.
+
+kubectl's rules are kept exactly: ``KUBECONFIG`` is a path list (``:`` on POSIX), missing files are
+skipped, the first file to define a name (cluster, user, context) or ``current-context`` wins, and
+without ``KUBECONFIG`` the file is ``~/.kube/config``. Relative file references inside a kubeconfig
+(``certificate-authority``, ``client-certificate``, ``client-key``, ``tokenFile``) resolve against
+the directory of the file that holds them; they are inlined when a context is extracted, so a
+context's config stands alone (and can be stored or handed to Helm as content).
+
+A kubeconfig holds credentials: :class:`KubeConfig` never shows its document in ``repr``, and no
+function here logs one. Errors never echo kubeconfig content.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+import yaml
+
+from common.errors import BadGateway, BadRequest, UpstreamStatus, WharfError
+
+_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_FILE_KEYS = {
+    "clusters": (("certificate-authority", "certificate-authority-data"),),
+    "users": (
+        ("client-certificate", "client-certificate-data"),
+        ("client-key", "client-key-data"),
+    ),
+}
+IN_CLUSTER_TOKEN = Path("/var/run/secrets/kubernetes.io/serviceaccount/token")
+
+
+class KubeConfigError(BadRequest):
+    """A kubeconfig that cannot work: unparsable, missing a context, a cluster or a user."""
+
+    default_code = "invalid-kubeconfig"
+
+
+@attrs.frozen
+class ContextInfo:
+    name: str
+    cluster: str
+    user: str
+    namespace: str | None
+    server: str | None
+
+
+@attrs.frozen
+class KubeConfig:
+    """A parsed (and, from several files, merged) kubeconfig."""
+
+    document: Mapping[str, Any] = attrs.field(repr=False)
+    sources: tuple[str, ...] = ()
+
+    @property
+    def current_context(self) -> str | None:
+        value = self.document.get("current-context")
+        return value if isinstance(value, str) and value else None
+
+    def contexts(self) -> list[ContextInfo]:
+        out = []
+        for entry in self.document.get("contexts") or []:
+            ctx = entry.get("context") or {}
+            cluster = _named(self.document, "clusters", ctx.get("cluster", "")) or {}
+            out.append(
+                ContextInfo(
+                    name=entry["name"],
+                    cluster=ctx.get("cluster", ""),
+                    user=ctx.get("user", ""),
+                    namespace=ctx.get("namespace"),
+                    server=cluster.get("server"),
+                )
+            )
+        return out
+
+    def for_context(self, name: str) -> dict[str, Any]:
+        """A standalone kubeconfig holding only ``name``, its cluster and its user."""
+        entry = _named(self.document, "contexts", name)
+        if entry is None:
+            raise KubeConfigError(f"the kubeconfig has no context named {name!r}")
+        cluster_name = entry.get("cluster", "")
+        user_name = entry.get("user", "")
+        cluster = _named(self.document, "clusters", cluster_name)
+        if cluster is None or not cluster.get("server"):
+            raise KubeConfigError(
+                f"context {name!r} names cluster {cluster_name!r}, which has no server"
+            )
+        user = _named(self.document, "users", user_name) if user_name else {}
+        if user is None:
+            raise KubeConfigError(
+                f"context {name!r} names user {user_name!r}, which is not defined"
+            )
+        return {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "current-context": name,
+            "clusters": [{"name": cluster_name, "cluster": cluster}],
+            "users": [{"name": user_name, "user": user}],
+            "contexts": [{"name": name, "context": entry}],
+        }
+
+    def content_for(self, name: str) -> str:
+        return yaml.safe_dump(self.for_context(name), sort_keys=False)
+
+
+def _named(document: Mapping[str, Any], kind: str, name: str) -> dict[str, Any] | None:
+    singular = kind[:-1]
+    for entry in document.get(kind) or []:
+        if isinstance(entry, Mapping) and entry.get("name") == name:
+            body = entry.get(singular)
+            return dict(body) if isinstance(body, Mapping) else {}
+    return None
+
+
+def default_paths(environ: Mapping[str, str]) -> list[Path]:
+    """The files kubectl would read: ``KUBECONFIG``'s list, else ``~/.kube/config``."""
+    listed = environ.get("KUBECONFIG", "")
+    if listed:
+        return [Path(p).expanduser() for p in listed.split(os.pathsep) if p]
+    home = environ.get("HOME")
+    return [Path(home) / ".kube" / "config"] if home else []
+
+
+def parse(text: str, *, base_dir: Path | None = None, source: str = "kubeconfig") -> KubeConfig:
+    """One kubeconfig document; file references resolved against ``base_dir`` and inlined."""
+    try:
+        document = yaml.load(text, Loader=_LOADER)  # noqa: S506 - the C SafeLoader
+    except yaml.YAMLError:
+        raise KubeConfigError(f"{source} is not valid YAML") from None
+    if not isinstance(document, dict) or document.get("kind", "Config") != "Config":
+        raise KubeConfigError(f"{source} is not a kubeconfig (kind: Config)")
+    for kind in ("clusters", "users", "contexts"):
+        entries = document.get(kind) or []
+        if not isinstance(entries, list) or not all(
+            isinstance(e, dict) and isinstance(e.get("name"), str) for e in entries
+        ):
+            raise KubeConfigError(f"{source}: {kind} must be a list of named entries")
+    if base_dir is not None:
+        document = _inline_files(document, base_dir)
+    return KubeConfig(document=document, sources=(source,))
+
+
+def _inline_files(document: dict[str, Any], base_dir: Path) -> dict[str, Any]:
+    document = copy.deepcopy(document)
+    for kind, pairs in _FILE_KEYS.items():
+        for entry in document.get(kind) or []:
+            body = entry.get(kind[:-1]) or {}
+            for file_key, data_key in pairs:
+                ref = body.get(file_key)
+                if isinstance(ref, str) and ref and not body.get(data_key):
+                    path = (base_dir / ref).expanduser()
+                    try:
+                        body[data_key] = base64.b64encode(path.read_bytes()).decode()
+                    except OSError:
+                        raise KubeConfigError(
+                            f"{kind[:-1]} {entry['name']!r}: cannot read {file_key}"
+                        ) from None
+                    del body[file_key]
+            token_file = body.get("tokenFile")
+            if kind == "users" and isinstance(token_file, str) and not body.get("token"):
+                try:
+                    body["token"] = (base_dir / token_file).read_text().strip()
+                except OSError:
+                    raise KubeConfigError(
+                        f"user {entry['name']!r}: cannot read tokenFile"
+                    ) from None
+    return document
+
+
+def load(paths: Sequence[Path]) -> KubeConfig | None:
+    """Merge the readable files of ``paths`` as kubectl does; None when none exists."""
+    merged: dict[str, Any] = {"apiVersion": "v1", "kind": "Config"}
+    sources = []
+    for path in paths:
+        try:
+            text = path.read_text("utf-8")
+        except FileNotFoundError:
+            continue
+        except OSError:
+            raise KubeConfigError(f"cannot read kubeconfig {path}") from None
+        part = parse(text, base_dir=path.parent, source=str(path)).document
+        sources.append(str(path))
+        if "current-context" not in merged and part.get("current-context"):
+            merged["current-context"] = part["current-context"]
+        for kind in ("clusters", "users", "contexts"):
+            have = {e["name"] for e in merged.setdefault(kind, [])}
+            merged[kind].extend(e for e in part.get(kind) or [] if e["name"] not in have)
+    return KubeConfig(document=merged, sources=tuple(sources)) if sources else None
+
+
+def in_cluster(environ: Mapping[str, str]) -> bool:
+    """Whether this process runs in a pod with a service account mounted."""
+    return bool(environ.get("KUBERNETES_SERVICE_HOST")) and IN_CLUSTER_TOKEN.exists()
+
+
+async def api_client(config: KubeConfig, context: str) -> Any:
+    """A kubernetes-asyncio ``ApiClient`` for ``context``; the caller closes it (``await close()``)."""
+    from kubernetes_asyncio import config as kconfig  # adapters import the client lazily
+
+    standalone = config.for_context(context)
+    try:
+        return await kconfig.new_client_from_config_dict(config_dict=standalone, context=context)
+    except (kconfig.ConfigException, ValueError, KeyError) as exc:
+        raise KubeConfigError(f"context {context!r} cannot be used: {type(exc).__name__}") from None
+
+
+def in_cluster_client() -> Any:
+    from kubernetes_asyncio import client
+    from kubernetes_asyncio import config as kconfig
+
+    configuration = client.Configuration()
+    kconfig.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
+    return client.ApiClient(configuration)
+
+
+def cluster_error(exc: BaseException, *, code: str = "cluster-refused") -> WharfError:
+    """A cluster's refusal keeps its status and reason; a request that never arrived is a 502."""
+    status = getattr(exc, "status", None)
+    if isinstance(status, int) and 400 <= status < 600 and status != 0:
+        return UpstreamStatus(status, _status_message(exc), code=code)
+    reason = type(exc).__name__
+    return BadGateway(f"the cluster API server could not be reached ({reason})", code=code)
+
+
+def _status_message(exc: BaseException) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, bytes):
+        body = body.decode("utf-8", "replace")
+    if isinstance(body, str) and body:
+        try:
+            parsed = yaml.load(body, Loader=_LOADER)  # noqa: S506 - JSON is YAML; C SafeLoader
+        except yaml.YAMLError:
+            parsed = None
+        message = parsed.get("message") if isinstance(parsed, dict) else None
+        if isinstance(message, str):
+            return message[:2000]
+    return str(getattr(exc, "reason", None) or "the cluster refused the request")[:2000]

@@ -12,6 +12,7 @@ import hashlib
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 import helm_python
 import pytest
@@ -67,11 +68,11 @@ async def no_versions(repo_url: str, chart: str) -> list[str]:
     raise AssertionError(f"no repository should be consulted ({repo_url}, {chart})")
 
 
-async def lock_for(tmp_path: Path, dependencies: str, **kwargs: object) -> dict[str, object]:
+async def lock_for(tmp_path: Path, dependencies: str, **kwargs: Any) -> dict[str, Any]:
     archive = write_chart_tgz(tmp_path, chart_yaml("parent", "1.0.0", dependencies))
     kwargs.setdefault("versions_for", no_versions)
-    text = await resolve_lock(archive, now=lambda: FIXED_NOW, **kwargs)  # type: ignore[arg-type]
-    loaded: dict[str, object] = yaml.safe_load(text)
+    text = await resolve_lock(archive, now=lambda: FIXED_NOW, **kwargs)
+    loaded: dict[str, Any] = yaml.safe_load(text)
     return loaded
 
 
@@ -275,7 +276,7 @@ async def test_prereleases_only_when_the_constraint_asks(tmp_path: Path) -> None
     )
     versions = versions_from({(url, "a"): ["1.1.0", "1.2.0-rc.1", "garbage"]})
     lock = await lock_for(tmp_path, deps, versions_for=versions)
-    assert [d["version"] for d in lock["dependencies"]] == ["1.1.0", "1.2.0-rc.1"]  # type: ignore[index,union-attr]
+    assert [d["version"] for d in lock["dependencies"]] == ["1.1.0", "1.2.0-rc.1"]
 
 
 async def test_oci_exact_version_is_used_without_listing_tags(tmp_path: Path) -> None:
@@ -290,7 +291,7 @@ async def test_oci_range_reads_tags_with_underscore_as_plus(tmp_path: Path) -> N
     deps = "dependencies:\n  - {name: c, version: '~1.2', repository: 'oci://r.example/charts/'}\n"
     tags = tags_from({"oci://r.example/charts/c": ["1.2.0", "1.2.5_build.7", "v1.2.9", "latest"]})
     lock = await lock_for(tmp_path, deps, oci_tags=tags)
-    assert lock["dependencies"][0]["version"] == "1.2.5+build.7"  # type: ignore[index]
+    assert lock["dependencies"][0]["version"] == "1.2.5+build.7"
 
 
 async def test_oci_range_without_a_tag_lister_is_400(tmp_path: Path) -> None:
@@ -460,7 +461,7 @@ async def test_numbers_in_version_fields_read_like_sigs_yaml(tmp_path: Path) -> 
     deps = f"dependencies:\n  - {{name: a, version: 1.10, repository: '{url}'}}\n"
     versions = versions_from({(url, "a"): ["1.1.0", "1.10.0"]})
     lock = await lock_for(tmp_path, deps, versions_for=versions)
-    assert lock["dependencies"][0]["version"] == "1.1.0"  # type: ignore[index]
+    assert lock["dependencies"][0]["version"] == "1.1.0"
     requested = [Dependency("a", "1.1", url)]
     assert lock["digest"] == hash_req(requested, [Dependency("a", "1.1.0", url)])
 

@@ -1,0 +1,5 @@
+"""``python -m common.kubesim``: the same as ``wharf kubesim``."""
+
+from common.kubesim.cli import main
+
+raise SystemExit(main())

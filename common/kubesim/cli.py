@@ -1,0 +1,79 @@
+"""``wharf kubesim``: run a simulated cluster in the foreground until interrupted.
+
+``common.cli`` dispatches ``wharf kubesim ...`` to :func:`main`. The kubeconfig (with the CA and a
+bearer token) is written to ``--kubeconfig``; the token itself is never printed or logged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import signal
+import sys
+from pathlib import Path
+
+from common.kubesim.simulator import Simulator
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="wharf kubesim", description="Serve a simulated Kubernetes API (1.32) over HTTPS."
+    )
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=6443, help="port to listen on (default 6443)")
+    p.add_argument(
+        "--kubeconfig",
+        type=Path,
+        default=Path(".wharf/kubesim/kubeconfig"),
+        help="where to write the kubeconfig; certificates go next to it",
+    )
+    p.add_argument("--context", default="kubesim", help="context (and cluster) name")
+    p.add_argument("--token", default=None, help="bearer token to require (random by default)")
+    p.add_argument(
+        "--plain-http",
+        action="store_true",
+        help="serve http without authentication (benchmarks only)",
+    )
+    return p
+
+
+async def _run(sim: Simulator) -> None:
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    assert task is not None
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, sim.stop_soon)
+
+    def ready() -> None:
+        print(f"kubesim serving {sim.url}", flush=True)
+        print(f"kubeconfig: {sim.kubeconfig_path} (context {sim.context})", flush=True)
+
+    await sim.serve(ready)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    kubeconfig = args.kubeconfig.expanduser().resolve()
+    sim = Simulator(
+        kubeconfig.parent,
+        token=args.token,
+        host=args.host,
+        port=args.port,
+        context=args.context,
+        tls=not args.plain_http,
+        kubeconfig_path=kubeconfig,
+    )
+    try:
+        asyncio.run(_run(sim))
+    except OSError as exc:
+        print(f"wharf kubesim: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,206 @@
+"""Defaulting and allocation that kube-apiserver applies to built-in kinds on every write.
+
+Only the defaults that clients visibly rely on (``kubectl describe``, kstatus, Helm's readiness
+checks) are filled in; each is the value a real 1.32 server writes. Part 2's controllers own
+everything that a real cluster fills in asynchronously (pod phases, workload status).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import TYPE_CHECKING, Any
+
+from common.kubesim.registry import ResourceType
+
+if TYPE_CHECKING:
+    from common.kubesim.objects import Objects
+
+Obj = dict[str, Any]
+SERVICE_CIDR = ipaddress.ip_network("10.96.0.0/12")
+
+
+def apply(rt: ResourceType, obj: Obj, objs: Objects) -> None:
+    handler = _BY_RESOURCE.get(rt.group_resource)
+    if handler is not None:
+        handler(obj, objs)
+
+
+def _namespace(obj: Obj, objs: Objects) -> None:
+    name = obj["metadata"]["name"]
+    obj["metadata"].setdefault("labels", {})["kubernetes.io/metadata.name"] = name
+    spec = obj.setdefault("spec", {})
+    if not obj["metadata"].get("deletionTimestamp"):
+        spec.setdefault("finalizers", ["kubernetes"])
+    obj.setdefault("status", {}).setdefault("phase", "Active")
+
+
+def _container(c: Obj) -> None:
+    image = str(c.get("image", ""))
+    tag = image.rsplit("/", 1)[-1]
+    latest = "@" not in tag and (":" not in tag or tag.endswith(":latest"))
+    c.setdefault("imagePullPolicy", "Always" if latest else "IfNotPresent")
+    c.setdefault("resources", {})
+    c.setdefault("terminationMessagePath", "/dev/termination-log")
+    c.setdefault("terminationMessagePolicy", "File")
+    for port in c.get("ports") or []:
+        if isinstance(port, dict):
+            port.setdefault("protocol", "TCP")
+
+
+def _pod_spec(spec: Obj) -> None:
+    for key in ("containers", "initContainers"):
+        for c in spec.get(key) or []:
+            if isinstance(c, dict):
+                _container(c)
+    spec.setdefault("restartPolicy", "Always")
+    spec.setdefault("dnsPolicy", "ClusterFirst")
+    spec.setdefault("schedulerName", "default-scheduler")
+    spec.setdefault("securityContext", {})
+    spec.setdefault("terminationGracePeriodSeconds", 30)
+
+
+def _template(obj: Obj) -> None:
+    spec = obj.get("spec")
+    if isinstance(spec, dict) and isinstance(spec.get("template"), dict):
+        tmpl = spec["template"]
+        tmpl.setdefault("metadata", {})
+        if isinstance(tmpl.get("spec"), dict):
+            _pod_spec(tmpl["spec"])
+
+
+def _pod(obj: Obj, objs: Objects) -> None:
+    spec = obj.setdefault("spec", {})
+    _pod_spec(spec)
+    spec.setdefault("serviceAccountName", "default")
+    spec.setdefault("serviceAccount", spec["serviceAccountName"])
+    spec.setdefault("enableServiceLinks", True)
+    spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
+    spec.setdefault("priority", 0)
+    spec.setdefault(
+        "tolerations",
+        [
+            {
+                "effect": "NoExecute",
+                "key": "node.kubernetes.io/not-ready",
+                "operator": "Exists",
+                "tolerationSeconds": 300,
+            },
+            {
+                "effect": "NoExecute",
+                "key": "node.kubernetes.io/unreachable",
+                "operator": "Exists",
+                "tolerationSeconds": 300,
+            },
+        ],
+    )
+    status = obj.setdefault("status", {})
+    status.setdefault("phase", "Pending")
+    status.setdefault("qosClass", "BestEffort")
+
+
+def _deployment(obj: Obj, objs: Objects) -> None:
+    spec = obj.setdefault("spec", {})
+    spec.setdefault("replicas", 1)
+    spec.setdefault("revisionHistoryLimit", 10)
+    spec.setdefault("progressDeadlineSeconds", 600)
+    spec.setdefault(
+        "strategy",
+        {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}},
+    )
+    _template(obj)
+
+
+def _replicaset(obj: Obj, objs: Objects) -> None:
+    obj.setdefault("spec", {}).setdefault("replicas", 1)
+    _template(obj)
+
+
+def _statefulset(obj: Obj, objs: Objects) -> None:
+    spec = obj.setdefault("spec", {})
+    spec.setdefault("replicas", 1)
+    spec.setdefault("podManagementPolicy", "OrderedReady")
+    spec.setdefault("revisionHistoryLimit", 10)
+    spec.setdefault("updateStrategy", {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}})
+    spec.setdefault(
+        "persistentVolumeClaimRetentionPolicy", {"whenDeleted": "Retain", "whenScaled": "Retain"}
+    )
+    _template(obj)
+
+
+def _daemonset(obj: Obj, objs: Objects) -> None:
+    spec = obj.setdefault("spec", {})
+    spec.setdefault("revisionHistoryLimit", 10)
+    spec.setdefault(
+        "updateStrategy",
+        {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}},
+    )
+    _template(obj)
+
+
+def _job(obj: Obj, objs: Objects) -> None:
+    spec = obj.setdefault("spec", {})
+    spec.setdefault("backoffLimit", 6)
+    spec.setdefault("completionMode", "NonIndexed")
+    spec.setdefault("completions", 1)
+    spec.setdefault("parallelism", 1)
+    spec.setdefault("suspend", False)
+    spec.setdefault("podReplacementPolicy", "TerminatingOrFailed")
+    spec.setdefault("manualSelector", False)
+    _template(obj)
+
+
+def _cronjob(obj: Obj, objs: Objects) -> None:
+    spec = obj.setdefault("spec", {})
+    spec.setdefault("concurrencyPolicy", "Allow")
+    spec.setdefault("failedJobsHistoryLimit", 1)
+    spec.setdefault("successfulJobsHistoryLimit", 3)
+    spec.setdefault("suspend", False)
+    job = spec.get("jobTemplate")
+    if isinstance(job, dict):
+        _template(job)
+
+
+def _secret(obj: Obj, objs: Objects) -> None:
+    obj.setdefault("type", "Opaque")
+
+
+def _service(obj: Obj, objs: Objects) -> None:
+    spec = obj.setdefault("spec", {})
+    spec.setdefault("type", "ClusterIP")
+    spec.setdefault("sessionAffinity", "None")
+    if spec["type"] == "ExternalName":
+        return
+    if not spec.get("clusterIP"):
+        spec["clusterIP"] = _allocate_ip(objs)
+    spec.setdefault("clusterIPs", [spec["clusterIP"]])
+    spec.setdefault("ipFamilies", ["IPv4"])
+    spec.setdefault("ipFamilyPolicy", "SingleStack")
+    spec.setdefault("internalTrafficPolicy", "Cluster")
+    for port in spec.get("ports") or []:
+        if isinstance(port, dict):
+            port.setdefault("protocol", "TCP")
+            if "port" in port:
+                port.setdefault("targetPort", port["port"])
+    obj.setdefault("status", {}).setdefault("loadBalancer", {})
+
+
+def _allocate_ip(objs: Objects) -> str:
+    used = {(s.get("spec") or {}).get("clusterIP") for s in objs.store.list(("", "services"))}
+    for n, ip in enumerate(SERVICE_CIDR.hosts()):
+        if n and str(ip) not in used:
+            return str(ip)
+    raise RuntimeError("service CIDR exhausted")  # 1M addresses: unreachable in a simulator
+
+
+_BY_RESOURCE = {
+    ("", "namespaces"): _namespace,
+    ("", "pods"): _pod,
+    ("", "services"): _service,
+    ("", "secrets"): _secret,
+    ("apps", "deployments"): _deployment,
+    ("apps", "replicasets"): _replicaset,
+    ("apps", "statefulsets"): _statefulset,
+    ("apps", "daemonsets"): _daemonset,
+    ("batch", "jobs"): _job,
+    ("batch", "cronjobs"): _cronjob,
+}

@@ -1,0 +1,192 @@
+"""Run a simulated cluster on its own thread and event loop, or in the foreground for the CLI.
+
+A blocking client call (helm_python, a subprocess waiting on kubectl) made on the caller's loop can
+never deadlock the server, because the server never runs on that loop. Several simulators can run at
+once on different ports; each writes its own certificates and kubeconfig under its directory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import logging
+import secrets
+import threading
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from types import TracebackType
+from typing import TypeVar
+
+from aiohttp import web
+
+from common.kubesim import seed, tls
+from common.kubesim.server import create_app
+from common.kubesim.state import State
+
+logger = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+class Simulator:
+    """One simulated Kubernetes cluster.
+
+    ``directory`` receives ``ca.crt``, ``server.crt``, ``server.key`` and ``kubeconfig``.
+    ``token``: the bearer token clients must send (random when None). ``tls=False`` serves plain
+    HTTP without authentication, for benchmarks: client-go never sends credentials over http.
+    ``history``: how many events watches can resume from before 410 Gone. ``bookmark_interval``:
+    seconds between BOOKMARK events on watches that allow them.
+    """
+
+    def __init__(
+        self,
+        directory: Path | str,
+        *,
+        token: str | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        context: str = "kubesim",
+        tls: bool = True,
+        kubeconfig_path: Path | str | None = None,
+        history: int = 2000,
+        bookmark_interval: float = 60.0,
+    ) -> None:
+        self.directory = Path(directory)
+        self.token = token if token is not None else secrets.token_urlsafe(24)
+        self.host = host
+        self.port = port
+        self.context = context
+        self.tls = tls
+        self.kubeconfig_path = (
+            Path(kubeconfig_path) if kubeconfig_path else self.directory / "kubeconfig"
+        )
+        self._history = history
+        self._bookmark_interval = bookmark_interval
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._stop: asyncio.Event | None = None
+        self.state: State | None = None
+
+    def __repr__(self) -> str:
+        return f"Simulator(url={self.url!r}, context={self.context!r})"
+
+    @property
+    def url(self) -> str:
+        scheme = "https" if self.tls else "http"
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{scheme}://{host}:{self.port}"
+
+    @property
+    def ca_path(self) -> Path:
+        return self.directory / "ca.crt"
+
+    # -- the server itself ------------------------------------------------------------------
+    async def serve(self, ready: Callable[[], None] | None = None) -> None:
+        """Run until :meth:`stop` (or cancellation); calls ``ready`` once the port is bound."""
+        self._loop = asyncio.get_running_loop()
+        self._stop = asyncio.Event()
+        certs = tls.generate(self.directory, [self.host]) if self.tls else None
+        self.state = State.new(
+            token=self.token if self.tls else None,
+            history=self._history,
+            bookmark_interval=self._bookmark_interval,
+        )
+        seed.populate(self.state.objects)
+        runner = web.AppRunner(
+            create_app(self.state), access_log=None, shutdown_timeout=2.0, handle_signals=False
+        )
+        await runner.setup()
+        try:
+            site = web.TCPSite(
+                runner, self.host, self.port, ssl_context=certs.server_context() if certs else None
+            )
+            await site.start()
+            self.port = int(runner.addresses[0][1])
+            self.state.server_address = f"{self.host}:{self.port}"
+            tls.write_kubeconfig(
+                self.kubeconfig_path,
+                server=self.url,
+                context=self.context,
+                token=self.token if self.tls else None,
+                ca_pem=certs.ca_pem if certs else None,
+            )
+            logger.info("kubesim serving %s (kubeconfig %s)", self.url, self.kubeconfig_path)
+            if ready is not None:
+                ready()
+            await self._stop.wait()
+        finally:
+            await runner.cleanup()
+
+    # -- thread management ------------------------------------------------------------------
+    def start(self) -> None:
+        """Start the server on its own thread; returns once it accepts connections."""
+        started: concurrent.futures.Future[None] = concurrent.futures.Future()
+
+        def run() -> None:
+            loop = asyncio.new_event_loop()
+            try:
+                loop.run_until_complete(self.serve(lambda: started.set_result(None)))
+            except BaseException as exc:
+                if not started.done():
+                    started.set_exception(exc)
+                else:
+                    logger.exception("kubesim stopped with an error")
+            finally:
+                loop.close()
+
+        self._thread = threading.Thread(target=run, name=f"kubesim-{self.context}", daemon=True)
+        self._thread.start()
+        started.result(timeout=30)
+
+    def stop_soon(self) -> None:
+        """Ask a server running on the current loop to stop (e.g. from a signal handler)."""
+        if self._stop is not None:
+            self._stop.set()
+
+    def stop(self) -> None:
+        """Stop the server thread and wait for it; idempotent."""
+        if self._loop is not None and self._stop is not None and not self._loop.is_closed():
+            with contextlib.suppress(RuntimeError):  # the loop already closed
+                self._loop.call_soon_threadsafe(self._stop.set)
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+            self._thread = None
+
+    async def __aenter__(self) -> Simulator:
+        await asyncio.to_thread(self.start)
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await asyncio.to_thread(self.stop)
+
+    def __enter__(self) -> Simulator:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- inspection from other threads ------------------------------------------------------
+    def call(self, fn: Callable[[State], T]) -> T:
+        """Run ``fn(state)`` on the simulator's loop and return its result (blocking)."""
+        return self.run(_wrap(fn, self))
+
+    def run(self, coro: Awaitable[T]) -> T:
+        if self._loop is None:
+            raise RuntimeError("the simulator is not running")
+        future = asyncio.run_coroutine_threadsafe(_as_coro(coro), self._loop)
+        return future.result(timeout=30)
+
+
+async def _as_coro(aw: Awaitable[T]) -> T:
+    return await aw
+
+
+async def _wrap(fn: Callable[[State], T], sim: Simulator) -> T:
+    assert sim.state is not None
+    return fn(sim.state)

@@ -1,0 +1,147 @@
+"""In-memory object storage with one global resourceVersion, an event log and subscriptions.
+
+This is the simulator's etcd plus watch cache. It stores whatever the ``objects`` layer hands it and
+never applies API semantics itself (no defaulting, no validation, no GC). Every write gets the next
+resourceVersion and is appended to a bounded event history; watchers resume from that history and get
+410 Expired when their start point has been compacted away. Controllers (part 2 of the simulator)
+use :meth:`Store.subscribe` exactly as the HTTP watch does.
+
+Stored objects are never mutated after :meth:`Store.commit`: readers may share them freely, writers
+deep-copy first. All methods must be called on the simulator's event-loop thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+from collections.abc import Iterator
+from typing import Any
+
+import attrs
+
+from common.kubesim.status import expired
+
+GroupResource = tuple[str, str]
+Obj = dict[str, Any]
+Objects = list[Obj]  # aliases: Store.list shadows the builtin inside the class
+
+
+@attrs.frozen
+class Event:
+    """One change: ``type`` is ADDED, MODIFIED or DELETED; ``old`` is the previous state."""
+
+    rv: int
+    type: str
+    gr: GroupResource
+    obj: Obj
+    old: Obj | None = None
+
+
+class Subscription:
+    """A live feed of events for one group-resource (or all of them); close it when done."""
+
+    def __init__(self, store: Store, gr: GroupResource | None) -> None:
+        self.gr = gr
+        self.queue: asyncio.Queue[Event | None] = asyncio.Queue()
+        self._store = store
+
+    def close(self) -> None:
+        self._store._subscriptions.discard(self)
+
+    def __enter__(self) -> Subscription:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def next(self) -> Event | None:
+        """The next event, or None once the store has shut down."""
+        return await self.queue.get()
+
+
+def key_of(obj: Obj) -> tuple[str, str]:
+    meta = obj["metadata"]
+    return (meta.get("namespace", ""), meta["name"])
+
+
+class Store:
+    def __init__(self, *, history: int = 2000) -> None:
+        self._objects: dict[GroupResource, dict[tuple[str, str], Obj]] = {}
+        self._history: collections.deque[Event] = collections.deque(maxlen=history)
+        self._subscriptions: set[Subscription] = set()
+        self.rv = 1
+        # The newest resourceVersion that fell out of the history: starting a watch at or before
+        # it cannot be served any more.
+        self.compacted_rv = 0
+
+    # -- reads ------------------------------------------------------------------------------
+    def get(self, gr: GroupResource, namespace: str, name: str) -> Obj | None:
+        return self._objects.get(gr, {}).get((namespace, name))
+
+    def list(self, gr: GroupResource, namespace: str | None = None) -> Objects:
+        items = self._objects.get(gr, {})
+        keys = sorted(k for k in items if namespace is None or k[0] == namespace)
+        return [items[k] for k in keys]
+
+    def group_resources(self) -> tuple[GroupResource, ...]:
+        return tuple(gr for gr, items in self._objects.items() if items)
+
+    def all_objects(self) -> Iterator[tuple[GroupResource, Obj]]:
+        for gr, items in list(self._objects.items()):
+            for obj in list(items.values()):
+                yield gr, obj
+
+    def count_in_namespace(self, namespace: str) -> int:
+        return sum(1 for items in self._objects.values() for k in items if k[0] == namespace)
+
+    # -- writes -----------------------------------------------------------------------------
+    def commit(self, gr: GroupResource, obj: Obj) -> Obj:
+        """Store ``obj`` (created or replaced) under the next resourceVersion and emit the event."""
+        self.rv += 1
+        obj["metadata"]["resourceVersion"] = str(self.rv)
+        items = self._objects.setdefault(gr, {})
+        key = key_of(obj)
+        old = items.get(key)
+        items[key] = obj
+        self._emit(Event(self.rv, "MODIFIED" if old is not None else "ADDED", gr, obj, old))
+        return obj
+
+    def remove(self, gr: GroupResource, namespace: str, name: str) -> Obj | None:
+        """Remove an object; the DELETED event carries it with the deletion's resourceVersion."""
+        old = self._objects.get(gr, {}).pop((namespace, name), None)
+        if old is None:
+            return None
+        self.rv += 1
+        gone = {**old, "metadata": {**old["metadata"], "resourceVersion": str(self.rv)}}
+        self._emit(Event(self.rv, "DELETED", gr, gone, old))
+        return gone
+
+    def drop_group_resource(self, gr: GroupResource) -> Objects:
+        """Remove every object of a type (a CRD went away); emits DELETED for each."""
+        return [o for o in (self.remove(gr, *key_of(x)) for x in self.list(gr)) if o is not None]
+
+    def _emit(self, event: Event) -> None:
+        if len(self._history) == self._history.maxlen:
+            self.compacted_rv = self._history[0].rv
+        self._history.append(event)
+        for sub in list(self._subscriptions):
+            if sub.gr is None or sub.gr == event.gr:
+                sub.queue.put_nowait(event)
+
+    # -- watch support ----------------------------------------------------------------------
+    def subscribe(self, gr: GroupResource | None) -> Subscription:
+        sub = Subscription(self, gr)
+        self._subscriptions.add(sub)
+        return sub
+
+    def events_since(self, gr: GroupResource | None, rv: int) -> tuple[Event, ...]:
+        """Events after ``rv``; raises 410 Expired when the history no longer reaches back to it."""
+        if rv < self.compacted_rv:
+            raise expired(f"too old resource version: {rv} ({self.compacted_rv + 1})")
+        return tuple(e for e in self._history if e.rv > rv and (gr is None or e.gr == gr))
+
+    def close(self) -> None:
+        """Wake every subscriber with the end-of-stream marker."""
+        for sub in list(self._subscriptions):
+            sub.queue.put_nowait(None)
+        self._subscriptions.clear()

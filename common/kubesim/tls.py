@@ -1,0 +1,148 @@
+"""A throwaway certificate authority and server certificate for the simulator, and its kubeconfig.
+
+client-go sends no bearer token over plain HTTP, so a simulator that checks tokens must speak TLS.
+Keys are ECDSA P-256: quick to generate, accepted by Go, Python and OpenSSL clients alike.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import ipaddress
+import os
+import ssl
+from pathlib import Path
+
+import attrs
+import yaml
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+
+@attrs.frozen
+class Certificates:
+    ca_pem: bytes
+    cert_path: Path
+    key_path: Path
+
+    def server_context(self) -> ssl.SSLContext:
+        ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        ctx.load_cert_chain(self.cert_path, self.key_path)
+        return ctx
+
+
+def _name(cn: str) -> x509.Name:
+    return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)])
+
+
+def generate(directory: Path, hosts: list[str]) -> Certificates:
+    """Write ``ca.crt``, ``server.crt`` and ``server.key`` (mode 0600) into ``directory``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    start = datetime.datetime.now(datetime.UTC) - datetime.timedelta(minutes=5)
+    end = start + datetime.timedelta(days=365)
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca = (
+        x509.CertificateBuilder()
+        .subject_name(_name("wharf-kubesim-ca"))
+        .issuer_name(_name("wharf-kubesim-ca"))
+        .public_key(ca_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(start)
+        .not_valid_after(end)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+        .add_extension(
+            x509.KeyUsage(
+                digital_signature=True,
+                key_cert_sign=True,
+                crl_sign=True,
+                content_commitment=False,
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                encipher_only=False,
+                decipher_only=False,
+            ),
+            critical=True,
+        )
+        .sign(ca_key, hashes.SHA256())
+    )
+    key = ec.generate_private_key(ec.SECP256R1())
+    sans: list[x509.GeneralName] = [
+        x509.DNSName("localhost"),
+        x509.DNSName("kubernetes"),
+        x509.DNSName("kubernetes.default.svc"),
+    ]
+    for host in hosts:
+        try:
+            sans.append(x509.IPAddress(ipaddress.ip_address(host)))
+        except ValueError:
+            sans.append(x509.DNSName(host))
+    for loopback in ("127.0.0.1", "::1"):
+        ip = x509.IPAddress(ipaddress.ip_address(loopback))
+        if ip not in sans:
+            sans.append(ip)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(_name("kube-apiserver"))
+        .issuer_name(ca.subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(start)
+        .not_valid_after(end)
+        .add_extension(x509.SubjectAlternativeName(sans), critical=False)
+        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
+    ca_pem = ca.public_bytes(serialization.Encoding.PEM)
+    (directory / "ca.crt").write_bytes(ca_pem)
+    cert_path = directory / "server.crt"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path = directory / "server.key"
+    fd = os.open(key_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(
+            key.private_bytes(
+                serialization.Encoding.PEM,
+                serialization.PrivateFormat.PKCS8,
+                serialization.NoEncryption(),
+            )
+        )
+    return Certificates(ca_pem, cert_path, key_path)
+
+
+def write_kubeconfig(
+    path: Path,
+    *,
+    server: str,
+    context: str,
+    token: str | None,
+    ca_pem: bytes | None,
+    namespace: str = "default",
+) -> None:
+    """Write a kubeconfig for one cluster/user/context, atomically and readable only by us."""
+    cluster: dict[str, str] = {"server": server}
+    if ca_pem is not None:
+        cluster["certificate-authority-data"] = base64.b64encode(ca_pem).decode()
+    user: dict[str, str] = {"token": token} if token else {}
+    doc = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": context, "cluster": cluster}],
+        "users": [{"name": context, "user": user}],
+        "contexts": [
+            {
+                "name": context,
+                "context": {"cluster": context, "user": context, "namespace": namespace},
+            }
+        ],
+        "current-context": context,
+        "preferences": {},
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        yaml.safe_dump(doc, fh, sort_keys=False)
+    tmp.replace(path)

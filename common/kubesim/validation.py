@@ -1,0 +1,62 @@
+"""Server-side field validation (``fieldValidation=Ignore|Warn|Strict``) for unknown fields.
+
+A real kube-apiserver answers Strict violations with 400 BadRequest and the message
+``<Kind> in version "<v>" cannot be handled as a <Kind>: strict decoding error: unknown field
+"spec.foo"`` (as kubectl prints it), and Warn violations with ``Warning: 299`` headers. Unknown
+fields are detected against the kubernetes-asyncio models of built-in kinds and the structural
+schema of a CRD; kinds without a model are not checked.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from common.kubesim import crds, schemas
+from common.kubesim.registry import ResourceType
+from common.kubesim.status import KubeError
+
+Obj = dict[str, Any]
+
+
+def unknown_fields(rt: ResourceType, obj: Any, *, subresource: str = "") -> list[str]:
+    if subresource == "scale":
+        return schemas.unknown_fields_model(obj, "V1Scale")
+    if rt.crd is not None:
+        schema = crds.version_schema(rt.crd, rt.version)
+        return schemas.unknown_fields_schema(obj, schema) if schema else []
+    cls = schemas.model_for(rt.group, rt.version, rt.kind)
+    if cls is None:
+        return []
+    return schemas.unknown_fields_model(obj, cls.__name__)
+
+
+def check(
+    rt: ResourceType, obj: Any, mode: str, *, subresource: str = "", apply: bool = False
+) -> list[str]:
+    """Warnings to send for ``mode`` Warn; raises 400 for Strict; nothing for Ignore."""
+    if mode == "Ignore":
+        return []
+    unknown = unknown_fields(rt, obj, subresource=subresource)
+    if not unknown:
+        return []
+    if mode == "Strict":
+        kind = "Scale" if subresource == "scale" else rt.kind
+        if apply:
+            gv = f"{rt.group}/{rt.version}" if rt.group else f"/{rt.version}"
+            raise KubeError(
+                400,
+                f"failed to create typed patch object ({gv}, Kind={kind}): "
+                + ", ".join(f".{p}: field not declared in schema" for p in unknown),
+            )
+        raise KubeError(
+            400,
+            f'{kind} in version "{rt.version}" cannot be handled as a {kind}: '
+            "strict decoding error: " + ", ".join(f'unknown field "{p}"' for p in unknown),
+        )
+    return [f'unknown field "{p}"' for p in unknown]
+
+
+def warning_header(messages: list[str]) -> str:
+    return ", ".join(
+        '299 - "' + m.replace("\\", "\\\\").replace('"', '\\"') + '"' for m in messages
+    )

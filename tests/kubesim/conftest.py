@@ -1,0 +1,59 @@
+"""Fixtures for the simulator tests: a running Simulator and real clients pointed at it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from common.kubesim import Simulator
+
+KUBECTL = "/usr/bin/kubectl"
+
+
+@pytest.fixture(scope="module")
+def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simulator]:
+    """One simulator per test module; tests keep to their own namespaces."""
+    with Simulator(tmp_path_factory.mktemp("kubesim"), bookmark_interval=0.5) as s:
+        yield s
+
+
+@pytest.fixture(scope="module")
+def kubectl(sim: Simulator, tmp_path_factory: pytest.TempPathFactory) -> Kubectl:
+    return Kubectl(sim, tmp_path_factory.mktemp("kubectl-cache"))
+
+
+class Kubectl:
+    """Runs the real kubectl against a simulator, with its own cache directory."""
+
+    def __init__(self, sim: Simulator, cache: Path) -> None:
+        self.sim = sim
+        self.cache = cache
+
+    def run(
+        self, *args: str, input: str | None = None, check: bool = True, timeout: float = 30
+    ) -> subprocess.CompletedProcess[str]:
+        cmd = [
+            KUBECTL,
+            f"--kubeconfig={self.sim.kubeconfig_path}",
+            f"--cache-dir={self.cache}",
+            *args,
+        ]
+        env = {**os.environ, "KUBECACHEDIR": str(self.cache), "HOME": str(self.cache)}
+        proc = subprocess.run(
+            cmd, input=input, capture_output=True, text=True, timeout=timeout, env=env, check=False
+        )
+        if check and proc.returncode != 0:
+            raise AssertionError(
+                f"kubectl {' '.join(args)} failed ({proc.returncode}):\n"
+                f"{proc.stdout}\n{proc.stderr}"
+            )
+        return proc
+
+    def json(self, *args: str) -> Any:
+        return json.loads(self.run(*args, "-o", "json").stdout)

@@ -128,6 +128,9 @@ def compare(old: JSON, new: JSON, rules: Rules) -> Comparison:
 
 
 def _compare(old: JSON, new: JSON, path: Path, spath: str, rules: Rules, c: Comparison) -> None:
+    # A null where the other side has a map or list is that container, empty (SMD deduceAtom).
+    old = type(new)() if old is None and isinstance(new, dict | list) else old
+    new = type(old)() if new is None and isinstance(old, dict | list) else new
     old_children = {e: (v, s) for e, v, s in _children(old, spath, rules)}
     new_children = {e: (v, s) for e, v, s in _children(new, spath, rules)}
     containers = isinstance(old, dict | list) and type(old) is type(new)
@@ -179,8 +182,9 @@ def _prune(value: JSON, node: _Node, spath: str, rules: Rules) -> JSON:
         sub = node.children.get(element)
         if sub is None:
             continue
+        was_empty = child in ({}, [])
         kept = None if sub.member else _prune(child, sub, child_spath, rules)
-        drop = kept is None or (kept in ({}, []) and child not in ({}, []))
+        drop = kept is None or (kept in ({}, []) and not was_empty)
         _replace_child(value, element, child, None if drop else kept)
     if isinstance(value, list):
         value[:] = [item for item in value if item is not _DROPPED]

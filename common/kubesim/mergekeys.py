@@ -210,11 +210,43 @@ def rules_for(group: str, kind: str) -> Rules | None:
     return KINDS.get((group, kind))
 
 
-def zero_structs(group: str, kind: str) -> tuple[str, ...]:
-    """Dotted paths present in the kind's zero value; metadata/spec/status for every built-in."""
+# Lists without ``omitempty`` upstream: the zero value holds ``null`` there, not nothing.
+NULL_LISTS: Mapping[tuple[str, str], tuple[str, ...]] = {
+    ("", "Pod"): ("spec.containers",),
+    ("", "PodTemplate"): ("template.spec.containers",),
+    **dict.fromkeys(
+        (
+            ("", "ReplicationController"),
+            ("apps", "Deployment"),
+            ("apps", "ReplicaSet"),
+            ("apps", "StatefulSet"),
+            ("apps", "DaemonSet"),
+            ("batch", "Job"),
+        ),
+        ("spec.template.spec.containers",),
+    ),
+    ("batch", "CronJob"): ("spec.jobTemplate.spec.template.spec.containers",),
+    ("rbac.authorization.k8s.io", "Role"): ("rules",),
+    ("rbac.authorization.k8s.io", "ClusterRole"): ("rules",),
+}
+
+
+def zero_value(group: str, kind: str) -> dict[str, Any]:
+    """The kind's Go zero value as JSON: what exists before a create sets anything.
+
+    Empty for kinds this table does not know: a custom resource starts as an empty object.
+    """
     if (group, kind) not in KINDS:
-        return ()
-    return ("metadata", "spec", "status", *ZERO_STRUCTS.get((group, kind), ()))
+        return {}
+    zero: dict[str, Any] = {}
+    structs = ("metadata", "spec", "status", *ZERO_STRUCTS.get((group, kind), ()))
+    for dotted in (*structs, *NULL_LISTS.get((group, kind), ())):
+        node = zero
+        *parents, leaf = dotted.split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+        node.setdefault(leaf, {} if dotted in structs else None)
+    return zero
 
 
 def lookup(rules: Rules | None, path: str) -> ListRule | MapRule | None:

@@ -1,0 +1,34 @@
+"""The two ways a report upload can be refused, as members of the project's error hierarchy.
+
+Parsers raise these and nothing else for bad input, so the ingest layer can turn any of them into
+a 4xx problem without knowing XML, gzip or the formats. ``reason`` (in ``extra``) tells clients
+which rule was broken; the message says where. This module must not know about HTTP.
+"""
+
+from __future__ import annotations
+
+from common.errors import BadRequest, PayloadTooLarge
+
+
+class InvalidReport(BadRequest):
+    """Unreadable, malformed, unsupported or dangerous report content (400)."""
+
+    default_code = "invalid-report"
+
+    def __init__(self, detail: str, *, reason: str, line: int | None = None) -> None:
+        extra: dict[str, object] = {"reason": reason}
+        if line is not None:
+            extra["line"] = line
+        super().__init__(detail, extra=extra)
+        self.reason = reason
+        self.line = line
+
+
+class ReportTooLarge(PayloadTooLarge):
+    """The report (after decompression) or its element count is over a configured limit (413)."""
+
+    default_code = "report-too-large"
+
+    def __init__(self, detail: str, *, limit: int) -> None:
+        super().__init__(detail, extra={"limit": limit})
+        self.limit = limit

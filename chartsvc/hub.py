@@ -143,12 +143,19 @@ class HubClient:
         headers = {"Accept": "application/json"}
         response = await guarded_request(self._session, self.policy, "GET", url, headers=headers)
         async with response:
-            body = await response.content.read(MAX_BODY_BYTES + 1)
-            return response.status, response.headers, body
+            return response.status, response.headers, await self._body(response)
+
+    async def _body(self, response: aiohttp.ClientResponse) -> bytes:
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in response.content.iter_chunked(64 * 1024):
+            size += len(chunk)
+            if size > MAX_BODY_BYTES:
+                raise HubUnavailable(self.base_url, "sent a reply too large to be a search result")
+            chunks.append(chunk)
+        return b"".join(chunks)
 
     def _packages(self, body: bytes) -> list[HubResult]:
-        if len(body) > MAX_BODY_BYTES:
-            raise HubUnavailable(self.base_url, "sent a reply too large to be a search result")
         try:
             document = json.loads(body)
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:

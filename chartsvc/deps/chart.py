@@ -84,6 +84,11 @@ def _read_member(tar: tarfile.TarFile, member: tarfile.TarInfo) -> bytes:
     return handle.read(MAX_FILE_BYTES + 1)[:MAX_FILE_BYTES]
 
 
+def read_chart_metadata(archive: Path) -> dict[str, Any]:
+    """Chart.yaml of a .tgz as a mapping (blocking: call it in a thread)."""
+    return _load_yaml(read_chart_files(archive).metadata, "Chart.yaml")
+
+
 def _load_yaml(data: bytes, what: str) -> dict[str, Any]:
     try:
         loaded = yaml.load(data, Loader=_LOADER)  # noqa: S506 - a safe loader

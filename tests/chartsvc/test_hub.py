@@ -222,3 +222,21 @@ async def test_loopback_hub_is_refused_without_an_explicit_allow(hub: tuple[Fake
 def test_from_package_tolerates_missing_and_odd_fields() -> None:
     odd = {"name": "x", "version": 3, "repository": "not-an-object", "app_version": None}
     assert HubResult.from_package(odd) == HubResult("x", "", "", "", "", "")
+
+
+async def test_a_full_page_of_sixty_arrives_whole(hub: tuple[FakeHub, str]) -> None:
+    fake, base = hub
+    many = [PACKAGES[0] | {"name": f"chart-{i}", "description": "d" * 4000} for i in range(60)]
+    fake.body = json.dumps({"packages": many}).encode()  # ~250 KiB, many TCP reads
+    async with HubClient(base, LOOPBACK) as client:
+        results = await client.search("chart", 60)
+    assert [r.name for r in results] == [f"chart-{i}" for i in range(60)]
+
+
+async def test_an_endless_reply_is_502(hub: tuple[FakeHub, str]) -> None:
+    fake, base = hub
+    fake.body = b'{"packages": [' + b" " * (9 * 1024 * 1024) + b"]}"
+    async with HubClient(base, LOOPBACK) as client:
+        with pytest.raises(HubUnavailable) as caught:
+            await client.search("chart", 60)
+    assert "too large" in caught.value.detail

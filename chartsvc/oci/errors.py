@@ -1,0 +1,54 @@
+"""Errors of the OCI registry client, each naming the registry (never a credential).
+
+A registry that fails, refuses our credentials or answers nonsense is an upstream problem for our
+client: ``BadGateway`` (502) with a detail naming the registry host. An unknown repository, tag or
+digest is ``NotFound`` (404); a malformed reference is ``BadRequest`` (400, see ``reference``).
+"""
+
+from __future__ import annotations
+
+from common.errors import BadGateway, NotFound, PayloadTooLarge
+
+
+class RegistryUnavailable(BadGateway):
+    """The registry (or its token service) could not be reached, timed out, or failed (5xx)."""
+
+    default_code = "registry-unavailable"
+
+    def __init__(self, host: str, reason: str) -> None:
+        super().__init__(f"OCI registry {host} {reason}", extra={"registry": host})
+        self.host = host
+
+
+class RegistryAuthFailed(BadGateway):
+    """The registry refused the configured credentials (or anonymous access) after the auth dance."""
+
+    default_code = "registry-auth-failed"
+
+    def __init__(self, host: str, reason: str) -> None:
+        super().__init__(f"OCI registry {host} {reason}", extra={"registry": host})
+        self.host = host
+
+
+class RegistryProtocolError(BadGateway):
+    """An answer the distribution protocol does not allow (bad status, digest mismatch…)."""
+
+    default_code = "registry-protocol-error"
+
+    def __init__(self, host: str, reason: str) -> None:
+        super().__init__(f"OCI registry {host} {reason}", extra={"registry": host})
+        self.host = host
+
+
+class ChartNotInRegistry(NotFound):
+    """The repository, tag or digest does not exist (or has no version matching a constraint)."""
+
+    default_code = "chart-not-found"
+
+    def __init__(self, ref: str, reason: str = "was not found") -> None:
+        super().__init__(f"{ref} {reason}", extra={"ref": ref})
+        self.ref = ref
+
+
+class ChartTooLarge(PayloadTooLarge):
+    default_code = "archive-too-large"

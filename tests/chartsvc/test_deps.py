@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import ipaddress
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
@@ -33,6 +34,8 @@ from chartsvc.deps import (
     resolve_lock,
     rfc3339,
 )
+from chartsvc.oci import OciClient
+from common.netguard import AddressPolicy
 from tests.chartsvc.fixtures_charts import (
     NGINX_17_CHART_LOCK,
     NGINX_17_CHART_YAML,
@@ -44,7 +47,11 @@ from tests.chartsvc.fixtures_charts import (
     tgz_bytes,
     write_chart_tgz,
 )
+from tests.chartsvc.fixtures_registry import USERS, Registry, registry
 
+__all__ = ["registry"]  # the session fixture, imported for pytest
+
+LOOPBACK = AddressPolicy(allow=(ipaddress.ip_network("127.0.0.0/8"),))
 FIXED_NOW = datetime(2026, 11, 21, 17, 0, 0, 123450, tzinfo=UTC)
 
 VersionsFor = Callable[[str, str], Awaitable[list[str]]]
@@ -143,6 +150,12 @@ dependencies:
     version: 0.1
     repository: "{repo}"
     alias: legacy
+  - name: sub
+    version: 1
+    repository: "{repo}"
+    alias: one
+    condition: "one.enabled,global.one"
+    import-values: [{{child: a, parent: b, extra: 2.50}}]
 """
 REPO_CHARTS = {
     "sub": ["1.0.0", "1.2.0", "1.10.0", "2.0.0-rc.1", "2.0.0"],
@@ -200,7 +213,7 @@ async def test_digest_equals_what_helm_dependency_update_writes(tmp_path: Path) 
     ours = yaml.safe_load(await resolve_lock(archive, versions_for=versions))
     assert ours["dependencies"] == helm_lock["dependencies"]
     assert ours["digest"] == helm_lock["digest"]
-    assert [d["version"] for d in ours["dependencies"]] == ["1.10.0", "0.2.3", "0.1.0"]
+    assert [d["version"] for d in ours["dependencies"]] == ["1.10.0", "0.2.3", "0.1.0", "1.10.0"]
 
 
 # --- resolution rules -------------------------------------------------------------------------------
@@ -472,3 +485,31 @@ def test_rfc3339_like_go() -> None:
     assert rfc3339(datetime(2024, 2, 21, 14, 23, 11, 500000, tzinfo=tz)) == (
         "2024-02-21T14:23:11.5-05:30"
     )
+
+
+async def test_oci_digest_equals_what_helm_writes(registry: Registry, tmp_path: Path) -> None:
+    base = f"{registry.oci}/public/deps"
+    creds = {registry.host: ("alice", USERS["alice"])}
+    async with OciClient(LOOPBACK, plain_http=True, credentials=creds) as oci:
+        for version in ["1.0.0", "1.2.0", "1.10.0", "2.0.0", "1.11.0-rc.1", "1.3.0+build.2"]:
+            archive = tmp_path / f"lib-{version}.tgz"
+            archive.write_bytes(tgz_bytes({"lib/Chart.yaml": chart_yaml("lib", version)}))
+            await oci.push(archive, base)
+        deps = (
+            "dependencies:\n"
+            f"  - {{name: lib, version: '^1.0.0', repository: '{base}', tags: [x]}}\n"
+            f"  - {{name: lib, version: '1.2.0', repository: '{base}', alias: pinned}}\n"
+            f"  - {{name: lib, version: '~1.3', repository: '{base}', alias: built}}\n"
+        )
+        chart_dir = tmp_path / "parent"
+        (chart_dir / "charts").mkdir(parents=True)
+        (chart_dir / "Chart.yaml").write_text(chart_yaml("parent", "1.0.0", deps))
+        await asyncio.to_thread(helm_python.dependency_update, chart_dir, plain_http=True)
+        helm_lock = yaml.safe_load((chart_dir / "Chart.lock").read_text())
+        archive = write_chart_tgz(tmp_path, chart_yaml("parent", "1.0.0", deps))
+        ours = yaml.safe_load(
+            await resolve_lock(archive, versions_for=no_versions, oci_tags=oci.tags)
+        )
+    assert ours["dependencies"] == helm_lock["dependencies"]
+    assert ours["digest"] == helm_lock["digest"]
+    assert [d["version"] for d in ours["dependencies"]] == ["1.10.0", "1.2.0", "1.3.0+build.2"]

@@ -11,8 +11,6 @@ tokens (errors name the registry host only).
 from __future__ import annotations
 
 import asyncio
-import json
-import urllib.parse
 from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
@@ -45,6 +43,7 @@ from chartsvc.oci.manifest import (
     sha256_digest,
 )
 from chartsvc.oci.reference import InvalidReference, Reference, tag_to_version, version_to_tag
+from chartsvc.oci.wire import error_codes, next_page, read_capped, tags_in, token_in, with_digest
 from chartsvc.semver import Constraint, parse_version, sort_newest_first
 from common.errors import BadRequest
 from common.netguard import AddressPolicy, guarded_request, guarded_session
@@ -191,8 +190,8 @@ class OciClient:
             if reply.status == 404:
                 raise ChartNotInRegistry(str(Reference(ref.host, ref.repository)))
             self._expect(reply, ref, 200)
-            tags.extend(_tags_in(reply.body, ref.host))
-            url = _next_page(reply)
+            tags.extend(tags_in(reply.body, ref.host))
+            url = next_page(reply.headers, reply.url)
         raise RegistryProtocolError(ref.host, f"paged its tag list past {MAX_TAG_PAGES} pages")
 
     # --- push ----------------------------------------------------------------------------------
@@ -206,7 +205,7 @@ class OciClient:
         location = start.headers.get("Location")
         if not location:
             raise RegistryProtocolError(ref.host, "started an upload without a Location")
-        upload = _with_digest(start.url.join(yarl.URL(location, encoded=True)), blob.digest)
+        upload = with_digest(start.url.join(yarl.URL(location, encoded=True)), blob.digest)
         headers = {"Content-Type": "application/octet-stream"}
         done = await self._call("PUT", upload, ref, "pull,push", data=blob.data, headers=headers)
         self._expect(done, ref, 201)
@@ -266,7 +265,7 @@ class OciClient:
                     self._session, self.policy, method, url, headers=headers, **kwargs
                 )
                 async with response:
-                    body = await _read_capped(response, max_bytes, host)
+                    body = await read_capped(response, max_bytes, host)
                     return _Reply(response.status, response.headers, body, response.url)
         except TimeoutError as exc:
             raise RegistryUnavailable(host, f"did not answer within {self.timeout_s:g} s") from exc
@@ -301,7 +300,7 @@ class OciClient:
             raise RegistryAuthFailed(host, self._refusal(host))
         if reply.status != 200:
             raise RegistryUnavailable(host, f"token service answered HTTP {reply.status}")
-        return _token_in(reply.body, host)
+        return token_in(reply.body, host)
 
     def _refusal(self, host: str) -> str:
         if (self.credentials or {}).get(host):
@@ -315,7 +314,7 @@ class OciClient:
             raise RegistryUnavailable(ref.host, f"failed (HTTP {reply.status})")
         if reply.status == 403:
             raise RegistryAuthFailed(ref.host, f"denied access to {ref.repository}")
-        codes = _error_codes(reply.body)
+        codes = error_codes(reply.body)
         raise RegistryProtocolError(ref.host, f"answered HTTP {reply.status}{codes}")
 
 
@@ -334,66 +333,3 @@ def _chart_reference(destination: Reference, name: str) -> Reference:
         return Reference.parse(str(target), allow_tag=False)
     except InvalidReference as exc:
         raise BadRequest(f"chart name {name[:100]!r} cannot be an OCI repository name") from exc
-
-
-async def _read_capped(response: aiohttp.ClientResponse, max_bytes: int, host: str) -> bytes:
-    chunks: list[bytes] = []
-    total = 0
-    async for chunk in response.content.iter_chunked(64 * 1024):
-        total += len(chunk)
-        if total > max_bytes:
-            raise RegistryProtocolError(host, f"sent more than {max_bytes} bytes")
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
-def _with_digest(url: yarl.URL, digest: str) -> yarl.URL:
-    """The upload URL plus ``digest=…``, leaving the registry's opaque ``_state`` untouched."""
-    text = str(url)
-    separator = "&" if url.raw_query_string else "?"
-    return yarl.URL(f"{text}{separator}digest={urllib.parse.quote(digest)}", encoded=True)
-
-
-def _tags_in(body: bytes, host: str) -> list[str]:
-    document = _json(body, host)
-    tags = document.get("tags") if isinstance(document, dict) else None
-    if tags is None:
-        return []  # distribution answers "tags": null for a repository emptied of tags
-    if not isinstance(tags, list):
-        raise RegistryProtocolError(host, "sent a tag list without a 'tags' array")
-    return [t for t in tags if isinstance(t, str)]
-
-
-def _next_page(reply: _Reply) -> yarl.URL | None:
-    for link in reply.headers.getall("Link", []):
-        target, _, params = link.partition(";")
-        if 'rel="next"' in params.replace(" ", "") or "rel=next" in params.replace(" ", ""):
-            return reply.url.join(yarl.URL(target.strip().strip("<>"), encoded=True))
-    return None
-
-
-def _token_in(body: bytes, host: str) -> str:
-    document = _json(body, host)
-    token = None
-    if isinstance(document, dict):
-        token = document.get("token") or document.get("access_token")
-    if not isinstance(token, str) or not token:
-        raise RegistryAuthFailed(host, "token service sent no token")
-    return token
-
-
-def _json(body: bytes, host: str) -> Any:
-    try:
-        return json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise RegistryProtocolError(host, "sent a reply that is not JSON") from exc
-
-
-def _error_codes(body: bytes) -> str:
-    """The distribution error codes of a reply (``NAME_INVALID``…), never its free text."""
-    try:
-        errors = json.loads(body).get("errors")
-        codes = [str(e.get("code"))[:40] for e in errors if isinstance(e, dict)][:5]
-    except (ValueError, AttributeError, TypeError):
-        return ""
-    return f" ({', '.join(codes)})" if codes else ""

@@ -30,10 +30,12 @@ from chartsvc.oci import (
     InvalidReference,
     NotAChart,
     OciClient,
+    Reference,
     RegistryAuthFailed,
     RegistryProtocolError,
     RegistryUnavailable,
 )
+from chartsvc.oci.auth import parse_challenge
 from common.netguard import AddressPolicy, AddressRefused
 from tests.chartsvc.fixtures_charts import chart_yaml, tgz_bytes
 from tests.chartsvc.fixtures_registry import USERS, Registry, registry
@@ -293,6 +295,16 @@ class FakeRegistry:
     async def token(self, request: web.Request) -> web.Response:
         return web.json_response({"access_token": "fake-token"})
 
+    async def tags(self, request: web.Request) -> web.Response:
+        pages = {None: ["1.0.0", "not-semver"], "b": ["1.0.1_build.1", "v2.0.0"], "c": ["0.5.0"]}
+        last = request.query.get("last")
+        following = {None: "b", "b": "c"}.get(last)
+        headers = {}
+        if following:
+            link = f"/v2/charts/fake/tags/list?n=2&last={following}"
+            headers["Link"] = f'<{link}>; rel="next"'
+        return web.json_response({"name": "charts/fake", "tags": pages[last]}, headers=headers)
+
     async def get_blob(self, request: web.Request) -> web.Response:
         if self.storage_url:
             raise web.HTTPTemporaryRedirect(self.storage_url)
@@ -309,6 +321,7 @@ async def fake() -> AsyncIterator[tuple[FakeRegistry, str]]:
     app = web.Application()
     app.router.add_get("/v2/charts/fake/manifests/{tag}", registry.get_manifest)
     app.router.add_get("/v2/charts/fake/blobs/{digest}", registry.get_blob)
+    app.router.add_get("/v2/charts/fake/tags/list", registry.tags)
     app.router.add_get("/token", registry.token)
     storage = web.Application()
     storage.router.add_get("/bucket/{name}", registry.storage)
@@ -363,3 +376,46 @@ async def test_container_images_are_not_charts(fake: tuple[FakeRegistry, str]) -
         with pytest.raises(NotAChart) as caught:
             await oci.pull(f"{ref}:1.0.0")
     assert caught.value.status == 400
+
+
+async def test_tag_lists_follow_link_pagination(fake: tuple[FakeRegistry, str]) -> None:
+    _, ref = fake
+    async with OciClient(LOOPBACK, plain_http=True) as oci:
+        assert await oci.tags(ref) == ["1.0.1+build.1", "1.0.0", "0.5.0"]
+
+
+@pytest.mark.parametrize(
+    ("ref", "expected"),
+    [
+        ("oci://Registry.Example:5000/a/b/c", Reference("registry.example:5000", "a/b/c")),
+        ("oci://r.example/charts/nginx:1.2.3_b", Reference("r.example", "charts/nginx", "1.2.3_b")),
+        (
+            "oci://[::1]:5000/x@sha256:" + "a" * 64,
+            Reference("[::1]:5000", "x", digest="sha256:" + "a" * 64),
+        ),
+        ("oci://r.example/my-org/my_chart", Reference("r.example", "my-org/my_chart")),
+    ],
+)
+def test_references_parse(ref: str, expected: Reference) -> None:
+    assert Reference.parse(ref) == expected
+
+
+def test_push_destinations_take_no_tag() -> None:
+    with pytest.raises(InvalidReference):
+        Reference.parse("oci://r.example/charts:1.0.0", allow_tag=False)
+
+
+def test_challenges_parse() -> None:
+    header = (
+        'Bearer realm="https://auth.example/token",service="registry.example",'
+        'scope="repository:a/b:pull,push",error="insufficient_scope"'
+    )
+    challenge = parse_challenge(header)
+    assert challenge is not None
+    assert challenge.scheme == "bearer"
+    assert challenge.params["scope"] == "repository:a/b:pull,push"
+    assert challenge.params["realm"] == "https://auth.example/token"
+    basic = parse_challenge('Basic realm="Registry Realm"')
+    assert basic is not None
+    assert (basic.scheme, basic.params) == ("basic", {"realm": "Registry Realm"})
+    assert parse_challenge("") is None

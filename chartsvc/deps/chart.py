@@ -101,7 +101,20 @@ def _load_yaml(data: bytes, what: str) -> dict[str, Any]:
     return loaded
 
 
-_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_BASE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_TIMESTAMP = "tag:yaml.org,2002:timestamp"
+
+
+class _ChartLoader(_BASE_LOADER):  # type: ignore[valid-type,misc]
+    """Safe loading without YAML 1.1 timestamps: Helm's go-yaml keeps ``2024-01-01`` a string
+    unless the Go field is a time, and none in a dependency is."""
+
+
+_ChartLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != _TIMESTAMP]
+    for first, resolvers in _BASE_LOADER.yaml_implicit_resolvers.items()
+}
+_LOADER: type[yaml.SafeLoader] = _ChartLoader
 
 
 def requested_dependencies(files: ChartFiles) -> list[Dependency]:

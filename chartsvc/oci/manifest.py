@@ -16,6 +16,8 @@ from typing import Any
 
 import attrs
 
+from chartsvc.deps.gocompat import yaml_scalar_as_string
+from chartsvc.semver import parse_version
 from common.errors import BadRequest
 
 CONFIG_MEDIA_TYPE = "application/vnd.cncf.helm.config.v1+json"
@@ -62,11 +64,15 @@ class Blob:
 
 
 def chart_identity(metadata: Mapping[str, Any]) -> tuple[str, str]:
-    """(name, version) from Chart.yaml; both are required to push."""
+    """(name, version) from Chart.yaml; Helm requires both, the version valid SemVer."""
     name, version = metadata.get("name"), metadata.get("version")
-    if not isinstance(name, str) or not name or not isinstance(version, str | int | float):
+    if isinstance(version, int | float) and not isinstance(version, bool):
+        version = yaml_scalar_as_string(version)  # `version: 1` is "1" to Helm's loader
+    if not isinstance(name, str) or not name or not isinstance(version, str):
         raise InvalidChartMetadata("Chart.yaml must give the chart a name and a version")
-    return name, str(version)
+    if parse_version(version) is None:
+        raise InvalidChartMetadata(f"Chart.yaml version {version[:100]!r} is not valid SemVer")
+    return name, version
 
 
 def config_blob(metadata: Mapping[str, Any]) -> Blob:

@@ -513,3 +513,14 @@ async def test_oci_digest_equals_what_helm_writes(registry: Registry, tmp_path: 
     assert ours["dependencies"] == helm_lock["dependencies"]
     assert ours["digest"] == helm_lock["digest"]
     assert [d["version"] for d in ours["dependencies"]] == ["1.10.0", "1.2.0", "1.3.0+build.2"]
+
+
+async def test_yaml_dates_stay_strings_as_in_helms_loader(tmp_path: Path) -> None:
+    url = "https://charts.example.com"
+    deps = (
+        "dependencies:\n"
+        f"  - {{name: a, version: '1.x', repository: '{url}', import-values: [2024-01-02]}}\n"
+    )
+    lock = await lock_for(tmp_path, deps, versions_for=versions_from({(url, "a"): ["1.0.0"]}))
+    requested = [Dependency("a", "1.x", url, import_values=("2024-01-02",))]
+    assert lock["digest"] == hash_req(requested, [Dependency("a", "1.0.0", url)])

@@ -27,6 +27,7 @@ from chartsvc.oci import (
     MANIFEST_MEDIA_TYPE,
     PROVENANCE_LAYER_MEDIA_TYPE,
     ChartNotInRegistry,
+    InvalidChartMetadata,
     InvalidReference,
     NotAChart,
     OciClient,
@@ -58,6 +59,12 @@ def make_chart(tmp_path: Path, name: str, version: str, **metadata: Any) -> Path
     )
     path = tmp_path / f"{name}-{version}.tgz"
     path.write_bytes(data)
+    return path
+
+
+def raw_chart(tmp_path: Path, chart: dict[str, Any]) -> Path:
+    path = tmp_path / "raw.tgz"
+    path.write_bytes(tgz_bytes({f"{chart['name']}/Chart.yaml": yaml.safe_dump(chart)}))
     return path
 
 
@@ -419,3 +426,22 @@ def test_challenges_parse() -> None:
     assert basic is not None
     assert (basic.scheme, basic.params) == ("basic", {"realm": "Registry Realm"})
     assert parse_challenge("") is None
+
+
+@pytest.mark.parametrize(("version", "detail"), [("not-semver", "SemVer"), (None, "a version")])
+async def test_push_refuses_charts_helm_would_not_load(
+    registry: Registry, client: OciClient, tmp_path: Path, version: str | None, detail: str
+) -> None:
+    archive = raw_chart(tmp_path, {"apiVersion": "v2", "name": "broken", "version": version})
+    with pytest.raises(InvalidChartMetadata) as caught:
+        await client.push(archive, f"{registry.oci}/charts")
+    assert caught.value.status == 400
+    assert detail in caught.value.detail
+
+
+async def test_numeric_chart_version_is_pushed_as_helm_reads_it(
+    registry: Registry, client: OciClient, tmp_path: Path
+) -> None:
+    archive = raw_chart(tmp_path, {"apiVersion": "v2", "name": "numeric", "version": 3})
+    pushed = await client.push(archive, f"{registry.oci}/charts")
+    assert pushed["ref"].endswith("/charts/numeric:3")

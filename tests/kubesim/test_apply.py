@@ -181,8 +181,8 @@ def test_applying_again_without_a_field_removes_it(second: Obj, what: str, expec
 
 def test_a_dropped_field_another_manager_owns_stays() -> None:
     live = ssa(None, deployment())
-    label_only = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"}}
-    label_only["metadata"]["labels"] = {"app": "web"}
+    labels = {"name": "web", "labels": {"app": "web"}}
+    label_only: Obj = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": labels}
     live = ssa(live, label_only, manager="helm")
     live = update(live, "kubectl-label", lambda o: o["metadata"]["labels"].update(team="a"))
     result = ssa(live, deployment(metadata__labels=None))

@@ -107,7 +107,8 @@ class OciClient:
         """
         reference = Reference.parse(ref)
         target = reference.digest or await self._pick_tag(reference, version)
-        shown = f"{Reference(reference.host, reference.repository)}:{target}"
+        at_tag = None if reference.digest else target
+        shown = str(Reference(reference.host, reference.repository, at_tag, reference.digest))
         manifest = await self._get_manifest(reference, target, shown)
         return await self._get_chart_blob(reference, manifest, shown)
 
@@ -122,6 +123,7 @@ class OciClient:
         destination = Reference.parse(remote, allow_tag=False)
         data, metadata = await asyncio.to_thread(_read_archive, archive)
         name, version = chart_identity(metadata)
+        metadata = {**metadata, "version": version}  # as Helm's loader spells it
         target = _chart_reference(destination, name)
         layers = [Blob(CHART_LAYER_MEDIA_TYPE, data)]
         if provenance is not None:

@@ -8,10 +8,11 @@ does on its own: redirecting blob downloads to another origin, failing, and send
 from __future__ import annotations
 
 import asyncio
+import base64
 import hashlib
 import ipaddress
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -445,3 +446,52 @@ async def test_numeric_chart_version_is_pushed_as_helm_reads_it(
     archive = raw_chart(tmp_path, {"apiVersion": "v2", "name": "numeric", "version": 3})
     pushed = await client.push(archive, f"{registry.oci}/charts")
     assert pushed["ref"].endswith("/charts/numeric:3")
+
+
+@pytest.fixture
+async def basic_registry() -> AsyncIterator[str]:
+    """A registry that answers Basic challenges (no token service), as htpasswd-only ones do."""
+    registry = FakeRegistry()
+    registry.storage_url = ""
+    expected = "Basic " + base64.b64encode(b"bob:builder").decode()
+
+    Handler = Callable[[web.Request], Awaitable[web.Response]]
+
+    def guarded(handler: Handler) -> Handler:
+        async def check(request: web.Request) -> web.Response:
+            if request.headers.get("Authorization") != expected:
+                return web.Response(status=401, headers={"WWW-Authenticate": 'Basic realm="r"'})
+            return await handler(request)
+
+        return check
+
+    async def manifest(request: web.Request) -> web.Response:
+        return web.Response(body=registry.manifest(), content_type=MANIFEST_MEDIA_TYPE)
+
+    app = web.Application()
+    app.router.add_get("/v2/charts/fake/manifests/{tag}", guarded(manifest))
+    app.router.add_get("/v2/charts/fake/blobs/{digest}", guarded(registry.get_blob))
+    async with TestServer(app, host="127.0.0.1") as server:
+        yield f"127.0.0.1:{server.port}"
+
+
+async def test_basic_challenge_is_answered_with_configured_credentials(basic_registry: str) -> None:
+    creds = {basic_registry: ("bob", "builder")}
+    async with OciClient(LOOPBACK, plain_http=True, credentials=creds) as oci:
+        assert await oci.pull(f"oci://{basic_registry}/charts/fake:1.0.0") == CHART
+
+
+async def test_basic_challenge_without_credentials_is_502(basic_registry: str) -> None:
+    async with OciClient(LOOPBACK, plain_http=True) as oci:
+        with pytest.raises(RegistryAuthFailed) as caught:
+            await oci.pull(f"oci://{basic_registry}/charts/fake:1.0.0")
+    assert "requires credentials" in caught.value.detail
+
+
+async def test_wrong_basic_credentials_are_502_without_echo(basic_registry: str) -> None:
+    creds = {basic_registry: ("bob", "hunter2")}
+    async with OciClient(LOOPBACK, plain_http=True, credentials=creds) as oci:
+        with pytest.raises(RegistryAuthFailed) as caught:
+            await oci.pull(f"oci://{basic_registry}/charts/fake:1.0.0")
+    assert "hunter2" not in caught.value.detail
+    assert basic_registry in caught.value.detail

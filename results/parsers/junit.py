@@ -15,6 +15,8 @@ refused by ``results.parsers.xml``.
 
 from __future__ import annotations
 
+import math
+
 from results.parsers.diagnostics import DiagnosticLog
 from results.parsers.dialect import SAMPLE_CASES, DialectEvidence
 from results.parsers.durations import parse_duration
@@ -60,8 +62,6 @@ class _JUnitHandler:
         self._case: CaseBuilder | None = None
         self._orphans: SuiteFrame | None = None
         self._root_tag = ""
-        self._identities: set[tuple[str, str]] = set()
-        self._repeats = False
         self._root_attrs: dict[str, str] = {}
 
     # -- element events ------------------------------------------------------------------------
@@ -71,7 +71,10 @@ class _JUnitHandler:
         parent = tags[-1] if tags else ""
         tags.append(tag)
         if tag == "testcase":
-            self._open_case(attrs)
+            frame = self._open[-1] if self._open else self._orphan_suite()
+            if self._evidence.cases_seen < SAMPLE_CASES:
+                self._evidence.saw_case(attrs)
+            self._case = CaseBuilder(attrs, frame, self._limits)
             return 0
         case = self._case
         if case is not None:
@@ -134,13 +137,6 @@ class _JUnitHandler:
         if self._open:
             self._open[-1].subtree.add(frame.subtree)
 
-    def _open_case(self, attrs: dict[str, str]) -> None:
-        frame = self._open[-1] if self._open else self._orphan_suite()
-        evidence = self._evidence
-        if evidence.cases_seen < SAMPLE_CASES:
-            evidence.saw_case(attrs)
-        self._case = CaseBuilder(attrs, frame, self._limits)
-
     def _orphan_suite(self) -> SuiteFrame:
         """The suite for test cases placed directly under ``<testsuites>``; closed in result()."""
         if self._orphans is None:
@@ -168,17 +164,25 @@ class _JUnitHandler:
 
     def _close_case(self, case: CaseBuilder) -> None:
         self._case = None
-        duration, note = parse_duration(case.attrs.get("time"))
+        time = case.attrs.get("time")
+        duration: float | None = None
+        plain = False
+        if time is not None:
+            try:  # the common case, inlined: a plain non-negative decimal
+                duration = float(time)
+                plain = 0 <= duration < math.inf and "e" not in time and "E" not in time
+            except ValueError:
+                pass
+        if not plain:
+            duration = self._odd_duration(time)
+        case.frame.cases.append(case.build(duration))
+
+    def _odd_duration(self, time: str | None) -> float | None:
+        duration, note = parse_duration(time)
         if note is not None:
             code = "time-format-fixed" if duration is not None else "time-unusable"
             self._log.note(code, note)
-        built = case.build(duration)
-        case.frame.cases.append(built)
-        key = (built.classname or built.suite, built.name)
-        if key in self._identities:
-            self._repeats = True
-        else:
-            self._identities.add(key)
+        return duration
 
     # -- result --------------------------------------------------------------------------------
 
@@ -189,9 +193,7 @@ class _JUnitHandler:
         total = _raw_total(self._frames)
         if self._root_tag == "testsuites":
             check_declared("testsuites", self._root_attrs, total, log, what="report")
-        per_frame = [frame.cases for frame in self._frames]
-        if self._repeats:
-            per_frame = number_repeats(per_frame, log)
+        per_frame = number_repeats([frame.cases for frame in self._frames], log)
         suites = tuple(self._suite_reports(per_frame))
         cases = tuple(case for frame_cases in per_frame for case in frame_cases)
         dialect = self._evidence.decide()

@@ -28,7 +28,11 @@ def identity(case: TestCase) -> tuple[str, str]:
 
 
 def number_repeats(per_frame: list[list[TestCase]], log: DiagnosticLog) -> list[list[TestCase]]:
-    counts = Counter(identity(case) for cases in per_frame for case in cases)
+    """Number or fold repeated identities; the input comes back untouched when there are none."""
+    keys = [(case.classname or case.suite, case.name) for cases in per_frame for case in cases]
+    if len(set(keys)) == len(keys):
+        return per_frame
+    counts = Counter(keys)
     repeated = {key for key, count in counts.items() if count > 1}
     if not repeated:
         return per_frame

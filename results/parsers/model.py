@@ -142,6 +142,10 @@ class BranchLine(NamedTuple):
     covered: int
     total: int
 
+    @property
+    def missed(self) -> int:
+        return self.total - self.covered
+
 
 @attrs.frozen
 class FileCoverage:

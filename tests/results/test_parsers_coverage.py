@@ -95,6 +95,40 @@ def test_java_cobertura_counts_class_lines_once_and_zero_is_zero() -> None:
     assert [tuple(b) for b in app1.branches] == [(6, 0, 2), (7, 0, 2)]
 
 
+GCOVR = """<?xml version="1.0" ?>
+<!DOCTYPE coverage SYSTEM 'http://cobertura.sourceforge.net/xml/coverage-04.dtd'>
+<coverage line-rate="0.75" branch-rate="0.5" lines-covered="3" lines-valid="4"
+  branches-covered="1" branches-valid="2" complexity="0.0" version="gcovr 7.2">
+ <sources><source>/build/src</source></sources>
+ <packages><package name="lib" line-rate="0.75" branch-rate="0.5" complexity="0.0"><classes>
+  <class name="util_c" filename="lib\\util.c" line-rate="0.5" branch-rate="0.5" complexity="0.0">
+   <methods/>
+   <lines>
+    <line number="3" hits="7" branch="false"/>
+    <line number="4" hits="7" branch="true" condition-coverage="50% (1/2)">
+     <conditions><condition number="0" type="jump" coverage="50%"/></conditions>
+    </line>
+   </lines>
+  </class>
+  <class name="util_inline" filename="./lib/util.c" line-rate="0.5" branch-rate="0" complexity="0.0">
+   <methods/>
+   <lines><line number="4" hits="0" branch="False"/><line number="9" hits="0"/></lines>
+  </class>
+ </classes></package></packages>
+</coverage>
+"""
+
+
+def test_gcovr_classes_of_one_file_are_unioned() -> None:
+    report = cov(GCOVR)
+    (file,) = report.files
+    assert file.path == "lib/util.c"  # backslashes and ./ normalised, never resolved
+    assert (sorted(file.covered), sorted(file.uncovered)) == ([3, 4], [9])
+    assert [(b.line, b.covered, b.missed) for b in file.branches] == [(4, 1, 1)]
+    assert report.branch_pct == 50.0
+    assert "counter-mismatch" in codes(report)  # it declares 3/4, the union is 2/3
+
+
 def test_jacoco_groups_at_any_depth_and_repeated_sourcefile_union() -> None:
     report = cov(
         '<?xml version="1.0"?><!DOCTYPE report PUBLIC "-//JACOCO//DTD Report 1.1//EN" '

@@ -134,10 +134,7 @@ def apply(
     previous = entries.pop((manager, "Apply", subresource, ""), None)
     me = Entry(manager, "Apply", api_version, subresource)
     me.fields = fieldpath.to_field_set(config, rules) - STRIPPED
-    merged = fieldpath.merge(base, config, rules)
-    if previous is not None:
-        owned = set().union(me.fields, *(e.fields for e in entries.values()))
-        merged = fieldpath.remove(merged, previous.fields - owned, rules)
+    merged = _merge_and_prune(base, config, previous, [me, *entries.values()], rules)
     change = fieldpath.compare(base, merged, rules)
     conflicts = _conflicts(entries, change.modified | change.added)
     if conflicts and not force:
@@ -150,6 +147,22 @@ def apply(
     if manager == "kubectl" and _last_applied(live) is not None:
         _set_last_applied(result, applied)
     return _with_managed(result, entries)
+
+
+def _merge_and_prune(
+    base: Obj,
+    config: Obj,
+    previous: Entry | None,
+    owners: list[Entry],
+    rules: mergekeys.Rules | None,
+) -> Obj:
+    """The config merged in, minus what the applier applied last time, dropped now, and nobody
+    else owns (structured-merge-diff's prune)."""
+    merged: Obj = fieldpath.merge(base, config, rules)
+    if previous is not None:
+        owned = set().union(*(e.fields for e in owners))
+        merged = fieldpath.remove(merged, previous.fields - owned, rules)
+    return merged
 
 
 def _config(

@@ -487,6 +487,7 @@ def test_rfc3339_like_go() -> None:
     )
 
 
+@pytest.mark.timeout(900)  # may be the first to need the registry, which apt-get may install
 async def test_oci_digest_equals_what_helm_writes(registry: Registry, tmp_path: Path) -> None:
     base = f"{registry.oci}/public/deps"
     creds = {registry.host: ("alice", USERS["alice"])}

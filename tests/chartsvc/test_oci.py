@@ -43,6 +43,8 @@ from tests.chartsvc.fixtures_charts import chart_yaml, tgz_bytes
 from tests.chartsvc.fixtures_registry import USERS, Registry, registry
 
 __all__ = ["registry"]  # the session fixture, imported for pytest
+# The first test to need the registry may install it (apt-get): allow for that, not the default 120 s.
+pytestmark = pytest.mark.timeout(900)
 
 LOOPBACK = AddressPolicy(allow=(ipaddress.ip_network("127.0.0.0/8"),))
 TEMPLATE = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-cm\n"

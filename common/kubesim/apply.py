@@ -119,15 +119,17 @@ def apply(
     kind: str,
     subresource: str = "",
     status_subresource: bool = True,
+    rules: mergekeys.Rules | None = None,
     now: datetime | None = None,
 ) -> Obj:
     """The object after ``manager`` server-side applies ``applied`` to ``live`` (None: create).
 
     ``status_subresource`` says status is written through ``/status`` (true for built-ins with a
-    status and for CRDs declaring it), so a main-resource apply ignores it.
+    status and for CRDs declaring it), so a main-resource apply ignores it. ``rules`` gives a
+    custom resource's list semantics (``mergekeys.rules_from_openapi``); built-ins have theirs.
     """
     api_version = f"{group}/{version}" if group else version
-    rules = mergekeys.rules_for(group, kind)
+    rules = _rules(group, kind, rules)
     config = _config(applied, api_version, kind, subresource, status_subresource=status_subresource)
     base = _without_managed(live or {})
     entries = _entries(live)
@@ -147,6 +149,11 @@ def apply(
     if manager == "kubectl" and _last_applied(live) is not None:
         _set_last_applied(result, applied)
     return _with_managed(result, entries)
+
+
+def _rules(group: str, kind: str, given: mergekeys.Rules | None) -> mergekeys.Rules | None:
+    builtin = mergekeys.rules_for(group, kind)
+    return builtin if builtin is not None else given
 
 
 def _merge_and_prune(
@@ -263,6 +270,7 @@ def record_update(
     manager: str,
     operation: str,
     subresource: str = "",
+    rules: mergekeys.Rules | None = None,
     now: datetime | None = None,
 ) -> Obj:
     """``new`` with managedFields after ``manager`` wrote it over ``old`` (None: a create).
@@ -273,7 +281,7 @@ def record_update(
     api_version = str(new.get("apiVersion", ""))
     group, _, _ = api_version.rpartition("/")
     kind = str(new.get("kind", ""))
-    rules = mergekeys.rules_for(group, kind)
+    rules = _rules(group, kind, rules)
     entries = _live_or_new_entries(old, new, subresource)
     base = _without_managed(old) if old is not None else mergekeys.zero_value(group, kind)
     change = fieldpath.compare(base, _without_managed(new), rules)

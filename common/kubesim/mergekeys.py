@@ -264,3 +264,34 @@ def list_rule(rules: Rules | None, path: str) -> ListRule:
 def map_rule(rules: Rules | None, path: str) -> MapRule:
     rule = lookup(rules, path)
     return rule if isinstance(rule, MapRule) else MapRule()
+
+
+def rules_from_openapi(schema: Mapping[str, Any]) -> dict[str, ListRule | MapRule]:
+    """The apply rules a CRD's ``openAPIV3Schema`` declares with ``x-kubernetes-list-type``,
+    ``x-kubernetes-list-map-keys`` and ``x-kubernetes-map-type``. Map values under
+    ``additionalProperties`` are not followed: their keys are data, not field names."""
+    rules: dict[str, ListRule | MapRule] = {}
+    _walk_openapi(schema, "", rules)
+    return rules
+
+
+def _walk_openapi(
+    schema: Mapping[str, Any], path: str, rules: dict[str, ListRule | MapRule]
+) -> None:
+    if schema.get("x-kubernetes-map-type") in ("atomic", "granular") and path:
+        rules[path] = MapRule(atomic=schema["x-kubernetes-map-type"] == "atomic")
+    for name, sub in (schema.get("properties") or {}).items():
+        if isinstance(sub, Mapping):
+            _walk_openapi(sub, f"{path}.{name}" if path else name, rules)
+    items = schema.get("items")
+    if not isinstance(items, Mapping):
+        return
+    list_type = schema.get("x-kubernetes-list-type", "atomic")
+    keys = tuple(schema.get("x-kubernetes-list-map-keys") or ())
+    if list_type == "map" and keys:
+        props = items.get("properties") or {}
+        defaults = tuple((k, props[k]["default"]) for k in keys if "default" in props.get(k, {}))
+        rules[path] = ListRule(list_type="map", map_keys=keys, key_defaults=defaults)
+    elif list_type == "set":
+        rules[path] = ListRule(list_type="set")
+    _walk_openapi(items, f"{path}[]", rules)

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from common.kubesim import fieldpath, mergekeys
 from common.kubesim.apply import LAST_APPLIED, ApplyConflict, apply, record_update
 from common.kubesim.patching import PatchError
 
@@ -388,3 +389,99 @@ def test_sending_an_empty_managed_fields_entry_resets_them() -> None:
     new["metadata"]["managedFields"] = [{}]
     result = record_update(live, new, manager="x", operation="Update", now=T1)
     assert "managedFields" not in result["metadata"]
+
+
+# --- custom resources with list markers, and the FieldsV1 format ----------------------------------
+
+WIDGET_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "spec": {
+            "type": "object",
+            "properties": {
+                "ports": {
+                    "type": "array",
+                    "x-kubernetes-list-type": "map",
+                    "x-kubernetes-list-map-keys": ["port", "protocol"],
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "port": {"type": "integer"},
+                            "protocol": {"type": "string", "default": "TCP"},
+                        },
+                    },
+                },
+                "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {}},
+                "selector": {"type": "object", "x-kubernetes-map-type": "atomic"},
+            },
+        }
+    },
+}
+
+
+def widget(**spec: Any) -> Obj:
+    return {
+        "apiVersion": "example.com/v1",
+        "kind": "Widget",
+        "metadata": {"name": "w"},
+        "spec": spec,
+    }
+
+
+def apply_widget(live: Obj | None, applied: Obj, manager: str) -> Obj:
+    rules = mergekeys.rules_from_openapi(WIDGET_SCHEMA)
+    return apply(
+        live,
+        applied,
+        manager=manager,
+        force=False,
+        group="example.com",
+        version="v1",
+        kind="Widget",
+        rules=rules,
+        now=T0,
+    )
+
+
+def test_custom_resource_list_markers_give_keyed_ownership() -> None:
+    live = apply_widget(None, widget(ports=[{"port": 80}], tags=["a"], selector={"x": "1"}), "a")
+    assert live["metadata"]["managedFields"][0]["fieldsV1"] == {
+        "f:spec": {
+            "f:ports": {'k:{"port":80,"protocol":"TCP"}': {".": {}, "f:port": {}}},
+            "f:selector": {},
+            "f:tags": {'v:"a"': {}},
+        }
+    }
+    both = apply_widget(live, widget(ports=[{"port": 443}], tags=["b"]), "b")
+    assert both["spec"]["ports"] == [{"port": 80}, {"port": 443}]
+    assert both["spec"]["tags"] == ["a", "b"]
+
+
+def test_fields_v1_round_trips_and_prints_paths_as_kubectl_does() -> None:
+    paths = {
+        (("f", "spec"), ("f", "containers"), ("k", '{"name":"nginx"}')),
+        (("f", "spec"), ("f", "containers"), ("k", '{"name":"nginx"}'), ("f", "image")),
+        (("f", "metadata"), ("f", "finalizers"), ("v", '"a/b"')),
+        (("f", "spec"), ("f", "args"), ("i", "10")),
+        (("f", "spec"), ("f", "args"), ("i", "9")),
+    }
+    encoded = fieldpath.encode(paths)
+    assert list(encoded["f:spec"]["f:args"]) == ["i:9", "i:10"]
+    assert fieldpath.decode(json.loads(json.dumps(encoded))) == paths
+    printed = sorted(fieldpath.path_string(p) for p in paths)
+    assert printed == [
+        '.metadata.finalizers[="a/b"]',
+        ".spec.args[10]",
+        ".spec.args[9]",
+        '.spec.containers[name="nginx"]',
+        '.spec.containers[name="nginx"].image',
+    ]
+
+
+def test_apply_merges_lists_in_config_order_keeping_live_only_items_in_place() -> None:
+    live = deployment()
+    containers(live)[:] = [{"name": n, "image": n} for n in ("a", "b", "c")]
+    live = record_update(None, live, manager="create", operation="Update", now=T0)
+    applied = deployment()
+    containers(applied)[:] = [{"name": "c", "image": "c"}, {"name": "a", "image": "a"}]
+    assert [c["name"] for c in containers(ssa(live, applied))] == ["b", "c", "a"]

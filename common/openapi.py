@@ -89,7 +89,14 @@ class Spec:
 
     @classmethod
     def load(cls, path: Path) -> Spec:
-        document = yaml.load(path.read_text("utf-8"), Loader=_LOADER)  # noqa: S506
+        """``spec/<service>.yaml`` merged with its fragments ``spec/<service>.<part>.yaml``.
+
+        Fragments let one service's groups be written side by side; the served document and every
+        check see the merged whole, and a path, method or component defined twice is refused.
+        """
+        document = _read_yaml(path)
+        for fragment in sorted(path.parent.glob(f"{path.stem}.*.yaml")):
+            merge_fragment(document, _read_yaml(fragment), source=fragment.name)
         return cls.from_document(document)
 
     @classmethod
@@ -114,6 +121,34 @@ class Spec:
         document = copy.deepcopy(self.document)
         document["servers"] = [{"url": base_path or "/"}]
         return document
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    document = yaml.load(path.read_text("utf-8"), Loader=_LOADER)  # noqa: S506 - C SafeLoader
+    if not isinstance(document, dict):
+        raise ValueError(f"{path.name} is not an OpenAPI document")
+    return document
+
+
+def merge_fragment(document: dict[str, Any], fragment: Mapping[str, Any], *, source: str) -> None:
+    paths = document.setdefault("paths", {})
+    for path, item in (fragment.get("paths") or {}).items():
+        target = paths.setdefault(path, {})
+        for key, value in item.items():
+            if key in target:
+                raise ValueError(f"{source}: {key} {path} is already defined")
+            target[key] = value
+    components = document.setdefault("components", {})
+    for kind, entries in (fragment.get("components") or {}).items():
+        target = components.setdefault(kind, {})
+        for name, value in entries.items():
+            if name in target and target[name] != value:
+                raise ValueError(f"{source}: components.{kind}.{name} is already defined")
+            target[name] = value
+    known = {t.get("name") for t in document.get("tags", [])}
+    document.setdefault("tags", []).extend(
+        t for t in fragment.get("tags", []) if t.get("name") not in known
+    )
 
 
 SPEC = web.AppKey("wharf.spec", Spec)

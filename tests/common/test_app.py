@@ -210,3 +210,24 @@ async def test_response_validation_catches_undeclared_status(api_client: ApiClie
     client = await api_client(make_app())
     resp = await client.get("/api/v1/boom")
     assert resp.status == 500  # errors raised before a response exist are not checked
+
+
+def test_spec_fragments_are_merged_and_duplicates_refused(tmp_path: Any) -> None:
+    import yaml
+
+    main = {k: v for k, v in DOCUMENT.items() if k != "paths"} | {
+        "paths": {"/things": DOCUMENT["paths"]["/things"]}
+    }
+    (tmp_path / "svc.yaml").write_text(yaml.safe_dump(main))
+    rest = {p: v for p, v in DOCUMENT["paths"].items() if p != "/things"}
+    (tmp_path / "svc.more.yaml").write_text(
+        yaml.safe_dump({"paths": rest, "components": {"schemas": {"Extra": {"type": "string"}}}})
+    )
+    spec = Spec.load(tmp_path / "svc.yaml")
+    assert set(spec.operations) == {"createThing", "listThings", "getThing", "upload", "boom"}
+    assert "Extra" in spec.document["components"]["schemas"]
+    (tmp_path / "svc.dup.yaml").write_text(
+        yaml.safe_dump({"paths": {"/boom": DOCUMENT["paths"]["/boom"]}})
+    )
+    with pytest.raises(ValueError, match="get /boom is already defined"):
+        Spec.load(tmp_path / "svc.yaml")

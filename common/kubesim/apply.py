@@ -28,6 +28,8 @@ from common.kubesim.patching import PatchError
 
 Obj = dict[str, Any]
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+MAX_UPDATE_MANAGERS = 10  # fieldmanager.DefaultMaxUpdateManagers
+ANCIENT = "ancient-changes"  # where the oldest Update managers are merged past the cap
 # Paths no manager ever owns (fieldmanager's stripMetaManager).
 STRIPPED: frozenset[Path] = frozenset(
     {(("f", "apiVersion"),), (("f", "kind"),), (("f", "metadata"),)}
@@ -349,7 +351,31 @@ def _entries(obj: Obj | None) -> dict[tuple[str, str, str, str], Entry]:
     return entries
 
 
-def _with_managed(obj: Obj, entries: Mapping[tuple[str, str, str, str], Entry]) -> Obj:
+def _cap_update_managers(entries: dict[tuple[str, str, str, str], Entry]) -> None:
+    """Past ten Update managers, the oldest merge into one ``ancient-changes`` entry per
+    apiVersion (fieldmanager's capManagersManager)."""
+    updaters = sorted(
+        (e for e in entries.values() if e.operation != "Apply"), key=lambda e: (e.time or "", e.key)
+    )
+    count = len(updaters)
+    first_of: dict[str, Entry] = {}
+    for entry in updaters:
+        if count <= MAX_UPDATE_MANAGERS:
+            return
+        first = first_of.setdefault(entry.api_version, entry)
+        bucket = Entry(ANCIENT, "Update", entry.api_version)
+        if first is entry or entry.key == bucket.key:
+            continue
+        if bucket.key not in entries:
+            bucket.fields = entries.pop(first.key).fields
+            entries[bucket.key] = bucket
+        entries[bucket.key].fields |= entries.pop(entry.key).fields
+        entries[bucket.key].time = entry.time
+        count -= 1
+
+
+def _with_managed(obj: Obj, entries: dict[tuple[str, str, str, str], Entry]) -> Obj:
+    _cap_update_managers(entries)
     metadata = obj.setdefault("metadata", {})
     live = [e for e in entries.values() if e.fields]
     live.sort(key=lambda e: (e.operation, e.time or "", e.manager, e.api_version, e.subresource))

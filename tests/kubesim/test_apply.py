@@ -485,3 +485,19 @@ def test_apply_merges_lists_in_config_order_keeping_live_only_items_in_place() -
     applied = deployment()
     containers(applied)[:] = [{"name": "c", "image": "c"}, {"name": "a", "image": "a"}]
     assert [c["name"] for c in containers(ssa(live, applied))] == ["b", "c", "a"]
+
+
+def test_past_ten_update_managers_the_oldest_merge_into_ancient_changes() -> None:
+    obj = ssa(None, deployment())
+    for i in range(12):
+        new = copy.deepcopy(obj)
+        new["metadata"]["labels"][f"k{i}"] = "v"
+        obj = record_update(
+            obj, new, manager=f"m{i:02}", operation="Update", now=T0 + timedelta(seconds=i)
+        )
+    updaters = [m for m, op in managers(obj) if op == "Update"]
+    assert len(updaters) == 10
+    assert updaters[0] == "ancient-changes"
+    ancient = fields_of(obj, "ancient-changes", "Update")["f:metadata"]["f:labels"]
+    assert set(ancient) == {"f:k0", "f:k1", "f:k2"}
+    assert updaters[1:] == [f"m{i:02}" for i in range(3, 12)]

@@ -393,26 +393,18 @@ def test_sending_an_empty_managed_fields_entry_resets_them() -> None:
 
 # --- custom resources with list markers, and the FieldsV1 format ----------------------------------
 
+PORT = {"properties": {"port": {"type": "integer"}, "protocol": {"default": "TCP"}}}
 WIDGET_SCHEMA = {
-    "type": "object",
     "properties": {
         "spec": {
-            "type": "object",
             "properties": {
                 "ports": {
-                    "type": "array",
                     "x-kubernetes-list-type": "map",
                     "x-kubernetes-list-map-keys": ["port", "protocol"],
-                    "items": {
-                        "type": "object",
-                        "properties": {
-                            "port": {"type": "integer"},
-                            "protocol": {"type": "string", "default": "TCP"},
-                        },
-                    },
+                    "items": PORT,
                 },
-                "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {}},
-                "selector": {"type": "object", "x-kubernetes-map-type": "atomic"},
+                "tags": {"x-kubernetes-list-type": "set", "items": {}},
+                "selector": {"x-kubernetes-map-type": "atomic"},
             },
         }
     },

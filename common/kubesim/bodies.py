@@ -11,6 +11,7 @@ from typing import Any
 
 import yaml
 
+from common.kubesim import protobuf, protobuf_kinds
 from common.kubesim.status import KubeError, bad_request
 
 PATCH_TYPES = (
@@ -51,10 +52,8 @@ def decode(raw: bytes, content_type: str, *, accepted: tuple[str, ...]) -> Any:
     if media not in accepted:
         raise unsupported_media(media, accepted)
     if media == PROTOBUF:
-        from common.kubesim import protobuf  # TEMP until protobuf.py lands
-
         try:
-            return protobuf.decode(raw)
+            return protobuf_kinds.decode(raw)
         except protobuf.ProtobufError as exc:
             raise KubeError(
                 415,

@@ -1,4 +1,4 @@
-"""The seam to the field-ownership and patch engines (``apply.py``, ``patching.py``).
+"""The seam to the field-ownership and patch engines (``apply``, ``patching``).
 
 Those modules are pure functions on plain dicts, written separately; this adapter is the only place
 the rest of the simulator calls them, and it turns their errors into ``Status`` errors.
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from common.kubesim import apply as ssa
 from common.kubesim import patching
 from common.kubesim.registry import ResourceType
 from common.kubesim.status import KubeError
@@ -18,20 +19,20 @@ Obj = dict[str, Any]
 def record_update(
     old: Obj | None, new: Obj, *, manager: str, operation: str, subresource: str = ""
 ) -> Obj:
-    try:
-        from common.kubesim import apply as ssa  # TEMP until apply.py lands
-    except ImportError:
-        return new
     return ssa.record_update(
         old, new, manager=manager, operation=operation, subresource=subresource
     )
 
 
 def server_side_apply(
-    rt: ResourceType, live: Obj | None, applied: Obj, *, manager: str, force: bool
+    rt: ResourceType,
+    live: Obj | None,
+    applied: Obj,
+    *,
+    manager: str,
+    force: bool,
+    subresource: str = "",
 ) -> Obj:
-    from common.kubesim import apply as ssa  # TEMP until apply.py lands
-
     try:
         return ssa.apply(
             live,
@@ -41,29 +42,18 @@ def server_side_apply(
             group=rt.group,
             version=rt.version,
             kind=rt.kind,
+            subresource=subresource,
+            status_subresource=rt.has_status,
         )
     except ssa.ApplyConflict as exc:
-        conflicts: list[tuple[str, str]] = list(exc.conflicts)
-        causes = [
-            {"reason": "FieldManagerConflict", "message": f'conflict with "{m}"', "field": f}
-            for m, f in conflicts
-        ]
-        lines = "\n".join(f"- {c['message']}: {c['field']}" for c in causes)
-        n = len(causes)
-        raise KubeError(
-            409,
-            f"Apply failed with {n} conflict{'s' if n != 1 else ''}: {lines}",
-            details={"causes": causes},
-        ) from exc
+        raise KubeError(409, str(exc), details={"causes": exc.causes}) from exc
+    except patching.PatchError as exc:
+        raise KubeError(exc.status, exc.message) from exc
 
 
 def patch(rt: ResourceType, live: Obj, body: Any, content_type: str) -> Obj:
     try:
         if content_type == "application/json-patch+json":
-            if not isinstance(body, list):
-                raise KubeError(
-                    400, "json: cannot unmarshal object into Go value of type jsonpatch.Patch"
-                )
             return patching.json_patch(live, body)
         if not isinstance(body, dict):
             raise KubeError(
@@ -75,4 +65,8 @@ def patch(rt: ResourceType, live: Obj, body: Any, content_type: str) -> Obj:
             live, body, group=rt.group, version=rt.version, kind=rt.kind
         )
     except patching.PatchError as exc:
-        raise KubeError(exc.status, exc.message) from exc
+        raise KubeError(exc.status, exc.message, reason=_reason(exc.status)) from exc
+
+
+def _reason(status: int) -> str | None:
+    return "UnsupportedMediaType" if status == 415 else None

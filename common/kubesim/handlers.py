@@ -327,12 +327,16 @@ def _apply(
     if live is None:
         if target.subresource:
             raise not_found(rt.group, rt.plural, target.name)
-        applied = fields.server_side_apply(rt, None, body, manager=opts.manager, force=force)
+        applied = fields.server_side_apply(
+            rt, None, body, manager=opts.manager, force=force, subresource=target.subresource
+        )
         applied.setdefault("metadata", {})["name"] = target.name
         obj = objs.create(rt, target.namespace, applied, opts, managed=True)
         return json_response(obj, status=201, warnings=warnings)
     current = copy.deepcopy(objs.present(rt, live))
-    applied = fields.server_side_apply(rt, current, body, manager=opts.manager, force=force)
+    applied = fields.server_side_apply(
+        rt, current, body, manager=opts.manager, force=force, subresource=target.subresource
+    )
     obj = objs.update(rt, target.namespace, target.name, applied, opts, managed=True)
     return json_response(obj, warnings=warnings)
 

@@ -137,19 +137,21 @@ class Objects:
             "generation",
         ):
             meta.pop(k, None)
-        if not managed:
-            meta.pop("managedFields", None)
         meta["uid"] = str(uuid.uuid4())
         meta["creationTimestamp"] = now()
         if rt.tracks_generation:
             meta["generation"] = 1
         if rt.has_status and rt.plural != "namespaces":
+            # Built-in status is a Go struct: reset to its zero value, which encodes as {}.
             obj.pop("status", None)
+            if rt.crd is None:
+                obj["status"] = {}
         defaults.apply(rt, obj, self)
         crds.validate(rt, obj)
-        obj = fields.record_update(
-            None, obj, manager=opts.manager, operation="Update", subresource=opts.subresource
-        )
+        if not managed:
+            obj = fields.record_update(
+                None, obj, manager=opts.manager, operation="Update", subresource=opts.subresource
+            )
         return self.persist(rt, None, obj, opts)
 
     def _prepare_body(self, rt: ResourceType, namespace: str, body: Obj) -> Obj:

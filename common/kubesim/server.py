@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from common.kubesim import discovery, handlers
+from common.kubesim import discovery, handlers, standin
 from common.kubesim.state import STATE, State
 from common.kubesim.status import KubeError
 
@@ -176,4 +176,5 @@ def create_app(state: State) -> web.Application:
         app[STATE].objects.store.close()
 
     app.on_shutdown.append(close_streams)
+    app.cleanup_ctx.append(standin.context)
     return app

@@ -18,6 +18,8 @@ class State:
     token: str | None = attrs.field(repr=False)
     bookmark_interval: float = 60.0
     server_address: str = "127.0.0.1:6443"
+    # Report workloads rolled out at once (``standin``) until real controllers run.
+    instant_rollout: bool = True
 
     @classmethod
     def new(

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from kubernetes_asyncio import config
+from kubernetes_asyncio.client import ApiClient, Configuration
 
 from common.kubesim import Simulator
 
@@ -57,3 +60,18 @@ class Kubectl:
 
     def json(self, *args: str) -> Any:
         return json.loads(self.run(*args, "-o", "json").stdout)
+
+
+@pytest.fixture
+async def api(sim: Simulator) -> AsyncIterator[ApiClient]:
+    """A kubernetes-asyncio ApiClient configured from the simulator's kubeconfig."""
+    async with api_client(sim) as client:
+        yield client
+
+
+@contextlib.asynccontextmanager
+async def api_client(sim: Simulator) -> AsyncIterator[ApiClient]:
+    cfg = Configuration()
+    await config.load_kube_config(config_file=str(sim.kubeconfig_path), client_configuration=cfg)
+    async with ApiClient(cfg) as client:
+        yield client

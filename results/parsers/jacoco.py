@@ -30,21 +30,25 @@ class JacocoHandler:
         self._open_counted = 0
         self._package = ""
         self._source: LineData | None = None
+        self._hits: dict[int, bool] | None = None  # the open sourcefile's, for the hot path
+        self._branch = LineData().branch
         self._source_name = ""
         self._counters: dict[str, tuple[int, int]] = {}
         self._root_seen = False
 
     def start(self, tag: str, attrs: dict[str, str]) -> int:
-        source = self._source
-        if tag == "line" and source is not None:
+        if tag == "line":
+            hits = self._hits
+            if hits is None:
+                return 0
             # The hot path: one call per source line. ci/mb/cb are "0" on most lines.
             try:
                 number = int(attrs["nr"])
-                source.hits[number] = attrs.get("ci", "0") != "0"
+                hits[number] = attrs.get("ci", "0") != "0"
                 mb = attrs.get("mb", "0")
                 cb = attrs.get("cb", "0")
                 if mb != "0" or cb != "0":
-                    source.branch(number, int(cb), int(cb) + int(mb))
+                    self._branch(number, int(cb), int(cb) + int(mb))
             except (KeyError, ValueError) as exc:
                 raise InvalidReport(f"bad JaCoCo <line> {attrs}", reason="bad-value") from exc
         elif tag == "counter":
@@ -54,6 +58,8 @@ class JacocoHandler:
             self._open_counted += 1
             if tag == "sourcefile":
                 self._source = LineData()
+                self._hits = self._source.hits
+                self._branch = self._source.branch
                 self._source_name = attrs.get("name", "")
             elif tag == "package":
                 self._package = attrs.get("name", "")
@@ -71,7 +77,7 @@ class JacocoHandler:
             name = self._source_name
             path = f"{self._package}/{name}" if self._package else name
             self._files.add(path, self._source)
-            self._source = None
+            self._source = self._hits = None
 
     def result(self) -> CoverageReport:
         files = self._files.freeze()

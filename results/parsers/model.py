@@ -45,6 +45,7 @@ class ParseLimits:
     max_bytes: int = 256 * 1024 * 1024
     max_depth: int = 128
     max_elements: int = 20_000_000
+    max_token_bytes: int = 16 * 1024 * 1024  # one start tag, comment or declaration
     max_line_chars: int = 64 * 1024  # one line of a text format (LCOV, Go coverprofile)
     message_chars: int = 4 * 1024
     trace_chars: int = 64 * 1024

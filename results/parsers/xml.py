@@ -65,10 +65,13 @@ def feed_xml(
 ) -> None:
     """Like ``stream_xml`` for a stream already opened with ``source.open_report``."""
     parser = _hardened_parser()
-    _install(parser, choose, limits, log)
+    quiet = _install(parser, choose, limits, log)
     try:
         while chunk := stream.read(limits.chunk_bytes):
+            quiet[0] += len(chunk)
             parser.Parse(chunk, False)
+            if quiet[0] > limits.max_token_bytes:
+                raise _token_too_large(limits.max_token_bytes)
         parser.Parse(b"", True)
     except ExpatError as exc:
         raise _malformed(exc) from exc
@@ -102,7 +105,6 @@ def _hardened_parser() -> Any:
     parser.buffer_text = True
     parser.ordered_attributes = False
     parser.DefaultHandlerExpand = None
-    parser.CharacterDataHandler = None
     parser.SkippedEntityHandler = _undefined_entity
     return parser
 
@@ -114,8 +116,15 @@ def _undefined_entity(name: str, is_parameter_entity: bool) -> None:
     )
 
 
-def _install(parser: Any, choose: ChooseHandler, limits: ParseLimits, log: DiagnosticLog) -> None:
-    """Attach the element/text callbacks; all per-element state lives in these closures."""
+def _install(
+    parser: Any, choose: ChooseHandler, limits: ParseLimits, log: DiagnosticLog
+) -> list[int]:
+    """Attach the element/text callbacks; all per-element state lives in these closures.
+
+    Returns the "quiet bytes" cell: bytes fed since the last element or text callback. expat
+    holds a whole start tag (every attribute) until it ends, so input that stays quiet for long
+    is one giant token, and the feed loop refuses it before expat turns it into a huge dict.
+    """
 
     handler_start: Callable[[str, dict[str, str]], int] = _unchosen_start
     handler_end: Callable[[str, str | None], None] = _unchosen_end
@@ -140,9 +149,14 @@ def _install(parser: Any, choose: ChooseHandler, limits: ParseLimits, log: Diagn
     keep_left = 0
     seen_chars = 0
     parts: list[str] = []
+    quiet = [0]
+
+    def skip_text(data: str) -> None:
+        quiet[0] = 0
 
     def collect(data: str) -> None:
         nonlocal keep_left, seen_chars
+        quiet[0] = 0
         seen_chars += len(data)
         if keep_left > 0:
             piece = data[:keep_left]
@@ -151,6 +165,7 @@ def _install(parser: Any, choose: ChooseHandler, limits: ParseLimits, log: Diagn
 
     def start(tag: str, attrs: dict[str, str]) -> None:
         nonlocal depth, elements, capture_depth, keep_left, seen_chars
+        quiet[0] = 0
         depth += 1
         elements += 1
         if depth > max_depth or elements > max_elements:
@@ -170,7 +185,7 @@ def _install(parser: Any, choose: ChooseHandler, limits: ParseLimits, log: Diagn
         if "}" in tag:
             tag = tag.rpartition("}")[2]
         if depth == capture_depth:
-            parser.CharacterDataHandler = None
+            parser.CharacterDataHandler = skip_text
             capture_depth = -1
             handler_end(tag, _joined(parts, seen_chars))
         elif all_ends or tag in end_tags:
@@ -183,7 +198,9 @@ def _install(parser: Any, choose: ChooseHandler, limits: ParseLimits, log: Diagn
 
     parser.StartElementHandler = start
     parser.EndElementHandler = end
+    parser.CharacterDataHandler = skip_text
     parser.StartDoctypeDeclHandler = doctype
+    return quiet
 
 
 def _unchosen_start(tag: str, attrs: dict[str, str]) -> int:
@@ -210,6 +227,14 @@ def _over_limit(depth: int, elements: int, limits: ParseLimits, line: int) -> No
         )
     raise ReportTooLarge(
         f"report has more than {limits.max_elements} XML elements", limit=limits.max_elements
+    )
+
+
+def _token_too_large(limit: int) -> ReportTooLarge:
+    return ReportTooLarge(
+        f"an XML token (a tag with its attributes, a comment, a declaration) is larger than "
+        f"{limit} bytes",
+        limit=limit,
     )
 
 

@@ -54,7 +54,7 @@ def form(
     jacoco: Iterable[Report] = (),
     **extra: str,
 ) -> FormData:
-    data = FormData()
+    data = FormData(default_to_multipart=True)
     fields = {"project": project, "branch": branch, "commit": commit, **extra}
     for name, value in fields.items():
         if value is not None:

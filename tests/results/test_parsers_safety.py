@@ -199,3 +199,30 @@ def test_path_traversal_names_are_just_names(tmp_path: Path) -> None:
     )
     assert report.cases[0].classname == "../secret-file"
     assert list(tmp_path.iterdir()) == []
+
+
+def test_giant_start_tag_is_refused_before_it_is_built() -> None:
+    limits = ParseLimits(max_token_bytes=1024 * 1024, chunk_bytes=64 * 1024)
+    giant_value = b'<testsuite name="s"><testcase name="' + b"x" * (3 << 20) + b'"/></testsuite>'
+    with pytest.raises(ReportTooLarge) as caught:
+        junit(giant_value, limits)
+    assert "XML token" in caught.value.detail
+    many_attributes = b"<report " + b"".join(b'a%d="1" ' % i for i in range(200_000)) + b"/>"
+    with pytest.raises(ReportTooLarge):
+        parse_coverage(io.BytesIO(many_attributes), limits=limits)
+
+
+def test_long_text_is_not_a_giant_token() -> None:
+    limits = ParseLimits(max_token_bytes=1024 * 1024, chunk_bytes=64 * 1024)
+    text = b"log line\n" * 400_000  # 3.6 MB of text, kept only up to the output cap
+    data = (
+        b'<testsuite name="s"><properties>'
+        + text
+        + b'</properties><testcase name="a"><system-out>'
+        + text
+        + b"</system-out></testcase></testsuite>"
+    )
+    report = parse_junit(io.BytesIO(data), limits=limits)
+    out = report.cases[0].system_out
+    assert out is not None
+    assert out.endswith("[… truncated: 3600000 characters in total]")

@@ -1,0 +1,299 @@
+"""The SQLite store on real files: migrations, transactions, kill safety, merges and lookups."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from results.batch import IngestBatch, ParsedReport, ReportKind, RunTarget
+from results.errors import RunKeyConflict
+from results.parsers.model import (
+    BranchLine,
+    CoverageReport,
+    FileCoverage,
+    JUnitReport,
+    TestCase,
+    TestCounts,
+    TestStatus,
+)
+from results.runs import RunStatus, Visibility
+from results.store import SqliteStore, open_store
+from results.store.linecodec import decode_branches, decode_lines, encode_branches, encode_lines
+from results.store.schema import MIGRATIONS, SchemaTooNew
+from tests.results.support import RUN_TABLES, row_counts
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def target(**changes: object) -> RunTarget:
+    base: dict[str, object] = {
+        "project": "p",
+        "branch": "main",
+        "commit": "abc1234",
+        "flag": "default",
+        "run_key": None,
+        "build_url": None,
+        "new_project_visibility": Visibility.PUBLIC,
+    }
+    return RunTarget(**{**base, **changes})  # type: ignore[arg-type]
+
+
+def junit(*cases: tuple[str, TestStatus], tag: str = "") -> ParsedReport:
+    built = tuple(TestCase("s", "C", name, status, duration_s=0.25) for name, status in cases)
+    report = JUnitReport(cases=built, suites=(), counts=TestCounts.of(built), dialect="generic")
+    digest = hashlib.sha256(repr((cases, tag)).encode()).hexdigest()
+    return ParsedReport(ReportKind.JUNIT, "junit", "t.xml", digest, 10, junit=report)
+
+
+def coverage(files: dict[str, tuple[set[int], set[int]]], tag: str = "") -> ParsedReport:
+    built = tuple(
+        FileCoverage(path, frozenset(cov), frozenset(unc), (BranchLine(min(cov | unc), 1, 2),))
+        for path, (cov, unc) in files.items()
+    )
+    report = CoverageReport(
+        format="lcov",
+        files=built,
+        lines_covered=sum(len(c) for c, _ in files.values()),
+        lines_valid=sum(len(c) + len(u) for c, u in files.values()),
+        branches_covered=len(built),
+        branches_valid=2 * len(built),
+    )
+    digest = hashlib.sha256(repr((sorted(files.items()), tag)).encode()).hexdigest()
+    return ParsedReport(ReportKind.COVERAGE, "jacoco", "c.info", digest, 10, coverage=report)
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> object:
+    async with open_store(tmp_path / "db" / "results.db") as opened:
+        yield opened
+
+
+async def test_a_new_database_is_migrated_in_wal_with_every_table(tmp_path: Path) -> None:
+    path = tmp_path / "results.db"
+    async with open_store(path):
+        pass
+    async with open_store(path):  # reopening applies nothing twice
+        pass
+    conn = sqlite3.connect(path)
+    try:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    finally:
+        conn.close()
+    assert {"users", "memberships", "tokens", "sessions", *RUN_TABLES} <= tables
+
+
+async def test_a_database_from_a_newer_build_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "results.db"
+    conn = sqlite3.connect(path)
+    conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) + 1}")
+    conn.close()
+    with pytest.raises(SchemaTooNew):
+        async with open_store(path):
+            pass
+
+
+async def test_connections_enforce_foreign_keys(store: SqliteStore) -> None:
+    with pytest.raises(sqlite3.IntegrityError):
+        await store.db.write(
+            "INSERT INTO runs (project_id, branch, commit_sha, created_at, updated_at, status) "
+            "VALUES (999, 'b', 'c', 'now', 'now', 'PASSED')"
+        )
+
+
+async def test_reads_cannot_write(store: SqliteStore) -> None:
+    with pytest.raises(sqlite3.OperationalError):
+        await store.db.fetchone("DELETE FROM projects")
+
+
+async def test_an_error_inside_a_transaction_rolls_everything_back(store: SqliteStore) -> None:
+    with pytest.raises(RuntimeError):
+        async with store.db.transaction() as conn:
+            await conn.execute(
+                "INSERT INTO projects (name, created_at) VALUES ('gone', 'now')"
+            )
+            raise RuntimeError("mid-write failure")
+    assert await store.find_project("gone") is None
+    await store.db.write("INSERT INTO projects (name, created_at) VALUES ('next', 'now')")
+    assert await store.find_project("next") is not None
+
+
+async def test_a_cancelled_transaction_rolls_back_and_frees_the_writer(
+    store: SqliteStore,
+) -> None:
+    inside = asyncio.Event()
+
+    async def slow_writer() -> None:
+        async with store.db.transaction() as conn:
+            await conn.execute("INSERT INTO projects (name, created_at) VALUES ('half', 'now')")
+            inside.set()
+            await asyncio.Event().wait()
+
+    task = asyncio.create_task(slow_writer())
+    await inside.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert await store.find_project("half") is None
+    await store.db.write("INSERT INTO projects (name, created_at) VALUES ('later', 'now')")
+    assert await store.find_project("later") is not None
+
+
+def test_a_process_killed_mid_ingest_leaves_nothing(tmp_path: Path) -> None:
+    """SIGKILL while the ingest transaction is open: the next open sees no trace of it."""
+    path = tmp_path / "results.db"
+    script = textwrap.dedent(
+        f"""
+        import asyncio, sys
+        from pathlib import Path
+        from results.store import open_store
+
+        async def main():
+            async with open_store(Path({str(path)!r})) as store:
+                async with store.db.transaction() as conn:
+                    await conn.execute(
+                        "INSERT INTO projects (name, created_at) VALUES ('killed', 'now')")
+                    await conn.executemany(
+                        "INSERT INTO runs (project_id, branch, commit_sha, created_at,"
+                        " updated_at, status) VALUES (1, 'b', ?, 'now', 'now', 'PASSED')",
+                        [(str(n),) for n in range(5000)])
+                    print("inside", flush=True)
+                    await asyncio.sleep(60)
+
+        asyncio.run(main())
+        """
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script], stdout=subprocess.PIPE, env=env, cwd=ROOT
+    )
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == b"inside"
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.wait(timeout=30)
+        if proc.stdout is not None:
+            proc.stdout.close()
+    assert row_counts(path) == dict.fromkeys(RUN_TABLES, 0)
+
+
+async def test_ingest_writes_the_run_with_totals(store: SqliteStore) -> None:
+    report = junit(
+        ("a", TestStatus.PASSED),
+        ("b", TestStatus.FAILED),
+        ("c", TestStatus.ERROR),
+        ("d", TestStatus.SKIPPED),
+        ("e", TestStatus.FLAKY),
+    )
+    outcome = await store.ingest(IngestBatch(target(), (report,)))
+    run = outcome.run
+    assert outcome.created
+    assert (run.tests, run.passed, run.failures, run.errors, run.skipped, run.flaky) == (
+        5,
+        1,
+        1,
+        1,
+        1,
+        1,
+    )
+    assert run.status is RunStatus.FAILED
+    assert run.duration_ms == 1250
+    assert run.line_coverage_pct is None
+    assert await store.failing_keys(run.run_id) == {"C b", "C c"}
+
+
+async def test_shards_merge_coverage_by_line_union(store: SqliteStore) -> None:
+    first = coverage({"a.py": ({1, 2}, {3, 4}), "b.py": ({1}, set())})
+    second = coverage({"a.py": ({3}, {1, 2, 4}), "c.py": (set(), {1, 2})})
+    key = target(run_key="shards")
+    await store.ingest(IngestBatch(key, (first,)))
+    outcome = await store.ingest(IngestBatch(key, (second,)))
+    # a.py 1,2,3 of 1-4; b.py 1 of 1; c.py 0 of 2: 4 of 7 lines.
+    assert outcome.run.line_coverage_pct == pytest.approx(100 * 4 / 7)
+    rows = await store.db.fetchall(
+        "SELECT path, covered, uncovered FROM coverage_files ORDER BY path"
+    )
+    assert [tuple(r) for r in rows] == [
+        ("a.py", "1-3", "4"),
+        ("b.py", "1", ""),
+        ("c.py", "", "1-2"),
+    ]
+
+
+async def test_a_known_file_is_skipped_not_added(store: SqliteStore) -> None:
+    report = junit(("a", TestStatus.PASSED))
+    key = target(run_key="k")
+    await store.ingest(IngestBatch(key, (report,)))
+    outcome = await store.ingest(IngestBatch(key, (report, junit(("b", TestStatus.PASSED)))))
+    assert [d.sha256 for d in outcome.duplicates] == [report.sha256]
+    assert (outcome.run.tests, outcome.run.uploads) == (2, 2)
+    assert await store.run_hashes("p", "k") == {report.sha256, _sha("b")}
+
+
+def _sha(name: str) -> str:
+    return junit((name, TestStatus.PASSED)).sha256
+
+
+async def test_a_run_key_conflict_writes_nothing(store: SqliteStore) -> None:
+    await store.ingest(IngestBatch(target(run_key="k"), (junit(("a", TestStatus.PASSED)),)))
+    with pytest.raises(RunKeyConflict):
+        await store.ingest(
+            IngestBatch(target(run_key="k", flag="other"), (junit(("z", TestStatus.FAILED)),))
+        )
+    assert (await store.db.fetchone("SELECT COUNT(*) FROM test_cases"))[0] == 1  # type: ignore[index]
+
+
+async def test_counter_only_coverage_counts_when_no_line_data_exists(store: SqliteStore) -> None:
+    counters = CoverageReport("jacoco", (), 30, 40, 1, 4)
+    report = ParsedReport(ReportKind.COVERAGE, "jacoco", "j.xml", "f" * 64, 1, coverage=counters)
+    outcome = await store.ingest(IngestBatch(target(), (report,)))
+    assert outcome.run.line_coverage_pct == 75.0
+    assert outcome.run.branch_coverage_pct == 25.0
+
+
+async def test_latest_run_lookups(store: SqliteStore) -> None:
+    async def run(branch: str, commit: str, flag: str = "default") -> int:
+        report = junit(("a", TestStatus.PASSED), tag=f"{branch}{commit}{flag}")
+        batch = IngestBatch(target(branch=branch, commit=commit, flag=flag), (report,))
+        return (await store.ingest(batch)).run.run_id
+
+    old_main = await run("main", "1111111aaaa")
+    feature = await run("feature", "2222222bbbb")
+    new_main = await run("main", "3333333cccc")
+    unit = await run("main", "3333333cccc", flag="unit")
+    project = await store.find_project("p")
+    assert project is not None
+    pid = project.id
+
+    async def latest(**kw: object) -> int | None:
+        found = await store.latest_run(pid, flag=kw.pop("flag", "default"), **kw)  # type: ignore[arg-type]
+        return found.run_id if found else None
+
+    assert await latest(branch="main") == new_main
+    assert await latest(branch="main", flag="unit") == unit
+    assert await latest(commit="2222222bbbb") == feature
+    assert await latest(commit="2222222") == feature  # a 7+ hex prefix
+    assert await latest(commit="222222") is None  # too short to be a prefix
+    assert await latest(branch="main", before_run_id=new_main) == old_main
+    assert await latest(commit="3333333cccc", exclude_run_id=new_main) is None
+    assert [r.run_id for r in await store.runs_after(feature, limit=10)] == [new_main, unit]
+
+
+def test_line_codec_round_trips() -> None:
+    lines = {1, 2, 3, 5, 9, 10, 100}
+    assert encode_lines(lines) == "1-3,5,9-10,100"
+    assert decode_lines(encode_lines(lines)) == lines
+    assert decode_lines("") == frozenset()
+    branches = (BranchLine(3, 1, 2), BranchLine(7, 4, 4))
+    assert decode_branches(encode_branches(branches)) == branches

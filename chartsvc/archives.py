@@ -9,9 +9,12 @@ load or validate the chart itself: that is the engine's job.
 from __future__ import annotations
 
 import gzip
+import hashlib
 import io
 import tarfile
+import threading
 import zlib
+from collections import OrderedDict
 
 import attrs
 
@@ -66,3 +69,30 @@ def _check_member(member: tarfile.TarInfo, entries: int, total: int, limits: Arc
     name = member.name
     if name.startswith("/") or ".." in name.split("/"):
         raise BadArchive(f"chart archive entry {name[:200]!r} leaves the chart directory")
+
+
+@attrs.define
+class ArchiveChecker:
+    """:func:`check` with a memory of archives that already passed (by sha256), safe across threads.
+
+    The same chart is uploaded or pulled again and again; its headers need reading once.
+    """
+
+    limits: ArchiveLimits
+    remembered: int = 1024
+    _passed: OrderedDict[str, None] = attrs.field(factory=OrderedDict)
+    _lock: threading.Lock = attrs.field(factory=threading.Lock)
+
+    def check(self, data: bytes) -> None:
+        if len(data) > self.limits.max_archive_bytes:
+            check(data, self.limits)  # raises the size error without hashing a huge body
+        digest = hashlib.sha256(data).hexdigest()
+        with self._lock:
+            if digest in self._passed:
+                self._passed.move_to_end(digest)
+                return
+        check(data, self.limits)
+        with self._lock:
+            self._passed[digest] = None
+            while len(self._passed) > self.remembered:
+                self._passed.popitem(last=False)

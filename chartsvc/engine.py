@@ -8,13 +8,17 @@ guard first, so Helm's own network code is never exercised. It knows nothing of 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import re
 import tempfile
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
+import attrs
 import helm_python as helm
 
 from common.errors import BadRequest, WharfError
@@ -118,9 +122,96 @@ def _loaded(archive: bytes) -> Iterator[helm.Chart]:
         chart.close()
 
 
-def _render_sync(archive: bytes, values: dict[str, Any], release_name: str, namespace: str) -> str:
+@attrs.define(eq=False)
+class _Slot:
+    chart: helm.Chart
+    weight: int
+    users: int = 0
+    evicted: bool = False
+
+
+@attrs.define
+class ChartCache:
+    """Loaded charts by archive digest, least recently used first out, shared across threads.
+
+    Loading is a third of a render's cost, and the same chart is rendered again and again. Charts
+    are immutable and thread-safe in helm_python; a handle is closed only once it has been evicted
+    *and* no thread still renders with it. The owner calls :meth:`close` at shutdown.
+    """
+
+    max_charts: int = 32
+    max_bytes: int = 64 * 1024 * 1024
+    _slots: OrderedDict[str, _Slot] = attrs.field(factory=OrderedDict)
+    _lock: threading.Lock = attrs.field(factory=threading.Lock)
+    _weight: int = 0
+
+    @contextmanager
+    def use(self, archive: bytes) -> Iterator[helm.Chart]:
+        slot = self._acquire(hashlib.sha256(archive).hexdigest(), archive)
+        try:
+            yield slot.chart
+        finally:
+            self._release(slot)
+
+    def _acquire(self, key: str, archive: bytes) -> _Slot:
+        with self._lock:
+            slot = self._slots.get(key)
+            if slot is not None:
+                self._slots.move_to_end(key)
+                slot.users += 1
+                return slot
+        fresh = _Slot(helm.Chart.load_archive(archive), len(archive), users=1)
+        with self._lock:
+            replaced = self._slots.pop(key, None)  # another thread loaded it meanwhile
+            if replaced is not None:
+                self._weight -= replaced.weight
+                replaced.evicted = True
+            self._slots[key] = fresh
+            self._weight += fresh.weight
+            retired = self._evict()
+            if replaced is not None and replaced.users == 0:
+                retired.append(replaced.chart)
+        for chart in retired:
+            chart.close()
+        return fresh
+
+    def _evict(self) -> list[helm.Chart]:
+        retired = []
+        while self._slots and (len(self._slots) > self.max_charts or self._weight > self.max_bytes):
+            _, slot = self._slots.popitem(last=False)
+            self._weight -= slot.weight
+            slot.evicted = True
+            if slot.users == 0:
+                retired.append(slot.chart)
+        return retired
+
+    def _release(self, slot: _Slot) -> None:
+        with self._lock:
+            slot.users -= 1
+            done = slot.evicted and slot.users == 0
+        if done:
+            slot.chart.close()
+
+    def close(self) -> None:
+        with self._lock:
+            self.max_charts = 0
+            retired = self._evict()
+        for chart in retired:
+            chart.close()
+
+
+def _render_sync(
+    archive: bytes,
+    values: dict[str, Any],
+    release_name: str,
+    namespace: str,
+    charts: ChartCache | None,
+    before: Callable[[], None] | None,
+) -> str:
+    if before is not None:
+        before()
     helm.validate_release_name(release_name)
-    with _loaded(archive) as chart:
+    with charts.use(archive) if charts is not None else _loaded(archive) as chart:
         rendered = chart.render(
             values, name=release_name, namespace=namespace, revision=1, is_install=True
         )
@@ -146,10 +237,19 @@ def manifest_text(rendered: dict[str, str]) -> str:
 
 
 async def render(
-    archive: bytes, *, values: dict[str, Any], release_name: str, namespace: str
+    archive: bytes,
+    *,
+    values: dict[str, Any],
+    release_name: str,
+    namespace: str,
+    charts: ChartCache | None = None,
+    before: Callable[[], None] | None = None,
 ) -> str:
-    """``helm template``: render offline, values coalesced over the chart's defaults like Helm."""
-    return await _run(_render_sync, archive, values, release_name, namespace)
+    """``helm template``: render offline, values coalesced over the chart's defaults like Helm.
+
+    ``before`` runs first in the same worker thread (the archive limits check), saving a hop.
+    """
+    return await _run(_render_sync, archive, values, release_name, namespace, charts, before)
 
 
 def _metadata_sync(archive: bytes) -> dict[str, Any]:

@@ -1,7 +1,9 @@
 """Atomic file replacement: write a temp file in the target's directory, fsync, rename over.
 
 Readers (this service after a restart, or the ``helm`` CLI sharing the directory) see the old file or
-the new one, never half of either. This module must not decide what is written.
+the new one, never half of either. Staging is split from the rename so a large file can be written
+while other work (parsing it) runs, then published or dropped. This module must not decide what is
+written.
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ import tempfile
 from pathlib import Path
 
 
-def write_atomic(path: Path, data: bytes) -> None:
+def stage(path: Path, data: bytes) -> Path:
+    """``data`` in a durable temp file next to ``path``; publish with :func:`publish`."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -20,11 +23,22 @@ def write_atomic(path: Path, data: bytes) -> None:
             out.write(data)
             out.flush()
             os.fsync(out.fileno())
-        os.replace(temp, path)
     except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp)
+        remove_quietly(Path(temp))
         raise
+    return Path(temp)
+
+
+def publish(staged: Path, path: Path) -> None:
+    try:
+        os.replace(staged, path)
+    except BaseException:
+        remove_quietly(staged)
+        raise
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    publish(stage(path, data), path)
 
 
 def remove_quietly(*paths: Path) -> None:

@@ -12,6 +12,7 @@ import asyncio
 from collections import defaultdict
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import attrs
 import yarl
@@ -20,6 +21,8 @@ from chartsvc import archives
 from chartsvc.repos import config, index
 from chartsvc.repos.cache import WeightedLRU
 from chartsvc.repos.fetch import Fetcher, resolve_chart_url
+from chartsvc.repos.files import remove_quietly
+from chartsvc.repos.memory import release_freed_memory
 from chartsvc.repos.store import IndexFiles
 from common.errors import BadRequest, Conflict, NotFound, WharfError
 from common.netguard import AddressPolicy
@@ -162,22 +165,32 @@ class RepoService:
         assert download is not None  # no validators were sent without a previous index
         fetched = datetime.now(UTC).isoformat()
         meta = {"url": url, "etag": download.etag, "lastModified": download.last_modified}
-        prepared = await asyncio.to_thread(
-            index.parse, download.body, source={**meta, "fetched": fetched}
-        )
-        weight = await asyncio.to_thread(self.files.save, name, download.body, prepared)
-        self._indexes.put(name, prepared, weight)
+        prepared = await self._prepare(name, download.body, {**meta, "fetched": fetched})
+        del download, previous  # let the raw bytes and the old index go before trimming
+        self._indexes.put(name, prepared, prepared.weight)
+        await asyncio.to_thread(release_freed_memory)
         return _result(name, prepared, updated=True)
+
+    async def _prepare(self, name: str, raw: bytes, source: dict[str, Any]) -> index.PreparedIndex:
+        """Parse while the raw file is written; publish both only when the parse succeeded."""
+        staging = asyncio.ensure_future(asyncio.to_thread(self.files.stage_raw, name, raw))
+        try:
+            prepared = await asyncio.to_thread(index.parse, raw, source=source)
+        except BaseException:
+            await asyncio.to_thread(remove_quietly, await staging)
+            raise
+        staged = await staging
+        await asyncio.to_thread(self.files.commit, name, staged, prepared)
+        return prepared
 
     async def _prepared(self, name: str) -> index.PreparedIndex | None:
         cached = self._indexes.get(name)
         if cached is not None:
             return cached
         loaded = await asyncio.to_thread(self.files.load, name)
-        if loaded is None:
-            return None
-        self._indexes.put(name, loaded[0], loaded[1])
-        return loaded[0]
+        if loaded is not None:
+            self._indexes.put(name, loaded, loaded.weight)
+        return loaded
 
     async def require_index(self, name: str) -> index.PreparedIndex:
         """The prepared index, downloaded first if this repository has never been updated."""
@@ -199,8 +212,8 @@ class RepoService:
         await self.get(name)
         prepared = await self.require_index(name)
         return [
-            _chart_version(f"{name}/{chart}", index.latest(entries))
-            for chart, entries in sorted(prepared.charts.items())
+            _chart_version(f"{name}/{chart}", entry)
+            for chart, entry in sorted(prepared.latest.items())
         ]
 
     async def versions(self, name: str, chart: str) -> list[ChartVersion]:
@@ -209,7 +222,7 @@ class RepoService:
 
     async def _entries(self, name: str, chart: str) -> list[index.Entry]:
         await self.get(name)
-        entries = (await self.require_index(name)).charts.get(chart)
+        entries = (await self.require_index(name)).entries(chart)
         if not entries:
             raise ChartNotFound(name, chart)
         return entries
@@ -242,7 +255,7 @@ class RepoService:
         """Versions of ``chart`` newest first (only those with a download URL) for dependency
         resolution; ``repo_url`` may be a configured repository's URL or ``@name``/``alias:name``."""
         prepared = await self._index_for_url(repo_url)
-        entries = prepared.charts.get(chart, [])
+        entries = prepared.entries(chart) or []
         return [str(e[index.VERSION]) for e in entries if e[index.URLS]]
 
     async def _index_for_url(self, repo_url: str) -> index.PreparedIndex:
@@ -266,7 +279,7 @@ class RepoService:
         )
         assert download is not None
         prepared = await asyncio.to_thread(index.parse, download.body, source={"url": repo_url})
-        self._indexes.put(key, prepared, len(download.body) // 4)
+        self._indexes.put(key, prepared, prepared.weight)
         return prepared
 
 
@@ -289,6 +302,6 @@ def _result(name: str, prepared: index.PreparedIndex, *, updated: bool) -> Updat
         name=name,
         updated=updated,
         charts=len(prepared.charts),
-        versions=prepared.version_count,
+        versions=prepared.versions,
         skipped=prepared.skipped,
     )

@@ -1,10 +1,11 @@
-"""The on-disk index cache of one service: Helm's files plus our prepared form, and its memory bound.
+"""The on-disk index cache of one service: Helm's files plus our prepared form.
 
 Per repository ``<cache>/<name>-index.yaml`` (the raw index, exactly what ``helm`` reads) and
-``<name>-charts.txt`` are Helm's; ``<name>-index.prepared.json`` is ours. The prepared file is written
-first and records the raw file's size, so a crash between the renames is noticed at the next read and
-repaired from the raw file instead of being served stale. Methods here block: callers run them in a
-thread. Nothing here downloads.
+``<name>-charts.txt`` are Helm's; ``<name>-index.prepared`` is ours. The raw file is staged while the
+index is parsed and published only once parsing succeeded. The prepared file is published first and
+records the raw file's size, so a crash between the renames is noticed at the next read and repaired
+from the raw file instead of being served stale. Methods here block: callers run them in a thread.
+Nothing here downloads.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 import attrs
 
 from chartsvc.repos import index
-from chartsvc.repos.files import remove_quietly, write_atomic
+from chartsvc.repos.files import publish, remove_quietly, stage, write_atomic
 
 
 @attrs.frozen
@@ -29,18 +30,23 @@ class IndexFiles:
         return self.cache_dir / f"{name}-charts.txt"
 
     def prepared(self, name: str) -> Path:
-        return self.cache_dir / f"{name}-index.prepared.json"
+        return self.cache_dir / f"{name}-index.prepared"
 
-    def save(self, name: str, raw: bytes, prepared: index.PreparedIndex) -> int:
-        """Write all three files atomically; returns the prepared file's size (its memory weight)."""
-        encoded = prepared.to_json()
-        write_atomic(self.prepared(name), encoded)
-        write_atomic(self.raw(name), raw)
+    def stage_raw(self, name: str, raw: bytes) -> Path:
+        return stage(self.raw(name), raw)
+
+    def commit(self, name: str, staged_raw: Path, prepared: index.PreparedIndex) -> None:
+        """Publish the prepared file, then the staged raw index, then the chart names."""
+        try:
+            write_atomic(self.prepared(name), prepared.to_lines())
+        except BaseException:
+            remove_quietly(staged_raw)
+            raise
+        publish(staged_raw, self.raw(name))
         write_atomic(self.names(name), index.chart_names(prepared))
-        return len(encoded)
 
-    def load(self, name: str) -> tuple[index.PreparedIndex, int] | None:
-        """The prepared index and its weight; re-prepared from the raw file when stale or missing."""
+    def load(self, name: str) -> index.PreparedIndex | None:
+        """The prepared index; re-prepared from the raw file when stale or missing."""
         raw_path = self.raw(name)
         if not raw_path.exists():
             return None
@@ -48,18 +54,17 @@ class IndexFiles:
             encoded = self.prepared(name).read_bytes()
         except FileNotFoundError:
             encoded = b""
-        prepared = index.PreparedIndex.from_json(encoded) if encoded else None
+        prepared = index.PreparedIndex.from_lines(encoded) if encoded else None
         if prepared is not None and prepared.source.get("size") == raw_path.stat().st_size:
-            return prepared, len(encoded)
+            return prepared
         return self._reprepare(name, raw_path, prepared.source if prepared else {})
 
-    def _reprepare(
-        self, name: str, raw_path: Path, source: dict[str, Any]
-    ) -> tuple[index.PreparedIndex, int]:
+    def _reprepare(self, name: str, raw_path: Path, source: dict[str, Any]) -> index.PreparedIndex:
         raw = raw_path.read_bytes()
         # Without a matching prepared file the validators are unknown: drop them, fetch in full.
         fresh = index.parse(raw, source={"url": source.get("url", "")})
-        return fresh, self.save(name, raw, fresh)
+        self.commit(name, self.stage_raw(name, raw), fresh)
+        return fresh
 
     def remove(self, name: str) -> None:
         remove_quietly(self.prepared(name), self.raw(name), self.names(name))

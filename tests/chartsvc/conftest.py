@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,10 +19,12 @@ import helm_python as helm
 import pytest
 import yaml
 from aiohttp import web
-from aiohttp.test_utils import TestServer
+from aiohttp.test_utils import TestClient, TestServer
 
+from chartsvc.app import create_app
 from chartsvc.settings import Settings
 from common.config import load_settings
+from tests.conftest import ApiClient
 
 LOOPBACK = (ipaddress.ip_network("127.0.0.0/8"),)
 
@@ -167,3 +169,36 @@ def make_settings(tmp_path: Path) -> MakeSettings:
         return load_settings(Settings, overrides=pairs)
 
     return make
+
+
+MakeClient = Callable[..., Awaitable[TestClient[Any, Any]]]
+
+
+@pytest.fixture
+def make_client(api_client: ApiClient, make_settings: MakeSettings) -> MakeClient:
+    """A test client of ``create_app`` with settings overrides; loopback allowed for the fakes."""
+
+    async def make(*overrides: str, allow: tuple[Any, ...] = LOOPBACK) -> TestClient[Any, Any]:
+        return await api_client(create_app(make_settings(*overrides), address_allow=allow))
+
+    return make
+
+
+FULL = ("chartsvc.security.mode=FULL", "chartsvc.security.api-key=test-key")
+KEY = {"X-API-Key": "test-key"}
+
+
+@pytest.fixture
+async def client(make_client: MakeClient) -> TestClient[Any, Any]:
+    """FULL mode with a key, so tests can add repositories; requests send ``KEY`` for writes."""
+    return await make_client(*FULL)
+
+
+@pytest.fixture
+async def repo_client(client: TestClient[Any, Any], chart_repo: ChartRepo) -> TestClient[Any, Any]:
+    """A client with the loopback repository added as ``r``."""
+    resp = await client.post(
+        "/api/v1/repos", json={"name": "r", "url": chart_repo.url}, headers=KEY
+    )
+    assert resp.status == 201, await resp.text()
+    return client

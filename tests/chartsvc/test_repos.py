@@ -150,14 +150,14 @@ async def test_restart_reads_the_prepared_form_without_reparsing(
     policy = AddressPolicy(allow=LOOPBACK)
     async with guarded_session(policy) as session:
         await make_service(tmp_path, session, policy).add("r", chart_repo.url)
-    prepared = tmp_path / "cache" / "r-index.prepared.json"
+    prepared = tmp_path / "cache" / "r-index.prepared"
     stamp = prepared.stat().st_mtime_ns
     async with guarded_session(policy) as session:
         again = make_service(tmp_path, session, policy)
         assert len(await again.charts("r")) == 2
     assert prepared.stat().st_mtime_ns == stamp
     # A prepared file that does not match the raw index is rebuilt, never served.
-    prepared.write_bytes(b'{"format": 1, "source": {"size": 1}, "skipped": 0, "charts": {}}')
+    prepared.write_bytes(b'{"format": 2, "source": {"size": 1}, "skipped": 0, "versions": 0}\n')
     async with guarded_session(policy) as session:
         assert len(await make_service(tmp_path, session, policy).charts("r")) == 2
 
@@ -208,7 +208,33 @@ def test_prepared_index_skips_what_helm_skips() -> None:
         b'"urls":[]},{"name":"a","version":"latest","urls":[]}]}}'
     )
     prepared = index.parse(raw, source={})
-    assert [e[index.VERSION] for e in prepared.charts["a"]] == ["v2", "1.0.0"]
+    assert [e[index.VERSION] for e in prepared.entries("a") or []] == ["v2", "1.0.0"]
     assert prepared.skipped == 3
     with pytest.raises(BadGateway):
         index.parse(b'{"entries": {}}', source={})
+
+
+@pytest.mark.parametrize(
+    "versions",
+    [
+        [
+            "1.0.0",
+            "1.0.0-rc.1",
+            "1.0.0-rc.10",
+            "1.0.0-rc.2",
+            "1.0.0-alpha",
+            "1.0.0-1",
+            "v2",
+            "1.10",
+        ],
+        ["0.0.1", "1", "1.2", "1.2.3+build", "1.2.3-0a", "1.2.3-a.b.c", "1.2.3-a.b", "10.0.0"],
+    ],
+)
+def test_index_sort_key_agrees_with_semver(versions: list[str]) -> None:
+    from chartsvc import semver
+
+    for text in [*versions, "01.2.3", "1.2.3-01", "x1", "1.2.3.4", "", "99999999999999999999999"]:
+        assert (index.sort_key(text) is None) == (semver.parse_version(text) is None), text
+    valid = [v for v in versions if semver.parse_version(v)]
+    by_key = sorted(valid, key=lambda v: index.sort_key(v) or (), reverse=True)
+    assert by_key == semver.sort_newest_first(valid)

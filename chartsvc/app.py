@@ -1,0 +1,111 @@
+"""Assembly of the chart service: spec, routes, the access gate and the resources' cleanup contexts.
+
+``create_app`` is synchronous and does no I/O beyond reading the packaged spec; the outbound HTTP
+session, repository service, OCI and hub clients open in ``_services`` and close after its ``yield``.
+The release group and MCP are added by their own issues.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import yaml
+from aiohttp import web
+from aiohttp.typedefs import Middleware
+
+from chartsvc import archives, engine
+from chartsvc.access import AccessPolicy
+from chartsvc.charts import ChartService
+from chartsvc.gate import access_gate
+from chartsvc.http import charts, dependencies, hub, repos
+from chartsvc.hub import HubClient
+from chartsvc.keys import CHARTS, HUB, OCI, POLICY, REPOS, SETTINGS
+from chartsvc.oci import OciClient
+from chartsvc.operations import annotate_spec
+from chartsvc.repos.cache import WeightedLRU
+from chartsvc.repos.fetch import Fetcher
+from chartsvc.repos.service import RepoService
+from chartsvc.repos.store import IndexFiles
+from chartsvc.settings import ChartsvcSettings, Settings
+from common.app import build_app
+from common.netguard import AddressPolicy, IPNetwork, guarded_session
+from common.openapi import Spec
+
+SPEC_PATH = Path(__file__).resolve().parent.parent / "spec" / "chartsvc.yaml"
+_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+@functools.cache
+def load_spec() -> Spec:
+    """The spec with summaries and 401/403 responses filled in from ``chartsvc.operations``."""
+    document = yaml.load(SPEC_PATH.read_text("utf-8"), Loader=_LOADER)  # noqa: S506
+    return Spec.from_document(annotate_spec(document))
+
+
+def create_app(settings: Settings, *, address_allow: tuple[IPNetwork, ...] = ()) -> web.Application:
+    """The chart service. ``address_allow`` widens the outbound address policy (tests only)."""
+    svc = settings.chartsvc
+    middlewares: list[Middleware] = []
+    if svc.rest.access_interceptor.enabled:
+        middlewares.append(access_gate(AccessPolicy.from_settings(svc.security)))
+    app = build_app(
+        service="chartsvc",
+        spec=load_spec(),
+        api_routes=[charts.routes, repos.routes, hub.routes, dependencies.routes],
+        base_path=svc.rest.base_path,
+        middlewares=middlewares,
+        client_max_size=svc.rest.max_upload_size,
+        info={"security": {"mode": svc.security.mode.value}},
+    )
+    app[SETTINGS] = svc
+    app[POLICY] = AddressPolicy(
+        block_private_networks=svc.security.block_private_networks, allow=address_allow
+    )
+    app.cleanup_ctx.append(_services)
+    return app
+
+
+def archive_limits(svc: ChartsvcSettings) -> archives.ArchiveLimits:
+    return archives.ArchiveLimits(
+        max_archive_bytes=svc.charts.max_archive_size,
+        max_decompressed_bytes=svc.charts.max_decompressed_size,
+        max_entries=svc.charts.max_entries,
+    )
+
+
+async def _services(app: web.Application) -> AsyncIterator[None]:
+    svc, policy = app[SETTINGS], app[POLICY]
+    if svc.rest.temp_dir is not None:
+        svc.rest.temp_dir.mkdir(parents=True, exist_ok=True)
+    limits = archive_limits(svc)
+    async with (
+        guarded_session(policy) as session,
+        HubClient(svc.hub.base_url, policy) as hub_client,
+        OciClient(policy, plain_http=svc.oci.plain_http) as oci_client,
+    ):
+        app[REPOS] = RepoService(
+            repositories_file=svc.repositories_file,
+            files=IndexFiles(svc.cache_dir),
+            fetcher=Fetcher(session, policy),
+            policy=policy,
+            max_index_size=svc.repositories.max_index_size,
+            limits=limits,
+            indexes=WeightedLRU(svc.repositories.index_memory),
+        )
+        app[OCI] = oci_client
+        app[HUB] = hub_client
+        charts = engine.ChartCache()
+        app[CHARTS] = ChartService(
+            repos=app[REPOS],
+            oci=app[OCI],
+            checker=archives.ArchiveChecker(limits),
+            charts=charts,
+            temp_dir=svc.rest.temp_dir,
+        )
+        try:
+            yield
+        finally:
+            charts.close()

@@ -1,0 +1,150 @@
+"""Chart operations shared by the HTTP routes and (later) the MCP tools: render, show, create, pull.
+
+A chart reference is ``<repo>/<chart>`` (a configured repository), optionally ``<repo>/<chart>:<version>``
+where a version is accepted, or ``oci://<registry>/<path>[:<tag>]``. Every archive that enters (pulled
+or uploaded) passes the archive limits before the engine sees it. No version means the latest one,
+never an error. This module knows nothing of HTTP and never fetches by itself: repositories and the
+OCI client do, through the address guard.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+from pathlib import Path
+from typing import Any, Protocol
+
+import attrs
+
+from chartsvc import archives, deps, engine
+from chartsvc.repos.service import RepoService
+from common.errors import BadRequest, ValidationFailed
+
+DEFAULT_RELEASE_NAME = "release-name"  # what `helm template` uses without a name
+DEFAULT_NAMESPACE = "default"
+
+
+class ChartPuller(Protocol):
+    """What charts need of the OCI client."""
+
+    async def pull(self, ref: str, *, version: str | None) -> bytes: ...
+
+    async def push(self, archive: Path, remote: str) -> dict[str, Any]: ...
+
+    async def tags(self, ref: str) -> list[str]: ...
+
+
+class InvalidChartRef(BadRequest):
+    default_code = "invalid-chart-ref"
+
+    def __init__(self, ref: str, field: str = "chartRef") -> None:
+        super().__init__(
+            f"{field} must be <repo>/<chart> or oci://<registry>/<path>, got {ref[:200]!r}",
+            extra={"errors": [{"in": "body", "field": field, "message": "is invalid"}]},
+        )
+
+
+@attrs.frozen
+class ChartRef:
+    repo: str
+    chart: str
+    version: str | None
+
+    @classmethod
+    def parse(cls, ref: str, version: str | None, *, field: str = "chartRef") -> ChartRef:
+        repo, sep, chart = ref.partition("/")
+        chart, colon, pinned = chart.partition(":")
+        if not (repo and sep and chart) or "/" in chart or (colon and not pinned):
+            raise InvalidChartRef(ref, field)
+        return cls(repo, chart, version or pinned or None)
+
+
+@attrs.frozen
+class RenderRequest:
+    release_name: str = DEFAULT_RELEASE_NAME
+    namespace: str = DEFAULT_NAMESPACE
+    values: dict[str, Any] = attrs.field(factory=dict)
+
+    @classmethod
+    def from_body(cls, body: dict[str, Any]) -> RenderRequest:
+        return cls(
+            release_name=body.get("releaseName") or DEFAULT_RELEASE_NAME,
+            namespace=body.get("namespace") or DEFAULT_NAMESPACE,
+            values=body.get("values") or {},
+        )
+
+
+@attrs.define
+class ChartService:
+    repos: RepoService
+    oci: ChartPuller
+    checker: archives.ArchiveChecker
+    charts: engine.ChartCache
+    temp_dir: Path | None = None
+
+    async def archive(self, ref: str, version: str | None, *, field: str = "chartRef") -> bytes:
+        return (await self.pull(ref, version, field=field))[0]
+
+    async def pull(
+        self, ref: str, version: str | None, *, field: str = "chartRef"
+    ) -> tuple[bytes, str]:
+        """The archive ``ref`` names and a file name for it (``<chart>-<version>.tgz``)."""
+        if ref.startswith("oci://"):
+            data = await self.oci.pull(ref, version=version or None)
+            await asyncio.to_thread(self.checker.check, data)
+            meta = await engine.metadata(data)
+            return data, f"{meta.get('name', 'chart')}-{meta.get('version', '0')}.tgz"
+        parsed = ChartRef.parse(ref, version, field=field)
+        return await self.repos.chart_archive(parsed.repo, parsed.chart, parsed.version)
+
+    async def template(self, ref: str, version: str | None, request: RenderRequest) -> str:
+        return await self.render(await self.archive(ref, version), request)
+
+    async def template_upload(self, archive: bytes, request: RenderRequest) -> str:
+        """Render an uploaded archive; the limits are checked in the render's own worker thread."""
+        return await self.render(archive, request, check=True)
+
+    async def render(self, data: bytes, request: RenderRequest, *, check: bool = False) -> str:
+        return await engine.render(
+            data,
+            values=request.values,
+            release_name=request.release_name,
+            namespace=request.namespace,
+            charts=self.charts,
+            before=(lambda: self.checker.check(data)) if check else None,
+        )
+
+    async def show(self, ref: str, version: str | None, what: engine.ShowFormat) -> str:
+        data = await self.archive(ref, version)
+        return await engine.show(data, what, temp_dir=self.temp_dir)
+
+    async def create(self, name: str) -> bytes:
+        return await engine.create(name, temp_dir=self.temp_dir)
+
+    async def push(self, archive: bytes, remote: str) -> dict[str, Any]:
+        """Push an uploaded archive to ``remote`` (``oci://...``) once it passes the limits."""
+        if not remote.strip().startswith("oci://"):
+            raise ValidationFailed(
+                [{"in": "body", "field": "remote", "message": "must be an oci:// URL"}]
+            )
+        await asyncio.to_thread(self.checker.check, archive)
+        meta = await engine.metadata(archive)
+        filename = f"{meta.get('name', 'chart')}-{meta.get('version', '0')}.tgz"
+        with tempfile.TemporaryDirectory(dir=self.temp_dir, prefix="chartsvc-push-") as work:
+            path = Path(work) / filename
+            await asyncio.to_thread(path.write_bytes, archive)
+            return await self.oci.push(path, remote.strip())
+
+    async def resolve_dependencies(self, ref: str, version: str | None) -> str:
+        """Chart.lock content for the chart ``ref`` names, each dependency resolved."""
+        data = await self.archive(ref, version)
+        aliases = {repo.name: repo.url for repo in await self.repos.configured()}
+        with tempfile.TemporaryDirectory(dir=self.temp_dir, prefix="chartsvc-deps-") as work:
+            path = Path(work) / "chart.tgz"
+            await asyncio.to_thread(path.write_bytes, data)
+            return await deps.resolve_lock(
+                path,
+                versions_for=self.repos.versions_for,
+                oci_tags=self.oci.tags,
+                repo_aliases=aliases,
+            )

@@ -1,0 +1,152 @@
+"""Reading the chart service's multipart forms: the ``chart`` archive part and small text parts.
+
+Why not ``common.uploads``: that reader streams every part to a temp file, which suits large uploads
+of data kept on disk. A chart archive is consumed as bytes by the engine anyway (Helm loads archives
+in memory), so spooling it to disk and back only adds work: on a template upload it cost more than
+the render itself. Parts are read into memory under the same caps (``chartsvc.rest.max-upload-size``
+→ 413), and the spec's multipart ``required`` list is enforced the same way. Code that needs a file
+(OCI push) writes one under ``chartsvc.rest.temp-dir`` and removes it. This module only locates and
+decodes parts; it never interprets an archive.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import attrs
+from aiohttp import web
+
+from chartsvc.keys import SETTINGS
+from common.errors import BadRequest, PayloadTooLarge, ValidationFailed
+from common.openapi import OPERATION, SPEC
+
+ARCHIVE_PART = "chart"
+MAX_PARTS = 8
+MAX_TEXT_BYTES = 1024 * 1024  # a name, a URL or a small JSON document
+_TEXT_FIELDS = ("releaseName", "namespace")
+# Boundary and part names, read directly: aiohttp's part-by-part reader with its RFC 6266 parser
+# cost more than the wait for a small chart's render; form-data names are tokens or quoted strings.
+_BOUNDARY = re.compile(r'boundary\s*=\s*(?:"([^"]{1,70})"|([^;\s]{1,70}))', re.IGNORECASE)
+_PART_NAME = re.compile(r'(?:^|;)\s*name\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^;\s]+))', re.IGNORECASE)
+
+
+@attrs.frozen
+class ChartForm:
+    parts: dict[str, bytes]
+
+    def archive(self) -> bytes:
+        data = self.parts.get(ARCHIVE_PART)
+        if not data:
+            raise _invalid(ARCHIVE_PART, "must be a non-empty file part (the chart .tgz)")
+        return data
+
+    def text(self, name: str) -> str | None:
+        data = self.parts.get(name)
+        if data is None:
+            return None
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise _invalid(name, "must be UTF-8 text") from None
+
+    def json_object(self, name: str = "request") -> dict[str, Any]:
+        """The JSON object in part ``name``, its known fields type-checked; {} when absent."""
+        text = self.text(name)
+        if text is None or not text.strip():
+            return {}
+        try:
+            body = json.loads(text)
+        except ValueError:
+            raise _invalid(name, "is not valid JSON") from None
+        if not isinstance(body, dict):
+            raise _invalid(name, "must be a JSON object")
+        _check_fields(name, body)
+        return body
+
+
+def _check_fields(name: str, body: dict[str, Any]) -> None:
+    errors = [
+        {"in": "body", "field": f"{name}.{key}", "message": "must be of type string"}
+        for key in _TEXT_FIELDS
+        if body.get(key) is not None and not isinstance(body[key], str)
+    ]
+    if body.get("values") is not None and not isinstance(body["values"], dict):
+        errors.append(
+            {"in": "body", "field": f"{name}.values", "message": "must be of type object"}
+        )
+    if errors:
+        raise ValidationFailed(errors)
+
+
+async def read_chart_form(request: web.Request) -> ChartForm:
+    cap = request.app[SETTINGS].rest.max_upload_size
+    boundary = _boundary(request.headers.get("Content-Type", ""))
+    body = await _read_body(request, cap + MAX_TEXT_BYTES)
+    parts = _split(body, boundary)
+    for name, data in parts.items():
+        if len(data) > (cap if name == ARCHIVE_PART else MAX_TEXT_BYTES):
+            raise PayloadTooLarge(f"part {name[:50]!r} is larger than its limit")
+    _check_required(request, parts)
+    return ChartForm(parts)
+
+
+def _boundary(content_type: str) -> bytes:
+    media, _, params = content_type.partition(";")
+    match = _BOUNDARY.search(params)
+    if media.strip().lower() != "multipart/form-data" or match is None:
+        raise BadRequest("Content-Type must be multipart/form-data with a boundary")
+    return (match.group(1) or match.group(2)).encode("latin-1")
+
+
+async def _read_body(request: web.Request, cap: int) -> bytes:
+    if request.content_length is not None and request.content_length > cap:
+        raise PayloadTooLarge(f"request body is larger than the limit of {cap} bytes")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.content.iter_chunked(256 * 1024):
+        size += len(chunk)
+        if size > cap:
+            raise PayloadTooLarge(f"request body is larger than the limit of {cap} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _split(body: bytes, boundary: bytes) -> dict[str, bytes]:
+    """RFC 7578 parts by name. A part's content ends right before CRLF "--" boundary."""
+    sections = (b"\r\n" + body).split(b"\r\n--" + boundary)
+    parts: dict[str, bytes] = {}
+    for section in sections[1:]:
+        if section.startswith(b"--"):
+            return parts  # the close delimiter; the epilogue after it is ignored
+        head, sep, content = section.partition(b"\r\n\r\n")
+        if not sep or len(parts) >= MAX_PARTS:
+            break
+        parts[_part_name(head.decode("latin-1"))] = content
+    raise BadRequest("malformed multipart body: parts or the closing boundary are missing")
+
+
+def _part_name(head: str) -> str:
+    for line in head.split("\r\n"):
+        key, _, value = line.partition(":")
+        if key.strip().lower() == "content-disposition":
+            match = _PART_NAME.search(value)
+            if match is not None:
+                quoted, token = match.groups()
+                return re.sub(r"\\(.)", r"\1", quoted) if quoted is not None else token
+    raise BadRequest("every multipart part needs a name in its Content-Disposition")
+
+
+def _check_required(request: web.Request, parts: dict[str, bytes]) -> None:
+    op_id = request.get(OPERATION)
+    required = request.app[SPEC].operations[op_id].multipart_required if op_id else ()
+    missing = [name for name in required if name not in parts]
+    if missing:
+        raise ValidationFailed(
+            [{"in": "body", "field": name, "message": "part is required"} for name in missing]
+        )
+
+
+def _invalid(field: str, message: str) -> ValidationFailed:
+    return ValidationFailed([{"in": "body", "field": field, "message": message}])

@@ -1,0 +1,19 @@
+"""Every ``web.AppKey`` of the chart service, typed; no string keys anywhere."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from chartsvc.charts import ChartService
+from chartsvc.hub import HubClient
+from chartsvc.oci import OciClient
+from chartsvc.repos.service import RepoService
+from chartsvc.settings import ChartsvcSettings
+from common.netguard import AddressPolicy
+
+SETTINGS = web.AppKey("chartsvc.settings", ChartsvcSettings)
+POLICY = web.AppKey("chartsvc.address_policy", AddressPolicy)
+REPOS = web.AppKey("chartsvc.repos", RepoService)
+CHARTS = web.AppKey("chartsvc.charts", ChartService)
+OCI = web.AppKey("chartsvc.oci", OciClient)
+HUB = web.AppKey("chartsvc.hub", HubClient)

@@ -1,0 +1,229 @@
+"""Benchmark: a generated 15,000-entry (~15 MB) repository index through the chart service.
+
+Prints, with baselines measured in the same run:
+- update time (full download + prepare + atomic store) against ``json.loads`` of the same bytes
+  (target: within 2x);
+- ``GET /repos/{name}/charts`` and ``.../versions`` p50 after the update (target: under 50 ms);
+- the service process's RSS growth over the update against the index size (target: under 3x).
+
+The service runs in a child process (this script with ``--serve``) so its RSS is its own; it reaches
+the loopback repository through the explicit allow-list, as the tests do.
+Run: ``.venv/bin/python scripts/bench/chartsvc_index.py [--charts 300 --versions 50]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+from aiohttp import web
+
+KEY = "bench-key"
+
+
+def generate_index(charts: int, versions: int, seed: int = 7) -> bytes:
+    """A bitnami-like index: every entry carries the fields real indexes carry."""
+    rng = random.Random(seed)
+    entries: dict[str, list[dict[str, Any]]] = {}
+    for c in range(charts):
+        name = f"chart-{c:04d}"
+        listed = []
+        for v in range(versions):
+            version = f"{v // 10}.{v % 10}.{rng.randint(0, 20)}"
+            listed.append(
+                {
+                    "annotations": {
+                        "category": rng.choice(["Database", "Infrastructure", "Analytics"]),
+                        "images": f"- name: {name}\n  image: docker.io/bitnami/{name}:{version}\n",
+                        "licenses": "Apache-2.0",
+                    },
+                    "apiVersion": "v2",
+                    "appVersion": f"{rng.randint(1, 9)}.{rng.randint(0, 30)}.{rng.randint(0, 9)}",
+                    "created": f"2024-0{rng.randint(1, 9)}-1{rng.randint(0, 9)}T10:00:00.0Z",
+                    "dependencies": [
+                        {
+                            "name": "common",
+                            "repository": "oci://registry-1.docker.io/bitnamicharts",
+                            "tags": ["bitnami-common"],
+                            "version": "2.x.x",
+                        }
+                    ],
+                    "description": f"{name} is a generated chart for benchmarking index handling.",
+                    "digest": hashlib.sha256(f"{name}{version}{v}".encode()).hexdigest(),
+                    "home": f"https://bitnami.com/stack/{name}",
+                    "icon": f"https://bitnami.com/assets/stacks/{name}/img/{name}-stack-220x234.png",
+                    "keywords": [name, "database", "sql", "replication", "cluster"],
+                    "maintainers": [
+                        {"name": "Broadcom, Inc.", "url": "https://github.com/bitnami/charts"}
+                    ],
+                    "name": name,
+                    "sources": [f"https://github.com/bitnami/charts/tree/main/bitnami/{name}"],
+                    "urls": [f"https://charts.example.com/{name}-{version}.tgz"],
+                    "version": version,
+                }
+            )
+        entries[name] = listed
+    document = {"apiVersion": "v1", "entries": entries, "generated": "2024-06-01T00:00:00Z"}
+    return json.dumps(document, separators=(",", ":")).encode()
+
+
+def rss_kib(pid: int) -> dict[str, int]:
+    fields = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            fields[key] = int(value.split()[0])
+    return fields
+
+
+def serve(port: int, data_dir: Path) -> None:
+    import ipaddress
+
+    from chartsvc.app import create_app
+    from chartsvc.settings import Settings
+    from common.config import load_settings
+
+    settings = load_settings(
+        Settings,
+        overrides=[
+            f"chartsvc.data-dir={data_dir}",
+            "chartsvc.security.mode=FULL",
+            f"chartsvc.security.api-key={KEY}",
+        ],
+    )
+    app = create_app(settings, address_allow=(ipaddress.ip_network("127.0.0.0/8"),))
+    web.run_app(app, host="127.0.0.1", port=port, print=lambda _: print("ready", flush=True))
+
+
+async def timed(session: aiohttp.ClientSession, method: str, url: str, **kw: Any) -> float:
+    start = time.perf_counter()
+    async with session.request(method, url, **kw) as resp:
+        await resp.read()
+        assert resp.status < 300, (resp.status, await resp.text())
+    return time.perf_counter() - start
+
+
+async def bench(args: argparse.Namespace) -> None:
+    raw = generate_index(args.charts, args.versions)
+    size_mb = len(raw) / 1e6
+    loads = min(_time(lambda: json.loads(raw)) for _ in range(3))
+    state = {"etag": '"1"'}
+
+    async def index(request: web.Request) -> web.Response:
+        if request.headers.get("If-None-Match") == state["etag"]:
+            return web.Response(status=304)
+        return web.Response(body=raw, headers={"ETag": state["etag"]})
+
+    repo_app = web.Application()
+    repo_app.router.add_get("/index.yaml", index)
+    runner = web.AppRunner(repo_app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    repo_port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    with tempfile.TemporaryDirectory() as data:
+        child = subprocess.Popen(  # noqa: ASYNC220 - started once, before any timing
+            [sys.executable, __file__, "--serve", str(args.port), data],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            assert child.stdout is not None
+            assert child.stdout.readline().startswith("ready")
+            await _measure(args, child.pid, repo_port, loads, size_mb, state)
+        finally:
+            child.terminate()
+            child.wait()
+    await runner.cleanup()
+
+
+async def _measure(
+    args: argparse.Namespace,
+    pid: int,
+    repo_port: int,
+    loads: float,
+    size_mb: float,
+    state: dict[str, str],
+) -> None:
+    base = f"http://127.0.0.1:{args.port}/api/v1"
+    headers = {"X-API-Key": KEY}
+    async with aiohttp.ClientSession() as s:
+        await timed(s, "GET", f"{base}/repos")
+        before = rss_kib(pid)
+        add = await timed(
+            s,
+            "POST",
+            f"{base}/repos",
+            headers=headers,
+            json={"name": "big", "url": f"http://127.0.0.1:{repo_port}"},
+        )
+        after_add = rss_kib(pid)
+        updates = []
+        for i in range(3):
+            state["etag"] = f'"v{i + 2}"'  # a changed index: full download and prepare every time
+            updates.append(await timed(s, "POST", f"{base}/repos/big/update"))
+        not_modified = await timed(s, "POST", f"{base}/repos/big/update")
+        charts = [await timed(s, "GET", f"{base}/repos/big/charts") for _ in range(30)]
+        versions = [
+            await timed(s, "GET", f"{base}/repos/big/charts/chart-{i % args.charts:04d}/versions")
+            for i in range(30)
+        ]
+        after = rss_kib(pid)
+    update = statistics.median(updates)
+    growth_mb = (after["VmRSS"] - before["VmRSS"]) / 1024
+    peak_mb = (after["VmHWM"] - before["VmRSS"]) / 1024
+    print(f"index: {args.charts * args.versions} entries, {size_mb:.1f} MB JSON")
+    print(f"baseline json.loads:          {loads * 1000:7.1f} ms")
+    print(f"add (download+prepare+store): {add * 1000:7.1f} ms")
+    print(
+        f"update p50 of 3:              {update * 1000:7.1f} ms   ratio {update / loads:.2f}x (target <= 2x)"
+    )
+    print(f"update, 304 not modified:     {not_modified * 1000:7.1f} ms")
+    print(
+        f"GET charts p50:               {statistics.median(charts) * 1000:7.2f} ms (target < 50 ms)"
+    )
+    print(
+        f"GET versions p50:             {statistics.median(versions) * 1000:7.2f} ms (target < 50 ms)"
+    )
+    print(
+        f"RSS before {before['VmRSS'] / 1024:.0f} MB, after add {after_add['VmRSS'] / 1024:.0f} MB, "
+        f"after all {after['VmRSS'] / 1024:.0f} MB"
+    )
+    print(
+        f"RSS growth:                   {growth_mb:7.1f} MB   ratio {growth_mb / size_mb:.2f}x file size (target < 3x)"
+    )
+    print(
+        f"peak RSS over start:          {peak_mb:7.1f} MB   ratio {peak_mb / size_mb:.2f}x file size"
+    )
+
+
+def _time(func: Any) -> float:
+    start = time.perf_counter()
+    func()
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--serve":
+        serve(int(sys.argv[2]), Path(sys.argv[3]))
+        return
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--charts", type=int, default=300)
+    parser.add_argument("--versions", type=int, default=50)
+    parser.add_argument("--port", type=int, default=18931)
+    asyncio.run(bench(parser.parse_args()))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,178 @@
+"""Benchmark: ``POST /charts/template/upload`` of the ``helm create`` scaffold, against baselines.
+
+Baselines, measured in the same run and process:
+- the in-process ``helm_python`` render of the same archive (load + render);
+- an aiohttp hello-world round trip (same client, same loopback, a handler that answers "hello").
+
+Prints the upload-render p50 and its ratio to (render p50 + hello p50) (target <= 1.3x), and the
+throughput with concurrent clients (target >= 300 renders/s).
+Run: ``.venv/bin/python scripts/bench/chartsvc_template.py [--requests 400 --concurrency 8]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import helm_python as helm
+from aiohttp import web
+
+from chartsvc.app import create_app
+from chartsvc.settings import Settings
+from common.config import load_settings
+
+REQUEST = {"releaseName": "bench", "namespace": "default", "values": {"replicaCount": 2}}
+
+
+def scaffold_archive(work: Path) -> bytes:
+    helm.Chart.create("bench", work).close()
+    return Path(helm.package(work / "bench", destination=work)).read_bytes()
+
+
+def render_once(archive: bytes) -> None:
+    chart = helm.Chart.load_archive(archive)
+    try:
+        chart.render(REQUEST["values"], name="bench", namespace="default")  # type: ignore[arg-type]
+    finally:
+        chart.close()
+
+
+def form(archive: bytes) -> aiohttp.FormData:
+    data = aiohttp.FormData()
+    data.add_field("chart", archive, filename="bench.tgz", content_type="application/gzip")
+    data.add_field("request", json.dumps(REQUEST), content_type="application/json")
+    return data
+
+
+async def start(app: web.Application) -> tuple[web.AppRunner, str]:
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    return runner, f"http://127.0.0.1:{port}"
+
+
+async def sequential(session: aiohttp.ClientSession, n: int, send: Any) -> list[float]:
+    times = []
+    for _ in range(n):
+        start_t = time.perf_counter()
+        async with await send(session) as resp:
+            await resp.read()
+            assert resp.status == 200, await resp.text()
+        times.append(time.perf_counter() - start_t)
+    return times
+
+
+async def throughput(session: aiohttp.ClientSession, n: int, workers: int, send: Any) -> float:
+    remaining = n
+
+    async def worker() -> None:
+        nonlocal remaining
+        while remaining > 0:
+            remaining -= 1
+            async with await send(session) as resp:
+                await resp.read()
+
+    start_t = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(workers)))
+    return n / (time.perf_counter() - start_t)
+
+
+async def bench(args: argparse.Namespace) -> None:
+    with tempfile.TemporaryDirectory() as work:
+        archive = scaffold_archive(Path(work))
+        for _ in range(50):
+            render_once(archive)
+        render_times = []
+        for _ in range(args.requests):
+            start_t = time.perf_counter()
+            render_once(archive)
+            render_times.append(time.perf_counter() - start_t)
+
+        hello_app = web.Application()
+        hello_app.router.add_get("/hello", _hello)
+        hello_app.router.add_post("/hello", _hello_upload)
+        settings = load_settings(Settings, overrides=[f"chartsvc.data-dir={work}/data"])
+        hello_runner, hello_url = await start(hello_app)
+        svc_runner, svc_url = await start(create_app(settings))
+        try:
+            async with aiohttp.ClientSession() as session:
+                await _report(args, session, archive, render_times, hello_url, svc_url)
+        finally:
+            await svc_runner.cleanup()
+            await hello_runner.cleanup()
+
+
+async def _hello(_: web.Request) -> web.Response:
+    return web.Response(text="hello")
+
+
+async def _hello_upload(request: web.Request) -> web.Response:
+    await request.read()  # a hello world that receives the same multipart body, and ignores it
+    return web.Response(text="hello")
+
+
+async def _report(
+    args: argparse.Namespace,
+    session: aiohttp.ClientSession,
+    archive: bytes,
+    render_times: list[float],
+    hello_url: str,
+    svc_url: str,
+) -> None:
+    async def hello(s: aiohttp.ClientSession) -> Any:
+        return s.get(f"{hello_url}/hello")
+
+    async def hello_post(s: aiohttp.ClientSession) -> Any:
+        return s.post(f"{hello_url}/hello", data=form(archive))
+
+    async def upload(s: aiohttp.ClientSession) -> Any:
+        return s.post(f"{svc_url}/api/v1/charts/template/upload", data=form(archive))
+
+    await sequential(session, 50, upload)  # warm up
+    hello_times = await sequential(session, args.requests, hello)
+    hello_post_times = await sequential(session, args.requests, hello_post)
+    upload_times = await sequential(session, args.requests, upload)
+    rate = await throughput(session, args.requests, args.concurrency, upload)
+    hello_rate = await throughput(session, args.requests, args.concurrency, hello)
+    render_p50, hello_p50 = statistics.median(render_times), statistics.median(hello_times)
+    hello_post_p50 = statistics.median(hello_post_times)
+    upload_p50 = statistics.median(upload_times)
+    baseline = render_p50 + hello_post_p50
+    print(f"in-process helm_python render p50 (load + render): {render_p50 * 1000:6.2f} ms")
+    print(f"aiohttp hello-world GET round trip p50:            {hello_p50 * 1000:6.2f} ms")
+    print(f"aiohttp hello-world POST of the same form p50:     {hello_post_p50 * 1000:6.2f} ms")
+    print(f"baseline (render + hello POST) p50:                {baseline * 1000:6.2f} ms")
+    print(
+        f"POST /charts/template/upload p50:                  {upload_p50 * 1000:6.2f} ms   "
+        f"ratio {upload_p50 / baseline:.2f}x (target <= 1.3x); "
+        f"vs render + hello GET {upload_p50 / (render_p50 + hello_p50):.2f}x"
+    )
+    print(f"upload p95:                         {_p95(upload_times) * 1000:6.2f} ms")
+    print(
+        f"throughput, {args.concurrency} concurrent clients:   {rate:6.0f} renders/s (target >= 300); "
+        f"hello-world {hello_rate:.0f} req/s"
+    )
+
+
+def _p95(values: list[float]) -> float:
+    return sorted(values)[int(len(values) * 0.95)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=400)
+    parser.add_argument("--concurrency", type=int, default=8)
+    asyncio.run(bench(parser.parse_args()))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,166 @@
+"""The charts group over HTTP: template (reference and upload), create, show."""
+
+from __future__ import annotations
+
+import io
+import json
+import tarfile
+from pathlib import Path
+from typing import Any
+
+import yaml
+from aiohttp import FormData
+
+from tests.chartsvc.conftest import MakeClient
+from tests.guards import assert_problem
+
+Client = Any
+
+
+def upload_form(archive: bytes, request: dict[str, Any] | None = None) -> FormData:
+    form = FormData()
+    form.add_field("chart", archive, filename="chart.tgz", content_type="application/gzip")
+    if request is not None:
+        form.add_field("request", json.dumps(request), content_type="application/json")
+    return form
+
+
+async def test_template_from_repository_reference(repo_client: Client) -> None:
+    body = {"chartRef": "r/demo", "releaseName": "web", "values": {"replicaCount": 3}}
+    resp = await repo_client.post("/api/v1/charts/template", json=body)
+    assert resp.status == 200, await resp.text()
+    assert resp.content_type == "text/plain"
+    docs = {d["kind"]: d for d in yaml.safe_load_all(await resp.text()) if d}
+    assert docs["Deployment"]["spec"]["replicas"] == 3
+    assert docs["Deployment"]["metadata"]["labels"]["helm.sh/chart"] == "demo-0.2.0"  # latest
+
+
+async def test_template_with_version_and_defaults(repo_client: Client) -> None:
+    resp = await repo_client.post(
+        "/api/v1/charts/template", json={"chartRef": "r/demo", "version": "0.1.0"}
+    )
+    text = await resp.text()
+    assert "helm.sh/chart: demo-0.1.0" in text
+    assert "name: release-name-demo" in text
+
+
+async def test_template_missing_chart_ref_names_it(repo_client: Client) -> None:
+    resp = await repo_client.post("/api/v1/charts/template", json={"version": "1"})
+    body = await assert_problem(resp, 400)
+    assert "chartRef" in body["message"]
+
+
+async def test_template_unknown_repo_chart_version_are_404(repo_client: Client) -> None:
+    for ref, version in [("nope/demo", None), ("r/nope", None), ("r/demo", "9.9.9")]:
+        resp = await repo_client.post(
+            "/api/v1/charts/template", json={"chartRef": ref, "version": version}
+        )
+        await assert_problem(resp, 404)
+
+
+async def test_template_bad_chart_ref_is_400(repo_client: Client) -> None:
+    resp = await repo_client.post("/api/v1/charts/template", json={"chartRef": "no-slash"})
+    body = await assert_problem(resp, 400, code="invalid-chart-ref")
+    assert "chartRef" in body["detail"]
+
+
+async def test_template_upload(client: Client, chart_archives: dict[str, Path]) -> None:
+    archive = chart_archives["demo-0.1.0"].read_bytes()
+    request = {"releaseName": "up", "namespace": "ns1", "values": {"service": {"type": "NodePort"}}}
+    resp = await client.post("/api/v1/charts/template/upload", data=upload_form(archive, request))
+    assert resp.status == 200, await resp.text()
+    docs = {d["kind"]: d for d in yaml.safe_load_all(await resp.text()) if d}
+    assert docs["Service"]["spec"]["type"] == "NodePort"
+    assert docs["Service"]["metadata"]["name"] == "up-demo"
+
+
+async def test_template_upload_without_request_part_uses_defaults(
+    client: Client, chart_archives: dict[str, Path]
+) -> None:
+    resp = await client.post(
+        "/api/v1/charts/template/upload",
+        data=upload_form(chart_archives["demo-0.1.0"].read_bytes()),
+    )
+    assert "release-name-demo" in await resp.text()
+
+
+async def test_template_upload_bad_input(client: Client) -> None:
+    resp = await client.post("/api/v1/charts/template/upload", data=upload_form(b"not a tgz"))
+    await assert_problem(resp, 400, code="invalid-chart")
+    form = FormData()
+    form.add_field("request", "{}", content_type="application/json")
+    resp = await client.post("/api/v1/charts/template/upload", data=form)
+    body = await assert_problem(resp, 400)
+    assert "chart" in body["detail"]
+    resp = await client.post(
+        "/api/v1/charts/template/upload", data=upload_form(b"x", {"values": [1]})
+    )
+    body = await assert_problem(resp, 400)
+    assert "request.values" in body["detail"]
+
+
+async def test_oversized_upload_is_413_and_temp_dir_is_cleaned(
+    make_client: MakeClient, tmp_path: Path
+) -> None:
+    client = await make_client("chartsvc.rest.max-upload-size=1000")
+    resp = await client.post("/api/v1/charts/template/upload", data=upload_form(b"x" * 5000))
+    await assert_problem(resp, 413)
+    assert list((tmp_path / "tmp").iterdir()) == []
+
+
+async def test_zip_bomb_upload_is_413(make_client: MakeClient) -> None:
+    client = await make_client("chartsvc.charts.max-decompressed-size=10000")
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as tar:
+        info = tarfile.TarInfo("c/Chart.yaml")
+        info.size = 100_000
+        tar.addfile(info, io.BytesIO(b"0" * info.size))
+    resp = await client.post("/api/v1/charts/template/upload", data=upload_form(out.getvalue()))
+    await assert_problem(resp, 413)
+
+
+async def test_create_returns_a_scaffold_archive(client: Client) -> None:
+    resp = await client.post("/api/v1/charts/create", json={"name": "shop"})
+    assert resp.status == 200
+    assert resp.content_type == "application/gzip"
+    assert resp.headers["Content-Disposition"] == 'attachment; filename="shop.tgz"'
+    with tarfile.open(fileobj=io.BytesIO(await resp.read()), mode="r:gz") as tar:
+        assert "shop/templates/deployment.yaml" in tar.getnames()
+    resp = await client.post("/api/v1/charts/create", json={"name": "../x"})
+    await assert_problem(resp, 400)
+    resp = await client.post("/api/v1/charts/create", json={})
+    await assert_problem(resp, 400)
+
+
+async def test_show_endpoints(repo_client: Client) -> None:
+    base = "/api/v1/charts/show"
+    resp = await repo_client.get(f"{base}/chart", params={"chartRef": "r/demo"})
+    assert yaml.safe_load(await resp.text())["version"] == "0.2.0"  # no version: latest, not 500
+    resp = await repo_client.get(f"{base}/chart", params={"chartRef": "r/demo", "version": "0.1.0"})
+    assert yaml.safe_load(await resp.text())["version"] == "0.1.0"
+    resp = await repo_client.get(f"{base}/values", params={"chartRef": "r/demo"})
+    assert "replicaCount" in yaml.safe_load(await resp.text())
+    resp = await repo_client.get(f"{base}/readme", params={"chartRef": "r/demo"})
+    assert (await resp.text()).startswith("# demo")
+    resp = await repo_client.get(f"{base}/crds", params={"chartRef": "r/demo"})
+    assert "CustomResourceDefinition" in await resp.text()
+    resp = await repo_client.get(base, params={"chartRef": "r/demo"})
+    assert "replicaCount" in await resp.text()
+
+
+async def test_show_errors(repo_client: Client) -> None:
+    resp = await repo_client.get("/api/v1/charts/show/values")
+    body = await assert_problem(resp, 400)
+    assert "chartRef" in body["detail"]
+    resp = await repo_client.get(
+        "/api/v1/charts/show", params={"chartRef": "r/demo", "version": "7"}
+    )
+    await assert_problem(resp, 404)
+
+
+async def test_oci_chart_ref_to_metadata_address_is_400(client: Client) -> None:
+    resp = await client.post(
+        "/api/v1/charts/template", json={"chartRef": "oci://169.254.169.254/charts/x"}
+    )
+    body = await assert_problem(resp, 400)
+    assert body["addressClass"] == "metadata"

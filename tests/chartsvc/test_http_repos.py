@@ -1,0 +1,170 @@
+"""The repositories group over HTTP against a real loopback chart repository."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tests.chartsvc.conftest import FULL, KEY, ChartRepo, MakeClient
+from tests.guards import assert_problem
+
+Client = Any
+
+
+async def test_add_list_remove(client: Client, chart_repo: ChartRepo, tmp_path: Path) -> None:
+    resp = await client.post(
+        "/api/v1/repos", json={"name": "r", "url": chart_repo.url}, headers=KEY
+    )
+    assert resp.status == 201
+    assert await resp.json() == {"name": "r", "url": chart_repo.url}
+    resp = await client.post(
+        "/api/v1/repos", json={"name": "r", "url": chart_repo.url}, headers=KEY
+    )
+    assert resp.status == 200
+    resp = await client.get("/api/v1/repos")
+    assert await resp.json() == [{"name": "r", "url": chart_repo.url}]
+    state = yaml.safe_load((tmp_path / "data" / "repositories.yaml").read_text())
+    assert state["repositories"][0]["name"] == "r"
+    assert (tmp_path / "data" / "repository" / "r-index.yaml").exists()
+    resp = await client.delete("/api/v1/repos/r", headers=KEY)
+    assert resp.status == 204
+    assert await (await client.get("/api/v1/repos")).json() == []
+    await assert_problem(await client.delete("/api/v1/repos/r", headers=KEY), 404)
+
+
+async def test_add_bad_input(client: Client, make_client: MakeClient) -> None:
+    resp = await client.post(
+        "/api/v1/repos", json={"name": "..", "url": "https://x.example"}, headers=KEY
+    )
+    await assert_problem(resp, 400)
+    resp = await client.post("/api/v1/repos", json={"name": "a"}, headers=KEY)
+    body = await assert_problem(resp, 400)
+    assert "url" in body["detail"]
+    strict = await make_client(*FULL, allow=())
+    for url, refused in [
+        ("http://127.0.0.1:8080/", "loopback"),
+        ("http://169.254.169.254/latest/", "metadata"),
+        ("http://localhost/", "loopback"),
+        ("file:///etc/passwd", "unsupported-scheme"),
+    ]:
+        resp = await strict.post("/api/v1/repos", json={"name": "a", "url": url}, headers=KEY)
+        body = await assert_problem(resp, 400, code="address-refused")
+        assert body["addressClass"] == refused, url
+
+
+async def test_unreachable_repository_is_502(client: Client, chart_repo: ChartRepo) -> None:
+    chart_repo.status = 404
+    resp = await client.post(
+        "/api/v1/repos", json={"name": "a", "url": chart_repo.url}, headers=KEY
+    )
+    await assert_problem(resp, 502)
+    assert await (await client.get("/api/v1/repos")).json() == []
+
+
+async def test_update_and_update_all(repo_client: Client, chart_repo: ChartRepo) -> None:
+    resp = await repo_client.post("/api/v1/repos/r/update")
+    assert await resp.json() == {
+        "name": "r",
+        "updated": False,
+        "charts": 2,
+        "versions": 4,
+        "skipped": 1,
+    }
+    chart_repo.etag = '"changed"'
+    resp = await repo_client.post("/api/v1/repos/update-all")
+    [result] = await resp.json()
+    assert result["updated"] is True
+    await assert_problem(await repo_client.post("/api/v1/repos/nope/update"), 404)
+
+
+async def test_update_all_reports_a_failing_repository(
+    repo_client: Client, chart_repo: ChartRepo
+) -> None:
+    chart_repo.status = 500
+    chart_repo.etag = '"other"'
+    resp = await repo_client.post("/api/v1/repos/update-all")
+    assert resp.status == 200
+    [result] = await resp.json()
+    assert "HTTP 500" in result["error"]
+
+
+async def test_chart_and_version_listings(repo_client: Client) -> None:
+    resp = await repo_client.get("/api/v1/repos/r/charts")
+    assert await resp.json() == [
+        {
+            "name": "r/demo",
+            "chartVersion": "0.2.0",
+            "appVersion": "1.0",
+            "description": "demo chart 0.2.0",
+        },
+        {
+            "name": "r/other",
+            "chartVersion": "2.3.4",
+            "appVersion": "1.0",
+            "description": "other chart 2.3.4",
+        },
+    ]
+    resp = await repo_client.get("/api/v1/repos/r/charts/demo/versions")
+    listed = await resp.json()
+    assert [v["chartVersion"] for v in listed] == ["1.0.0-rc.1", "0.2.0", "0.1.0"]
+    assert {v["name"] for v in listed} == {"demo"}
+    await assert_problem(await repo_client.get("/api/v1/repos/r/charts/nope/versions"), 404)
+    await assert_problem(await repo_client.get("/api/v1/repos/nope/charts"), 404)
+
+
+async def test_pull_repository_chart(repo_client: Client, chart_archives: dict[str, Path]) -> None:
+    resp = await repo_client.post("/api/v1/repos/pull", json={"chart": "r/demo"})
+    assert resp.status == 200
+    assert resp.content_type == "application/gzip"
+    assert resp.headers["Content-Disposition"] == 'attachment; filename="demo-0.2.0.tgz"'
+    assert await resp.read() == chart_archives["demo-0.2.0"].read_bytes()
+    resp = await repo_client.post("/api/v1/repos/pull", json={"chart": "r/demo:0.1.0"})
+    assert resp.headers["Content-Disposition"].endswith('"demo-0.1.0.tgz"')
+    resp = await repo_client.post(
+        "/api/v1/repos/pull", json={"chart": "r/demo", "version": "0.1.0"}
+    )
+    assert await resp.read() == chart_archives["demo-0.1.0"].read_bytes()
+
+
+async def test_pull_errors(repo_client: Client) -> None:
+    await assert_problem(await repo_client.post("/api/v1/repos/pull", json={}), 400)
+    resp = await repo_client.post("/api/v1/repos/pull", json={"chart": "r/demo", "version": "5"})
+    await assert_problem(resp, 404)
+    resp = await repo_client.post("/api/v1/repos/pull", json={"chart": "oci://169.254.169.254/x"})
+    body = await assert_problem(resp, 400, code="address-refused")
+    assert body["addressClass"] == "metadata"
+
+
+async def test_index_pointing_at_metadata_address_is_refused(
+    repo_client: Client, chart_repo: ChartRepo, chart_archives: dict[str, Path]
+) -> None:
+    from tests.chartsvc.conftest import index_document
+
+    document = index_document(chart_archives)
+    for entry in document["entries"]["demo"]:
+        entry["urls"] = ["http://169.254.169.254/latest/meta-data/chart.tgz"]
+    chart_repo.set_index(document, etag='"evil"')
+    await repo_client.post("/api/v1/repos/r/update")
+    resp = await repo_client.post("/api/v1/repos/pull", json={"chart": "r/demo"})
+    body = await assert_problem(resp, 400, code="address-refused")
+    assert body["addressClass"] == "metadata"
+
+
+async def test_push_requires_oci_remote_and_archive(client: Client) -> None:
+    from aiohttp import FormData
+
+    form = FormData()
+    form.add_field("chart", b"x", filename="c.tgz", content_type="application/gzip")
+    form.add_field("remote", "https://example.com/charts")
+    body = await assert_problem(
+        await client.post("/api/v1/repos/push", data=form, headers=KEY), 400
+    )
+    assert "remote" in body["detail"]
+    form = FormData()
+    form.add_field("chart", b"x", filename="c.tgz", content_type="application/gzip")
+    body = await assert_problem(
+        await client.post("/api/v1/repos/push", data=form, headers=KEY), 400
+    )
+    assert "remote" in body["detail"]

@@ -1,0 +1,67 @@
+"""The served OpenAPI document: parity with routes and with the operation table, shared errors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chartsvc.operations import BY_ID
+from tests.chartsvc.conftest import MakeClient
+
+METHODS = ("get", "post", "put", "delete", "patch")
+
+
+async def spec_of(make_client: MakeClient) -> dict[str, Any]:
+    client = await make_client()
+    resp = await client.get("/v3/api-docs")
+    assert resp.status == 200
+    document: dict[str, Any] = await resp.json()
+    return document
+
+
+def operations(document: dict[str, Any]) -> dict[str, tuple[str, str, dict[str, Any]]]:
+    return {
+        op["operationId"]: (method.upper(), path, op)
+        for path, item in document["paths"].items()
+        for method, op in item.items()
+        if method in METHODS
+    }
+
+
+async def test_spec_holds_exactly_the_implemented_groups(make_client: MakeClient) -> None:
+    ops = operations(await spec_of(make_client))
+    groups = {BY_ID[op_id].group for op_id in ops}
+    assert groups == {"charts", "repos", "hub", "dependencies"}
+    assert len(ops) == 8 + 9 + 1 + 1
+    for op_id, (method, path, _) in ops.items():
+        assert (BY_ID[op_id].method, BY_ID[op_id].path) == (method, path)
+
+
+async def test_every_operation_documents_summary_and_shared_errors(make_client: MakeClient) -> None:
+    for op_id, (_, _, op) in operations(await spec_of(make_client)).items():
+        assert op["summary"] == BY_ID[op_id].summary
+        assert "500" in op["responses"], op_id
+        if op_id not in ("listRepositories", "updateAllRepositories"):
+            assert "400" in op["responses"], op_id
+        gated = {"401", "403"} <= set(op["responses"])
+        assert gated == BY_ID[op_id].mutating, op_id
+        assert op["x-mutating"] == BY_ID[op_id].mutating
+
+
+async def test_routes_match_the_spec_both_ways(make_client: MakeClient) -> None:
+    client = await make_client()
+    app = client.server.app
+    named = {
+        route.name: (route.method, route.resource.canonical.removeprefix("/api/v1"))
+        for route in app.router.routes()
+        if route.name and route.name in BY_ID and route.resource is not None
+    }
+    ops = operations(await spec_of(make_client))
+    assert {k: (m, p) for k, (m, p, _) in ops.items()} == named
+
+
+async def test_base_path_is_configurable(make_client: MakeClient) -> None:
+    client = await make_client("chartsvc.rest.base-path=/helm")
+    assert (await client.get("/helm/repos")).status == 200
+    assert (await client.get("/api/v1/repos")).status == 404
+    document = await (await client.get("/v3/api-docs")).json()
+    assert document["servers"] == [{"url": "/helm"}]

@@ -56,6 +56,9 @@ class DialectEvidence:
             self.markers.add("gtest" if "result" in attrs_ else "status")
         if "duration" in attrs_ and "classname" not in attrs_:
             self.markers.add("bazel")
+        classname = attrs_.get("classname")
+        if classname and classname == attrs_.get("name"):
+            self.markers.add("classname-is-name")  # jest-junit's default naming
 
     def saw_retry(self) -> None:
         self.markers.add("retries")
@@ -76,7 +79,8 @@ class DialectEvidence:
             ("phpunit", "phpunit" in marks),
             ("pytest-xunit1", "pytest" in self.suite_names and "file-line" in marks),
             ("pytest-xunit2", "pytest" in self.suite_names),
-            ("jest-junit", self.root_name == "jest tests"),
+            ("jest-junit", self.root_name == "jest tests" or "classname-is-name" in marks),
+            ("mocha-junit-reporter", self.root_name == "Mocha Tests"),
             ("go (gotestsum/go-junit-report)", "go" in marks),
             ("surefire", "retries" in marks),
         )

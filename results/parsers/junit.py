@@ -177,6 +177,10 @@ class _JUnitHandler:
             duration = self._odd_duration(time)
         case.frame.cases.append(case.build(duration))
 
+    def _suite_duration(self, time: str | None) -> float | None:
+        duration, note = parse_duration(time)
+        return duration if note is None else self._odd_duration(time)
+
     def _odd_duration(self, time: str | None) -> float | None:
         duration, note = parse_duration(time)
         if note is not None:
@@ -211,7 +215,7 @@ class _JUnitHandler:
         for frame, cases in zip(self._frames, per_frame, strict=True):
             if frame.child_suites and not cases:
                 continue  # a wrapper suite: its cases are reported by the nested suites
-            duration, _ = parse_duration(frame.attrs.get("time"))
+            duration = self._suite_duration(frame.attrs.get("time"))
             reports.append(
                 SuiteReport(
                     name=frame.name,

@@ -270,3 +270,32 @@ def test_dialect_surefire_by_schema_and_gradle_by_shape() -> None:
     )
     assert gradle.dialect == "gradle"
     assert junit('<testsuite name="s"><testcase name="a"/></testsuite>').dialect == "generic"
+
+
+@pytest.mark.parametrize(
+    ("xml", "dialect"),
+    [
+        (
+            '<testsuites name="Mocha Tests"><testsuite name="s"><testcase name="a"/></testsuite>'
+            "</testsuites>",
+            "mocha-junit-reporter",
+        ),
+        (
+            '<testsuites name="custom"><testsuite name="f.test.js"><testcase classname="A b" '
+            'name="A b"/></testsuite></testsuites>',
+            "jest-junit",
+        ),
+        (
+            '<testsuite name="pytest"><testcase classname="t" name="a"/></testsuite>',
+            "pytest-xunit2",
+        ),
+    ],
+)
+def test_more_dialects(xml: str, dialect: str) -> None:
+    assert junit(xml).dialect == dialect
+
+
+def test_suite_time_fixes_are_reported() -> None:
+    report = junit('<testsuite name="s" time="2,120.532"><testcase name="a" time="1"/></testsuite>')
+    assert report.suites[0].duration_s == pytest.approx(2120.532)
+    assert "time-format-fixed" in codes(report)

@@ -5,11 +5,13 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import ssl
 import subprocess
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 from kubernetes_asyncio import config
 from kubernetes_asyncio.client import ApiClient, Configuration
@@ -75,3 +77,43 @@ async def api_client(sim: Simulator) -> AsyncIterator[ApiClient]:
     await config.load_kube_config(config_file=str(sim.kubeconfig_path), client_configuration=cfg)
     async with ApiClient(cfg) as client:
         yield client
+
+
+class Raw:
+    """Plain HTTP requests to a simulator (what curl would send), decoded as JSON."""
+
+    def __init__(self, sim: Simulator, session: aiohttp.ClientSession) -> None:
+        self.sim = sim
+        self.session = session
+        self.ssl = ssl.create_default_context(cafile=str(sim.ca_path)) if sim.tls else False
+
+    async def __call__(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        content_type: str = "application/json",
+        token: str | None = None,
+        **params: str,
+    ) -> tuple[int, Any, Mapping[str, str]]:
+        headers = {"Authorization": f"Bearer {token or self.sim.token}"}
+        data = None
+        if body is not None:
+            data = body if isinstance(body, bytes | str) else json.dumps(body)
+            headers["Content-Type"] = content_type
+        async with self.session.request(
+            method, self.sim.url + path, data=data, headers=headers, params=params, ssl=self.ssl
+        ) as resp:
+            text = await resp.text()
+            try:
+                decoded = json.loads(text)
+            except ValueError:
+                decoded = text
+            return resp.status, decoded, resp.headers
+
+
+@pytest.fixture
+async def raw(sim: Simulator) -> AsyncIterator[Raw]:
+    async with aiohttp.ClientSession() as session:
+        yield Raw(sim, session)

@@ -1,0 +1,213 @@
+"""API semantics over raw HTTP: Status errors, field validation, finalizers, collections, eviction."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from tests.kubesim.conftest import Raw
+
+
+async def namespace(raw: Raw) -> str:
+    name = f"r-{uuid.uuid4().hex[:8]}"
+    status, _, _ = await raw("POST", "/api/v1/namespaces", {"metadata": {"name": name}})
+    assert status == 201
+    return name
+
+
+def cm(name: str, **extra: object) -> dict[str, object]:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, **extra}
+
+
+async def test_status_errors(raw: Raw) -> None:
+    ns = await namespace(raw)
+    base = f"/api/v1/namespaces/{ns}/configmaps"
+    status, body, _ = await raw("GET", base + "/nope")
+    assert (status, body["reason"], body["details"]) == (
+        404,
+        "NotFound",
+        {"name": "nope", "kind": "configmaps"},
+    )
+    assert body["kind"] == "Status"
+    assert body["message"] == 'configmaps "nope" not found'
+
+    status, body, _ = await raw("GET", base, token="wrong")
+    assert (status, body["reason"]) == (401, "Unauthorized")
+
+    status, body, _ = await raw("DELETE", "/api/v1/namespaces/kube-system")
+    assert (status, body["reason"]) == (403, "Forbidden")
+
+    status, body, _ = await raw("POST", base + "/x", cm("x"))
+    assert (status, body["reason"]) == (405, "MethodNotAllowed")
+
+    assert (await raw("POST", base, cm("a")))[0] == 201
+    status, body, _ = await raw("POST", base, cm("a"))
+    assert (status, body["reason"]) == (409, "AlreadyExists")
+    status, body, _ = await raw(
+        "PUT", base + "/a", cm("a", metadata={"name": "a", "resourceVersion": "1"})
+    )
+    assert (status, body["reason"]) == (409, "Conflict")
+
+    status, body, _ = await raw("POST", base, "{not json")
+    assert (status, body["reason"]) == (400, "BadRequest")
+    status, body, _ = await raw("POST", base, b"\x00", content_type="application/x-thing")
+    assert (status, body["reason"]) == (415, "UnsupportedMediaType")
+    status, body, _ = await raw("POST", base, cm("Bad_Name"))
+    assert (status, body["reason"]) == (422, "Invalid")
+    assert body["details"]["causes"][0]["field"] == "metadata.name"
+
+    status, body, _ = await raw(
+        "GET",
+        base,
+        labelSelector="a in (b",
+    )
+    assert status == 400
+
+
+async def test_field_validation(raw: Raw) -> None:
+    ns = await namespace(raw)
+    base = f"/api/v1/namespaces/{ns}/configmaps"
+    bad = cm("v", data={"a": "b"}, dataa={"x": "y"})
+    status, body, _ = await raw("POST", base, bad, fieldValidation="Strict")
+    assert status == 400
+    assert body["message"] == (
+        'ConfigMap in version "v1" cannot be handled as a ConfigMap: '
+        'strict decoding error: unknown field "dataa"'
+    )
+    status, _, headers = await raw("POST", base, bad)  # default: Warn
+    assert status == 201
+    assert headers["Warning"] == '299 - "unknown field \\"dataa\\""'
+    status, _, headers = await raw("POST", base, cm("w", extra=1), fieldValidation="Ignore")
+    assert status == 201
+    assert "Warning" not in headers
+
+
+async def test_finalizers_and_deletion_timestamp(raw: Raw) -> None:
+    ns = await namespace(raw)
+    path = f"/api/v1/namespaces/{ns}/configmaps/f"
+    await raw(
+        "POST",
+        f"/api/v1/namespaces/{ns}/configmaps",
+        cm("f", metadata={"name": "f", "finalizers": ["example.com/hold"]}),
+    )
+    status, body, _ = await raw("DELETE", path)
+    assert status == 200
+    assert body["metadata"]["deletionTimestamp"]
+    assert (await raw("GET", path))[0] == 200
+    status, body, _ = await raw(
+        "PATCH",
+        path,
+        {"metadata": {"finalizers": None}},
+        content_type="application/merge-patch+json",
+    )
+    assert status == 200
+    assert (await raw("GET", path))[0] == 404
+
+
+async def test_namespace_lifecycle_waits_for_finalizers(raw: Raw) -> None:
+    ns = await namespace(raw)
+    held = cm("held", metadata={"name": "held", "finalizers": ["example.com/hold"]})
+    await raw("POST", f"/api/v1/namespaces/{ns}/configmaps", held)
+    status, body, _ = await raw("DELETE", f"/api/v1/namespaces/{ns}")
+    assert status == 200
+    assert body["status"]["phase"] == "Terminating"
+    status, body, _ = await raw("POST", f"/api/v1/namespaces/{ns}/configmaps", cm("new"))
+    assert (status, body["reason"]) == (403, "Forbidden")
+    await raw(
+        "PATCH",
+        f"/api/v1/namespaces/{ns}/configmaps/held",
+        [{"op": "remove", "path": "/metadata/finalizers"}],
+        content_type="application/json-patch+json",
+    )
+    assert (await raw("GET", f"/api/v1/namespaces/{ns}"))[0] == 404
+
+
+async def test_deletecollection_and_dry_run(raw: Raw) -> None:
+    ns = await namespace(raw)
+    base = f"/api/v1/namespaces/{ns}/configmaps"
+    for name, tier in (("a", "x"), ("b", "x"), ("c", "y")):
+        await raw("POST", base, cm(name, metadata={"name": name, "labels": {"tier": tier}}))
+    status, body, _ = await raw("POST", base, cm("d"), dryRun="All")
+    assert status == 201
+    assert (await raw("GET", base + "/d"))[0] == 404
+    status, body, _ = await raw("DELETE", base, labelSelector="tier=x")
+    assert status == 200
+    assert sorted(i["metadata"]["name"] for i in body["items"]) == ["a", "b"]
+    _, listed, _ = await raw("GET", base)
+    assert [i["metadata"]["name"] for i in listed["items"]] == ["c"]
+
+
+async def test_field_selectors(raw: Raw) -> None:
+    ns = await namespace(raw)
+    base = f"/api/v1/namespaces/{ns}/configmaps"
+    for name in ("one", "two"):
+        await raw("POST", base, cm(name))
+    _, body, _ = await raw("GET", base, fieldSelector="metadata.name!=one")
+    assert [i["metadata"]["name"] for i in body["items"]] == ["two"]
+    status, body, _ = await raw("GET", base, fieldSelector="data.x=y")
+    assert status == 400
+    assert body["message"] == "field label not supported: data.x"
+
+
+@pytest.mark.parametrize(("ready", "expected"), [(1, 429), (2, 201)])
+async def test_eviction_respects_disruption_budget(raw: Raw, ready: int, expected: int) -> None:
+    ns = await namespace(raw)
+    await raw(
+        "POST",
+        f"/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets",
+        {
+            "metadata": {"name": "pdb"},
+            "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "db"}}},
+        },
+    )
+    for i in range(2):
+        await raw(
+            "POST",
+            f"/api/v1/namespaces/{ns}/pods",
+            {
+                "metadata": {"name": f"db-{i}", "labels": {"app": "db"}},
+                "spec": {"containers": [{"name": "db", "image": "postgres:17"}]},
+            },
+        )
+        if i < ready:
+            await raw(
+                "PATCH",
+                f"/api/v1/namespaces/{ns}/pods/db-{i}/status",
+                {
+                    "status": {
+                        "phase": "Running",
+                        "conditions": [{"type": "Ready", "status": "True"}],
+                    }
+                },
+                content_type="application/merge-patch+json",
+            )
+    eviction = {
+        "apiVersion": "policy/v1",
+        "kind": "Eviction",
+        "metadata": {"name": "db-0", "namespace": ns},
+    }
+    status, body, _ = await raw("POST", f"/api/v1/namespaces/{ns}/pods/db-0/eviction", eviction)
+    assert status == expected, body
+    if expected == 429:
+        assert body["reason"] == "TooManyRequests"
+        assert body["details"]["causes"][0]["reason"] == "DisruptionBudget"
+    else:
+        assert (await raw("GET", f"/api/v1/namespaces/{ns}/pods/db-0"))[0] == 404
+
+
+async def test_openapi_v3(raw: Raw) -> None:
+    _, index, _ = await raw("GET", "/openapi/v3")
+    url = index["paths"]["apis/apps/v1"]["serverRelativeURL"]
+    status, doc, _ = await raw("GET", url)
+    assert status == 200
+    patch = doc["paths"]["/apis/apps/v1/namespaces/{namespace}/deployments/{name}"]["patch"]
+    assert patch["x-kubernetes-group-version-kind"] == {
+        "group": "apps",
+        "version": "v1",
+        "kind": "Deployment",
+    }
+    assert "fieldValidation" in {p["name"] for p in patch["parameters"]}
+    schema = doc["components"]["schemas"]["io.k8s.api.apps.v1.Deployment"]
+    assert schema["x-kubernetes-group-version-kind"][0]["kind"] == "Deployment"
+    assert "io.k8s.api.core.v1.PodSpec" in doc["components"]["schemas"]

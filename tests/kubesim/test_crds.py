@@ -1,0 +1,84 @@
+"""CustomResourceDefinitions: served at once, in discovery, OpenAPI and Tables, and removed again."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+from tests.kubesim.conftest import Kubectl
+
+CRD = """
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {{name: widgets.{group}}}
+spec:
+  group: {group}
+  scope: Namespaced
+  names: {{plural: widgets, singular: widget, kind: Widget, shortNames: [wd], categories: [all]}}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources: {{status: {{}}, scale: {{specReplicasPath: .spec.size,
+                                          statusReplicasPath: .status.size}}}}
+    additionalPrinterColumns:
+    - {{name: Size, type: integer, jsonPath: .spec.size}}
+    - {{name: Color, type: string, jsonPath: .spec.color}}
+    - {{name: Age, type: date, jsonPath: .metadata.creationTimestamp}}
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              size: {{type: integer}}
+              color: {{type: string}}
+          status:
+            type: object
+            properties:
+              size: {{type: integer}}
+"""
+WIDGET = """
+apiVersion: {group}/v1
+kind: Widget
+metadata: {{name: {name}, namespace: default}}
+spec: {{size: {size}, color: blue}}
+"""
+
+
+def test_crd_lifecycle(kubectl: Kubectl) -> None:
+    group = f"g{uuid.uuid4().hex[:6]}.example.com"
+    kubectl.run("apply", "-f", "-", input=CRD.format(group=group))
+    crd = kubectl.json("get", "crd", f"widgets.{group}")
+    established = {c["type"]: c["status"] for c in crd["status"]["conditions"]}
+    assert established["Established"] == "True"
+
+    rows = kubectl.run("api-resources", f"--api-group={group}").stdout.splitlines()
+    assert rows[1].split() == ["widgets", "wd", f"{group}/v1", "true", "Widget"]
+
+    kubectl.run("apply", "-f", "-", input=WIDGET.format(group=group, name="w1", size=3))
+    table = kubectl.run("get", f"widgets.{group}").stdout.splitlines()
+    assert table[0].split() == ["NAME", "SIZE", "COLOR", "AGE"]
+    assert table[1].split()[:3] == ["w1", "3", "blue"]
+    kubectl.run("scale", f"widgets.{group}/w1", "--replicas=7")
+    assert kubectl.json("get", f"widgets.{group}", "w1")["spec"]["size"] == 7
+
+    unknown = WIDGET.format(group=group, name="w2", size=1).replace("color: blue", "colour: x")
+    refused = kubectl.run("apply", "-f", "-", input=unknown, check=False)
+    assert refused.returncode == 1
+    assert 'unknown field "spec.colour"' in refused.stderr
+
+    kubectl.run(
+        "apply", "--server-side", "-f", "-", input=WIDGET.format(group=group, name="w3", size=2)
+    )
+    assert kubectl.json("get", f"widgets.{group}", "w3")["spec"]["size"] == 2
+    explained = kubectl.run("explain", f"widgets.{group}.spec").stdout
+    assert "size" in explained
+
+    kubectl.run("delete", "crd", f"widgets.{group}")
+    gone = kubectl.run("get", f"widgets.{group}", check=False)
+    assert gone.returncode == 1
+    assert "the server doesn't have a resource type" in gone.stderr
+    groups = json.loads(kubectl.run("get", "--raw", "/apis").stdout)["groups"]
+    assert group not in {g["name"] for g in groups}

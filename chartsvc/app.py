@@ -7,6 +7,7 @@ The release group and MCP are added by their own issues.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -25,6 +26,7 @@ from chartsvc.hub import HubClient
 from chartsvc.keys import CHARTS, HUB, OCI, POLICY, REPOS, SETTINGS
 from chartsvc.oci import OciClient
 from chartsvc.operations import annotate_spec
+from chartsvc.registries import read_credentials
 from chartsvc.repos.cache import WeightedLRU
 from chartsvc.repos.fetch import Fetcher
 from chartsvc.repos.service import RepoService
@@ -81,10 +83,11 @@ async def _services(app: web.Application) -> AsyncIterator[None]:
     if svc.rest.temp_dir is not None:
         svc.rest.temp_dir.mkdir(parents=True, exist_ok=True)
     limits = archive_limits(svc)
+    credentials = await asyncio.to_thread(read_credentials, svc.registry_config)
     async with (
         guarded_session(policy) as session,
         HubClient(svc.hub.base_url, policy) as hub_client,
-        OciClient(policy, plain_http=svc.oci.plain_http) as oci_client,
+        OciClient(policy, plain_http=svc.oci.plain_http, credentials=credentials) as oci_client,
     ):
         app[REPOS] = RepoService(
             repositories_file=svc.repositories_file,

@@ -20,6 +20,19 @@ import attrs
 
 from common.errors import BadRequest, PayloadTooLarge
 
+_FEXTRA = 0x04
+
+
+def without_gzip_extra(data: bytes) -> bytes:
+    """The same tar, re-gzipped without the FEXTRA header field Helm writes.
+
+    Python 3.11's ``tarfile`` stream mode ("r|gz") mis-skips that field and reports a corrupt archive;
+    code reading archives that way gets a plain gzip from here. Other archives pass through as is.
+    """
+    if len(data) < 4 or data[:2] != b"\x1f\x8b" or not data[3] & _FEXTRA:
+        return data
+    return gzip.compress(gzip.decompress(data), mtime=0)
+
 
 @attrs.frozen
 class ArchiveLimits:

@@ -141,7 +141,7 @@ class ChartService:
         aliases = {repo.name: repo.url for repo in await self.repos.configured()}
         with tempfile.TemporaryDirectory(dir=self.temp_dir, prefix="chartsvc-deps-") as work:
             path = Path(work) / "chart.tgz"
-            await asyncio.to_thread(path.write_bytes, data)
+            await asyncio.to_thread(path.write_bytes, archives.without_gzip_extra(data))
             return await deps.resolve_lock(
                 path,
                 versions_for=self.repos.versions_for,

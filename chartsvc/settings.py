@@ -5,8 +5,6 @@ there; the others (repository state paths, limits, hub and OCI) are ours and doc
 ``spec/chartsvc.yaml``'s description. This module only declares; ``common.config`` reads sources.
 """
 
-
-
 from __future__ import annotations
 
 import enum
@@ -120,6 +118,11 @@ class OciSettings:
     plain_http: bool = option(
         False, "Talk plain HTTP to OCI registries (local test registries only). Default false."
     )
+    registry_config: Path | None = option(
+        None,
+        "Docker-style config.json with registry credentials, as `helm registry login` writes it. "
+        "Default <data-dir>/registry/config.json; absent means anonymous.",
+    )
 
 
 @attrs.frozen
@@ -138,6 +141,10 @@ class ChartsvcSettings:
     @property
     def repositories_file(self) -> Path:
         return self.repositories.config or self.data_dir / "repositories.yaml"
+
+    @property
+    def registry_config(self) -> Path:
+        return self.oci.registry_config or self.data_dir / "registry" / "config.json"
 
     @property
     def cache_dir(self) -> Path:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from chartsvc.archives import ArchiveLimits, ArchiveTooLarge, BadArchive, check
+from chartsvc.archives import ArchiveLimits, ArchiveTooLarge, BadArchive, check, without_gzip_extra
 
 
 def make_tgz(files: dict[str, bytes]) -> bytes:
@@ -57,3 +57,17 @@ def test_not_an_archive_is_400(data: bytes) -> None:
 def test_paths_leaving_the_chart_are_refused(name: str) -> None:
     with pytest.raises(BadArchive, match="leaves the chart"):
         check(make_tgz({name: b"x"}), ArchiveLimits())
+
+
+def test_without_gzip_extra_makes_helm_archives_stream_readable(
+    chart_archives: dict[str, Path],
+) -> None:
+    helm_made = chart_archives["demo-0.1.0"].read_bytes()
+    assert helm_made[3] & 0x04  # Helm writes a FEXTRA header field
+    with pytest.raises(tarfile.ReadError):
+        with tarfile.open(fileobj=io.BytesIO(helm_made), mode="r|gz") as tar:
+            tar.getnames()
+    plain = without_gzip_extra(helm_made)
+    with tarfile.open(fileobj=io.BytesIO(plain), mode="r|gz") as tar:
+        assert "demo/Chart.yaml" in tar.getnames()
+    assert without_gzip_extra(plain) is plain

@@ -64,9 +64,11 @@ def test_without_gzip_extra_makes_helm_archives_stream_readable(
 ) -> None:
     helm_made = chart_archives["demo-0.1.0"].read_bytes()
     assert helm_made[3] & 0x04  # Helm writes a FEXTRA header field
-    with pytest.raises(tarfile.ReadError):
-        with tarfile.open(fileobj=io.BytesIO(helm_made), mode="r|gz") as tar:
-            tar.getnames()
+    with (
+        pytest.raises(tarfile.ReadError),
+        tarfile.open(fileobj=io.BytesIO(helm_made), mode="r|gz") as tar,
+    ):
+        tar.getnames()
     plain = without_gzip_extra(helm_made)
     with tarfile.open(fileobj=io.BytesIO(plain), mode="r|gz") as tar:
         assert "demo/Chart.yaml" in tar.getnames()

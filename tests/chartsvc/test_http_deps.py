@@ -53,7 +53,7 @@ async def test_resolve_locks_against_the_repository(
     assert lock["dependencies"] == locked
     requested = [{"name": "demo", "version": "~0.1.0", "repository": chart_repo.url}]
     go_json = json.dumps(
-        [requested, [dict(name="demo", version="0.1.0", repository=chart_repo.url)]],
+        [requested, [{"name": "demo", "version": "0.1.0", "repository": chart_repo.url}]],
         separators=(",", ":"),
     )
     assert lock["digest"] == "sha256:" + hashlib.sha256(go_json.encode()).hexdigest()

@@ -174,14 +174,11 @@ class _JUnitHandler:
             except ValueError:
                 pass
         if not plain:
-            duration = self._odd_duration(time)
+            duration = self._lenient_duration(time)
         case.frame.cases.append(case.build(duration))
 
-    def _suite_duration(self, time: str | None) -> float | None:
-        duration, note = parse_duration(time)
-        return duration if note is None else self._odd_duration(time)
-
-    def _odd_duration(self, time: str | None) -> float | None:
+    def _lenient_duration(self, time: str | None) -> float | None:
+        """Any notation ``durations`` understands; what had to be fixed becomes a diagnostic."""
         duration, note = parse_duration(time)
         if note is not None:
             code = "time-format-fixed" if duration is not None else "time-unusable"
@@ -215,7 +212,7 @@ class _JUnitHandler:
         for frame, cases in zip(self._frames, per_frame, strict=True):
             if frame.child_suites and not cases:
                 continue  # a wrapper suite: its cases are reported by the nested suites
-            duration = self._suite_duration(frame.attrs.get("time"))
+            duration = self._lenient_duration(frame.attrs.get("time"))
             reports.append(
                 SuiteReport(
                     name=frame.name,

@@ -75,8 +75,8 @@ class TestCase:
     @property
     def key(self) -> str:
         """Identity across runs: classname (or the suite, when it is empty) and name, ``#n`` on repeats."""
-        base = f"{self.classname or self.suite} {self.name}".strip()
-        return base if self.occurrence == 1 else f"{base} #{self.occurrence}"
+        base = " ".join(part for part in (self.classname or self.suite, self.name) if part)
+        return base if self.occurrence == 1 else f"{base} #{self.occurrence}".lstrip()
 
     @property
     def is_failing(self) -> bool:

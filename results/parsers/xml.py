@@ -77,6 +77,8 @@ def feed_xml(
         raise _malformed(exc) from exc
     except DefusedXmlException as exc:
         raise _forbidden(exc, parser.CurrentLineNumber) from exc
+    except (LookupError, UnicodeError) as exc:  # an encoding expat cannot read
+        raise InvalidReport(f"unreadable XML encoding: {exc}", reason="bad-encoding") from exc
     except InvalidReport as exc:
         if exc.line is not None:
             raise

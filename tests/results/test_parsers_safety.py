@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import io
+import random
 import zlib
 from pathlib import Path
 
@@ -100,7 +102,7 @@ def gzip_bomb(prefix: bytes, filler: bytes, mebibytes: int) -> bytes:
     [
         (b"<testsuites>", b" ", parse_junit),
         (b"<report name='r'>", b"\n", parse_coverage),
-        (b"mode: set\n", b"\n", parse_coverage),
+        (b"mode: set\n", b" " * 1023 + b"\n", parse_coverage),
     ],
     ids=["junit", "jacoco", "go"],
 )
@@ -226,3 +228,42 @@ def test_long_text_is_not_a_giant_token() -> None:
     out = report.cases[0].system_out
     assert out is not None
     assert out.endswith("[… truncated: 3600000 characters in total]")
+
+
+def test_unknown_encoding_is_a_bad_request() -> None:
+    with pytest.raises(InvalidReport) as caught:
+        junit(b'<?xml version="1.0" encoding="UTF-J"?><testsuite name="s"/>')
+    assert caught.value.reason == "bad-encoding"
+
+
+REFERENCE = Path(__file__).resolve().parents[2].parent / "shared" / "reference" / "results"
+JUNKS = (b"<", b">", b"&", b'"', b"<x>", b"</testcase>", b"<testsuite>", b"\x00", b"&#0;")
+JUNKS += (b"DA:", b",", b"\n", b"<line nr='-1'/>", b"<sourcefile name='x'>", b"\xff\xfe")
+
+
+def mutations(data: bytes, seed: int, count: int) -> list[bytes]:
+    """Truncations, flipped bytes and inserted markup, reproducibly."""
+    rnd = random.Random(seed)
+    out = []
+    for _ in range(count):
+        mutated = bytearray(data)
+        roll = rnd.random()
+        if roll < 0.3:
+            mutated = mutated[: rnd.randrange(len(mutated))]
+        elif roll < 0.7:
+            for _ in range(rnd.randint(1, 5)):
+                mutated[rnd.randrange(len(mutated))] = rnd.randrange(256)
+        else:
+            at = rnd.randrange(len(mutated))
+            mutated[at:at] = rnd.choice(JUNKS)
+        out.append(bytes(mutated))
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in REFERENCE.glob("*.xml")))
+def test_mutated_reports_parse_or_fail_cleanly(name: str) -> None:
+    parse = parse_junit if name.startswith("junit") else parse_coverage
+    for data in mutations((REFERENCE / name).read_bytes(), seed=len(name), count=150):
+        # Anything but these two (KeyError, LookupError, ...) fails the test.
+        with contextlib.suppress(InvalidReport, ReportTooLarge):
+            parse(io.BytesIO(data))

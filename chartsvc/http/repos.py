@@ -10,7 +10,7 @@ from chartsvc.http.forms import read_chart_form
 from chartsvc.http.responses import archive_response
 from chartsvc.keys import CHARTS, REPOS
 from chartsvc.repos.config import Repository
-from chartsvc.repos.service import ChartVersion, UpdateResult
+from chartsvc.repos.model import ChartVersion, UpdateResult
 from common.openapi import validated
 
 routes = web.RouteTableDef()

@@ -23,45 +23,19 @@ from chartsvc.repos.cache import WeightedLRU
 from chartsvc.repos.fetch import Fetcher, resolve_chart_url
 from chartsvc.repos.files import remove_quietly
 from chartsvc.repos.memory import release_freed_memory
+from chartsvc.repos.model import (
+    ChartNotFound,
+    ChartVersion,
+    RepositoryNotFound,
+    UpdateResult,
+    chart_version,
+    update_result,
+)
 from chartsvc.repos.store import IndexFiles
-from common.errors import BadRequest, Conflict, NotFound, WharfError
+from common.errors import BadRequest, Conflict, WharfError
 from common.netguard import AddressPolicy
 
 ARCHIVE_MEMORY = 64 * 1024 * 1024  # downloaded archives kept by digest; charts are ~10-100 KB
-
-
-class RepositoryNotFound(NotFound):
-    default_code = "repository-not-found"
-
-    def __init__(self, name: str) -> None:
-        super().__init__(f"repository {name!r} is not configured")
-        self.name = name
-
-
-class ChartNotFound(NotFound):
-    default_code = "chart-not-found"
-
-    def __init__(self, repo: str, chart: str, version: str | None = None) -> None:
-        what = f"chart {chart!r}" + (f" version {version!r}" if version else "")
-        super().__init__(f"{what} not found in repository {repo!r}")
-
-
-@attrs.frozen
-class ChartVersion:
-    name: str
-    chart_version: str
-    app_version: str
-    description: str
-
-
-@attrs.frozen
-class UpdateResult:
-    name: str
-    updated: bool  # false when the server answered 304 Not Modified
-    charts: int
-    versions: int
-    skipped: int
-    error: str | None = None  # update-all reports a failing repository here instead of failing all
 
 
 @attrs.define
@@ -161,7 +135,7 @@ class RepoService:
             max_bytes=self.max_index_size,
         )
         if download is None and previous is not None:
-            return _result(name, previous, updated=False)
+            return update_result(name, previous, updated=False)
         assert download is not None  # no validators were sent without a previous index
         fetched = datetime.now(UTC).isoformat()
         meta = {"url": url, "etag": download.etag, "lastModified": download.last_modified}
@@ -169,7 +143,7 @@ class RepoService:
         del download, previous  # let the raw bytes and the old index go before trimming
         self._indexes.put(name, prepared, prepared.weight)
         await asyncio.to_thread(release_freed_memory)
-        return _result(name, prepared, updated=True)
+        return update_result(name, prepared, updated=True)
 
     async def _prepare(self, name: str, raw: bytes, source: dict[str, Any]) -> index.PreparedIndex:
         """Parse while the raw file is written; publish both only when the parse succeeded."""
@@ -212,13 +186,13 @@ class RepoService:
         await self.get(name)
         prepared = await self.require_index(name)
         return [
-            _chart_version(f"{name}/{chart}", entry)
+            chart_version(f"{name}/{chart}", entry)
             for chart, entry in sorted(prepared.latest.items())
         ]
 
     async def versions(self, name: str, chart: str) -> list[ChartVersion]:
         entries = await self._entries(name, chart)
-        return [_chart_version(chart, entry) for entry in entries]
+        return [chart_version(chart, entry) for entry in entries]
 
     async def _entries(self, name: str, chart: str) -> list[index.Entry]:
         await self.get(name)
@@ -286,22 +260,3 @@ class RepoService:
 def _normal(url: str) -> str:
     parsed = yarl.URL(url)
     return str(parsed.with_path(parsed.path.rstrip("/")))
-
-
-def _chart_version(name: str, entry: index.Entry) -> ChartVersion:
-    return ChartVersion(
-        name=name,
-        chart_version=str(entry[index.VERSION]),
-        app_version=str(entry[index.APP_VERSION]),
-        description=str(entry[index.DESCRIPTION]),
-    )
-
-
-def _result(name: str, prepared: index.PreparedIndex, *, updated: bool) -> UpdateResult:
-    return UpdateResult(
-        name=name,
-        updated=updated,
-        charts=len(prepared.charts),
-        versions=prepared.versions,
-        skipped=prepared.skipped,
-    )

@@ -13,7 +13,8 @@ from chartsvc import archives
 from chartsvc.repos import index
 from chartsvc.repos.cache import WeightedLRU
 from chartsvc.repos.fetch import Fetcher
-from chartsvc.repos.service import ChartNotFound, RepoService, RepositoryNotFound
+from chartsvc.repos.model import ChartNotFound, RepositoryNotFound
+from chartsvc.repos.service import RepoService
 from chartsvc.repos.store import IndexFiles
 from common.errors import BadGateway, BadRequest, Conflict
 from common.netguard import AddressPolicy, AddressRefused, guarded_session

@@ -1,5 +1,9 @@
 """Report parsers of the results service: JUnit XML test reports and coverage reports.
 
+Coverage formats, detected by content: JaCoCo XML, Cobertura XML (coverage.py, Java, gcovr,
+Coverlet, Istanbul), Clover XML (PHPUnit, Istanbul), LCOV and Go coverprofiles. Every one is
+reduced to per-file line data, which ``merge_coverage`` unions across shards.
+
 A pure domain package: input is a path or a binary file (plain or gzip-compressed), output is
 immutable value objects. Parsing is synchronous and streaming; the ingest layer runs it in a
 worker thread. Bad or hostile input raises ``InvalidReport`` (a ``BadRequest``) or

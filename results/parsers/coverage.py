@@ -1,8 +1,8 @@
 """Coverage uploads: format detection by content, the shard merge, and the percentages.
 
 An upload's form field says nothing reliable about its format, so the first bytes decide: XML
-goes to JaCoCo (root ``<report>``) or Cobertura (root ``<coverage>``), text to a Go coverprofile
-(``mode:``) or LCOV (``TN:``/``SF:``). Shards and flags are merged by LINE UNION per file: a line
+goes to JaCoCo (root ``<report>``) or Cobertura/Clover (root ``<coverage>``), text to a Go
+coverprofile (``mode:``) or LCOV (``TN:``/``SF:``). Shards and flags are merged by LINE UNION per file: a line
 covered in any shard is covered, a line is counted once however many shards list it. Report
 counters are never summed (the original project did, and double-counted shared lines).
 This module must not parse formats itself and must not touch the database or HTTP.
@@ -14,6 +14,7 @@ import io
 import re
 from collections.abc import Iterable
 
+from results.parsers.clover import CloverHandler, is_clover_root
 from results.parsers.cobertura import CoberturaHandler
 from results.parsers.diagnostics import DiagnosticLog
 from results.parsers.errors import InvalidReport
@@ -30,7 +31,7 @@ _LCOV_START = re.compile(rb"(TN|SF|VER|FN|FNL|DA):")
 
 
 def parse_coverage(source: ReportSource, *, limits: ParseLimits | None = None) -> CoverageReport:
-    """Parse a JaCoCo, Cobertura, LCOV or Go coverage report, whichever the content is."""
+    """Parse a JaCoCo, Cobertura, Clover, LCOV or Go coverage report, whichever it is."""
     limits = limits or ParseLimits()
     log = DiagnosticLog()
     with open_report(source, limits) as stream:
@@ -42,7 +43,8 @@ def parse_coverage(source: ReportSource, *, limits: ParseLimits | None = None) -
         if kind == "lcov":
             return parse_lcov_stream(stream, limits=limits, log=log)
     raise InvalidReport(
-        "unknown coverage format: expected JaCoCo or Cobertura XML, LCOV or a Go coverprofile",
+        "unknown coverage format: expected JaCoCo, Cobertura or Clover XML, LCOV or a Go "
+        "coverprofile",
         reason="unknown-format",
     )
 
@@ -62,7 +64,7 @@ def sniff(head: bytes) -> str | None:
 
 
 class _Chosen:
-    handler: JacocoHandler | CoberturaHandler | None = None
+    handler: JacocoHandler | CoberturaHandler | CloverHandler | None = None
 
 
 def _parse_xml(
@@ -73,12 +75,14 @@ def _parse_xml(
     def choose(tag: str, attrs: dict[str, str]) -> XmlHandler:
         if tag == "report":
             chosen.handler = JacocoHandler(log)
+        elif tag == "coverage" and is_clover_root(attrs):
+            chosen.handler = CloverHandler(log)
         elif tag == "coverage":
             chosen.handler = CoberturaHandler(log)
         else:
             raise InvalidReport(
                 f"unknown coverage XML: root element <{tag}>, expected JaCoCo <report> "
-                "or Cobertura <coverage>",
+                "or Cobertura/Clover <coverage>",
                 reason="unknown-format",
             )
         return chosen.handler

@@ -129,6 +129,61 @@ def test_gcovr_classes_of_one_file_are_unioned() -> None:
     assert "counter-mismatch" in codes(report)  # it declares 3/4, the union is 2/3
 
 
+ISTANBUL_CLOVER = """<?xml version="1.0" encoding="UTF-8"?>
+<coverage generated="1700000000000" clover="3.2.0">
+  <project timestamp="1700000000000" name="All files">
+    <metrics statements="5" coveredstatements="3" conditionals="2" coveredconditionals="1"
+      methods="1" coveredmethods="1" elements="8" coveredelements="5" complexity="0" loc="5"
+      ncloc="5" packages="1" files="1" classes="1"/>
+    <package name="src">
+      <metrics statements="5" coveredstatements="3" conditionals="2" coveredconditionals="1"/>
+      <file name="app.js" path="/repo/src/app.js">
+        <metrics statements="5" coveredstatements="3" conditionals="2" coveredconditionals="1"/>
+        <line num="1" count="1" type="stmt"/>
+        <line num="2" count="1" type="method"/>
+        <line num="3" count="4" type="cond" truecount="1" falsecount="0"/>
+        <line num="4" count="0" type="stmt"/>
+        <line num="5" count="2" type="stmt"/>
+        <line num="6" count="0" type="stmt"/>
+      </file>
+    </package>
+  </project>
+</coverage>
+"""
+
+PHPUNIT_CLOVER = """<?xml version="1.0" encoding="UTF-8"?>
+<coverage generated="1573571394">
+  <project timestamp="1573571394">
+    <file name="/app/src/Money.php">
+      <class name="App\\Money" namespace="App">
+        <metrics complexity="2" methods="2" coveredmethods="1" statements="3"
+          coveredstatements="2" elements="5" coveredelements="3"/>
+      </class>
+      <line num="9" type="method" name="__construct" visibility="public" count="3"/>
+      <line num="11" type="stmt" count="3"/>
+      <line num="12" type="stmt" count="3"/>
+      <line num="17" type="stmt" count="0"/>
+    </file>
+    <metrics files="1" loc="20" ncloc="20" classes="1" methods="2" coveredmethods="1"
+      statements="3" coveredstatements="2" elements="5" coveredelements="3"/>
+  </project>
+</coverage>
+"""
+
+
+def test_clover_from_istanbul_and_phpunit() -> None:
+    istanbul = cov(ISTANBUL_CLOVER)
+    assert istanbul.format == "clover"
+    (file,) = istanbul.files
+    assert file.path == "/repo/src/app.js"
+    assert (sorted(file.covered), sorted(file.uncovered)) == ([1, 3, 5], [4, 6])
+    assert [(b.line, b.covered, b.total) for b in file.branches] == [(3, 1, 2)]
+    phpunit = cov(PHPUNIT_CLOVER)
+    assert phpunit.format == "clover"
+    assert (phpunit.lines_covered, phpunit.lines_valid) == (2, 3)  # the method line is no line
+    assert phpunit.files[0].path == "/app/src/Money.php"
+
+
 def test_jacoco_groups_at_any_depth_and_repeated_sourcefile_union() -> None:
     report = cov(
         '<?xml version="1.0"?><!DOCTYPE report PUBLIC "-//JACOCO//DTD Report 1.1//EN" '

@@ -19,6 +19,7 @@ from typing import BinaryIO
 
 import attrs
 from aiohttp import BodyPartReader, web
+from aiohttp.http_exceptions import HttpProcessingError
 
 from common.errors import BadRequest, PayloadTooLarge, ValidationFailed
 from common.openapi import OPERATION, SPEC
@@ -90,8 +91,8 @@ async def _read(request: web.Request, limits: UploadLimits, workdir: Path) -> Mu
             if not isinstance(part, BodyPartReader):
                 raise BadRequest("nested multipart bodies are not accepted")
             total += await _read_part(part, form, limits, workdir, total)
-    except ValueError as exc:  # aiohttp's parser reports a malformed body this way
-        raise BadRequest(f"malformed multipart body: {exc}") from None
+    except (ValueError, HttpProcessingError) as exc:  # aiohttp's ways of saying "malformed"
+        raise BadRequest(f"malformed multipart body: {_first_line(exc)}") from None
     return form
 
 
@@ -149,6 +150,12 @@ def _check_required(request: web.Request, form: MultipartForm) -> None:
         raise ValidationFailed(
             [{"in": "body", "field": name, "message": "part is required"} for name in missing]
         )
+
+
+def _first_line(exc: Exception) -> str:
+    """aiohttp's header errors span lines and quote the raw header; one line is enough."""
+    text = exc.message if isinstance(exc, HttpProcessingError) else str(exc)
+    return text.strip().splitlines()[0][:200] if text.strip() else type(exc).__name__
 
 
 def _too_large(what: str, cap: int) -> str:

@@ -117,12 +117,13 @@ async def test_reads_cannot_write(store: SqliteStore) -> None:
 
 
 async def test_an_error_inside_a_transaction_rolls_everything_back(store: SqliteStore) -> None:
-    with pytest.raises(RuntimeError):
+    async def failing_write() -> None:
         async with store.db.transaction() as conn:
-            await conn.execute(
-                "INSERT INTO projects (name, created_at) VALUES ('gone', 'now')"
-            )
+            await conn.execute("INSERT INTO projects (name, created_at) VALUES ('gone', 'now')")
             raise RuntimeError("mid-write failure")
+
+    with pytest.raises(RuntimeError):
+        await failing_write()
     assert await store.find_project("gone") is None
     await store.db.write("INSERT INTO projects (name, created_at) VALUES ('next', 'now')")
     assert await store.find_project("next") is not None
@@ -153,13 +154,13 @@ def test_a_process_killed_mid_ingest_leaves_nothing(tmp_path: Path) -> None:
     """SIGKILL while the ingest transaction is open: the next open sees no trace of it."""
     path = tmp_path / "results.db"
     script = textwrap.dedent(
-        f"""
+        """
         import asyncio, sys
         from pathlib import Path
         from results.store import open_store
 
         async def main():
-            async with open_store(Path({str(path)!r})) as store:
+            async with open_store(Path(sys.argv[1])) as store:
                 async with store.db.transaction() as conn:
                     await conn.execute(
                         "INSERT INTO projects (name, created_at) VALUES ('killed', 'now')")
@@ -175,7 +176,7 @@ def test_a_process_killed_mid_ingest_leaves_nothing(tmp_path: Path) -> None:
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen(
-        [sys.executable, "-c", script], stdout=subprocess.PIPE, env=env, cwd=ROOT
+        [sys.executable, "-c", script, str(path)], stdout=subprocess.PIPE, env=env, cwd=ROOT
     )
     try:
         assert proc.stdout is not None

@@ -1,0 +1,93 @@
+"""Assembly of the results service: spec, routes, middlewares and the resources' cleanup contexts.
+
+``create_app`` is synchronous and does no I/O beyond reading the packaged spec. Resources open in
+cleanup contexts, in this order, and close in reverse:
+
+1. ``store_context`` — the SQLite store (``keys.STORE``, ``keys.DATABASE``) and the ingestor
+   (``keys.INGESTOR``), which awaits ``keys.RUN_LISTENERS`` after each committed ingest.
+2. The accounts context (``keys.ACCOUNTS``), after the store whose database it uses.
+3. The events context (``keys.EVENTS``): it appends its broadcaster to ``keys.RUN_LISTENERS``.
+
+Hooks for the accounts/auth/events side are marked ``HOOK`` below: the auth middleware goes in
+``middlewares``; API route tables in ``API_ROUTES``; pages (login, profile, dashboard) in
+``extra_routes``; their contexts after ``store_context``.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import AsyncIterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+from aiohttp.typedefs import Middleware
+
+from common import sse
+from common.app import build_app
+from common.openapi import Spec
+from results import keys
+from results.http import gate, ingest
+from results.ingest import Ingestor
+from results.parsers.model import ParseLimits
+from results.runs import RunListener
+from results.settings import IngestSettings, Settings
+from results.store import open_store
+
+SPEC_PATH = Path(__file__).resolve().parent.parent / "spec" / "results.yaml"
+BASE_PATH = "/api/v1"
+#: HOOK: the API route tables; each route's ``name`` is its operationId in ``spec/results.yaml``.
+API_ROUTES: tuple[web.RouteTableDef, ...] = (ingest.routes, gate.routes)
+
+
+@functools.cache
+def load_spec() -> Spec:
+    return Spec.load(SPEC_PATH)
+
+
+def create_app(
+    settings: Settings, *, keepalive_s: float = sse.KEEPALIVE_INTERVAL_S
+) -> web.Application:
+    """The results service; ``keepalive_s`` shortens the SSE keepalive (tests only)."""
+    svc = settings.results
+    middlewares: list[Middleware] = []  # HOOK: the auth middleware
+    app = build_app(
+        service="results",
+        spec=load_spec(),
+        api_routes=API_ROUTES,
+        base_path=BASE_PATH,
+        extra_routes=(),  # HOOK: login, profile and dashboard pages
+        middlewares=middlewares,
+        info={"security": {"openMode": svc.security.open_mode}},
+        readiness={"database": database_ready},
+        keepalive_s=keepalive_s,
+    )
+    app[keys.SETTINGS] = svc
+    listeners: list[RunListener] = []
+    app[keys.RUN_LISTENERS] = listeners
+    app.cleanup_ctx.append(store_context)
+    # HOOK: the accounts and events contexts, after the store.
+    return app
+
+
+async def store_context(app: web.Application) -> AsyncIterator[None]:
+    svc = app[keys.SETTINGS]
+    async with open_store(svc.db_path, busy_timeout_ms=svc.db.busy_timeout_ms) as store:
+        app[keys.STORE] = store
+        app[keys.DATABASE] = store.db
+        app[keys.INGESTOR] = Ingestor(
+            store=store,
+            limits=parse_limits(svc.ingest),
+            new_project_visibility=svc.projects.default_visibility,
+            listeners=app[keys.RUN_LISTENERS],
+        )
+        yield
+
+
+def parse_limits(settings: IngestSettings) -> ParseLimits:
+    return ParseLimits(max_bytes=settings.max_report_bytes, max_depth=settings.max_xml_depth)
+
+
+async def database_ready(app: web.Application) -> Mapping[str, Any] | None:
+    await app[keys.DATABASE].fetchone("SELECT 1")
+    return None

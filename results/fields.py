@@ -1,0 +1,73 @@
+"""Checks and normal forms of the identifiers CI sends: project, branch, commit, flag, runKey, URL.
+
+Ingest and the gate both go through here, so a commit stored by one is found by the other: hex
+commits are lower-cased, and a branch given as ``refs/heads/main`` (GitHub's GITHUB_REF) is stored
+and looked up as ``main``. Messages name the rule, never echo the value.
+This module must not do I/O.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from urllib.parse import urlsplit
+
+PROJECT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,127}")
+FLAG = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+COMMIT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+_NO_SPACE = re.compile(r"[^\s\x00-\x1f\x7f]+")
+MAX_BRANCH = 255
+MAX_RUN_KEY = 200
+MAX_URL = 2048
+DEFAULT_FLAG = "default"
+
+
+class FieldError(ValueError):
+    """``str()`` is the message for the field; the caller knows the field's name."""
+
+
+def project(value: str) -> str:
+    if not PROJECT.fullmatch(value):
+        raise FieldError(
+            "must be 1-128 characters: letters, digits, '.', '_', '-', '/', starting with a "
+            "letter or digit"
+        )
+    return value
+
+
+def branch(value: str) -> str:
+    value = value.removeprefix("refs/heads/")
+    if not (0 < len(value) <= MAX_BRANCH and _NO_SPACE.fullmatch(value)):
+        raise FieldError(f"must be 1-{MAX_BRANCH} characters without spaces or control characters")
+    return value
+
+
+def commit(value: str) -> str:
+    if not COMMIT.fullmatch(value):
+        raise FieldError("must be a commit id: 1-100 letters, digits, '.', '_' or '-'")
+    return value.lower() if all(c in string.hexdigits for c in value) else value
+
+
+def flag(value: str) -> str:
+    if not FLAG.fullmatch(value):
+        raise FieldError("must be 1-64 characters: letters, digits, '.', '_', '-'")
+    return value
+
+
+def run_key(value: str) -> str:
+    if not (0 < len(value) <= MAX_RUN_KEY and _NO_SPACE.fullmatch(value)):
+        raise FieldError(f"must be 1-{MAX_RUN_KEY} characters without spaces")
+    return value
+
+
+def build_url(value: str) -> str:
+    """Only absolute http(s) URLs: the dashboard renders this as a link (no ``javascript:``)."""
+    try:
+        parts = urlsplit(value)
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
+        raise FieldError("must be an absolute http or https URL")
+    if len(value) > MAX_URL or not _NO_SPACE.fullmatch(value):
+        raise FieldError(f"must be at most {MAX_URL} characters without spaces")
+    return value

@@ -1,0 +1,229 @@
+"""The quality gate: the latest matching run, its baseline, and three rules with explicit answers.
+
+Semantics follow the original project where it was right and fix where it was not:
+- The run: newest of the project and flag on ``commit`` (preferred) or else ``branch``.
+- The baseline: the run for ``baseSha`` when given and present; else the newest run before this one
+  on the base branch with the same flag. The verdict names the baseline run and how it was chosen.
+- ``new-failures``: failing (failed or errored) test keys absent from the baseline's failing keys;
+  with no baseline every failure counts as new.
+- ``coverage-drop``: line coverage may fall at most ``max-coverage-drop-pct`` points below the
+  baseline's.
+- ``min-coverage``: present only when configured; an absolute floor.
+Missing data (no coverage, no baseline, zero tests) is never a silent pass: the rule's detail
+names what is missing, ``missing`` lists it, and a configured policy decides the answer.
+
+This module must not know HTTP or SQL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from common.errors import ValidationFailed
+from results import fields
+from results.errors import CommitOrBranchRequired, NoMatchingRun, ProjectNotFound
+from results.runs import CanRead, RunSummary
+from results.settings import GateSettings, MissingDataPolicy
+from results.store import Store
+
+#: Failing test names listed in a new-failures detail before "and N more".
+LISTED_FAILURES = 5
+
+
+@attrs.frozen
+class GateQuery:
+    project: str
+    commit: str | None = None
+    branch: str | None = None
+    flag: str = fields.DEFAULT_FLAG
+    base_sha: str | None = None
+
+
+@attrs.frozen
+class Rule:
+    name: str
+    passed: bool
+    detail: str
+
+
+@attrs.frozen
+class Baseline:
+    run: RunSummary
+    source: str  # "baseSha" or "base-branch"
+
+
+@attrs.frozen
+class Verdict:
+    run: RunSummary
+    rules: tuple[Rule, ...]
+    baseline: Baseline | None
+    missing: tuple[str, ...]
+    notes: tuple[str, ...] = ()
+
+    @property
+    def passed(self) -> bool:
+        return all(rule.passed for rule in self.rules)
+
+    @property
+    def status(self) -> str:
+        return "PASSED" if self.passed else "FAILED"
+
+    @property
+    def coverage_delta(self) -> float | None:
+        current = self.run.line_coverage_pct
+        base = self.baseline.run.line_coverage_pct if self.baseline else None
+        return None if current is None or base is None else current - base
+
+
+def read_query(params: Mapping[str, Any]) -> GateQuery:
+    """The query in the normal forms ingest stored (hex commits lower-case, no refs/heads/)."""
+    errors: list[dict[str, str]] = []
+    checks = {
+        "project": fields.project,
+        "commit": fields.commit,
+        "branch": fields.branch,
+        "flag": fields.flag,
+        "baseSha": fields.commit,
+    }
+    values: dict[str, str] = {}
+    for name, check in checks.items():
+        if params.get(name) is None:
+            continue
+        try:
+            values[name] = check(str(params[name]).strip())
+        except fields.FieldError as exc:
+            errors.append({"in": "query", "field": name, "message": str(exc)})
+    if errors:
+        raise ValidationFailed(errors)
+    return GateQuery(
+        project=values["project"],
+        commit=values.get("commit"),
+        branch=values.get("branch"),
+        flag=values.get("flag", fields.DEFAULT_FLAG),
+        base_sha=values.get("baseSha"),
+    )
+
+
+async def evaluate(
+    store: Store, settings: GateSettings, query: GateQuery, *, can_read: CanRead
+) -> Verdict:
+    if query.commit is None and query.branch is None:
+        raise CommitOrBranchRequired()
+    project = await store.find_project(query.project)
+    if project is None or not can_read(project):
+        raise ProjectNotFound(query.project)
+    run = await store.latest_run(
+        project.id, flag=query.flag, commit=query.commit, branch=query.branch
+    )
+    if run is None:
+        what = f"commit {query.commit!r}" if query.commit else f"branch {query.branch!r}"
+        raise NoMatchingRun(query.project, what=what, flag=query.flag)
+    baseline, notes = await find_baseline(store, settings, run, query.base_sha)
+    judge = _Judge(settings, run, baseline)
+    rules = [await judge.new_failures(store), judge.coverage_drop()]
+    if settings.min_line_coverage is not None:
+        rules.append(judge.min_coverage(settings.min_line_coverage))
+    return Verdict(run, tuple(rules), baseline, tuple(judge.missing), notes)
+
+
+async def find_baseline(
+    store: Store, settings: GateSettings, run: RunSummary, base_sha: str | None
+) -> tuple[Baseline | None, tuple[str, ...]]:
+    notes: list[str] = []
+    if base_sha is not None:
+        found = await store.latest_run(
+            run.project_id, flag=run.flag, commit=base_sha, exclude_run_id=run.run_id
+        )
+        if found is not None:
+            return Baseline(found, "baseSha"), ()
+        notes.append(
+            f"baseSha {base_sha} has no run with flag {run.flag!r}; "
+            f"fell back to the latest run on {settings.base_branch!r}"
+        )
+    found = await store.latest_run(
+        run.project_id, flag=run.flag, branch=settings.base_branch, before_run_id=run.run_id
+    )
+    return (Baseline(found, "base-branch") if found else None), tuple(notes)
+
+
+@attrs.define
+class _Judge:
+    settings: GateSettings
+    run: RunSummary
+    baseline: Baseline | None
+    missing: list[str] = attrs.field(factory=list)
+
+    def _policy(self, code: str, policy: MissingDataPolicy, setting: str) -> tuple[bool, str]:
+        if code not in self.missing:
+            self.missing.append(code)
+        return policy is MissingDataPolicy.PASS, f"results.gate.{setting}={policy.value}"
+
+    def _no_baseline(self) -> str:
+        return (
+            f"no baseline: no earlier run on {self.settings.base_branch!r} "
+            f"with flag {self.run.flag!r}"
+        )
+
+    async def new_failures(self, store: Store) -> Rule:
+        if self.run.tests == 0:
+            passed, why = self._policy("zero-tests", self.settings.on_zero_tests, "on-zero-tests")
+            return Rule("new-failures", passed, f"the run holds no test results (0 tests) ({why})")
+        failing = await store.failing_keys(self.run.run_id)
+        if self.baseline is None:
+            new, against = failing, f"({self._no_baseline()}, so every failure counts as new)"
+        else:
+            new = failing - await store.failing_keys(self.baseline.run.run_id)
+            against = f"vs baseline run {self.baseline.run.run_id}"
+        if not new:
+            also = f"; {len(failing)} failing, all failing in the baseline too" if failing else ""
+            return Rule("new-failures", True, f"no new failures {against}{also}")
+        detail = f"{len(new)} new failure(s) {against}: {_listing(new)}"
+        if not self.settings.fail_on_new_failures:
+            return Rule(
+                "new-failures", True, f"{detail} (not enforced: fail-on-new-failures=false)"
+            )
+        return Rule("new-failures", False, detail)
+
+    def coverage_drop(self) -> Rule:
+        current = self.run.line_coverage_pct
+        if current is None:
+            return self._no_coverage("coverage-drop")
+        policy, setting = self.settings.on_missing_baseline, "on-missing-baseline"
+        if self.baseline is None:
+            passed, why = self._policy("no-baseline", policy, setting)
+            return Rule("coverage-drop", passed, f"{self._no_baseline()} ({why})")
+        base_run = self.baseline.run
+        base = base_run.line_coverage_pct
+        if base is None:
+            passed, why = self._policy("no-baseline-coverage", policy, setting)
+            detail = f"baseline run {base_run.run_id} reported no line coverage ({why})"
+            return Rule("coverage-drop", passed, detail)
+        drop, limit = base - current, self.settings.max_coverage_drop_pct
+        change = f"drop {drop:.2f}pp" if drop > 0 else f"gain {-drop:.2f}pp"
+        detail = (
+            f"{current:.2f}% vs baseline {base:.2f}% (run {base_run.run_id}; "
+            f"{change}, max drop {limit:.2f}pp)"
+        )
+        return Rule("coverage-drop", drop <= limit + 1e-9, detail)
+
+    def min_coverage(self, minimum: float) -> Rule:
+        current = self.run.line_coverage_pct
+        if current is None:
+            return self._no_coverage("min-coverage")
+        detail = f"{current:.2f}% line coverage (min {minimum:.2f}%)"
+        return Rule("min-coverage", current >= minimum - 1e-9, detail)
+
+    def _no_coverage(self, name: str) -> Rule:
+        passed, why = self._policy(
+            "no-coverage", self.settings.on_missing_coverage, "on-missing-coverage"
+        )
+        return Rule(name, passed, f"the run reported no line coverage ({why})")
+
+
+def _listing(keys: frozenset[str]) -> str:
+    shown = sorted(keys)[:LISTED_FAILURES]
+    more = len(keys) - len(shown)
+    return ", ".join(shown) + (f" and {more} more" if more else "")

@@ -1,0 +1,102 @@
+"""``POST /ingest``: spool the multipart upload to temp files, hand it to ingest, answer 201.
+
+The upload limits (parts, bytes per part, bytes in all) are enforced while streaming by
+``common.uploads``; report content limits by the parsers. This module must not parse or store.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from common.uploads import MultipartForm, UploadLimits, read_multipart
+from results import keys
+from results.http.viewer import can_read
+from results.ingest import IngestForm, IngestResult, ReportFile
+from results.settings import IngestSettings
+
+routes = web.RouteTableDef()
+
+
+@routes.post("/ingest", name="ingest")
+async def ingest(request: web.Request) -> web.Response:
+    limits = request.app[keys.SETTINGS].ingest
+    async with read_multipart(
+        request, limits=upload_limits(limits), temp_dir=limits.temp_dir
+    ) as form:
+        result = await request.app[keys.INGESTOR].ingest(
+            ingest_form(form), can_read=can_read(request)
+        )
+    return web.json_response(encode_result(result), status=201)
+
+
+def upload_limits(settings: IngestSettings) -> UploadLimits:
+    return UploadLimits(
+        max_part_bytes=settings.max_part_bytes,
+        max_total_bytes=settings.max_total_bytes,
+        max_parts=settings.max_parts,
+    )
+
+
+def ingest_form(form: MultipartForm) -> IngestForm:
+    files = tuple(
+        ReportFile(part=f.name, path=f.path, filename=f.filename, size=f.size)
+        for parts in form.files.values()
+        for f in parts
+    )
+    return IngestForm(fields=dict(form.fields), files=files, text_parts=tuple(form.fields))
+
+
+def encode_result(result: IngestResult) -> dict[str, Any]:
+    outcome = result.outcome
+    run = outcome.run
+    diagnostics = [
+        _diagnostic(report.part, report.filename, d.code, d.message, d.count)
+        for report, d in result.diagnostics
+    ]
+    diagnostics += [
+        _diagnostic(
+            r.part,
+            r.filename,
+            "duplicate-upload",
+            f"the run already holds a file with this SHA-256 ({r.sha256[:12]}…); skipped",
+            1,
+        )
+        for r in outcome.duplicates
+    ]
+    return {
+        "runId": run.run_id,
+        "projectId": run.project_id,
+        "project": run.project,
+        "branch": run.branch,
+        "commit": run.commit,
+        "flag": run.flag,
+        "runKey": run.run_key,
+        "status": run.status.value,
+        "tests": run.tests,
+        "passed": run.passed,
+        "failures": run.failures,
+        "errors": run.errors,
+        "skipped": run.skipped,
+        "flaky": run.flaky,
+        "lineCoveragePct": pct(run.line_coverage_pct),
+        "branchCoveragePct": pct(run.branch_coverage_pct),
+        "durationMs": run.duration_ms,
+        "uploads": run.uploads,
+        "created": outcome.created,
+        "duplicates": len(outcome.duplicates),
+        "runPath": run.run_path,
+        "diagnostics": diagnostics,
+    }
+
+
+def _diagnostic(
+    part: str, filename: str | None, code: str, message: str, count: int
+) -> dict[str, Any]:
+    return {"part": part, "filename": filename, "code": code, "message": message, "count": count}
+
+
+def pct(value: float | None) -> float | None:
+    """Percentages go out with two decimals: more is noise, and clients compare what they see."""
+    return None if value is None else round(value, 2)

@@ -1,0 +1,23 @@
+"""Every ``web.AppKey`` and ``web.RequestKey`` of the results service, typed; no string keys anywhere.
+
+Set by: ``SETTINGS`` and ``RUN_LISTENERS`` in ``app.create_app``; ``STORE``, ``DATABASE`` and
+``INGESTOR`` by the store context in ``app``; ``ACCOUNTS`` and ``EVENTS`` by the accounts and
+events contexts; ``PRINCIPAL`` by the auth middleware on each request.
+"""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from results.ingest import Ingestor
+from results.runs import RunListener
+from results.settings import ResultsSettings
+from results.store import Database, Store
+
+SETTINGS = web.AppKey("results.settings", ResultsSettings)
+STORE: web.AppKey[Store] = web.AppKey("results.store")
+#: The SQLite database behind ``STORE``, for ``results.store.accounts`` (same writer, same file).
+DATABASE = web.AppKey("results.database", Database)
+INGESTOR = web.AppKey("results.ingestor", Ingestor)
+#: Awaited after each ingest transaction commits, in order; append to it in a cleanup context.
+RUN_LISTENERS: web.AppKey[list[RunListener]] = web.AppKey("results.run_listeners")

@@ -1,0 +1,93 @@
+"""Reads of projects and runs for the gate, ingest's duplicate pre-check and event replay.
+
+All reads use the reader connection, which sees only committed data. "Latest" means the highest
+run id: ids grow with every new run and, unlike timestamps, do not depend on the clock. Every
+lookup below is served by an index (``runs_by_commit``, ``runs_by_branch``, ``test_cases_by_run``);
+``scripts/bench/results_gate.py`` holds the gate to its budget with 100,000 runs.
+This module must not write.
+"""
+
+from __future__ import annotations
+
+import string
+
+from results.runs import Project, RunSummary
+from results.store.rows import RUN_COLUMNS, RUN_FROM, project_from_row, summary_from_row
+from results.store.sqlite import Database
+
+_SELECT_RUN = f"SELECT {RUN_COLUMNS} FROM {RUN_FROM}"  # noqa: S608 - constants only
+#: A commit given this short or longer may name a stored full SHA by its prefix, as git allows.
+MIN_SHA_PREFIX = 7
+
+
+async def find_project(db: Database, name: str) -> Project | None:
+    sql = "SELECT id, name, visibility, created_at FROM projects WHERE name = ?"
+    row = await db.fetchone(sql, (name,))
+    return project_from_row(row) if row is not None else None
+
+
+async def get_run(db: Database, run_id: int) -> RunSummary | None:
+    row = await db.fetchone(f"{_SELECT_RUN} WHERE r.id = ?", (run_id,))
+    return summary_from_row(row) if row is not None else None
+
+
+async def latest_run(
+    db: Database,
+    project_id: int,
+    *,
+    flag: str,
+    commit: str | None = None,
+    branch: str | None = None,
+    exclude_run_id: int | None = None,
+    before_run_id: int | None = None,
+) -> RunSummary | None:
+    """The newest run of the project and flag on ``commit`` (else ``branch``)."""
+    where = ["r.project_id = ?", "r.flag = ?"]
+    params: list[object] = [project_id, flag]
+    if exclude_run_id is not None:
+        where.append("r.id != ?")
+        params.append(exclude_run_id)
+    if before_run_id is not None:
+        where.append("r.id < ?")
+        params.append(before_run_id)
+    if commit is not None:
+        found = await _newest(db, [*where, "r.commit_sha = ?"], [*params, commit])
+        if found is None and _is_sha_prefix(commit):
+            upper = commit[:-1] + chr(ord(commit[-1]) + 1)
+            clause = "r.commit_sha > ? AND r.commit_sha < ?"
+            found = await _newest(db, [*where, clause], [*params, commit, upper])
+        return found
+    if branch is None:
+        raise ValueError("commit or branch is required")
+    return await _newest(db, [*where, "r.branch = ?"], [*params, branch])
+
+
+def _is_sha_prefix(commit: str) -> bool:
+    return len(commit) >= MIN_SHA_PREFIX and all(c in string.hexdigits for c in commit)
+
+
+async def _newest(db: Database, where: list[str], params: list[object]) -> RunSummary | None:
+    sql = f"{_SELECT_RUN} WHERE {' AND '.join(where)} ORDER BY r.id DESC LIMIT 1"
+    row = await db.fetchone(sql, tuple(params))
+    return summary_from_row(row) if row is not None else None
+
+
+async def failing_keys(db: Database, run_id: int) -> frozenset[str]:
+    sql = "SELECT key FROM test_cases WHERE run_id = ? AND status IN ('failed', 'error')"
+    return frozenset(row[0] for row in await db.fetchall(sql, (run_id,)))
+
+
+async def run_hashes(db: Database, project: str, run_key: str) -> frozenset[str]:
+    """sha256 of every file already in the run named ``run_key`` (empty when there is none)."""
+    sql = """
+        SELECT u.sha256 FROM uploads u
+        JOIN runs r ON r.id = u.run_id JOIN projects p ON p.id = r.project_id
+        WHERE p.name = ? AND r.run_key = ?
+    """
+    return frozenset(row[0] for row in await db.fetchall(sql, (project, run_key)))
+
+
+async def runs_after(db: Database, run_id: int, *, limit: int) -> list[RunSummary]:
+    """Runs with an id above ``run_id``, oldest first (what a reconnecting stream missed)."""
+    sql = f"{_SELECT_RUN} WHERE r.id > ? ORDER BY r.id LIMIT ?"
+    return [summary_from_row(row) for row in await db.fetchall(sql, (run_id, limit))]

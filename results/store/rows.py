@@ -1,0 +1,138 @@
+"""Conversions between parsed reports / value objects and SQLite rows, for the run tables.
+
+Row building for a 20,000-case report is real work, so ``prepare`` is meant to run in a worker
+thread before the write transaction starts; the transaction then only moves tuples into SQLite.
+This module must not execute SQL.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+import attrs
+
+from results.batch import ParsedReport
+from results.parsers.model import JUnitReport, TestCase
+from results.runs import Project, RunStatus, RunSummary, Visibility
+
+RUN_COLUMNS = """
+    r.id, r.project_id, p.name AS project, p.visibility, r.branch, r.commit_sha, r.flag,
+    r.run_key, r.build_url, r.status, r.tests, r.passed, r.failures, r.errors, r.skipped,
+    r.flaky, r.duration_ms, r.lines_covered, r.lines_valid, r.branches_covered,
+    r.branches_valid, r.uploads, r.created_at
+"""
+RUN_FROM = "runs r JOIN projects p ON p.id = r.project_id"
+
+
+def summary_from_row(row: sqlite3.Row) -> RunSummary:
+    return RunSummary(
+        run_id=row["id"],
+        project_id=row["project_id"],
+        project=row["project"],
+        visibility=Visibility(row["visibility"]),
+        branch=row["branch"],
+        commit=row["commit_sha"],
+        flag=row["flag"],
+        run_key=row["run_key"],
+        build_url=row["build_url"],
+        status=RunStatus(row["status"]),
+        tests=row["tests"],
+        passed=row["passed"],
+        failures=row["failures"],
+        errors=row["errors"],
+        skipped=row["skipped"],
+        flaky=row["flaky"],
+        duration_ms=row["duration_ms"],
+        line_coverage_pct=_pct(row["lines_covered"], row["lines_valid"]),
+        branch_coverage_pct=_pct(row["branches_covered"], row["branches_valid"]),
+        uploads=row["uploads"],
+        created_at=row["created_at"],
+    )
+
+
+def project_from_row(row: sqlite3.Row) -> Project:
+    return Project(
+        id=row["id"],
+        name=row["name"],
+        visibility=Visibility(row["visibility"]),
+        created_at=row["created_at"],
+    )
+
+
+def _pct(covered: int, valid: int) -> float | None:
+    return 100.0 * covered / valid if valid > 0 else None
+
+
+@attrs.frozen
+class PreparedReport:
+    """A report's suite and case rows, without the run and upload ids known only at write time."""
+
+    report: ParsedReport
+    suites: tuple[tuple[Any, ...], ...]
+    cases: tuple[tuple[Any, ...], ...]
+
+
+def prepare(report: ParsedReport) -> PreparedReport:
+    junit = report.junit
+    if junit is None:
+        return PreparedReport(report, (), ())
+    return PreparedReport(report, _suite_rows(junit), tuple(map(_case_row, junit.cases)))
+
+
+def _suite_rows(junit: JUnitReport) -> tuple[tuple[Any, ...], ...]:
+    return tuple(
+        (
+            suite.name,
+            " > ".join(suite.parents),
+            suite.counts.tests,
+            suite.counts.passed,
+            suite.counts.failed,
+            suite.counts.errors,
+            suite.counts.skipped,
+            suite.counts.flaky,
+            _ms(suite.duration_s),
+            suite.system_out,
+            suite.system_err,
+        )
+        for suite in junit.suites
+    )
+
+
+def _case_row(case: TestCase) -> tuple[Any, ...]:
+    return (
+        case.suite,
+        case.classname,
+        case.name,
+        case.key,
+        case.status.value,
+        _ms(case.duration_s),
+        case.message,
+        case.failure_type,
+        case.trace,
+        case.reruns,
+        case.system_out,
+        case.system_err,
+    )
+
+
+def _ms(seconds: float | None) -> int | None:
+    return None if seconds is None else round(seconds * 1000)
+
+
+SUITE_INSERT = """
+    INSERT INTO suites (run_id, upload_id, name, parents, tests, passed, failures, errors,
+                        skipped, flaky, duration_ms, system_out, system_err)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+"""
+CASE_INSERT = """
+    INSERT INTO test_cases (run_id, upload_id, suite, classname, name, key, status, duration_ms,
+                            message, failure_type, trace, reruns, system_out, system_err)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+"""
+COVERAGE_UPSERT = """
+    INSERT OR REPLACE INTO coverage_files (run_id, path, lines_covered, lines_valid,
+                                           branches_covered, branches_valid, covered, uncovered,
+                                           branches)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+"""

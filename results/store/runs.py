@@ -1,0 +1,233 @@
+"""The ingest write: one batch of parsed reports into one run, in ONE transaction.
+
+Everything an ingest changes (the project on first sight, the run, its uploads, suites, test
+cases, the line-union coverage and the run's totals) is written between one ``BEGIN IMMEDIATE``
+and its ``COMMIT``: a failed, cancelled or killed ingest leaves nothing, a completed one is fully
+there. Row building and coverage merging happen in worker threads, so the event loop only waits.
+
+Shards: a ``run_key`` names a run within a project; later uploads with the same key join it. A
+file whose sha256 the run already holds is skipped, never counted twice. Totals are recomputed
+from the stored rows after every write, so they always equal what the run holds.
+
+This module must not parse reports or decide gate outcomes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+
+import aiosqlite
+
+from results.batch import IngestBatch, IngestOutcome, ParsedReport, RunTarget
+from results.errors import RunKeyConflict
+from results.parsers.coverage import merge_coverage
+from results.parsers.model import CoverageReport
+from results.runs import Project, RunSummary
+from results.store.linecodec import file_from_row, file_row
+from results.store.rows import (
+    CASE_INSERT,
+    COVERAGE_UPSERT,
+    RUN_COLUMNS,
+    RUN_FROM,
+    SUITE_INSERT,
+    PreparedReport,
+    prepare,
+    project_from_row,
+    summary_from_row,
+)
+from results.store.sqlite import Database
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+async def write_batch(db: Database, batch: IngestBatch) -> IngestOutcome:
+    prepared = await asyncio.to_thread(lambda: [prepare(r) for r in batch.reports])
+    async with db.transaction() as conn:
+        project = await _project(conn, batch.target)
+        run_id, created = await _run(conn, project, batch.target)
+        fresh, duplicates = await _split_duplicates(conn, run_id, prepared)
+        for item in fresh:
+            await _insert_report(conn, run_id, item)
+        coverage = [p.report.coverage for p in fresh if p.report.coverage is not None]
+        if coverage:
+            await _merge_coverage(conn, run_id, coverage, fresh_run=created)
+        await _update_totals(conn, run_id)
+        run = await _summary(conn, run_id)
+    return IngestOutcome(run=run, created=created, duplicates=tuple(duplicates))
+
+
+async def _project(conn: aiosqlite.Connection, target: RunTarget) -> Project:
+    sql = "SELECT id, name, visibility, created_at FROM projects WHERE name = ?"
+    async with conn.execute(sql, (target.project,)) as cursor:
+        row = await cursor.fetchone()
+    if row is not None:
+        return project_from_row(row)
+    visibility, created_at = target.new_project_visibility.value, now()
+    sql = "INSERT INTO projects (name, visibility, created_at) VALUES (?, ?, ?)"
+    async with conn.execute(sql, (target.project, visibility, created_at)) as cursor:
+        project_id = cursor.lastrowid
+    assert project_id is not None
+    return Project(project_id, target.project, target.new_project_visibility, created_at)
+
+
+async def _run(conn: aiosqlite.Connection, project: Project, target: RunTarget) -> tuple[int, bool]:
+    if target.run_key is not None:
+        sql = "SELECT id, branch, commit_sha, flag FROM runs WHERE project_id = ? AND run_key = ?"
+        async with conn.execute(sql, (project.id, target.run_key)) as cursor:
+            row = await cursor.fetchone()
+        if row is not None:
+            if (row["branch"], row["commit_sha"], row["flag"]) != (
+                target.branch,
+                target.commit,
+                target.flag,
+            ):
+                raise RunKeyConflict(target, run_id=row["id"])
+            return int(row["id"]), False
+    stamp = now()
+    sql = """
+        INSERT INTO runs (project_id, branch, commit_sha, flag, run_key, build_url, created_at,
+                          updated_at, status)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'PASSED')
+    """
+    params = (project.id, target.branch, target.commit, target.flag, target.run_key)
+    async with conn.execute(sql, (*params, target.build_url, stamp, stamp)) as cursor:
+        run_id = cursor.lastrowid
+    assert run_id is not None
+    return run_id, True
+
+
+async def _split_duplicates(
+    conn: aiosqlite.Connection, run_id: int, prepared: list[PreparedReport]
+) -> tuple[list[PreparedReport], list[ParsedReport]]:
+    async with conn.execute("SELECT sha256 FROM uploads WHERE run_id = ?", (run_id,)) as cursor:
+        seen = {row[0] for row in await cursor.fetchall()}
+    fresh, duplicates = [], []
+    for item in prepared:
+        if item.report.sha256 in seen:
+            duplicates.append(item.report)
+        else:
+            seen.add(item.report.sha256)
+            fresh.append(item)
+    return fresh, duplicates
+
+
+async def _insert_report(conn: aiosqlite.Connection, run_id: int, item: PreparedReport) -> None:
+    report = item.report
+    counters = _counters_only(report.coverage)
+    sql = """
+        INSERT INTO uploads (run_id, kind, sha256, filename, format, size, counter_lines_covered,
+                             counter_lines_valid, counter_branches_covered,
+                             counter_branches_valid, created_at)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    """
+    head = (run_id, report.kind.value, report.sha256, report.filename, report.format, report.size)
+    async with conn.execute(sql, (*head, *counters, now())) as cursor:
+        upload_id = cursor.lastrowid
+    if item.suites:
+        await conn.executemany(SUITE_INSERT, ((run_id, upload_id, *s) for s in item.suites))
+    if item.cases:
+        await conn.executemany(CASE_INSERT, ((run_id, upload_id, *c) for c in item.cases))
+
+
+def _counters_only(
+    report: CoverageReport | None,
+) -> tuple[int | None, int | None, int | None, int | None]:
+    """Totals of a report without line data (JaCoCo counters only), which no union can merge."""
+    if report is None or report.files or not report.lines_valid:
+        return (None, None, None, None)
+    return (
+        report.lines_covered,
+        report.lines_valid,
+        report.branches_covered,
+        report.branches_valid,
+    )
+
+
+async def _merge_coverage(
+    conn: aiosqlite.Connection, run_id: int, reports: list[CoverageReport], *, fresh_run: bool
+) -> None:
+    paths = {f.path for r in reports for f in r.files}
+    existing: list[CoverageReport] = []
+    if not fresh_run and paths:
+        sql = "SELECT path, covered, uncovered, branches FROM coverage_files WHERE run_id = ?"
+        async with conn.execute(sql, (run_id,)) as cursor:
+            stored = [tuple(row) for row in await cursor.fetchall() if row[0] in paths]
+        if stored:
+            existing.append(await asyncio.to_thread(_stored_report, stored))
+    rows = await asyncio.to_thread(_merged_rows, [*existing, *reports])
+    await conn.executemany(COVERAGE_UPSERT, ((run_id, *row) for row in rows))
+
+
+def _stored_report(rows: list[tuple[str, str, str, str]]) -> CoverageReport:
+    files = tuple(file_from_row(*row) for row in rows)
+    return CoverageReport(format="stored", files=files, lines_covered=0, lines_valid=0,
+                          branches_covered=0, branches_valid=0)  # fmt: skip
+
+
+def _merged_rows(reports: list[CoverageReport]) -> list[tuple[object, ...]]:
+    with_lines = [r for r in reports if r.files]
+    if not with_lines:
+        return []
+    merged = with_lines[0] if len(with_lines) == 1 else merge_coverage(with_lines)
+    return [file_row(f) for f in merged.files]
+
+
+_TOTALS = """
+    UPDATE runs SET
+        tests = t.tests, passed = t.passed, failures = t.failures, errors = t.errors,
+        skipped = t.skipped, flaky = t.flaky, duration_ms = t.duration_ms,
+        status = CASE WHEN t.failures + t.errors > 0 THEN 'FAILED' ELSE 'PASSED' END,
+        lines_covered = c.lc, lines_valid = c.lv, branches_covered = c.bc, branches_valid = c.bv,
+        uploads = u.n, updated_at = :now
+    FROM (
+        SELECT COUNT(*) AS tests,
+               COUNT(*) FILTER (WHERE status = 'passed') AS passed,
+               COUNT(*) FILTER (WHERE status = 'failed') AS failures,
+               COUNT(*) FILTER (WHERE status = 'error') AS errors,
+               COUNT(*) FILTER (WHERE status = 'skipped') AS skipped,
+               COUNT(*) FILTER (WHERE status = 'flaky') AS flaky,
+               COALESCE(SUM(duration_ms), 0) AS duration_ms
+        FROM test_cases WHERE run_id = :run
+    ) AS t, (
+        SELECT COALESCE(SUM(lines_covered), 0) AS lc, COALESCE(SUM(lines_valid), 0) AS lv,
+               COALESCE(SUM(branches_covered), 0) AS bc, COALESCE(SUM(branches_valid), 0) AS bv
+        FROM coverage_files WHERE run_id = :run
+    ) AS c, (
+        SELECT COUNT(*) AS n FROM uploads WHERE run_id = :run
+    ) AS u
+    WHERE runs.id = :run
+"""
+
+# A run whose coverage came only as counters (no line data anywhere) takes the largest such
+# report: counters of shards cannot be combined without double counting shared lines.
+_COUNTERS_FALLBACK = """
+    UPDATE runs SET
+        lines_covered = u.counter_lines_covered, lines_valid = u.counter_lines_valid,
+        branches_covered = u.counter_branches_covered, branches_valid = u.counter_branches_valid
+    FROM (
+        SELECT counter_lines_covered, counter_lines_valid, counter_branches_covered,
+               counter_branches_valid
+        FROM uploads WHERE run_id = :run AND counter_lines_valid > 0
+        ORDER BY counter_lines_valid DESC LIMIT 1
+    ) AS u
+    WHERE runs.id = :run AND runs.lines_valid = 0
+"""
+
+
+async def _update_totals(conn: aiosqlite.Connection, run_id: int) -> None:
+    params = {"run": run_id, "now": now()}
+    await conn.execute(_TOTALS, params)
+    await conn.execute(_COUNTERS_FALLBACK, {"run": run_id})
+
+
+_SUMMARY = f"SELECT {RUN_COLUMNS} FROM {RUN_FROM} WHERE r.id = ?"  # noqa: S608 - constants only
+
+
+async def _summary(conn: aiosqlite.Connection, run_id: int) -> RunSummary:
+    async with conn.execute(_SUMMARY, (run_id,)) as cursor:
+        row = await cursor.fetchone()
+    assert row is not None
+    return summary_from_row(row)

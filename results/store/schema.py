@@ -1,0 +1,204 @@
+"""The SQLite schema as numbered migrations, applied in order and tracked by ``PRAGMA user_version``.
+
+Every table of the service is here from the first migration, the accounts tables included (their
+SQL lives in ``results.store.accounts``). A migration is never edited once released: a change is a
+new entry at the end of ``MIGRATIONS``. Each migration runs in one transaction together with the
+``user_version`` bump, so a crash mid-migration leaves the previous version intact.
+
+Decisions worth knowing:
+- ``AUTOINCREMENT`` on runs: ids are never reused, because a run id is also the live-event id that
+  ``Last-Event-ID`` replays from, and "latest run" means highest id (the wall clock here is not
+  trusted to order runs).
+- Line data is stored per (run, file) as range text (``1-5,7``), so shards merge by line union
+  without reading any other run.
+- ``users.username`` compares case-insensitively, so ``Alice`` and ``alice`` are one account.
+
+This module must not run queries beyond applying migrations.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+V1 = """
+CREATE TABLE projects (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    name        TEXT NOT NULL UNIQUE,
+    visibility  TEXT NOT NULL DEFAULT 'PUBLIC' CHECK (visibility IN ('PUBLIC', 'PRIVATE')),
+    created_at  TEXT NOT NULL
+);
+
+CREATE TABLE users (
+    id            INTEGER PRIMARY KEY AUTOINCREMENT,
+    username      TEXT NOT NULL UNIQUE COLLATE NOCASE,
+    display_name  TEXT NOT NULL DEFAULT '',
+    email         TEXT NOT NULL DEFAULT '',
+    role          TEXT NOT NULL DEFAULT 'MEMBER' CHECK (role IN ('ADMIN', 'MEMBER')),
+    password_hash TEXT,
+    created_at    TEXT NOT NULL
+);
+
+CREATE TABLE memberships (
+    user_id     INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    project_id  INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+    role        TEXT NOT NULL DEFAULT 'MEMBER',
+    PRIMARY KEY (user_id, project_id)
+) WITHOUT ROWID;
+CREATE INDEX memberships_by_project ON memberships(project_id);
+
+CREATE TABLE tokens (
+    id            INTEGER PRIMARY KEY AUTOINCREMENT,
+    user_id       INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    name          TEXT NOT NULL,
+    sha256        TEXT NOT NULL UNIQUE,
+    created_at    TEXT NOT NULL,
+    expires_at    TEXT,
+    last_used_at  TEXT,
+    revoked_at    TEXT
+);
+CREATE INDEX tokens_by_user ON tokens(user_id);
+
+CREATE TABLE sessions (
+    id          TEXT PRIMARY KEY,
+    user_id     INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    csrf        TEXT NOT NULL,
+    created_at  TEXT NOT NULL,
+    expires_at  TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX sessions_by_user ON sessions(user_id);
+CREATE INDEX sessions_by_expiry ON sessions(expires_at);
+
+CREATE TABLE runs (
+    id                INTEGER PRIMARY KEY AUTOINCREMENT,
+    project_id        INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+    branch            TEXT NOT NULL,
+    commit_sha        TEXT NOT NULL,
+    flag              TEXT NOT NULL DEFAULT 'default',
+    run_key           TEXT,
+    build_url         TEXT,
+    created_at        TEXT NOT NULL,
+    updated_at        TEXT NOT NULL,
+    status            TEXT NOT NULL CHECK (status IN ('PASSED', 'FAILED')),
+    tests             INTEGER NOT NULL DEFAULT 0,
+    passed            INTEGER NOT NULL DEFAULT 0,
+    failures          INTEGER NOT NULL DEFAULT 0,
+    errors            INTEGER NOT NULL DEFAULT 0,
+    skipped           INTEGER NOT NULL DEFAULT 0,
+    flaky             INTEGER NOT NULL DEFAULT 0,
+    duration_ms       INTEGER NOT NULL DEFAULT 0,
+    lines_covered     INTEGER NOT NULL DEFAULT 0,
+    lines_valid       INTEGER NOT NULL DEFAULT 0,
+    branches_covered  INTEGER NOT NULL DEFAULT 0,
+    branches_valid    INTEGER NOT NULL DEFAULT 0,
+    uploads           INTEGER NOT NULL DEFAULT 0,
+    UNIQUE (project_id, run_key)
+);
+CREATE INDEX runs_by_commit ON runs(project_id, commit_sha, flag);
+CREATE INDEX runs_by_branch ON runs(project_id, branch, flag);
+
+CREATE TABLE uploads (
+    id                INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id            INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    kind              TEXT NOT NULL CHECK (kind IN ('junit', 'coverage')),
+    sha256            TEXT NOT NULL,
+    filename          TEXT,
+    format            TEXT NOT NULL,
+    size              INTEGER NOT NULL,
+    counter_lines_covered     INTEGER,
+    counter_lines_valid       INTEGER,
+    counter_branches_covered  INTEGER,
+    counter_branches_valid    INTEGER,
+    created_at        TEXT NOT NULL,
+    UNIQUE (run_id, sha256)
+);
+
+CREATE TABLE suites (
+    id            INTEGER PRIMARY KEY,
+    run_id        INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    upload_id     INTEGER NOT NULL REFERENCES uploads(id) ON DELETE CASCADE,
+    name          TEXT NOT NULL,
+    parents       TEXT NOT NULL DEFAULT '',
+    tests         INTEGER NOT NULL,
+    passed        INTEGER NOT NULL,
+    failures      INTEGER NOT NULL,
+    errors        INTEGER NOT NULL,
+    skipped       INTEGER NOT NULL,
+    flaky         INTEGER NOT NULL,
+    duration_ms   INTEGER,
+    system_out    TEXT,
+    system_err    TEXT
+);
+CREATE INDEX suites_by_run ON suites(run_id);
+CREATE INDEX suites_by_upload ON suites(upload_id);
+
+CREATE TABLE test_cases (
+    id            INTEGER PRIMARY KEY,
+    run_id        INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    upload_id     INTEGER NOT NULL REFERENCES uploads(id) ON DELETE CASCADE,
+    suite         TEXT NOT NULL,
+    classname     TEXT NOT NULL,
+    name          TEXT NOT NULL,
+    key           TEXT NOT NULL,
+    status        TEXT NOT NULL
+                  CHECK (status IN ('passed', 'failed', 'error', 'skipped', 'flaky')),
+    duration_ms   INTEGER,
+    message       TEXT,
+    failure_type  TEXT,
+    trace         TEXT,
+    reruns        INTEGER NOT NULL DEFAULT 0,
+    system_out    TEXT,
+    system_err    TEXT
+);
+CREATE INDEX test_cases_by_run ON test_cases(run_id, status);
+CREATE INDEX test_cases_by_upload ON test_cases(upload_id);
+
+CREATE TABLE coverage_files (
+    run_id            INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    path              TEXT NOT NULL,
+    lines_covered     INTEGER NOT NULL,
+    lines_valid       INTEGER NOT NULL,
+    branches_covered  INTEGER NOT NULL,
+    branches_valid    INTEGER NOT NULL,
+    covered           TEXT NOT NULL,
+    uncovered         TEXT NOT NULL,
+    branches          TEXT NOT NULL,
+    PRIMARY KEY (run_id, path)
+) WITHOUT ROWID;
+"""
+
+#: Index ``n`` holds the script that takes the database from ``user_version`` n to n + 1.
+MIGRATIONS: tuple[str, ...] = (V1,)
+
+
+class SchemaTooNew(RuntimeError):
+    """The database was written by a newer Wharf; refusing beats silently corrupting it."""
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    """Apply pending migrations (synchronously, on an autocommit connection); returns the version."""
+    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    if version > len(MIGRATIONS):
+        raise SchemaTooNew(
+            f"database schema version {version} is newer than this build knows "
+            f"({len(MIGRATIONS)}); upgrade Wharf or point results.db.path elsewhere"
+        )
+    for number in range(version, len(MIGRATIONS)):
+        _apply(conn, number + 1, MIGRATIONS[number])
+    return len(MIGRATIONS)
+
+
+def _apply(conn: sqlite3.Connection, version: int, script: str) -> None:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for statement in _statements(script):
+            conn.execute(statement)
+        conn.execute(f"PRAGMA user_version = {version:d}")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def _statements(script: str) -> list[str]:
+    """Split a script into statements (our scripts have no semicolons inside literals)."""
+    return [s.strip() for s in script.split(";") if s.strip()]

@@ -73,8 +73,8 @@ class SuiteFrame:
 
 
 class CaseBuilder:
-    """One open ``<testcase>``. Defaults live on the class: most cases never set them, and not
-    assigning them per case is measurably faster on 20,000-case reports."""
+    """One open ``<testcase>``. Defaults live on the class: most cases never set them, so a
+    passing case costs three assignments here instead of fifteen."""
 
     kind: str | None = None
     capturing: str | None = None

@@ -66,8 +66,11 @@ def feed_xml(
     """Like ``stream_xml`` for a stream already opened with ``source.open_report``."""
     parser = _hardened_parser()
     quiet = _install(parser, choose, limits, log)
+    first = True
     try:
         while chunk := stream.read(limits.chunk_bytes):
+            if first:
+                chunk, first = _declaration_first(chunk, log), False
             quiet[0] += len(chunk)
             parser.Parse(chunk, False)
             if quiet[0] > limits.max_token_bytes:
@@ -230,6 +233,20 @@ def _over_limit(depth: int, elements: int, limits: ParseLimits, line: int) -> No
     raise ReportTooLarge(
         f"report has more than {limits.max_elements} XML elements", limit=limits.max_elements
     )
+
+
+_UTF8_BOM = b"\xef\xbb\xbf"
+
+
+def _declaration_first(chunk: bytes, log: DiagnosticLog) -> bytes:
+    """Drop blank lines some generators print before ``<?xml``, which expat would refuse."""
+    bom = _UTF8_BOM if chunk.startswith(_UTF8_BOM) else b""
+    body = chunk[len(bom) :]
+    stripped = body.lstrip(b" \t\r\n")
+    if len(stripped) == len(body) or not stripped.startswith(b"<?xml"):
+        return chunk
+    log.note("leading-whitespace", "whitespace before the XML declaration was ignored")
+    return bom + stripped
 
 
 def _token_too_large(limit: int) -> ReportTooLarge:

@@ -233,6 +233,16 @@ def test_default_namespace_is_ignored() -> None:
     assert report.counts.failed == 1
 
 
+def test_blank_lines_before_the_declaration_are_tolerated() -> None:
+    report = junit(
+        '\n\n  <?xml version="1.0"?>\n<testsuite name="s"><testcase name="a"/></testsuite>'
+    )
+    assert report.counts.tests == 1
+    assert "leading-whitespace" in codes(report)
+    bom = parse_junit(io.BytesIO(b'\xef\xbb\xbf\n<?xml version="1.0"?><testsuite name="s"/>'))
+    assert bom.counts.tests == 0
+
+
 def test_not_junit_is_refused() -> None:
     with pytest.raises(InvalidReport) as caught:
         junit('<report name="jacoco"/>')

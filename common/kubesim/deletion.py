@@ -2,15 +2,19 @@
 
 ``propagationPolicy`` Background/Foreground/Orphan, preconditions, finalizers and
 ``deletionTimestamp``, garbage collection through ``ownerReferences`` and the namespace lifecycle
-(deleting a namespace deletes its contents, then the namespace). The garbage collector and the
-namespace controller run synchronously inside the write that triggers them: the end states and
-events are the real ones, only sooner.
+(deleting a namespace deletes its contents, then the namespace). The namespace controller starts
+``controller_delay`` after the namespace is marked for deletion, as a real one lags (so
+``kubectl delete -f`` of a namespace and its contents deletes both); the garbage collector and every
+later step run inside the write that triggers them: the end states and events are the real ones,
+only sooner.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import copy
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from common.kubesim import crds
@@ -142,7 +146,7 @@ def _run_finalizers(objs: Objects, rt: ResourceType, obj: Obj) -> None:
                 _delete_quietly(objs, dep_rt, dep, "Foreground")
         _recheck_foreground(objs, rt, obj)
     if rt.group_resource == ("", "namespaces"):
-        _empty_namespace(objs, obj["metadata"]["name"])
+        _later(objs, _empty_namespace, obj["metadata"]["name"])
 
 
 def _remove_finalizer(objs: Objects, rt: ResourceType, obj: Obj, finalizer: str) -> None:
@@ -225,6 +229,19 @@ def _recheck_owners(objs: Objects, gone: Obj) -> None:
 def _recheck_foreground(objs: Objects, rt: ResourceType, owner: Obj) -> None:
     if not _dependents(objs, owner["metadata"]["uid"]):
         _remove_finalizer(objs, rt, owner, FOREGROUND)
+
+
+def _later(objs: Objects, fn: Callable[[Objects, str], None], name: str) -> None:
+    """Run a controller step after ``objs.controller_delay``, as the real controllers lag.
+
+    Without a running loop (unit use of ``Objects``) the step runs at once.
+    """
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        fn(objs, name)
+        return
+    loop.call_later(objs.controller_delay, fn, objs, name)
 
 
 def _empty_namespace(objs: Objects, namespace: str) -> None:

@@ -60,9 +60,11 @@ def _strip(obj: Obj) -> Obj:
 class Objects:
     """The simulator's apiserver core: one instance per simulated cluster."""
 
-    def __init__(self, registry: Registry, store: Store) -> None:
+    def __init__(self, registry: Registry, store: Store, *, controller_delay: float = 0.1) -> None:
         self.registry = registry
         self.store = store
+        # Seconds before the namespace controller empties a terminating namespace.
+        self.controller_delay = controller_delay
 
     # -- reads ------------------------------------------------------------------------------
     def get(self, rt: ResourceType, namespace: str, name: str) -> Obj:

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 import attrs
 from aiohttp import web
 
 from common.kubesim.objects import Objects
 from common.kubesim.openapi import OpenAPI
+from common.kubesim.params import Target
 from common.kubesim.registry import Registry, load_builtin
 from common.kubesim.store import Store
+
+SubresourceHandler = Callable[[web.Request, "State", Target], Awaitable[web.StreamResponse]]
 
 
 @attrs.define
@@ -20,6 +25,9 @@ class State:
     server_address: str = "127.0.0.1:6443"
     # Report workloads rolled out at once (``standin``) until real controllers run.
     instant_rollout: bool = True
+    # (group, plural, subresource) -> handler, for subresources served outside ``handlers``
+    # (``pods/log``, ``pods/exec``, ``pods/portforward``); anything unregistered is refused with 501.
+    subresource_handlers: dict[tuple[str, str, str], SubresourceHandler] = attrs.Factory(dict)
 
     @classmethod
     def new(

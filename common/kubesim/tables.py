@@ -11,7 +11,8 @@ from collections.abc import Callable
 from typing import Any
 
 from common.kubesim import crds, jsonpath
-from common.kubesim.printers import COLUMNS, Column, age
+from common.kubesim.columns import COLUMNS
+from common.kubesim.printers import Column, age
 from common.kubesim.registry import ResourceType
 
 Obj = dict[str, Any]

@@ -10,10 +10,10 @@ new states, so objects leaving a selection are seen as DELETED, like the real wa
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
 
 import attrs
 from aiohttp import web
@@ -22,11 +22,13 @@ from common.kubesim.objects import Objects
 from common.kubesim.params import Target, flag, integer
 from common.kubesim.selectors import field_matcher, label_matcher
 from common.kubesim.status import KubeError
-from common.kubesim.store import Event, Obj
+from common.kubesim.store import Event, Obj, Subscription
 
 # kube-apiserver's --min-request-timeout default: watches without timeoutSeconds end after it.
 DEFAULT_TIMEOUT = 1800.0
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"
+# How often an idle watch checks whether its client has gone, so it stops holding a subscription.
+IDLE_CHECK = 5.0
 
 
 @attrs.frozen
@@ -164,32 +166,43 @@ async def serve(
         )
         response.enable_chunked_encoding()
         await response.prepare(request)
-        stream = _Stream(response, objs, target, encode)
-        if error is not None:
-            await stream.send("ERROR", error.status(), raw=True)
-            return response
-        for kind, obj in initial:
-            await stream.send(kind, obj)
-        if req.send_initial:
-            await stream.bookmark(initial_end=True)
-        await _follow(stream, sub, filt, req, bookmark_interval)
+        stream = _Stream(request, response, objs, target, encode)
+        with contextlib.suppress(ConnectionResetError):  # the client went away: nothing to tell
+            await _stream(stream, sub, filt, req, initial, error, bookmark_interval)
         return response
-    except (ConnectionResetError, asyncio.CancelledError):
-        raise
     finally:
         sub.close()
 
 
+async def _stream(
+    stream: _Stream,
+    sub: Subscription,
+    filt: _Filter,
+    req: WatchRequest,
+    initial: list[tuple[str, Obj]],
+    error: KubeError | None,
+    bookmark_interval: float,
+) -> None:
+    if error is not None:
+        await stream.send("ERROR", error.status(), raw=True)
+        return
+    for kind, obj in initial:
+        await stream.send(kind, obj)
+    if req.send_initial:
+        await stream.bookmark(initial_end=True)
+    await _follow(stream, sub, filt, req, bookmark_interval)
+
+
 async def _follow(
-    stream: _Stream, sub: Any, filt: _Filter, req: WatchRequest, bookmark_interval: float
+    stream: _Stream, sub: Subscription, filt: _Filter, req: WatchRequest, bookmark_interval: float
 ) -> None:
     deadline = time.monotonic() + req.timeout
     next_bookmark = time.monotonic() + bookmark_interval
     while True:
         now = time.monotonic()
-        if now >= deadline:
+        if now >= deadline or stream.client_gone():
             return
-        wait = deadline - now
+        wait = min(deadline - now, IDLE_CHECK)
         if req.bookmarks:
             wait = min(wait, max(0.0, next_bookmark - now))
         try:
@@ -209,15 +222,21 @@ async def _follow(
 class _Stream:
     def __init__(
         self,
+        request: web.Request,
         response: web.StreamResponse,
         objs: Objects,
         target: Target,
         encode: Callable[[Obj], Obj],
     ) -> None:
+        self.request = request
         self.response = response
         self.objs = objs
         self.rt = target.rt
         self.encode = encode
+
+    def client_gone(self) -> bool:
+        transport = self.request.transport
+        return transport is None or transport.is_closing()
 
     async def send(self, kind: str, obj: Obj, *, raw: bool = False) -> None:
         body = obj if raw else self.encode(self.objs.present(self.rt, obj))

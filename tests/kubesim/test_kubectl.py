@@ -230,3 +230,14 @@ def test_dry_run_server(kubectl: Kubectl, ns: str) -> None:
     kubectl.run("-n", ns, "delete", "cm", "dry", "--dry-run=server")
     assert kubectl.run("-n", ns, "get", "cm", "dry").returncode == 0
     _ = time
+
+
+def test_delete_manifest_with_its_namespace(kubectl: Kubectl) -> None:
+    name = f"m-{uuid.uuid4().hex[:6]}"
+    manifest = f"apiVersion: v1\nkind: Namespace\nmetadata: {{name: {name}}}\n---\n" + (
+        DEPLOYMENT.format(ns=name)
+    )
+    kubectl.run("apply", "-f", "-", input=manifest)
+    out = kubectl.run("delete", "-f", "-", input=manifest).stdout
+    assert f'namespace "{name}" deleted' in out
+    assert 'deployment.apps "web" deleted' in out

@@ -10,11 +10,11 @@ worker thread. Bad or hostile input raises ``InvalidReport`` (a ``BadRequest``) 
 ``ReportTooLarge`` (a ``PayloadTooLarge``); anything the parser could work around is reported
 as a ``Diagnostic`` instead. This package must not import HTTP, database or service code.
 
-Diagnostic codes: ``dialect``, ``doctype-seen``, ``leading-whitespace``, ``nested-suites-flattened``, ``count-mismatch``,
-``duplicate-test``, ``reruns-folded``, ``time-format-fixed``, ``time-unusable``,
-``testcase-outside-suite``; for coverage ``coverage-unknown``, ``counter-mismatch``,
-``no-line-data``, ``unknown-record``, ``missing-end-of-record``, ``concatenated-profiles``,
-``merged``, ``merge-without-line-data``.
+Diagnostic codes. JUnit: ``dialect``, ``doctype-seen``, ``leading-whitespace``,
+``nested-suites-flattened``, ``count-mismatch``, ``duplicate-test``, ``reruns-folded``,
+``time-format-fixed``, ``time-unusable``, ``testcase-outside-suite``. Coverage:
+``coverage-unknown``, ``counter-mismatch``, ``no-line-data``, ``unknown-record``,
+``missing-end-of-record``, ``concatenated-profiles``, ``merged``, ``merge-without-line-data``.
 """
 
 from results.parsers.coverage import merge_coverage, parse_coverage, sniff

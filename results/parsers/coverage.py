@@ -2,9 +2,9 @@
 
 An upload's form field says nothing reliable about its format, so the first bytes decide: XML
 goes to JaCoCo (root ``<report>``) or Cobertura/Clover (root ``<coverage>``), text to a Go
-coverprofile (``mode:``) or LCOV (``TN:``/``SF:``). Shards and flags are merged by LINE UNION per file: a line
-covered in any shard is covered, a line is counted once however many shards list it. Report
-counters are never summed (the original project did, and double-counted shared lines).
+coverprofile (``mode:``) or LCOV (``TN:``/``SF:``). Shards and flags are merged by LINE UNION
+per file: a line covered in any shard is covered, a line is counted once however many shards
+list it. Report counters are never summed (the original project did, and double-counted lines).
 This module must not parse formats itself and must not touch the database or HTTP.
 """
 

@@ -13,7 +13,7 @@ import math
 
 
 def parse_duration(text: str | None) -> tuple[float | None, str | None]:
-    """Return ``(seconds, note)``; ``note`` is None for a plain decimal, else says what was fixed."""
+    """Return ``(seconds, note)``; ``note`` is None for a plain decimal, else what was fixed."""
     if text is None:
         return None, None
     try:

@@ -106,7 +106,7 @@ class CaseBuilder:
         return limits.message_chars if tag == "skipped" else limits.trace_chars
 
     def attempt(self, tag: str, attrs: dict[str, str], limits: ParseLimits) -> None:
-        """flakyFailure/flakyError (failed, then passed) or rerunFailure/rerunError (failed again)."""
+        """flakyFailure/flakyError (failed, later passed) or rerunFailure/rerunError (failed)."""
         if tag.startswith("flaky"):
             self.flaky += 1
         else:

@@ -74,7 +74,7 @@ class TestCase:
 
     @property
     def key(self) -> str:
-        """Identity across runs: classname (or the suite, when it is empty) and name, ``#n`` on repeats."""
+        """Identity across runs: classname (the suite when it is empty), name, ``#n`` on repeats."""
         base = " ".join(part for part in (self.classname or self.suite, self.name) if part)
         return base if self.occurrence == 1 else f"{base} #{self.occurrence}".lstrip()
 

@@ -55,7 +55,7 @@ ChooseHandler = Callable[[str, dict[str, str]], XmlHandler]
 def stream_xml(
     source: ReportSource, choose: ChooseHandler, *, limits: ParseLimits, log: DiagnosticLog
 ) -> None:
-    """Parse ``source`` into the chosen handler's callbacks, or raise InvalidReport/ReportTooLarge."""
+    """Parse ``source`` into the chosen handler's callbacks; raise InvalidReport/ReportTooLarge."""
     with open_report(source, limits) as stream:
         feed_xml(stream, choose, limits=limits, log=log)
 

@@ -57,16 +57,20 @@ def write_junit(path: Path, cases: int = TESTCASES) -> None:
 
 
 def _testcase(rnd: random.Random, cls: str, case: int) -> str:
-    head = f'<testcase name="test{case}_behaves(int)" classname="{cls}" time="0.{rnd.randint(0, 999):03d}"'
+    millis = rnd.randint(0, 999)
+    head = f'<testcase name="test{case}_behaves(int)" classname="{cls}" time="0.{millis:03d}"'
     roll = rnd.random()
     if roll < 0.04:
-        return f'{head}><failure message="expected 1" type="AssertionFailedError">{TRACE}</failure></testcase>\n'
+        failure = f'<failure message="expected 1" type="AssertionFailedError">{TRACE}</failure>'
+        return f"{head}>{failure}</testcase>\n"
     if roll < 0.05:
-        return f'{head}><error message="boom" type="java.lang.IllegalStateException">{TRACE}</error></testcase>\n'
+        error = f'<error message="boom" type="java.lang.IllegalStateException">{TRACE}</error>'
+        return f"{head}>{error}</testcase>\n"
     if roll < 0.08:
         return f'{head}><skipped message="disabled until fixed"/></testcase>\n'
     if roll < 0.09:
-        return f'{head}><flakyFailure message="first try"><stackTrace>{TRACE}</stackTrace></flakyFailure></testcase>\n'
+        attempt = f"<stackTrace>{TRACE}</stackTrace>"
+        return f'{head}><flakyFailure message="first try">{attempt}</flakyFailure></testcase>\n'
     if roll < 0.12:
         return f"{head}><system-out>log line one\nlog line two\n</system-out></testcase>\n"
     return f"{head}/>\n"
@@ -171,7 +175,8 @@ def main() -> int:
         junit, jacoco = Path(tmp, "junit.xml"), Path(tmp, "jacoco.xml")
         write_junit(junit)
         write_jacoco(jacoco)
-        sizes = f"{junit.stat().st_size / 1e6:.1f} MB JUnit, {jacoco.stat().st_size / 1e6:.1f} MB JaCoCo"
+        megabytes = [path.stat().st_size / 1e6 for path in (junit, jacoco)]
+        sizes = f"{megabytes[0]:.1f} MB JUnit, {megabytes[1]:.1f} MB JaCoCo"
         print(f"inputs: {TESTCASES} testcases ({sizes}); best of {args.repeats} runs each")
         results = {mode: measure(mode, [junit, jacoco], args.repeats) for mode in MODES}
     return report(results)
@@ -179,9 +184,8 @@ def main() -> int:
 
 def report(results: dict[str, dict[str, float]]) -> int:
     for mode, figures in results.items():
-        print(
-            f"  {mode:<16} {figures['best_s']:7.3f} s   peak RSS growth {figures['rss_growth_mb']:6.1f} MB"
-        )
+        seconds, growth = figures["best_s"], figures["rss_growth_mb"]
+        print(f"  {mode:<16} {seconds:7.3f} s   peak RSS growth {growth:6.1f} MB")
     ours = results["parsers"]
     ratio = ours["best_s"] / results["iterparse"]["best_s"]
     ratio_clear = ours["best_s"] / results["iterparse+clear"]["best_s"]

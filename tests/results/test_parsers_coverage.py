@@ -110,7 +110,8 @@ GCOVR = """<?xml version="1.0" ?>
     </line>
    </lines>
   </class>
-  <class name="util_inline" filename="./lib/util.c" line-rate="0.5" branch-rate="0" complexity="0.0">
+  <class name="util_inline" filename="./lib/util.c" line-rate="0.5" branch-rate="0"
+    complexity="0.0">
    <methods/>
    <lines><line number="4" hits="0" branch="False"/><line number="9" hits="0"/></lines>
   </class>

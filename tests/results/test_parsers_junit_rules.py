@@ -252,7 +252,8 @@ def test_not_junit_is_refused() -> None:
 
 
 def test_path_and_gzip_input(tmp_path: Path) -> None:
-    xml = b'<testsuite name="s"><testcase name="a"/><testcase name="b"><error/></testcase></testsuite>'
+    xml = b'<testsuite name="s"><testcase name="a"/><testcase name="b"><error/></testcase>'
+    xml += b"</testsuite>"
     plain = tmp_path / "r.xml"
     plain.write_bytes(xml)
     packed = tmp_path / "r.xml.bin"  # no .gz suffix: detection is by magic bytes

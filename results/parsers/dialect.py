@@ -81,7 +81,8 @@ class DialectEvidence:
             ("pytest-xunit2", "pytest" in self.suite_names),
             ("jest-junit", self.root_name == "jest tests" or "classname-is-name" in marks),
             ("mocha-junit-reporter", self.root_name == "Mocha Tests"),
-            ("go (gotestsum/go-junit-report)", "go" in marks),
+            ("go-junit-report", "go" in marks and "hostname" in (self.first_suite_attrs or ())),
+            ("gotestsum", "go" in marks),
             ("surefire", "retries" in marks),
         )
         return next((name for name, matched in ordered if matched), "generic")

@@ -20,7 +20,7 @@ TRUTH = {
     "junit-gradle-TEST-BarTest.xml": (1, 1, 0, 0, 0, 0, "gradle"),
     "junit-pytest-xunit1-skipped.xml": (14, 10, 0, 0, 4, 0, "pytest-xunit1"),
     "junit-jest-junit.xml": (2, 2, 0, 0, 0, 0, "jest-junit"),
-    "junit-gotestsum-golden.xml": (47, 38, 5, 0, 4, 0, "go (gotestsum/go-junit-report)"),
+    "junit-gotestsum-golden.xml": (47, 38, 5, 0, 4, 0, "gotestsum"),
     "junit-dotnet-JunitXml.TestLogger.xml": (9, 5, 4, 0, 0, 0, "dotnet-junit-logger"),
     "junit-bazel-generated-suite-logs.xml": (1, 0, 0, 1, 0, 0, "bazel"),
     "junit-phpunit-nested-testsuites.xml": (15, 15, 0, 0, 0, 0, "phpunit"),

@@ -300,6 +300,12 @@ def test_dialect_surefire_by_schema_and_gradle_by_shape() -> None:
             '<testsuite name="pytest"><testcase classname="t" name="a"/></testsuite>',
             "pytest-xunit2",
         ),
+        (
+            '<testsuites tests="1"><testsuite name="p" tests="1" hostname="h"><properties>'
+            '<property name="go.version" value="1.0"/></properties><testcase name="TestA" '
+            'classname="p"/></testsuite></testsuites>',
+            "go-junit-report",
+        ),
     ],
 )
 def test_more_dialects(xml: str, dialect: str) -> None:

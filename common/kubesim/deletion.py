@@ -64,6 +64,9 @@ def delete(
     if rt.group_resource == ("", "namespaces"):
         obj.setdefault("status", {})["phase"] = "Terminating"
     ns_finalizers = (obj.get("spec") or {}).get("finalizers") or []
+    grace = _pod_grace(objs, rt, old, options)
+    if grace:
+        return _graceful(objs, rt, obj, finalizers, grace)
     if not finalizers and not ns_finalizers:
         finalize(objs, rt, obj)
         return None
@@ -78,6 +81,39 @@ def delete(
     _run_finalizers(objs, rt, obj)
     current = objs.store.get(rt.group_resource, namespace, name)
     return objs.present(rt, current) if current is not None else None
+
+
+def _pod_grace(objs: Objects, rt: ResourceType, pod: Obj, options: dict[str, Any]) -> int:
+    """Seconds of graceful termination a pod gets, 0 when it goes at once (as CheckGracefulDelete).
+
+    Pods that never ran (unscheduled, or on a node that does not exist, which the pod GC would
+    reap) or already finished are deleted at once; the rest wait for their kubelet, which deletes
+    them again with ``gracePeriodSeconds=0`` once the containers have stopped.
+    """
+    if rt.group_resource != ("", "pods"):
+        return 0
+    spec, status = pod.get("spec") or {}, pod.get("status") or {}
+    node = spec.get("nodeName")
+    if not node or objs.store.get(("", "nodes"), "", node) is None:
+        return 0
+    if status.get("phase") in ("Succeeded", "Failed"):
+        return 0
+    requested = options.get("gracePeriodSeconds")
+    grace = spec.get("terminationGracePeriodSeconds", 30) if requested is None else requested
+    return max(0, int(grace))
+
+
+def _graceful(objs: Objects, rt: ResourceType, obj: Obj, finalizers: list[str], grace: int) -> Obj:
+    meta = obj["metadata"]
+    current = meta.get("deletionGracePeriodSeconds")
+    if meta.get("deletionTimestamp") and current is not None and current <= grace:
+        return objs.present(rt, obj)
+    meta["deletionTimestamp"] = now(grace)
+    meta["deletionGracePeriodSeconds"] = grace
+    if finalizers:
+        meta["finalizers"] = finalizers
+    objs.store.commit(rt.group_resource, obj)
+    return objs.present(rt, obj)
 
 
 def _policy(options: dict[str, Any]) -> str:

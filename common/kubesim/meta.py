@@ -10,9 +10,10 @@ import attrs
 PROTECTED_NAMESPACES = ("default", "kube-system", "kube-public")
 
 
-def now() -> str:
-    """The current time as Kubernetes writes timestamps (RFC 3339, seconds, UTC)."""
-    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+def now(offset: float = 0) -> str:
+    """The time (plus ``offset`` seconds) as Kubernetes writes timestamps (RFC 3339, UTC)."""
+    moment = datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=offset)
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @attrs.frozen

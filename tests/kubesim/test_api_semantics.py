@@ -214,3 +214,22 @@ async def test_openapi_v3(raw: Raw) -> None:
     schema = doc["components"]["schemas"]["io.k8s.api.apps.v1.Deployment"]
     assert schema["x-kubernetes-group-version-kind"][0]["kind"] == "Deployment"
     assert "io.k8s.api.core.v1.PodSpec" in doc["components"]["schemas"]
+
+
+async def test_pods_on_a_node_terminate_gracefully(raw: Raw) -> None:
+    ns = await namespace(raw)
+    await raw("POST", "/api/v1/nodes", {"metadata": {"name": f"node-{ns}"}})
+    pods = f"/api/v1/namespaces/{ns}/pods"
+    for name, node in (("bound", f"node-{ns}"), ("pending", None)):
+        spec: dict[str, object] = {"containers": [{"name": "c", "image": "busybox"}]}
+        if node:
+            spec["nodeName"] = node
+        await raw("POST", pods, {"metadata": {"name": name}, "spec": spec})
+    assert (await raw("DELETE", pods + "/pending"))[0] == 200
+    assert (await raw("GET", pods + "/pending"))[0] == 404
+    status, body, _ = await raw("DELETE", pods + "/bound")
+    assert status == 200
+    assert body["metadata"]["deletionGracePeriodSeconds"] == 30
+    assert (await raw("GET", pods + "/bound"))[0] == 200  # waits for its kubelet
+    assert (await raw("DELETE", pods + "/bound", gracePeriodSeconds="0"))[0] == 200
+    assert (await raw("GET", pods + "/bound"))[0] == 404

@@ -12,6 +12,7 @@ import argparse
 import enum
 import importlib
 import importlib.util
+import inspect
 import logging
 import os
 import sys
@@ -158,10 +159,14 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"wharf: service {args.service} is not part of this build", file=sys.stderr)
         return 2
     configure_logging(args.log_level)
-    create_app: Callable[[Any], web.Application] = importlib.import_module(
+    create_app: Callable[..., web.Application] = importlib.import_module(
         f"{args.service}.app"
     ).create_app
-    app = create_app(settings)
+    # A service that reads the environment (the console: KUBECONFIG, HOME) says so by taking it.
+    if "environ" in inspect.signature(create_app).parameters:
+        app = create_app(settings, environ=dict(os.environ))
+    else:
+        app = create_app(settings)
     port = args.port if args.port is not None else DEFAULT_PORTS[args.service]
 
     def announce(_: str) -> None:

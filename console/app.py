@@ -1,0 +1,123 @@
+"""Assembly of the console: spec, routes of every group, auth, metrics and the cluster registry.
+
+``create_app`` is synchronous and does no I/O; the cluster store and registry open in ``_clusters``
+and close after its ``yield`` (every cluster client with them). ``environ`` is the process
+environment the CLI passes in (``KUBECONFIG``, ``HOME``, the in-cluster service variables): this
+module never reads ``os.environ`` itself, so a test passes exactly the environment it means.
+
+Route groups are found by module: each ``console/http/<group>.py`` with a ``routes`` table
+that is listed in ``API_GROUPS`` and present in this build is served.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import logging
+from collections.abc import AsyncIterator, Callable, Mapping
+from pathlib import Path
+
+from aiohttp import web
+
+from common.app import build_app
+from common.openapi import Spec
+from console.audit import AUDIT, AuditLog
+from console.auth import AuthPolicy, auth_middleware
+from console.clusters import ClusterRegistry
+from console.clusters.kubeconfigs import kubeconfig_paths, static_clusters
+from console.clusters.store import ClusterStore, MemoryClusterStore, SqliteClusterStore
+from console.credentials import AdminCredentials
+from console.http import actuator
+from console.keys import AUTH, CLUSTERS, METRICS, SETTINGS
+from console.metrics import RequestMetrics, metrics_middleware
+from console.sessions import SessionStore
+from console.settings import ConsoleSettings, Settings, StoreBackend
+
+logger = logging.getLogger(__name__)
+
+SPEC_PATH = Path(__file__).resolve().parent.parent / "spec" / "console.yaml"
+#: Route groups under /api/v1, by module; a group not yet in this build is skipped.
+API_GROUPS = ("clusters", "auth", "instance", "browse", "objects", "apply", "actions")
+
+
+def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) -> web.Application:
+    svc = settings.console
+    metrics = RequestMetrics()
+    policy = AuthPolicy(
+        open_mode=svc.security.open_mode,
+        credentials=AdminCredentials(svc.security.admin.username, svc.security.admin.password),
+        sessions=SessionStore(idle_seconds=svc.security.session_timeout_minutes * 60),
+    )
+    app = build_app(
+        service="console",
+        spec=Spec.load(SPEC_PATH),
+        api_routes=_groups(),
+        extra_routes=[actuator.routes],
+        middlewares=[metrics_middleware(metrics), auth_middleware(policy)],
+        info={"security": {"mode": "open" if svc.security.open_mode else "closed"}},
+        readiness={"clusterStore": _store_ready},
+    )
+    app[SETTINGS] = svc
+    app[AUTH] = policy
+    app[METRICS] = metrics
+    app[AUDIT] = AuditLog()
+    metrics.add_gauge(
+        "console_audit_entries", "Entries in the audit ring.", lambda: len(app[AUDIT])
+    )
+    if not policy.credentials.password_set:
+        logger.warning(
+            "console.security.admin.password is not set: every request that needs the admin "
+            "will be refused (wharf console hash-password makes a hash for the settings)"
+        )
+    app.cleanup_ctx.append(_clusters_context(dict(environ or {})))
+    return app
+
+
+def _groups() -> list[web.RouteTableDef]:
+    found = []
+    for group in API_GROUPS:
+        name = f"console.http.{group}"
+        if importlib.util.find_spec(name) is not None:
+            found.append(importlib.import_module(name).routes)
+    return found
+
+
+def make_store(svc: ConsoleSettings) -> ClusterStore:
+    if svc.clusters.store.backend is StoreBackend.MEMORY:
+        return MemoryClusterStore()
+    return SqliteClusterStore(svc.store_path)
+
+
+def _clusters_context(
+    environ: Mapping[str, str],
+) -> Callable[[web.Application], AsyncIterator[None]]:
+    async def clusters(app: web.Application) -> AsyncIterator[None]:
+        svc = app[SETTINGS]
+        static = static_clusters(kubeconfig_paths(svc.kubeconfig, environ), environ)
+        if static.fallback_reason:
+            logger.info(
+                "no kubeconfig contexts (%s): using the %r cluster",
+                static.fallback_reason,
+                "default",
+            )
+        store = make_store(svc)
+        await store.open()
+        registry = ClusterRegistry(static, store, probe_timeout=svc.clusters.probe_timeout_seconds)
+        try:
+            await registry.load()
+            app[CLUSTERS] = registry
+            app[METRICS].add_gauge(
+                "console_clusters", "Registered clusters.", lambda: len(registry.list())
+            )
+            yield
+        finally:
+            await registry.close()
+            await store.close()
+
+    return clusters
+
+
+async def _store_ready(app: web.Application) -> Mapping[str, object]:
+    registry = app[CLUSTERS]
+    await registry.store.ping()
+    return {"backend": registry.store.backend, "clusters": len(registry.list())}

@@ -1,0 +1,131 @@
+"""The audit trail: every mutating action (never a dry run) in a ring of 500 and on a logger.
+
+Handlers of mutating endpoints call :func:`record` once the outcome is known, or wrap the action in
+:func:`audited`, which records ``success`` or ``failure`` (with the error's code) and re-raises. The
+ring is this process's memory, served newest first by ``GET /api/v1/audit``; every entry is also
+written to the logger ``console.audit`` so a log pipeline keeps the history. Entries name the
+target, never a body: no manifest, kubeconfig or password reaches the trail.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any
+
+import attrs
+from aiohttp import web
+
+from common.errors import WharfError
+from console.auth import current_user
+
+logger = logging.getLogger("console.audit")
+RING_SIZE = 500
+ANONYMOUS = "anonymous"
+
+
+@attrs.frozen
+class AuditEntry:
+    time: float
+    user: str
+    cluster: str | None
+    action: str
+    target: str | None
+    outcome: str
+    detail: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        stamp = datetime.fromtimestamp(self.time, UTC).isoformat(timespec="milliseconds")
+        return {
+            "time": stamp.replace("+00:00", "Z"),
+            "user": self.user,
+            "cluster": self.cluster,
+            "action": self.action,
+            "target": self.target,
+            "outcome": self.outcome,
+            "detail": self.detail,
+        }
+
+
+class AuditLog:
+    def __init__(self, size: int = RING_SIZE) -> None:
+        self._ring: deque[AuditEntry] = deque(maxlen=size)
+
+    def add(self, entry: AuditEntry) -> AuditEntry:
+        self._ring.append(entry)
+        logger.info(
+            "user=%s cluster=%s action=%s target=%s outcome=%s%s",
+            entry.user,
+            entry.cluster or "-",
+            entry.action,
+            entry.target or "-",
+            entry.outcome,
+            f" detail={entry.detail}" if entry.detail else "",
+        )
+        return entry
+
+    def newest_first(self, limit: int | None = None) -> list[AuditEntry]:
+        entries = list(reversed(self._ring))
+        return entries[:limit] if limit is not None else entries
+
+    def __len__(self) -> int:
+        return len(self._ring)
+
+
+AUDIT = web.AppKey("console.audit", AuditLog)
+
+
+def record(
+    request: web.Request,
+    *,
+    action: str,
+    cluster: str | None = None,
+    target: str | None = None,
+    outcome: str = "success",
+    detail: str | None = None,
+) -> AuditEntry:
+    """Record one mutating action done for ``request``'s user (``anonymous`` when none)."""
+    entry = AuditEntry(
+        time=time.time(),
+        user=current_user(request) or ANONYMOUS,
+        cluster=cluster,
+        action=action,
+        target=target,
+        outcome=outcome,
+        detail=detail[:500] if detail else None,
+    )
+    return request.app[AUDIT].add(entry)
+
+
+@contextmanager
+def audited(
+    request: web.Request, *, action: str, cluster: str | None = None, target: str | None = None
+) -> Iterator[None]:
+    """``with audited(request, action="scale", cluster=cid, target="apps/deployments/ns/web"):``"""
+    try:
+        yield
+    except WharfError as exc:
+        record(
+            request,
+            action=action,
+            cluster=cluster,
+            target=target,
+            outcome="failure",
+            detail=f"{exc.status} {exc.code or ''}: {exc.detail}".strip(),
+        )
+        raise
+    except BaseException as exc:
+        record(
+            request,
+            action=action,
+            cluster=cluster,
+            target=target,
+            outcome="failure",
+            detail=type(exc).__name__,
+        )
+        raise
+    record(request, action=action, cluster=cluster, target=target)

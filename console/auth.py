@@ -1,0 +1,134 @@
+"""Who may call what: HTTP Basic or the session cookie, checked against open or closed mode.
+
+Rules (the contract's): in open mode every GET is public and every other method needs the admin;
+in closed mode everything but ``/actuator/health/**``, ``/actuator/info`` and the sign-in call
+needs the admin; paths that return secrets need the admin in both modes. A path is judged by both
+the request path and the matched route's template, so an encoded or oddly spelled path cannot slip
+past a rule its route falls under. A Basic header is checked wherever it is sent, and a wrong one is
+a bare 401: a problem body and no ``WWW-Authenticate``, so a browser shows no login dialog.
+
+Cookie-authenticated unsafe requests outside ``/api/`` and ``/mcp/`` (and WebSocket handshakes)
+must come from this origin (CSRF); API paths are exempt, as the contract says.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from urllib.parse import urlsplit
+
+import attrs
+from aiohttp import web
+from aiohttp.typedefs import Handler, Middleware
+
+from common.errors import Forbidden, Unauthorized
+from console.credentials import AdminCredentials
+from console.sessions import COOKIE, SessionStore
+
+API = "/api/v1"
+SESSION_PATH = f"{API}/auth/session"
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+_SEG = r"[^/]+"
+#: Authenticated in both modes: they return secrets (exec, pod files, Helm values).
+SECRET_PATHS = re.compile(
+    r"^(?:/ws(?:/.*)?"
+    rf"|{API}/clusters/{_SEG}/pods/{_SEG}/{_SEG}/files(?:/.*)?"
+    rf"|{API}/helm/values(?:/.*)?"
+    rf"|{API}/clusters/{_SEG}/helm/releases/{_SEG}/{_SEG}/values/?)$"
+)
+ALWAYS_PUBLIC = re.compile(r"^/actuator/(?:health(?:/.*)?|info)$")
+CSRF_EXEMPT = ("/api/", "/mcp/")
+
+
+@attrs.frozen
+class Principal:
+    user: str
+    via: str  # "basic" or "session"
+
+
+PRINCIPAL = web.RequestKey("console.principal", Principal)
+
+
+@attrs.frozen
+class AuthPolicy:
+    open_mode: bool
+    credentials: AdminCredentials
+    sessions: SessionStore
+
+
+def current_user(request: web.Request) -> str | None:
+    principal = request.get(PRINCIPAL)
+    return principal.user if principal is not None else None
+
+
+def needs_auth(method: str, paths: tuple[str, ...], *, open_mode: bool) -> bool:
+    if any(SECRET_PATHS.match(p) for p in paths):
+        return True
+    if any(ALWAYS_PUBLIC.match(p) for p in paths):
+        return False
+    if SESSION_PATH in paths and method in ("POST", "DELETE"):
+        return False
+    return method not in SAFE_METHODS if open_mode else True
+
+
+def _paths(request: web.Request) -> tuple[str, ...]:
+    resource = request.match_info.route.resource
+    template = resource.canonical if resource is not None else None
+    return (request.path, template) if template else (request.path,)
+
+
+def auth_middleware(policy: AuthPolicy) -> Middleware:
+    @web.middleware
+    async def authenticate(request: web.Request, handler: Handler) -> web.StreamResponse:
+        principal = await identify(request, policy)
+        if principal is not None:
+            request[PRINCIPAL] = principal
+        elif needs_auth(request.method, _paths(request), open_mode=policy.open_mode):
+            raise Unauthorized("authentication required: HTTP Basic or a session cookie")
+        if principal is not None and principal.via == "session":
+            _check_origin(request)
+        return await handler(request)
+
+    return authenticate
+
+
+async def identify(request: web.Request, policy: AuthPolicy) -> Principal | None:
+    """The Basic credentials if sent (a wrong one is a 401), else the session cookie's user."""
+    header = request.headers.get("Authorization", "")
+    scheme, _, value = header.partition(" ")
+    if scheme.lower() == "basic":
+        user, password = _basic(value.strip())
+        if not await policy.credentials.check(user, password):
+            raise Unauthorized("bad credentials")
+        return Principal(user, "basic")
+    session_id = request.cookies.get(COOKIE)
+    if session_id:
+        signed_in = policy.sessions.user(session_id)
+        if signed_in is not None:
+            return Principal(signed_in, "session")
+    return None
+
+
+def _basic(value: str) -> tuple[str, str]:
+    try:
+        decoded = base64.b64decode(value, validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        raise Unauthorized("bad credentials") from None
+    user, sep, password = decoded.partition(":")
+    if not sep:
+        raise Unauthorized("bad credentials")
+    return user, password
+
+
+def _check_origin(request: web.Request) -> None:
+    websocket = request.headers.get("Upgrade", "").lower() == "websocket"
+    unsafe = request.method not in SAFE_METHODS and not request.path.startswith(CSRF_EXEMPT)
+    if not (websocket or unsafe):
+        return
+    origin = request.headers.get("Origin")
+    if origin is None:
+        return  # not a browser's cross-site request: browsers send Origin on these
+    hosts = {request.host, request.headers.get("X-Forwarded-Host", request.host)}
+    if urlsplit(origin).netloc not in hosts:
+        raise Forbidden("cross-site request refused (CSRF)", code="csrf-rejected")

@@ -1,0 +1,122 @@
+"""The kubernetes-asyncio side of clusters: building a client per cluster and probing a server.
+
+This is the adapter: the rest of ``console.clusters`` never imports kubernetes-asyncio. A probe asks
+``/version`` (public on every cluster; it names the server and tells a simulator apart) and then
+``/api`` (needs authentication, so a kubeconfig with dead credentials is caught before it is
+registered). The simulator is recognised by its HTTP server: kube-apiserver sends no ``Server``
+header, the Wharf simulator is an aiohttp application and sends aiohttp's. Nothing here logs a
+kubeconfig or a response body.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+from typing import Any
+
+import aiohttp
+import attrs
+
+from common import kube
+from common.errors import BadGateway, WharfError
+from common.kube import KubeConfig, KubeConfigError
+from console.clusters.model import Cluster
+from console.errors import InvalidCluster
+
+#: A header the simulator may send to name itself; ``Server: ... aiohttp`` is the fallback sign.
+SIMULATOR_HEADER = "X-Kubesim"
+
+
+@attrs.frozen
+class Probe:
+    """What a reachable server said about itself."""
+
+    git_version: str | None
+    simulator: bool
+
+
+async def build_client(cluster: Cluster) -> Any:
+    """A new ``ApiClient`` for ``cluster``; the caller owns it and closes it."""
+    if cluster.config is None or cluster.context is None:
+        return _in_cluster_client(cluster)
+    try:
+        return await kube.api_client(cluster.config, cluster.context)
+    except KubeConfigError as exc:  # the operator's kubeconfig, not the caller's input
+        raise BadGateway(
+            f"cluster {cluster.id!r} cannot be used: {exc.detail}", code="cluster-refused"
+        ) from None
+
+
+async def config_client(config: KubeConfig, context: str) -> Any:
+    try:
+        return await kube.api_client(config, context)
+    except KubeConfigError as exc:
+        raise InvalidCluster(exc.detail) from None
+
+
+def _in_cluster_client(cluster: Cluster) -> Any:
+    from kubernetes_asyncio.config import ConfigException
+
+    try:
+        return kube.in_cluster_client()
+    except (ConfigException, OSError):
+        raise BadGateway(
+            f"cluster {cluster.id!r} has no kubeconfig and this process has no in-cluster "
+            "service account",
+            code="cluster-refused",
+        ) from None
+
+
+async def probe(client: Any, *, timeout: float) -> Probe:
+    """``/version`` then ``/api``; raises :class:`InvalidCluster` naming what failed."""
+    status, headers, body = await _get(client, "/version", timeout=timeout, auth=False)
+    if status != 200:
+        raise InvalidCluster(f"the server answered /version with HTTP {status}")
+    git_version = body.get("gitVersion") if isinstance(body, dict) else None
+    status, _, _ = await _get(client, "/api", timeout=timeout, auth=True)
+    if status == 401:
+        raise InvalidCluster("the cluster refused the kubeconfig's credentials (HTTP 401)")
+    if status >= 500:
+        raise InvalidCluster(f"the server answered /api with HTTP {status}")
+    simulator = SIMULATOR_HEADER in headers or "aiohttp" in headers.get("Server", "")
+    return Probe(
+        git_version=git_version if isinstance(git_version, str) else None, simulator=simulator
+    )
+
+
+async def _get(
+    client: Any, path: str, *, timeout: float, auth: bool
+) -> tuple[int, dict[str, str], Any]:
+    settings = ["BearerToken"] if auth else []
+    try:
+        async with asyncio.timeout(timeout):
+            resp = await client.call_api(
+                path,
+                "GET",
+                auth_settings=settings,
+                _preload_content=False,
+                _request_timeout=timeout,
+            )
+            try:
+                body = await resp.json(content_type=None) if resp.status == 200 else None
+            except ValueError:
+                body = None
+            finally:
+                resp.release()
+    except TimeoutError:
+        raise InvalidCluster(f"the server did not answer {path} within {timeout:g}s") from None
+    except ssl.SSLError as exc:
+        raise InvalidCluster(f"TLS with the server failed ({type(exc).__name__})") from None
+    except aiohttp.ClientError as exc:
+        raise InvalidCluster(f"the server cannot be reached ({type(exc).__name__})") from None
+    except WharfError:
+        raise
+    except Exception as exc:  # the client's own refusals (a bad certificate in the kubeconfig)
+        raise InvalidCluster(
+            f"the client could not call the server ({type(exc).__name__})"
+        ) from None
+    return resp.status, dict(resp.headers), body
+
+
+async def close_client(client: Any) -> None:
+    await client.close()

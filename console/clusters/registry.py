@@ -1,0 +1,234 @@
+"""The registry of clusters: static ones from the start-up kubeconfig, runtime ones from the store.
+
+It owns one kubernetes-asyncio client per cluster, built on first use and closed when the cluster
+is removed or re-pointed and at shutdown. Changes are serialised by one lock and happen in the
+order validate → store → register, so a definition that cannot work never reaches the store or the
+registry, and a store failure leaves the registry as it was. Other parts of the console that hold
+per-cluster resources (watches, port-forwards) subscribe with :meth:`ClusterRegistry.on_change`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import yaml
+
+from common import kube
+from common.kube import KubeConfig
+from console.clusters import connect, kubeconfigs
+from console.clusters.kubeconfigs import StaticClusters
+from console.clusters.model import Cluster, ClusterDefinition, Origin, StoredCluster
+from console.clusters.store import ClusterStore
+from console.errors import ClusterConflict, InvalidCluster, UnknownCluster
+
+logger = logging.getLogger(__name__)
+
+#: Seconds before a cluster that failed its probe is probed again.
+PROBE_RETRY_S = 30.0
+#: ``(cluster_id, event)`` with event ``removed`` or ``repointed``; called after the change.
+Listener = Callable[[str, str], Awaitable[None]]
+
+
+class ClusterRegistry:
+    def __init__(
+        self, static: StaticClusters, store: ClusterStore, *, probe_timeout: float = 5.0
+    ) -> None:
+        self.static = static
+        self.store = store
+        self.probe_timeout = probe_timeout
+        self._clusters: dict[str, Cluster] = {c.id: c for c in static.clusters}
+        self._clients: dict[str, Any] = {}
+        self._probes: dict[str, connect.Probe] = {}
+        self._probe_failed: dict[str, float] = {}
+        self._lock = asyncio.Lock()
+        self._client_lock = asyncio.Lock()
+        self._listeners: list[Listener] = []
+
+    async def load(self) -> None:
+        """Register the store's runtime clusters (no probing: start-up never waits on a cluster)."""
+        for row in await self.store.all():
+            if row.id in self._clusters:
+                logger.warning(
+                    "runtime cluster %r is shadowed by a kubeconfig context of the same name",
+                    row.id,
+                )
+                continue
+            try:
+                self._clusters[row.id] = _runtime_cluster(row)
+            except InvalidCluster as exc:
+                logger.warning("stored cluster %r cannot be used: %s", row.id, exc.detail)
+
+    # -- reading ----------------------------------------------------------------------------
+    def list(self) -> list[Cluster]:
+        return list(self._clusters.values())
+
+    def get(self, cluster_id: str) -> Cluster:
+        try:
+            return self._clusters[cluster_id]
+        except KeyError:
+            raise UnknownCluster(cluster_id) from None
+
+    async def client(self, cluster_id: str) -> Any:
+        """The cluster's ``kubernetes_asyncio.client.ApiClient``; do not close it."""
+        cluster = self.get(cluster_id)
+        existing = self._clients.get(cluster_id)
+        if existing is not None:
+            return existing
+        async with self._client_lock:
+            if (existing := self._clients.get(cluster_id)) is not None:
+                return existing
+            client = await connect.build_client(cluster)
+            if self._clusters.get(cluster_id) is not cluster:  # removed or re-pointed meanwhile
+                await connect.close_client(client)
+                raise UnknownCluster(cluster_id)
+            self._clients[cluster_id] = client
+            return client
+
+    def probe_result(self, cluster_id: str) -> connect.Probe | None:
+        return self._probes.get(cluster_id)
+
+    async def probe(self, cluster_id: str, *, timeout: float | None = None) -> connect.Probe | None:
+        """Probe once and remember the answer; None when the cluster cannot be reached (which is
+        remembered for ``PROBE_RETRY_S``, so a dead cluster does not slow every caller)."""
+        if (known := self._probes.get(cluster_id)) is not None:
+            return known
+        failed = self._probe_failed.get(cluster_id)
+        if failed is not None and time.monotonic() - failed < PROBE_RETRY_S:
+            return None
+        try:
+            client = await self.client(cluster_id)
+            result = await connect.probe(client, timeout=timeout or self.probe_timeout)
+        except Exception:  # an unreachable cluster simply has no probe yet
+            self._probe_failed[cluster_id] = time.monotonic()
+            return None
+        if cluster_id in self._clusters:
+            self._probes[cluster_id] = result
+        return result
+
+    def on_change(self, listener: Listener) -> None:
+        self._listeners.append(listener)
+
+    # -- changing ---------------------------------------------------------------------------
+    async def add(self, definition: ClusterDefinition) -> Cluster:
+        if definition.kubeconfig is None:
+            raise InvalidCluster("kubeconfig is required to add a cluster")
+        if definition.id is not None:
+            self._refuse_taken(definition.id)
+        config = kubeconfigs.parse_posted(definition.kubeconfig)
+        context = kubeconfigs.choose_context(config, definition.context)
+        cluster_id = definition.id or kubeconfigs.id_from_context(context)
+        self._refuse_taken(cluster_id)
+        name = definition.name or cluster_id
+        cluster, client, result = await self._validate(cluster_id, name, config, context)
+        async with self._lock:
+            try:
+                self._refuse_taken(cluster_id)
+                await self.store.insert(_stored(cluster))
+            except BaseException:
+                await connect.close_client(client)
+                raise
+            self._install(cluster, client, result)
+        return cluster
+
+    async def update(self, cluster_id: str, definition: ClusterDefinition) -> Cluster:
+        """Rename or re-point a runtime cluster; an omitted kubeconfig or context is kept."""
+        current = self._editable(cluster_id)
+        if definition.kubeconfig is not None:
+            config = kubeconfigs.parse_posted(definition.kubeconfig)
+            context = kubeconfigs.choose_context(config, definition.context)
+        else:
+            assert current.config is not None
+            assert current.context is not None
+            config, context = current.config, definition.context or current.context
+        name = definition.name or current.name
+        cluster, client, result = await self._validate(cluster_id, name, config, context)
+        async with self._lock:
+            try:
+                if self._editable(cluster_id) is not current:
+                    raise ClusterConflict(f"cluster {cluster_id!r} changed meanwhile; retry")
+                await self.store.update(_stored(cluster))
+            except BaseException:
+                await connect.close_client(client)
+                raise
+            old = self._clients.pop(cluster_id, None)
+            self._install(cluster, client, result)
+        await self._retire(cluster_id, old, "repointed")
+        return cluster
+
+    async def remove(self, cluster_id: str) -> None:
+        async with self._lock:
+            self._editable(cluster_id)
+            await self.store.delete(cluster_id)
+            del self._clusters[cluster_id]
+            self._probes.pop(cluster_id, None)
+            self._probe_failed.pop(cluster_id, None)
+            old = self._clients.pop(cluster_id, None)
+        await self._retire(cluster_id, old, "removed")
+
+    async def close(self) -> None:
+        clients, self._clients = list(self._clients.values()), {}
+        for client in clients:
+            await connect.close_client(client)
+
+    # -- internals --------------------------------------------------------------------------
+    def _refuse_taken(self, cluster_id: str) -> None:
+        if cluster_id in self._clusters:
+            raise ClusterConflict(f"a cluster with id {cluster_id!r} already exists")
+
+    def _editable(self, cluster_id: str) -> Cluster:
+        cluster = self.get(cluster_id)
+        if cluster.origin is Origin.STATIC:
+            raise ClusterConflict(
+                f"cluster {cluster_id!r} comes from the service's kubeconfig and cannot be "
+                "changed through the API"
+            )
+        return cluster
+
+    async def _validate(
+        self, cluster_id: str, name: str, config: KubeConfig, context: str
+    ) -> tuple[Cluster, Any, connect.Probe]:
+        """A cluster whose context exists and whose server answers, with its new client."""
+        single, server = kubeconfigs.standalone(config, context)
+        cluster = Cluster(cluster_id, name, Origin.RUNTIME, context, server, config)
+        client = await connect.config_client(single, context)
+        try:
+            result = await connect.probe(client, timeout=self.probe_timeout)
+        except BaseException:
+            await connect.close_client(client)
+            raise
+        return cluster, client, result
+
+    def _install(self, cluster: Cluster, client: Any, result: connect.Probe) -> None:
+        self._clusters[cluster.id] = cluster
+        self._clients[cluster.id] = client
+        self._probes[cluster.id] = result
+        self._probe_failed.pop(cluster.id, None)
+
+    async def _retire(self, cluster_id: str, client: Any, event: str) -> None:
+        if client is not None:
+            await connect.close_client(client)
+        for listener in self._listeners:
+            try:
+                await listener(cluster_id, event)
+            except Exception:
+                logger.exception("cluster %s listener failed for %r", event, cluster_id)
+
+
+def _stored(cluster: Cluster) -> StoredCluster:
+    assert cluster.config is not None
+    assert cluster.context is not None
+    text = yaml.safe_dump(dict(cluster.config.document), sort_keys=False)
+    return StoredCluster(cluster.id, cluster.name, cluster.context, text, time.time())
+
+
+def _runtime_cluster(row: StoredCluster) -> Cluster:
+    try:
+        config = kube.parse(row.kubeconfig, source=f"stored cluster {row.id!r}")
+    except kube.KubeConfigError as exc:
+        raise InvalidCluster(exc.detail) from None
+    _, server = kubeconfigs.standalone(config, row.context)
+    return Cluster(row.id, row.name, Origin.RUNTIME, row.context, server, config)

@@ -1,0 +1,43 @@
+"""The console's own errors: the contract's error table, as subclasses of ``common.errors``.
+
+Each carries the contract's ``code``; ``cluster-refused`` comes from ``common.kube.cluster_error``
+(it keeps the cluster's own status), ``invalid-request`` from the foundation's ``BadRequest``.
+Messages name what was wrong and never echo a kubeconfig or any other credential.
+"""
+
+from __future__ import annotations
+
+from common.errors import BadRequest, Conflict, NotFound
+
+
+class UnknownCluster(NotFound):
+    default_code = "unknown-cluster"
+
+    def __init__(self, cluster_id: str) -> None:
+        super().__init__(f"no cluster with id {cluster_id!r}; GET /api/v1/clusters lists them")
+        self.cluster_id = cluster_id
+
+
+class InvalidCluster(BadRequest):
+    """A cluster definition that cannot work, refused before anything is registered or stored."""
+
+    default_code = "invalid-cluster"
+
+
+class ClusterConflict(Conflict):
+    default_code = "cluster-conflict"
+
+
+class PortForwardFailed(BadRequest):
+    default_code = "port-forward-failed"
+
+
+class AiUnavailable(Conflict):
+    default_code = "ai-unavailable"
+
+    def __init__(self) -> None:
+        super().__init__("no LLM is configured (console.ai.*); nothing was sent or spent")
+
+
+class HelmFailed(BadRequest):
+    default_code = "helm-failed"

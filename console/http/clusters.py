@@ -1,0 +1,86 @@
+"""Routes of the clusters group: list, add, edit, remove, config view, contexts of a kubeconfig."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from common.errors import BadRequest
+from common.openapi import validated
+from console import audit
+from console.clusters import ClusterDefinition
+from console.clusters.kubeconfigs import parse_posted
+from console.http.encode import cluster_config, cluster_entry, withholding
+from console.keys import CLUSTERS
+
+routes = web.RouteTableDef()
+
+
+@routes.get("/clusters", name="listClusters")
+async def list_clusters(request: web.Request) -> web.Response:
+    return web.json_response([cluster_entry(c) for c in request.app[CLUSTERS].list()])
+
+
+@routes.post("/clusters", name="addCluster")
+async def add_cluster(request: web.Request) -> web.Response:
+    body = validated(request).body
+    target = body.get("id") or body.get("context")
+    with audit.audited(request, action="cluster.add", cluster=target, target=target):
+        cluster = await request.app[CLUSTERS].add(_definition(body, body.get("id")))
+    return web.json_response(cluster_entry(cluster), status=201)
+
+
+@routes.put("/clusters/{clusterId}", name="updateCluster")
+async def update_cluster(request: web.Request) -> web.Response:
+    given = validated(request)
+    cluster_id = given.path["clusterId"]
+    if given.body.get("id", cluster_id) != cluster_id:
+        raise BadRequest("id in the body must equal the cluster id in the path")
+    with audit.audited(request, action="cluster.update", cluster=cluster_id, target=cluster_id):
+        cluster = await request.app[CLUSTERS].update(
+            cluster_id, _definition(given.body, cluster_id)
+        )
+    return web.json_response(cluster_entry(cluster))
+
+
+@routes.delete("/clusters/{clusterId}", name="removeCluster")
+async def remove_cluster(request: web.Request) -> web.Response:
+    cluster_id = validated(request).path["clusterId"]
+    with audit.audited(request, action="cluster.remove", cluster=cluster_id, target=cluster_id):
+        await request.app[CLUSTERS].remove(cluster_id)
+    return web.Response(status=204)
+
+
+@routes.get("/clusters/{clusterId}/config", name="getClusterConfig")
+async def get_cluster_config(request: web.Request) -> web.Response:
+    registry = request.app[CLUSTERS]
+    cluster = registry.get(validated(request).path["clusterId"])
+    return web.json_response(cluster_config(registry, cluster, withhold=withholding(request)))
+
+
+@routes.post("/clusters/contexts", name="listKubeconfigContexts")
+async def list_kubeconfig_contexts(request: web.Request) -> web.Response:
+    body = validated(request).body
+    text = body["kubeconfig"] if isinstance(body, dict) else await request.text()
+    config = parse_posted(text)
+    contexts = [
+        {
+            "name": c.name,
+            "cluster": c.cluster,
+            "user": c.user,
+            "namespace": c.namespace,
+            "server": c.server,
+        }
+        for c in config.contexts()
+    ]
+    return web.json_response({"currentContext": config.current_context, "contexts": contexts})
+
+
+def _definition(body: dict[str, Any], cluster_id: str | None) -> ClusterDefinition:
+    return ClusterDefinition(
+        id=cluster_id,
+        name=body.get("name"),
+        context=body.get("context"),
+        kubeconfig=body.get("kubeconfig"),
+    )

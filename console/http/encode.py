@@ -1,0 +1,46 @@
+"""JSON encoders for clusters and the store: fields named one by one, never a kubeconfig.
+
+Shared by the clusters, about and config views so they describe the store the same way, including
+what an anonymous caller in open mode is not shown.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from console.about import store_info
+from console.auth import current_user
+from console.clusters import Cluster, ClusterRegistry
+from console.keys import AUTH
+
+
+def cluster_entry(cluster: Cluster) -> dict[str, Any]:
+    return {
+        "id": cluster.id,
+        "name": cluster.name,
+        "masterUrl": cluster.master_url,
+        "origin": cluster.origin.value,
+    }
+
+
+def withholding(request: web.Request) -> bool:
+    """Whether sensitive instance details are hidden: open mode and nobody signed in."""
+    return request.app[AUTH].open_mode and current_user(request) is None
+
+
+def cluster_config(
+    registry: ClusterRegistry, cluster: Cluster, *, withhold: bool
+) -> dict[str, Any]:
+    probe = registry.probe_result(cluster.id)
+    return {
+        **cluster_entry(cluster),
+        "context": cluster.context,
+        "contexts": cluster.contexts(),
+        "store": store_info(registry, withhold=withhold),
+        "kubeconfigStored": cluster.kubeconfig_stored,
+        "serverVersion": probe.git_version if probe else None,
+        "simulator": probe.simulator if probe else None,
+        "withheld": ["store.location"] if withhold else [],
+    }

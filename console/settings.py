@@ -1,0 +1,140 @@
+"""Console settings, grouped as the contract prints them (``console.security.open-mode``, ...).
+
+Keys the contract names (``console.security.open-mode``, ``console.security.admin.*``,
+``console.files.enabled``/``writable``) are spelled exactly as there; the others are ours and are
+documented in ``spec/console.yaml``'s description. This module only declares; ``common.config``
+reads the sources, and ``console.credentials`` checks the admin password's form at start-up.
+"""
+
+from __future__ import annotations
+
+import enum
+from pathlib import Path
+
+import attrs
+
+from common.config import default_data_dir, option, section
+
+MiB = 1024 * 1024
+
+
+class StoreBackend(enum.Enum):
+    SQLITE = "sqlite"
+    MEMORY = "memory"
+
+
+@attrs.frozen
+class StoreSettings:
+    backend: StoreBackend = option(
+        StoreBackend.SQLITE,
+        "Where clusters added at runtime are kept: sqlite (a file that survives restarts) or "
+        "memory (lost on restart; the config view and /about say so). Default sqlite.",
+    )
+    path: Path | None = option(
+        None,
+        "SQLite file of runtime clusters (it holds their kubeconfigs, so it is created readable "
+        "by the service's user only). Default <data-dir>/clusters.db.",
+    )
+
+
+@attrs.frozen
+class ClustersSettings:
+    store: StoreSettings = section(StoreSettings, "The runtime cluster store.")
+    probe_timeout_seconds: float = option(
+        5.0,
+        "How long adding or editing a cluster waits for its API server's /version and /api "
+        "before refusing the definition as unreachable (invalid-cluster), in seconds. Default 5.",
+    )
+
+
+@attrs.frozen
+class AdminSettings:
+    username: str = option("admin", "User name of the single admin login. Default admin.")
+    password: str | None = option(
+        None,
+        "Admin password: plain text, or a hash from `wharf console hash-password` written as "
+        "{scrypt}scrypt$... so the file holds no usable secret. Unset: nobody can sign in, so "
+        "every request that needs the admin is refused with 401. Default unset.",
+        secret=True,
+    )
+
+
+@attrs.frozen
+class SecuritySettings:
+    open_mode: bool = option(
+        True,
+        "true: every GET is public and every other method needs the admin; false: everything but "
+        "/actuator/health/**, /actuator/info and the sign-in call needs the admin. Paths that "
+        "return secrets (exec, pod files, Helm values) need the admin in both modes. Default true.",
+    )
+    admin: AdminSettings = section(AdminSettings, "The admin login.")
+    session_timeout_minutes: int = option(
+        30,
+        "Idle lifetime of a JSESSIONID session, in minutes; each authenticated request renews it. "
+        "Default 30 (Spring's default).",
+    )
+
+
+@attrs.frozen
+class FilesSettings:
+    enabled: bool = option(
+        False, "Whether the pod file browser is served at all (reported by /about). Default false."
+    )
+    writable: bool = option(
+        False,
+        "Whether the pod file browser may write and delete (needs enabled; reported by /about). "
+        "Default false.",
+    )
+    allowed_roots: tuple[str, ...] = option(
+        ("/",),
+        "Container directories the file browser may reach, checked after resolving links "
+        "(reported by /about to signed-in callers only). Default /.",
+    )
+    max_read_bytes: int = option(
+        MiB, "Largest file the browser reads or downloads, in bytes. Default 1 MiB."
+    )
+    max_write_bytes: int = option(MiB, "Largest file the browser writes, in bytes. Default 1 MiB.")
+
+
+@attrs.frozen
+class AiSettings:
+    provider: str | None = option(
+        None,
+        "LLM provider used for diagnosis summaries (for example anthropic). Unset: no LLM is "
+        "configured, /about reports AI disabled and summary requests get 409 ai-unavailable.",
+    )
+    model: str | None = option(None, "Model name passed to the provider. Default unset.")
+    api_key: str | None = option(None, "API key of the LLM provider. Default unset.", secret=True)
+    base_url: str | None = option(
+        None, "Base URL of the provider's API, when not its public one. Default unset."
+    )
+
+
+@attrs.frozen
+class ConsoleSettings:
+    data_dir: Path = option(
+        default_data_dir("console"),
+        "Directory for the service's files (the runtime cluster store). Default ./var/console.",
+    )
+    kubeconfig: str | None = option(
+        None,
+        "Kubeconfig file(s) whose contexts become the static clusters, a path list like "
+        "KUBECONFIG. Unset: KUBECONFIG, else ~/.kube/config, exactly as kubectl reads them.",
+    )
+    clusters: ClustersSettings = section(ClustersSettings, "Clusters and their store.")
+    security: SecuritySettings = section(SecuritySettings, "Open or closed mode and the admin.")
+    files: FilesSettings = section(FilesSettings, "The pod file browser.")
+    ai: AiSettings = section(AiSettings, "The optional LLM for diagnosis summaries.")
+
+    @property
+    def store_path(self) -> Path:
+        return self.clusters.store.path or self.data_dir / "clusters.db"
+
+    @property
+    def ai_enabled(self) -> bool:
+        return bool(self.ai.provider and self.ai.api_key)
+
+
+@attrs.frozen
+class Settings:
+    console: ConsoleSettings = section(ConsoleSettings, "The cluster console.")

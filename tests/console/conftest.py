@@ -1,0 +1,68 @@
+"""Fixtures both console groups use: simulators, a two-context kubeconfig, and app factories.
+
+``sim`` / ``sim_b`` are two simulated clusters (contexts ``alpha`` and ``beta``) started once per
+test module on their own threads; tests keep to their own namespaces. ``kubeconfig`` holds both
+contexts, so an app made by ``console_app`` registers the clusters ``alpha`` and ``beta``.
+``console_app(**settings)`` builds a started test client (response validation on) with the admin
+password ``support.ADMIN_PASSWORD``; ``client`` is one in open mode.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp.test_utils import TestClient
+
+from common.kubesim import Simulator
+from console.app import create_app
+from tests.conftest import ApiClient
+from tests.console.support import make_settings, merged_kubeconfig
+
+ConsoleApp = Callable[..., Awaitable[TestClient[Any, Any]]]
+
+
+@pytest.fixture(scope="module")
+def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simulator]:
+    with Simulator(tmp_path_factory.mktemp("sim-alpha"), context="alpha") as s:
+        yield s
+
+
+@pytest.fixture(scope="module")
+def sim_b(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simulator]:
+    with Simulator(tmp_path_factory.mktemp("sim-beta"), context="beta") as s:
+        yield s
+
+
+@pytest.fixture
+def kubeconfig(sim: Simulator, sim_b: Simulator, tmp_path: Path) -> Path:
+    """A kubeconfig with the contexts ``alpha`` (current) and ``beta``."""
+    return merged_kubeconfig([sim, sim_b], tmp_path / "kubeconfig")
+
+
+@pytest.fixture
+def console_app(api_client: ApiClient, kubeconfig: Path, tmp_path: Path) -> ConsoleApp:
+    """``await console_app("security.open-mode=false", environ={...})`` → a started client.
+
+    Settings default to a data dir under ``tmp_path`` and the two-context kubeconfig as
+    ``KUBECONFIG``; pass ``environ`` to replace the environment, ``data_dir`` to share a store.
+    """
+
+    async def make(
+        *overrides: str,
+        environ: dict[str, str] | None = None,
+        data_dir: Path | None = None,
+    ) -> TestClient[Any, Any]:
+        settings = make_settings(data_dir or tmp_path / "console", *overrides)
+        env = environ if environ is not None else {"KUBECONFIG": str(kubeconfig)}
+        return await api_client(create_app(settings, environ=env))
+
+    return make
+
+
+@pytest.fixture
+async def client(console_app: ConsoleApp) -> TestClient[Any, Any]:
+    """The console in open mode over the clusters ``alpha`` and ``beta``."""
+    return await console_app()

@@ -1,0 +1,52 @@
+"""Helpers the console tests of both groups import: settings, kubeconfigs and credentials."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import yaml
+
+from common.config import load_settings
+from common.kubesim import Simulator
+from console.settings import Settings
+
+ADMIN_USER = "admin"
+ADMIN_PASSWORD = "correct horse battery staple"
+#: Headers carrying the admin's (or a wrong) HTTP Basic credentials: ``client.post(..., headers=ADMIN)``.
+ADMIN = {"Authorization": aiohttp.encode_basic_auth(ADMIN_USER, ADMIN_PASSWORD)}
+WRONG = {"Authorization": aiohttp.encode_basic_auth(ADMIN_USER, "wrong")}
+
+
+def make_settings(data_dir: Path, *overrides: str, **values: Any) -> Settings:
+    """Console settings under ``data_dir``; ``values`` are ``console.<key>`` with ``_`` for ``.``
+    and ``-`` is spelled out in ``overrides`` (``"security.open-mode=false"``)."""
+    given = [f"console.data-dir={data_dir}", f"console.security.admin.password={ADMIN_PASSWORD}"]
+    given += [f"console.{item}" for item in overrides]
+    given += [f"console.{key.replace('__', '.')}={value}" for key, value in values.items()]
+    return load_settings(Settings, overrides=given)
+
+
+def kubeconfig_text(sim: Simulator) -> str:
+    return sim.kubeconfig_path.read_text("utf-8")
+
+
+def merged_kubeconfig(sims: Sequence[Simulator], path: Path, *, current: str | None = None) -> Path:
+    """One kubeconfig file holding every simulator's context (named after ``sim.context``)."""
+    doc: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [],
+        "users": [],
+        "contexts": [],
+    }
+    for sim in sims:
+        part = yaml.safe_load(kubeconfig_text(sim))
+        for kind in ("clusters", "users", "contexts"):
+            doc[kind].extend(part[kind])
+    doc["current-context"] = current or sims[0].context
+    path.write_text(yaml.safe_dump(doc, sort_keys=False), "utf-8")
+    path.chmod(0o600)
+    return path

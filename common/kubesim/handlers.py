@@ -48,7 +48,8 @@ async def resource(request: web.Request) -> web.StreamResponse:
     custom = state.subresource_handlers.get((target.rt.group, target.rt.plural, target.subresource))
     if custom is not None:
         return await custom(request, state, target)
-    if target.subresource and target.subresource not in ("status", "scale", "eviction"):
+    served = ("status", "scale", "eviction", "binding", "finalize")
+    if target.subresource and target.subresource not in served:
         raise KubeError(
             501,
             f"the Wharf cluster simulator does not serve {target.rt.plural}/{target.subresource} "

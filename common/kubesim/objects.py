@@ -271,6 +271,13 @@ class Objects:
                 "managedFields", old["metadata"].get("managedFields")
             )
             meta = obj["metadata"]
+        elif opts.subresource == "finalize":
+            finalizers = (obj.get("spec") or {}).get("finalizers")
+            obj = copy.deepcopy(old)
+            obj.setdefault("spec", {})["finalizers"] = finalizers or []
+            if not finalizers:
+                del obj["spec"]["finalizers"]
+            meta = obj["metadata"]
         elif rt.has_status:
             if "status" in old:
                 obj["status"] = copy.deepcopy(old["status"])
@@ -304,7 +311,10 @@ class Objects:
             meta["resourceVersion"] = old["metadata"]["resourceVersion"]
             if _same(old, obj):
                 return self.present(rt, old)
-            if meta.get("deletionTimestamp") and not meta.get("finalizers"):
+            spec_finalizers = (
+                (obj.get("spec") or {}).get("finalizers") if rt.plural == ("namespaces") else None
+            )
+            if meta.get("deletionTimestamp") and not meta.get("finalizers") and not spec_finalizers:
                 if opts.dry_run:
                     return obj
                 return deletion.finalize(self, rt, obj)

@@ -1,8 +1,9 @@
-"""The ``scale`` and ``eviction`` subresources.
+"""The ``scale``, ``eviction`` and ``binding`` subresources.
 
 ``scale`` reads and writes ``spec.replicas`` of Deployments, ReplicaSets, StatefulSets and CRDs that
 declare a scale subresource, through an ``autoscaling/v1 Scale``. ``eviction`` deletes a pod unless
 a PodDisruptionBudget covering it would be violated, in which case it answers 429 like the real one.
+``binding`` (and the ``bindings`` resource) assigns a pod to a node, once, as the scheduler does.
 """
 
 from __future__ import annotations
@@ -198,4 +199,32 @@ def evict(objs: Objects, target: Target, body: Any, opts: WriteOptions) -> Obj:
         options,
         WriteOptions(manager=opts.manager, dry_run=dry),
     )
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
+
+
+# -- binding ------------------------------------------------------------------------------------
+def bind(objs: Objects, target: Target, body: Any, opts: WriteOptions) -> Obj:
+    """Set ``spec.nodeName`` of the pod a Binding names (pods/binding or the bindings resource)."""
+    pods = objs.registry.get("", "v1", "pods")
+    assert pods is not None
+    if not isinstance(body, dict) or not isinstance(body.get("target"), dict):
+        raise bad_request("the body must be a v1 Binding with a target")
+    name = target.name or (body.get("metadata") or {}).get("name", "")
+    pod = objs.store.get(pods.group_resource, target.namespace, name)
+    if pod is None:
+        raise not_found("", "pods", name)
+    node = body["target"].get("name", "")
+    if not node:
+        raise KubeError(422, f'Binding "{name}" is invalid: target.name: Required value')
+    bound = (pod.get("spec") or {}).get("nodeName")
+    if bound:
+        raise KubeError(
+            409,
+            f'Operation cannot be fulfilled on pods/binding "{name}": pod {name} is already '
+            f'assigned to node "{bound}"',
+            details={"name": name, "kind": "pods/binding"},
+        )
+    obj = copy.deepcopy(objs.present(pods, pod))
+    obj["spec"]["nodeName"] = node
+    objs.update(pods, target.namespace, name, obj, opts)
     return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}

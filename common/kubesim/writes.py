@@ -41,6 +41,10 @@ async def create(request: web.Request, state: State, target: Target) -> web.Resp
         body = await _body(request, bodies.WRITE_TYPES)
         status = subresources.evict(state.objects, target, body, _write_options(request, target))
         return json_response(status, status=201)
+    if target.subresource == "binding" or target.rt.group_resource == ("", "bindings"):
+        body = await _body(request, bodies.WRITE_TYPES)
+        status = subresources.bind(state.objects, target, body, _write_options(request, target))
+        return json_response(status, status=201)
     mode = field_validation(request.query)
     opts = _write_options(request, target)
     body = await _body(request, bodies.WRITE_TYPES)

@@ -233,3 +233,40 @@ async def test_pods_on_a_node_terminate_gracefully(raw: Raw) -> None:
     assert (await raw("GET", pods + "/bound"))[0] == 200  # waits for its kubelet
     assert (await raw("DELETE", pods + "/bound", gracePeriodSeconds="0"))[0] == 200
     assert (await raw("GET", pods + "/bound"))[0] == 404
+
+
+async def test_binding_assigns_a_node_once(raw: Raw) -> None:
+    ns = await namespace(raw)
+    pods = f"/api/v1/namespaces/{ns}/pods"
+    await raw(
+        "POST",
+        pods,
+        {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "busybox"}]}},
+    )
+    binding = {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": "p"},
+        "target": {"kind": "Node", "name": "node-1"},
+    }
+    assert (await raw("POST", pods + "/p/binding", binding))[0] == 201
+    _, pod, _ = await raw("GET", pods + "/p")
+    assert pod["spec"]["nodeName"] == "node-1"
+    status, body, _ = await raw("POST", f"/api/v1/namespaces/{ns}/bindings", binding)
+    assert (status, body["reason"]) == (409, "Conflict")
+
+
+async def test_terminating_namespace_survives_unrelated_updates(raw: Raw) -> None:
+    ns = await namespace(raw)
+    held = cm("held", metadata={"name": "held", "finalizers": ["example.com/hold"]})
+    await raw("POST", f"/api/v1/namespaces/{ns}/configmaps", held)
+    await raw("DELETE", f"/api/v1/namespaces/{ns}")
+    status, body, _ = await raw(
+        "PATCH",
+        f"/api/v1/namespaces/{ns}",
+        {"metadata": {"labels": {"x": "y"}}},
+        content_type="application/merge-patch+json",
+    )
+    assert status == 200
+    assert body["status"]["phase"] == "Terminating"
+    assert (await raw("GET", f"/api/v1/namespaces/{ns}"))[0] == 200

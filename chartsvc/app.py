@@ -29,6 +29,7 @@ from chartsvc.operations import annotate_spec
 from chartsvc.registries import read_credentials
 from chartsvc.repos.cache import WeightedLRU
 from chartsvc.repos.fetch import Fetcher
+from chartsvc.repos.memory import tune_allocator
 from chartsvc.repos.service import RepoService
 from chartsvc.repos.store import IndexFiles
 from chartsvc.settings import ChartsvcSettings, Settings
@@ -83,6 +84,7 @@ async def _services(app: web.Application) -> AsyncIterator[None]:
     if svc.rest.temp_dir is not None:
         svc.rest.temp_dir.mkdir(parents=True, exist_ok=True)
     limits = archive_limits(svc)
+    tune_allocator()
     credentials = await asyncio.to_thread(read_credentials, svc.registry_config)
     async with (
         guarded_session(policy) as session,

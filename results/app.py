@@ -26,8 +26,9 @@ from aiohttp.typedefs import Middleware
 from common import sse
 from common.app import build_app
 from common.openapi import Spec
-from results import keys
-from results.http import gate, ingest
+from results import keys, wiring
+from results import web as pages
+from results.http import accounts, events, gate, ingest
 from results.ingest import Ingestor
 from results.parsers.model import ParseLimits
 from results.runs import RunListener
@@ -37,7 +38,12 @@ from results.store import open_store
 SPEC_PATH = Path(__file__).resolve().parent.parent / "spec" / "results.yaml"
 BASE_PATH = "/api/v1"
 #: HOOK: the API route tables; each route's ``name`` is its operationId in ``spec/results.yaml``.
-API_ROUTES: tuple[web.RouteTableDef, ...] = (ingest.routes, gate.routes)
+API_ROUTES: tuple[web.RouteTableDef, ...] = (
+    ingest.routes,
+    gate.routes,
+    accounts.routes,
+    events.routes,
+)
 
 
 @functools.cache
@@ -50,13 +56,17 @@ def create_app(
 ) -> web.Application:
     """The results service; ``keepalive_s`` shortens the SSE keepalive (tests only)."""
     svc = settings.results
-    middlewares: list[Middleware] = []  # HOOK: the auth middleware
+    # HOOK: the auth middleware, then HTML error pages for the dashboard (results.wiring).
+    middlewares: list[Middleware] = [
+        *wiring.middlewares(svc, base_path=BASE_PATH),
+        pages.html_errors,
+    ]
     app = build_app(
         service="results",
         spec=load_spec(),
         api_routes=API_ROUTES,
         base_path=BASE_PATH,
-        extra_routes=(),  # HOOK: login, profile and dashboard pages
+        extra_routes=pages.ROUTES,  # HOOK: login, profile and dashboard pages
         middlewares=middlewares,
         info={"security": {"openMode": svc.security.open_mode}},
         readiness={"database": database_ready},
@@ -66,7 +76,10 @@ def create_app(
     listeners: list[RunListener] = []
     app[keys.RUN_LISTENERS] = listeners
     app.cleanup_ctx.append(store_context)
-    # HOOK: the accounts and events contexts, after the store.
+    # HOOK: the accounts and events contexts, after the store; the page templates.
+    app.cleanup_ctx.append(wiring.accounts_context)
+    app.cleanup_ctx.append(wiring.events_context)
+    pages.setup(app)
     return app
 
 

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from results.accounts import Accounts, Principal
+from results.dashboard import Dashboard
+from results.events import EventHub
 from results.ingest import Ingestor
 from results.runs import RunListener
 from results.settings import ResultsSettings
@@ -21,3 +24,8 @@ DATABASE = web.AppKey("results.database", Database)
 INGESTOR = web.AppKey("results.ingestor", Ingestor)
 #: Awaited after each ingest transaction commits, in order; append to it in a cleanup context.
 RUN_LISTENERS: web.AppKey[list[RunListener]] = web.AppKey("results.run_listeners")
+ACCOUNTS = web.AppKey("results.accounts", Accounts)
+EVENTS = web.AppKey("results.events", EventHub)
+#: Set by the accounts context (``results.wiring``), read by the dashboard pages.
+DASHBOARD = web.AppKey("results.dashboard", Dashboard)
+PRINCIPAL = web.RequestKey("results.principal", Principal)

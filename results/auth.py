@@ -1,0 +1,160 @@
+"""Who is calling, and whether they may: the results service's authentication middleware.
+
+Credentials, in order: ``Authorization: Bearer <token>``, ``X-Results-Token: <token>``, then the
+session cookie from the ``/login`` form. A token that is presented but unknown, revoked or expired is a
+401 wherever it is sent (a silent fall-back to anonymous would hide the mistake); an unknown or expired
+session cookie is simply no session. API writes accept only tokens: a cookie is sent by the browser on
+its own, so honouring it for a POST would be an invitation to cross-site request forgery.
+
+Rules: ``GET /api/v1/me`` always needs a principal; ingest needs a token when
+``require-ingest-token`` is set; with ``open-mode`` off every API call and page needs a principal.
+An API call without one gets a 401 problem, a page a redirect to ``/login``. Visibility of private
+projects is not decided here but by :func:`results.accounts.can_read` in the handlers.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+import attrs
+from aiohttp import web
+from aiohttp.typedefs import Handler, Middleware
+
+from common.errors import Unauthorized
+from common.openapi import SPEC, operation_id
+from results import keys
+from results.settings import CookieSecure
+from results.users import Credential, Principal
+
+SESSION_COOKIE = "results_session"
+TOKEN_HEADER = "X-Results-Token"  # noqa: S105 - a header name
+LOGIN_PATH = "/login"
+#: Paths anyone reaches in every mode: the login form itself, health probes and the API docs.
+PUBLIC_PREFIXES = ("/login", "/actuator/", "/v3/api-docs", "/swagger-ui", "/favicon.ico")
+#: Pages that need a login even in open mode: they show or change a person's own credentials.
+PERSONAL_PREFIXES = ("/profile",)
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+CHALLENGE = {"WWW-Authenticate": 'Bearer realm="results"'}
+
+
+@attrs.frozen
+class AuthPolicy:
+    open_mode: bool = True
+    require_ingest_token: bool = False
+    base_path: str = "/api/v1"
+
+
+class AuthenticationRequired(Unauthorized):
+    def __init__(self, detail: str, *, code: str = "unauthorized") -> None:
+        super().__init__(detail, code=code, headers=CHALLENGE)
+
+
+class InvalidToken(Unauthorized):
+    def __init__(self) -> None:
+        super().__init__(
+            "the API token is not valid: unknown, revoked or expired",
+            code="invalid-token",
+            headers={"WWW-Authenticate": 'Bearer realm="results", error="invalid_token"'},
+        )
+
+
+def principal(request: web.Request) -> Principal | None:
+    """Who the request runs as; None for an anonymous one."""
+    return request.get(keys.PRINCIPAL)
+
+
+def presented_token(request: web.Request) -> str | None:
+    scheme, _, value = request.headers.get("Authorization", "").partition(" ")
+    if scheme.lower() == "bearer" and value.strip():
+        return value.strip()
+    return request.headers.get(TOKEN_HEADER, "").strip() or None
+
+
+async def resolve(request: web.Request) -> Principal | None:
+    accounts = request.app[keys.ACCOUNTS]
+    token = presented_token(request)
+    if token is not None:
+        found = await accounts.token_principal(token)
+        if found is None:
+            raise InvalidToken()
+        return found
+    cookie = request.cookies.get(SESSION_COOKIE)
+    return await accounts.session_principal(cookie) if cookie else None
+
+
+def auth_middleware(policy: AuthPolicy) -> Middleware:
+    base = "/" + policy.base_path.strip("/")
+
+    @web.middleware
+    async def authenticate(request: web.Request, handler: Handler) -> web.StreamResponse:
+        if request.path.startswith(PUBLIC_PREFIXES):
+            found = await _quiet_resolve(request)
+        else:
+            found = await resolve(request)
+        is_api = request.path == base or request.path.startswith(base + "/")
+        if is_api and found is not None and _cookie_write(request, found):
+            found = None  # a cookie does not authorise an API write; see the docstring
+        if found is not None:
+            request[keys.PRINCIPAL] = found
+        if is_api:
+            _check_api(request, policy, found)
+        elif found is None and _page_needs_login(request, policy):
+            raise web.HTTPFound(f"{LOGIN_PATH}?next={quote(request.path_qs, safe='/?=&')}")
+        return await handler(request)
+
+    return authenticate
+
+
+async def _quiet_resolve(request: web.Request) -> Principal | None:
+    """Public paths never fail on a bad credential (the login form must stay reachable)."""
+    try:
+        return await resolve(request)
+    except Unauthorized:
+        return None
+
+
+def _check_api(request: web.Request, policy: AuthPolicy, found: Principal | None) -> None:
+    op_id = operation_id(request)
+    op = request.app[SPEC].operations[op_id] if op_id is not None else None
+    target = (op.method, op.path) if op is not None else (request.method, "")
+    if target == ("GET", "/me") and found is None:
+        raise AuthenticationRequired(
+            "GET /me needs a session or an API token", code="login-required"
+        )
+    if target == ("POST", "/ingest") and policy.require_ingest_token and not _by_token(found):
+        raise AuthenticationRequired(
+            "ingest needs an API token (Authorization: Bearer or X-Results-Token)",
+            code="token-required",
+        )
+    if not policy.open_mode and found is None:
+        raise AuthenticationRequired(
+            "this server is not in open mode: send an API token or log in", code="login-required"
+        )
+
+
+def _cookie_write(request: web.Request, found: Principal) -> bool:
+    return found.via is Credential.SESSION and request.method not in SAFE_METHODS
+
+
+def _by_token(found: Principal | None) -> bool:
+    return found is not None and found.via is Credential.TOKEN
+
+
+def _page_needs_login(request: web.Request, policy: AuthPolicy) -> bool:
+    if request.path.startswith(PUBLIC_PREFIXES):
+        return False
+    return not policy.open_mode or request.path.startswith(PERSONAL_PREFIXES)
+
+
+def safe_next(target: str | None) -> str:
+    """Where to go after login: a path on this site only (no ``//host`` or scheme tricks)."""
+    if not target or not target.startswith("/") or target.startswith(("//", "/\\")):
+        return "/"
+    return target
+
+
+def cookie_secure(request: web.Request, mode: CookieSecure) -> bool:
+    """AUTO follows the request: HTTPS, or ``X-Forwarded-Proto: https`` from a TLS proxy."""
+    if mode is CookieSecure.AUTO:
+        return request.secure or request.headers.get("X-Forwarded-Proto", "") == "https"
+    return mode is CookieSecure.ALWAYS

@@ -1,0 +1,163 @@
+"""``wharf results ...``: account administration from the shell, on the service's own database.
+
+Each command takes the same ``--config``/``--set`` as ``wharf serve results``, so it opens exactly
+the database the server uses (SQLite's busy timeout lets it run beside a live server). Passwords
+come only from stdin (``--password-stdin``) or an interactive prompt, never from argv, where
+``ps`` and shell history would keep them. A created token is printed once, alone on stdout, so
+``TOKEN=$(wharf results token create ...)`` works; everything else goes to stderr.
+
+This module must not print or log a password, and must not hold SQL or account rules.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import getpass
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from common.cli import load_service_settings, settings_args
+from common.errors import WharfError
+from results import credentials
+from results.accounts import Accounts, Role
+from results.runs import Visibility
+from results.store import open_store
+from results.store.accounts import SqliteAccountStore
+
+Action = Callable[[Accounts, argparse.Namespace], Awaitable[int]]
+
+
+def register(subparsers: Any) -> None:
+    results = subparsers.add_parser("results", help="administer the results service's accounts")
+    sub = results.add_subparsers(dest="results_command", metavar="COMMAND", required=True)
+    _user_commands(sub)
+    _token_commands(sub)
+    _member_commands(sub)
+    _project_commands(sub)
+    hashing = sub.add_parser(
+        "hash-password",
+        help="print a {scrypt} hash for results.security.admin.password (read from stdin)",
+    )
+    hashing.add_argument("--password-stdin", action="store_true", required=True)
+    hashing.set_defaults(func=_hash_password)
+
+
+def _user_commands(sub: Any) -> None:
+    user = sub.add_parser("user", help="users").add_subparsers(
+        dest="user_command", metavar="COMMAND", required=True
+    )
+    add = user.add_parser("add", help="create a user; the password is read from stdin")
+    add.add_argument("name")
+    add.add_argument("--role", choices=[r.value for r in Role], default=Role.MEMBER.value)
+    add.add_argument("--password-stdin", action="store_true", required=True)
+    add.add_argument("--email", default="")
+    add.add_argument("--display-name", default="")
+    settings_args(add)
+    add.set_defaults(func=_runner(_user_add))
+
+
+def _token_commands(sub: Any) -> None:
+    token = sub.add_parser("token", help="API tokens").add_subparsers(
+        dest="token_command", metavar="COMMAND", required=True
+    )
+    create = token.add_parser("create", help="create an API token and print it (only this once)")
+    create.add_argument("--user", required=True)
+    create.add_argument("--name", required=True, help="label, e.g. ci-upload")
+    create.add_argument("--expires-days", type=int, help="days until it expires (default never)")
+    settings_args(create)
+    create.set_defaults(func=_runner(_token_create))
+
+
+def _member_commands(sub: Any) -> None:
+    member = sub.add_parser("member", help="project memberships").add_subparsers(
+        dest="member_command", metavar="COMMAND", required=True
+    )
+    add = member.add_parser("add", help="let a user read a project (needed when it is PRIVATE)")
+    add.add_argument("--user", required=True)
+    add.add_argument("--project", required=True)
+    settings_args(add)
+    add.set_defaults(func=_runner(_member_add))
+
+
+def _project_commands(sub: Any) -> None:
+    project = sub.add_parser("project", help="projects").add_subparsers(
+        dest="project_command", metavar="COMMAND", required=True
+    )
+    vis = project.add_parser("visibility", help="make a project PUBLIC or PRIVATE")
+    vis.add_argument("project")
+    vis.add_argument("visibility", choices=[v.value for v in Visibility])
+    settings_args(vis)
+    vis.set_defaults(func=_runner(_project_visibility))
+
+
+def _runner(action: Action) -> Callable[[argparse.Namespace], int]:
+    def run(args: argparse.Namespace) -> int:
+        settings = load_service_settings("results", args).results
+        try:
+            return asyncio.run(_with_accounts(settings, action, args))
+        except WharfError as exc:
+            print(f"wharf results: {exc.detail}", file=sys.stderr)
+            return 1
+
+    return run
+
+
+async def _with_accounts(settings: Any, action: Action, args: argparse.Namespace) -> int:
+    async with open_store(settings.db_path, busy_timeout_ms=settings.db.busy_timeout_ms) as store:
+        return await action(Accounts(SqliteAccountStore(store.db)), args)
+
+
+async def _user_add(accounts: Accounts, args: argparse.Namespace) -> int:
+    encoded = await accounts.hash(read_password())
+    user = await accounts.add_user(
+        args.name,
+        password_hash=encoded,
+        role=Role(args.role),
+        email=args.email,
+        display_name=args.display_name,
+    )
+    print(f"created user {user.username} ({user.role.value})", file=sys.stderr)
+    return 0
+
+
+async def _token_create(accounts: Accounts, args: argparse.Namespace) -> int:
+    user = await accounts.user(args.user)
+    made = await accounts.create_token(user, args.name, expires_days=args.expires_days)
+    expiry = made.token.expires_at.isoformat() if made.token.expires_at else "never"
+    print(
+        f"token {made.token.id} '{made.token.name}' for {user.username}, expires {expiry}; "
+        "it is shown only this once",
+        file=sys.stderr,
+    )
+    print(made.value)
+    return 0
+
+
+async def _member_add(accounts: Accounts, args: argparse.Namespace) -> int:
+    await accounts.grant(args.user, args.project)
+    print(f"{args.user} is a member of {args.project}", file=sys.stderr)
+    return 0
+
+
+async def _project_visibility(accounts: Accounts, args: argparse.Namespace) -> int:
+    await accounts.set_visibility(args.project, Visibility(args.visibility))
+    print(f"project {args.project} is {args.visibility}", file=sys.stderr)
+    return 0
+
+
+def _hash_password(args: argparse.Namespace) -> int:
+    password = read_password()
+    if not password:
+        print("wharf results: the password must not be empty", file=sys.stderr)
+        return 1
+    print(credentials.HASHED_PREFIX + credentials.hash_password(password))
+    return 0
+
+
+def read_password() -> str:
+    """The password from stdin: a prompt without echo on a terminal, else the first line."""
+    if sys.stdin.isatty():
+        return getpass.getpass("Password: ")
+    return sys.stdin.readline().rstrip("\r\n")

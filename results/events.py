@@ -1,0 +1,142 @@
+"""Live run events: fan-out of every committed ingest to the open event streams allowed to see it.
+
+Ingest calls :meth:`EventHub.publish` after its transaction commits; publishing only puts the event
+into each subscriber's bounded queue and never waits on a subscriber. A subscriber whose queue is full
+is a laggard: its queue is emptied, it is told it was dropped, and its stream is closed so the client
+reconnects with ``Last-Event-ID`` and catches up from the store. Private projects' events reach only
+their members and admins, decided at publish time against the current membership list.
+
+This module must not know HTTP or SSE framing (``results.http.events`` writes the stream) or SQL
+(the store answers :class:`EventStore`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Any, Protocol
+
+import attrs
+
+from common.errors import ServiceUnavailable
+from results.runs import RunSummary, Visibility
+from results.users import Principal
+
+logger = logging.getLogger(__name__)
+
+
+def run_payload(run: RunSummary) -> dict[str, Any]:
+    """The ``data`` of a ``run`` event: the contract's fields, then ours."""
+    return {
+        "projectId": run.project_id,
+        "runId": run.run_id,
+        "branch": run.branch,
+        "status": run.status.value,
+        "passRatePct": _round(run.pass_rate_pct),
+        "lineCoveragePct": _round(run.line_coverage_pct),
+        "tests": run.tests,
+        "failures": run.failures,
+        "errors": run.errors,
+        "skipped": run.skipped,
+        "flag": run.flag,
+        "commit": run.commit,
+        "project": run.project,
+    }
+
+
+def _round(pct: float | None) -> float | None:
+    return None if pct is None else round(pct, 2)
+
+
+class EventStore(Protocol):
+    """What the hub reads from the store: who belongs to a project, and runs to replay."""
+
+    async def member_ids(self, project_id: int) -> frozenset[int]: ...
+    async def recent_runs_after(self, run_id: int, *, limit: int) -> list[RunSummary]:
+        """The newest ``limit`` runs above ``run_id``, oldest first."""
+
+
+class TooManySubscribers(ServiceUnavailable):
+    def __init__(self, limit: int) -> None:
+        super().__init__(
+            f"the event stream is at its limit of {limit} subscribers; retry later",
+            code="too-many-subscribers",
+            headers={"Retry-After": "10"},
+        )
+
+
+def visible(principal: Principal | None, run: RunSummary, *, member: bool) -> bool:
+    """Public runs go to every stream; private ones to admins and, when ``member``, members."""
+    if run.visibility is not Visibility.PRIVATE:
+        return True
+    return principal is not None and (principal.is_admin or member)
+
+
+@attrs.define(eq=False)
+class Subscription:
+    """One open stream's mailbox. ``None`` in the queue means: you were dropped, stop."""
+
+    principal: Principal | None
+    queue: asyncio.Queue[RunSummary | None]
+    on_drop: Callable[[], None] | None = None
+    dropped: bool = False
+
+    def offer(self, event: RunSummary) -> bool:
+        """Queue ``event`` without waiting; False (and the subscriber dropped) when it is full."""
+        if self.dropped:
+            return False
+        try:
+            self.queue.put_nowait(event)
+        except asyncio.QueueFull:
+            self.drop()
+            return False
+        return True
+
+    def drop(self) -> None:
+        self.dropped = True
+        while not self.queue.empty():
+            self.queue.get_nowait()
+        self.queue.put_nowait(None)
+        if self.on_drop is not None:
+            self.on_drop()
+
+    async def next(self) -> RunSummary | None:
+        return await self.queue.get()
+
+
+@attrs.define
+class EventHub:
+    store: EventStore
+    queue_size: int = 256
+    max_subscribers: int = 10_000
+    replay_limit: int = 100
+    subscriptions: set[Subscription] = attrs.field(factory=set)
+    dropped_total: int = 0
+
+    def subscribe(self, principal: Principal | None) -> Subscription:
+        if len(self.subscriptions) >= self.max_subscribers:
+            raise TooManySubscribers(self.max_subscribers)
+        sub = Subscription(principal, asyncio.Queue(maxsize=self.queue_size))
+        self.subscriptions.add(sub)
+        return sub
+
+    def unsubscribe(self, sub: Subscription) -> None:
+        self.subscriptions.discard(sub)
+
+    async def publish(self, event: RunSummary) -> None:
+        """Deliver ``event`` to every allowed subscriber; waits only for the membership lookup."""
+        private = event.visibility is Visibility.PRIVATE
+        members = await self.store.member_ids(event.project_id) if private else frozenset()
+        for sub in list(self.subscriptions):
+            member = sub.principal is not None and sub.principal.user.id in members
+            if visible(sub.principal, event, member=member) and not sub.offer(event):
+                self.dropped_total += 1
+                logger.warning("event subscriber dropped: %d events behind", self.queue_size)
+
+    async def missed(self, principal: Principal | None, last_event_id: int) -> list[RunSummary]:
+        """Runs after ``last_event_id`` that ``principal`` may see, oldest first, the newest
+        ``replay_limit`` at most (older ones are on the dashboard, not worth a stream's burst)."""
+        events = await self.store.recent_runs_after(last_event_id, limit=self.replay_limit)
+        mine = principal.project_ids if principal is not None else frozenset()
+        return [e for e in events if visible(principal, e, member=e.project_id in mine)]

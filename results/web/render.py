@@ -1,0 +1,104 @@
+"""Rendering of pages: the Jinja2 environment, security headers, and HTML error pages.
+
+Autoescaping is on for every template (report content — test names, messages, stack traces — is
+untrusted). Every page carries a Content-Security-Policy that allows no script and no external
+resource at all, and forbids framing. This module must not know what a page shows.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import aiohttp_jinja2
+import jinja2
+from aiohttp import web
+from aiohttp.typedefs import Handler
+
+from common.errors import WharfError
+from results import auth
+
+PAGE_ROUTE = "page."  # prefix of every page route's name: how html_errors tells pages from API
+SECURITY_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; "
+        "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+    "X-Frame-Options": "DENY",
+}
+
+
+def setup(app: web.Application) -> None:
+    """Install the template environment (synchronous: ``create_app`` calls it)."""
+    aiohttp_jinja2.setup(
+        app,
+        loader=jinja2.PackageLoader("results.web", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        default_helpers=False,
+        filters=FILTERS,
+    )
+
+
+def page(request: web.Request, template: str, *, status: int = 200, **context: Any) -> web.Response:
+    """Render ``template`` with the principal, plus ``context``; no caching of personal pages."""
+    context.setdefault("principal", auth.principal(request))
+    response = aiohttp_jinja2.render_template(template, request, context, status=status)
+    response.headers.update(SECURITY_HEADERS)
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def see_other(location: str) -> web.Response:
+    """The answer to a successful form post: go there with GET (so reloading does not re-post)."""
+    return web.Response(status=303, headers={"Location": location})
+
+
+@web.middleware
+async def html_errors(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Our errors raised by a page handler become an HTML page with the same status."""
+    name = request.match_info.route.name or ""
+    if not name.startswith(PAGE_ROUTE):
+        return await handler(request)
+    try:
+        return await handler(request)
+    except WharfError as exc:
+        return page(request, "message.html", status=exc.status, title=exc.title, detail=exc.detail)
+
+
+def pct(value: float | None) -> str:
+    return "–" if value is None else f"{value:.1f} %"
+
+
+def when(value: str | dt.datetime | None) -> str:
+    if value is None or value == "":
+        return "–"
+    moment = dt.datetime.fromisoformat(value) if isinstance(value, str) else value
+    return moment.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def short_sha(value: str) -> str:
+    hexdigits = set("0123456789abcdef")
+    return value[:10] if len(value) >= 12 and set(value) <= hexdigits else value
+
+
+def duration(value: int | None) -> str:
+    if value is None:
+        return "–"
+    return f"{value} ms" if value < 1000 else f"{value / 1000:.2f} s"
+
+
+FILTERS: dict[str, Callable[..., str]] = {
+    "pct": pct,
+    "when": when,
+    "short": short_sha,
+    "ms": duration,
+}
+
+
+def form_text(form: Mapping[str, Any], name: str) -> str:
+    value = form.get(name, "")
+    return value if isinstance(value, str) else ""

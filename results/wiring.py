@@ -1,0 +1,72 @@
+"""What ``results.app`` plugs in for people: auth middleware, accounts and events contexts, pages.
+
+Kept apart from ``app.py`` so the store/ingest side and the accounts/events side each change their
+own module. Order matters and is ``app.py``'s: these contexts run after the store context, whose
+``keys.DATABASE`` they use. This module must not hold request handling of its own.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections.abc import AsyncIterator
+
+from aiohttp import web
+from aiohttp.typedefs import Middleware
+
+from common.config import ConfigError
+from results import auth, keys
+from results.accounts import Accounts
+from results.dashboard import Dashboard
+from results.events import EventHub
+from results.settings import ResultsSettings
+from results.store.accounts import SqliteAccountStore
+from results.store.dashboard import SqliteDashboardStore
+from results.store.events import SqliteEventStore
+
+logger = logging.getLogger(__name__)
+
+
+def middlewares(settings: ResultsSettings, *, base_path: str) -> list[Middleware]:
+    admin = settings.security.admin
+    if admin.username and not admin.password:
+        raise ConfigError("results.security.admin.password", "a password (admin.username is set)")
+    policy = auth.AuthPolicy(
+        open_mode=settings.security.open_mode,
+        require_ingest_token=settings.security.require_ingest_token,
+        base_path=base_path,
+    )
+    return [auth.auth_middleware(policy)]
+
+
+async def accounts_context(app: web.Application) -> AsyncIterator[None]:
+    security = app[keys.SETTINGS].security
+    accounts = Accounts(
+        SqliteAccountStore(app[keys.DATABASE]),
+        session_ttl=dt.timedelta(hours=security.session_hours),
+    )
+    if security.admin.username and security.admin.password:
+        made = await accounts.bootstrap_admin(security.admin.username, security.admin.password)
+        if made is not None:
+            logger.info("bootstrap admin %s created from settings", made.username)
+    await accounts.purge_sessions()
+    app[keys.ACCOUNTS] = accounts
+    app[keys.DASHBOARD] = Dashboard(SqliteDashboardStore(app[keys.DATABASE]))
+    yield
+
+
+async def events_context(app: web.Application) -> AsyncIterator[None]:
+    events = app[keys.SETTINGS].events
+    hub = EventHub(
+        SqliteEventStore(app[keys.DATABASE]),
+        queue_size=events.queue_size,
+        max_subscribers=events.max_subscribers,
+        replay_limit=events.replay_limit,
+    )
+    app[keys.EVENTS] = hub
+    listeners = app[keys.RUN_LISTENERS]
+    listeners.append(hub.publish)
+    try:
+        yield
+    finally:
+        listeners.remove(hub.publish)

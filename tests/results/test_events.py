@@ -1,0 +1,231 @@
+"""GET /api/v1/events over real HTTP: connected first, run events, replay, visibility, departures."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+from results import keys
+from results.accounts import Role
+from results.events import EventHub
+from results.runs import RunStatus, RunSummary, Visibility
+from results.store import open_store
+from results.store.events import SqliteEventStore
+from tests.conftest import ApiClient
+from tests.guards import assert_problem
+from tests.results.people import (
+    Client,
+    EventReader,
+    bearer,
+    make_token,
+    make_user,
+    start,
+)
+from tests.results.support import coverage_for, form, junit_xml
+
+REPORT = junit_xml([("a", "pass"), ("b", "pass"), ("c", "fail"), ("d", "skip")])
+
+
+async def subscribe(client: Client, **headers: str) -> EventReader:
+    resp = await client.get("/api/v1/events", headers=headers)
+    assert resp.status == 200, await resp.text()
+    assert resp.headers["Content-Type"].startswith("text/event-stream")
+    return EventReader(resp)
+
+
+async def ingest(client: Client, project: str = "shop", **headers: str) -> dict[str, Any]:
+    data = form(project=project, junit=[REPORT], jacoco=[coverage_for(75)])
+    resp = await client.post("/api/v1/ingest", data=data, headers=headers)
+    assert resp.status == 201, await resp.text()
+    body: dict[str, Any] = await resp.json()
+    return body
+
+
+async def test_connected_first_then_a_run_event_per_ingest(
+    api_client: ApiClient, tmp_path: Path
+) -> None:
+    client = await start(api_client, tmp_path)
+    stream = await subscribe(client)
+    hello = await stream.next()
+    assert hello["event"] == "connected"
+    assert json.loads(hello["data"]) == {"user": None, "replayed": 0}
+    run = await ingest(client)
+    event = await stream.next()
+    assert event["event"] == "run"
+    assert event["id"] == str(run["runId"])
+    assert json.loads(event["data"]) == {
+        "projectId": run["projectId"],
+        "runId": run["runId"],
+        "branch": "main",
+        "status": "FAILED",
+        "passRatePct": 66.67,
+        "lineCoveragePct": 75.0,
+        "tests": 4,
+        "failures": 1,
+        "errors": 0,
+        "skipped": 1,
+        "flag": "default",
+        "commit": "a1b2c3d4e5f6",
+        "project": "shop",
+    }
+    stream.resp.close()
+
+
+async def test_last_event_id_replays_missed_runs(api_client: ApiClient, tmp_path: Path) -> None:
+    client = await start(api_client, tmp_path)
+    first, second, third = [await ingest(client) for _ in range(3)]
+    stream = await subscribe(client, **{"Last-Event-ID": str(first["runId"])})
+    hello = await stream.next()
+    assert hello["event"] == "connected"
+    assert json.loads(hello["data"])["replayed"] == 2
+    assert [(await stream.next())["id"] for _ in range(2)] == [
+        str(second["runId"]),
+        str(third["runId"]),
+    ]
+    fourth = await ingest(client)
+    assert (await stream.next())["id"] == str(fourth["runId"])  # then live, without repeats
+    stream.resp.close()
+
+
+async def test_replay_is_bounded_to_the_newest_runs(api_client: ApiClient, tmp_path: Path) -> None:
+    client = await start(api_client, tmp_path, "results.events.replay-limit=2")
+    runs = [await ingest(client) for _ in range(4)]
+    stream = await subscribe(client, **{"Last-Event-ID": "0"})
+    await stream.next()
+    assert [(await stream.next())["id"] for _ in range(2)] == [str(r["runId"]) for r in runs[2:]]
+    stream.resp.close()
+
+
+async def test_private_runs_reach_only_members_and_admins(
+    api_client: ApiClient, tmp_path: Path
+) -> None:
+    client = await start(api_client, tmp_path)
+    await make_user(client, "admin", role=Role.ADMIN)
+    await make_user(client, "member")
+    await make_user(client, "outsider")
+    tokens = {n: await make_token(client, n) for n in ("admin", "member", "outsider")}
+    await ingest(client, "secret")
+    accounts = client.app[keys.ACCOUNTS]
+    await accounts.set_visibility("secret", Visibility.PRIVATE)
+    await accounts.grant("member", "secret")
+    streams = {"anonymous": await subscribe(client)}
+    for name, token in tokens.items():
+        streams[name] = await subscribe(client, **bearer(token))
+    for stream in streams.values():
+        assert (await stream.next())["event"] == "connected"
+    private = await ingest(client, "secret", **bearer(tokens["admin"]))
+    public = await ingest(client, "shop")
+    for name in ("admin", "member"):
+        assert (await streams[name].next())["id"] == str(private["runId"]), name
+    for stream in streams.values():
+        assert (await stream.next())["id"] == str(public["runId"])  # the private one was skipped
+    # Replay obeys the same rule.
+    replay = await subscribe(client, **{"Last-Event-ID": "0"})
+    assert json.loads((await replay.next())["data"])["replayed"] == 1
+    assert (await replay.next())["id"] == str(public["runId"])
+    for stream in [*streams.values(), replay]:
+        stream.resp.close()
+
+
+async def test_anonymous_streams_only_in_open_mode(api_client: ApiClient, tmp_path: Path) -> None:
+    client = await start(api_client, tmp_path, "results.security.open-mode=false")
+    await assert_problem(await client.get("/api/v1/events"), 401)
+    await make_user(client, "alice")
+    token = await make_token(client, "alice")
+    stream = await subscribe(client, **bearer(token))
+    hello = await stream.next()
+    assert json.loads(hello["data"])["user"] == "alice"
+    stream.resp.close()
+
+
+async def test_departed_subscriber_is_cleaned_up(api_client: ApiClient, tmp_path: Path) -> None:
+    client = await start(api_client, tmp_path)
+    hub = client.app[keys.EVENTS]
+    stream = await subscribe(client)
+    await stream.next()
+    assert len(hub.subscriptions) == 1
+    stream.resp.close()
+    async with asyncio.timeout(3):
+        while hub.subscriptions:
+            await asyncio.sleep(0.02)
+
+
+async def test_a_dropped_laggard_is_closed_and_others_go_on(
+    api_client: ApiClient, tmp_path: Path
+) -> None:
+    client = await start(api_client, tmp_path, "results.events.queue-size=2")
+    hub = client.app[keys.EVENTS]
+    first = await ingest(client)
+    fast = await subscribe(client)
+    await fast.next()
+    before = set(hub.subscriptions)
+    slow = await subscribe(client)
+    await slow.next()
+    [slow_sub] = hub.subscriptions - before
+    # What publish() does for a stream whose queue is full: three events before it takes one.
+    [run] = await hub.store.recent_runs_after(first["runId"] - 1, limit=1)
+    for _ in range(3):
+        slow_sub.offer(run)
+    assert slow_sub.dropped
+    async with asyncio.timeout(3):
+        await slow.resp.content.read()  # the server ended the laggard's stream
+    async with asyncio.timeout(3):
+        while slow_sub in hub.subscriptions:
+            await asyncio.sleep(0.02)
+    second = await ingest(client)
+    assert (await fast.next())["id"] == str(second["runId"])  # the others are unaffected
+    fast.resp.close()
+
+
+async def test_publish_never_waits_for_a_full_queue(tmp_path: Path) -> None:
+    async with open_store(tmp_path / "results.db") as store:
+        hub = EventHub(SqliteEventStore(store.db), queue_size=2)
+        summary = sample_summary()
+        lagging, keeping_up = hub.subscribe(None), hub.subscribe(None)
+        dropped: list[bool] = []
+        lagging.on_drop = lambda: dropped.append(True)
+        for _ in range(3):
+            await hub.publish(summary)
+            keeping_up.queue.get_nowait()
+        assert dropped == [True]
+        assert hub.dropped_total == 1
+        assert await lagging.next() is None
+        assert keeping_up.queue.empty()
+        assert not keeping_up.dropped
+
+
+def sample_summary() -> RunSummary:
+    return RunSummary(
+        run_id=1,
+        project_id=1,
+        project="shop",
+        visibility=Visibility.PUBLIC,
+        branch="main",
+        commit="abc",
+        flag="default",
+        run_key=None,
+        build_url=None,
+        status=RunStatus.PASSED,
+        tests=1,
+        passed=1,
+        failures=0,
+        errors=0,
+        skipped=0,
+        flaky=0,
+        duration_ms=1,
+        line_coverage_pct=None,
+        branch_coverage_pct=None,
+        uploads=1,
+        created_at="",
+    )
+
+
+async def test_subscriber_limit(api_client: ApiClient, tmp_path: Path) -> None:
+    client = await start(api_client, tmp_path, "results.events.max-subscribers=1")
+    first = await subscribe(client)
+    await first.next()
+    resp = await client.get("/api/v1/events")
+    await assert_problem(resp, 503, code="too-many-subscribers")
+    first.resp.close()

@@ -14,6 +14,7 @@ from typing import Any
 
 import attrs
 import yaml
+import yarl
 
 from chartsvc.repos.files import write_atomic
 from common.errors import BadRequest, WharfError
@@ -35,10 +36,26 @@ class RepositoryFileCorrupt(WharfError):
 class Repository:
     name: str
     url: str
+    # Basic-auth credentials `helm repo add --username` stored; sent to the repository's own host
+    # only, unless the entry says pass_credentials_all (Helm's rule). Never encoded or logged.
+    credentials: tuple[str, str] | None = attrs.field(default=None, repr=False)
+    pass_credentials_all: bool = False
 
     @classmethod
     def from_entry(cls, entry: dict[str, Any]) -> Repository:
-        return cls(name=str(entry.get("name", "")), url=str(entry.get("url", "")))
+        user, password = entry.get("username"), entry.get("password")
+        return cls(
+            name=str(entry.get("name", "")),
+            url=str(entry.get("url", "")),
+            credentials=(str(user), str(password or "")) if user else None,
+            pass_credentials_all=bool(entry.get("pass_credentials_all", False)),
+        )
+
+    def credentials_for(self, url: str) -> tuple[str, str] | None:
+        if self.credentials is None:
+            return None
+        same_host = yarl.URL(url).host == yarl.URL(self.url).host
+        return self.credentials if same_host or self.pass_credentials_all else None
 
 
 def check_name(name: str) -> str:

@@ -20,6 +20,7 @@ from common.errors import BadGateway, NotFound
 from common.netguard import AddressPolicy, guarded_request
 
 _CHUNK = 256 * 1024
+Credentials = tuple[str, str] | None
 _TIMEOUT = aiohttp.ClientTimeout(total=300, sock_connect=15, sock_read=60)
 
 
@@ -42,7 +43,13 @@ class Fetcher:
     policy: AddressPolicy
 
     async def index(
-        self, repo_url: str, *, etag: str | None, last_modified: str | None, max_bytes: int
+        self,
+        repo_url: str,
+        *,
+        etag: str | None,
+        last_modified: str | None,
+        max_bytes: int,
+        credentials: Credentials = None,
     ) -> Download | None:
         """The repository's index.yaml, or None when the server says it has not changed."""
         url = index_url(repo_url)
@@ -51,7 +58,7 @@ class Fetcher:
             headers["If-None-Match"] = etag
         if last_modified:
             headers["If-Modified-Since"] = last_modified
-        async with await self._get(url, headers) as response:
+        async with await self._get(url, headers, credentials) as response:
             if response.status == 304:
                 return None
             _raise_for_status(response, url, what="repository index")
@@ -60,9 +67,12 @@ class Fetcher:
                 body, response.headers.get("ETag"), response.headers.get("Last-Modified")
             )
 
-    async def archive(self, url: str, *, digest: str, max_bytes: int) -> bytes:
+    async def archive(
+        self, url: str, *, digest: str, max_bytes: int, credentials: Credentials = None
+    ) -> bytes:
         """A chart archive, verified against the index's sha256 ``digest`` when it has one."""
-        async with await self._get(yarl.URL(url), {"Accept": "application/gzip, */*"}) as response:
+        accept = {"Accept": "application/gzip, */*"}
+        async with await self._get(yarl.URL(url), accept, credentials) as response:
             _raise_for_status(response, yarl.URL(url), what="chart archive")
             body = await _read_capped(response, max_bytes, yarl.URL(url))
         expected = digest.removeprefix("sha256:").lower()
@@ -72,7 +82,12 @@ class Fetcher:
             )
         return body
 
-    async def _get(self, url: yarl.URL, headers: dict[str, str]) -> aiohttp.ClientResponse:
+    async def _get(
+        self, url: yarl.URL, headers: dict[str, str], credentials: Credentials
+    ) -> aiohttp.ClientResponse:
+        # Credentials ride on the request, so guarded_request drops them on cross-origin redirects.
+        if credentials:
+            headers = {**headers, "Authorization": aiohttp.encode_basic_auth(*credentials)}
         try:
             return await guarded_request(
                 self.session, self.policy, "GET", url, headers=headers, timeout=_TIMEOUT

@@ -108,7 +108,9 @@ class RepoService:
         repo = await self.get(name)
         async with self._locks[name]:
             previous = await self._prepared(name)
-            return await self._download(name, repo.url, previous=previous)
+            return await self._download(
+                name, repo.url, previous=previous, credentials=repo.credentials
+            )
 
     async def update_all(self) -> list[UpdateResult]:
         repos = await self.configured()
@@ -125,7 +127,12 @@ class RepoService:
         return results
 
     async def _download(
-        self, name: str, url: str, *, previous: index.PreparedIndex | None
+        self,
+        name: str,
+        url: str,
+        *,
+        previous: index.PreparedIndex | None,
+        credentials: tuple[str, str] | None = None,
     ) -> UpdateResult:
         source = previous.source if previous and previous.source.get("url") == url else {}
         download = await self.fetcher.index(
@@ -133,6 +140,7 @@ class RepoService:
             etag=source.get("etag"),
             last_modified=source.get("lastModified"),
             max_bytes=self.max_index_size,
+            credentials=credentials,
         )
         if download is None and previous is not None:
             return update_result(name, previous, updated=False)
@@ -175,7 +183,7 @@ class RepoService:
         async with self._locks[name]:
             prepared = await self._prepared(name)
             if prepared is None:
-                await self._download(name, repo.url, previous=None)
+                await self._download(name, repo.url, previous=None, credentials=repo.credentials)
                 prepared = await self._prepared(name)
         assert prepared is not None
         return prepared
@@ -209,16 +217,19 @@ class RepoService:
         if not entry[index.URLS]:
             raise ChartNotFound(name, chart, entry[index.VERSION])
         repo = await self.get(name)
-        data = await self._fetch_archive(resolve_chart_url(repo.url, entry[index.URLS][0]), entry)
+        url = resolve_chart_url(repo.url, entry[index.URLS][0])
+        data = await self._fetch_archive(url, entry, repo.credentials_for(url))
         return data, f"{chart}-{entry[index.VERSION]}.tgz"
 
-    async def _fetch_archive(self, url: str, entry: index.Entry) -> bytes:
+    async def _fetch_archive(
+        self, url: str, entry: index.Entry, credentials: tuple[str, str] | None
+    ) -> bytes:
         digest = str(entry[index.DIGEST])
         cached = self._archives.get(digest) if digest else None
         if cached is not None:
             return cached
         data = await self.fetcher.archive(
-            url, digest=digest, max_bytes=self.limits.max_archive_bytes
+            url, digest=digest, max_bytes=self.limits.max_archive_bytes, credentials=credentials
         )
         await asyncio.to_thread(archives.check, data, self.limits)
         if digest:

@@ -7,6 +7,7 @@ service reaches it only because the tests widen the address policy with an expli
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import ipaddress
 import json
@@ -108,6 +109,13 @@ class ChartRepo:
     requests: list[tuple[str, str]] = attrs.field(factory=list)
     status: int = 200
     server: TestServer | None = None
+    basic_auth: str | None = None  # "user:password" the repository demands, like a private repo
+
+    def _refused(self, request: web.Request) -> bool:
+        if self.basic_auth is None:
+            return False
+        expected = "Basic " + base64.b64encode(self.basic_auth.encode()).decode()
+        return request.headers.get("Authorization") != expected
 
     @property
     def url(self) -> str:
@@ -122,6 +130,8 @@ class ChartRepo:
 
     async def serve_index(self, request: web.Request) -> web.StreamResponse:
         self.requests.append((request.path, request.headers.get("If-None-Match", "")))
+        if self._refused(request):
+            return web.Response(status=401, headers={"WWW-Authenticate": 'Basic realm="charts"'})
         if self.status != 200:
             return web.Response(status=self.status, text="nope")
         if request.headers.get("If-None-Match") == self.etag:
@@ -134,6 +144,8 @@ class ChartRepo:
 
     async def serve_chart(self, request: web.Request) -> web.StreamResponse:
         self.requests.append((request.path, ""))
+        if self._refused(request):
+            return web.Response(status=401)
         name = request.match_info["file"]
         for path in self.archives.values():
             if path.name == name:

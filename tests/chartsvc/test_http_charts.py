@@ -164,3 +164,15 @@ async def test_oci_chart_ref_to_metadata_address_is_400(client: Client) -> None:
     )
     body = await assert_problem(resp, 400)
     assert body["addressClass"] == "metadata"
+
+
+async def test_temp_dir_is_used_and_left_clean(repo_client: Client, tmp_path: Path) -> None:
+    temp = tmp_path / "tmp"
+    assert temp.is_dir()  # created at start-up from chartsvc.rest.temp-dir
+    for what in ("", "/values", "/crds"):
+        resp = await repo_client.get(f"/api/v1/charts/show{what}", params={"chartRef": "r/demo"})
+        assert resp.status == 200
+    assert (await repo_client.post("/api/v1/charts/create", json={"name": "tidy"})).status == 200
+    resp = await repo_client.post("/api/v1/dependencies/resolve", json={"chartRef": "r/demo"})
+    assert resp.status == 200
+    assert list(temp.iterdir()) == []

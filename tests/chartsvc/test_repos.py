@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from chartsvc import archives
-from chartsvc.repos import index
+from chartsvc.repos import config, index
 from chartsvc.repos.cache import WeightedLRU
 from chartsvc.repos.fetch import Fetcher
 from chartsvc.repos.model import ChartNotFound, RepositoryNotFound
@@ -239,3 +239,19 @@ def test_index_sort_key_agrees_with_semver(versions: list[str]) -> None:
     valid = [v for v in versions if semver.parse_version(v)]
     by_key = sorted(valid, key=lambda v: index.sort_key(v) or (), reverse=True)
     assert by_key == semver.sort_newest_first(valid)
+
+
+async def test_credentials_from_repositories_yaml_reach_only_the_repository(
+    service: RepoService, chart_repo: ChartRepo, tmp_path: Path
+) -> None:
+    chart_repo.basic_auth = "ci:hunter2"
+    with pytest.raises(BadGateway, match="HTTP 401"):
+        await service.add("private", chart_repo.url)
+    entry = {**config.new_entry("private", chart_repo.url), "username": "ci", "password": "hunter2"}
+    config.write_entries(tmp_path / "repositories.yaml", [entry])  # as `helm repo add --username`
+    assert (await service.update("private")).updated
+    data, _ = await service.chart_archive("private", "demo", None)
+    assert data[:2] == b"\x1f\x8b"
+    [repo] = await service.configured()
+    assert "hunter2" not in repr(repo)
+    assert repo.credentials_for("https://elsewhere.example/x.tgz") is None

@@ -108,46 +108,13 @@ class Objects:
         """POST semantics (also create-on-apply). ``managed``: managedFields already done."""
         obj = self._prepare_body(rt, namespace, body)
         meta = obj["metadata"]
-        if not meta.get("name"):
-            if meta.get("generateName"):
-                meta["name"] = meta["generateName"] + "".join(
-                    secrets.choice("bcdfghjklmnpqrstvwxz2456789") for _ in range(5)
-                )
-            else:
-                raise invalid(
-                    rt.group,
-                    rt.kind,
-                    "",
-                    [
-                        {
-                            "reason": "FieldValueRequired",
-                            "message": "Required value: name or generateName is required",
-                            "field": "metadata.name",
-                        }
-                    ],
-                )
+        _assign_name(rt, meta)
         self._validate_name(rt, meta["name"])
         if rt.namespaced:
             self.check_namespace_open(namespace)
         if self.store.get(rt.group_resource, namespace, meta["name"]) is not None:
             raise already_exists(rt.group, rt.plural, meta["name"])
-        for k in (
-            "resourceVersion",
-            "deletionTimestamp",
-            "deletionGracePeriodSeconds",
-            "selfLink",
-            "generation",
-        ):
-            meta.pop(k, None)
-        meta["uid"] = str(uuid.uuid4())
-        meta["creationTimestamp"] = now()
-        if rt.tracks_generation:
-            meta["generation"] = 1
-        if rt.has_status and rt.plural != "namespaces":
-            # Built-in status is a Go struct: reset to its zero value, which encodes as {}.
-            obj.pop("status", None)
-            if rt.crd is None:
-                obj["status"] = {}
+        _init_metadata(rt, obj)
         defaults.apply(rt, obj, self)
         crds.validate(rt, obj)
         if not managed:
@@ -248,48 +215,10 @@ class Objects:
         if old is None:
             raise not_found(rt.group, rt.plural, name)
         obj = self._prepare_body(rt, namespace, body)
+        _check_identity(rt, name, old, obj["metadata"])
+        obj = _scope_to_subresource(rt, old, obj, opts.subresource)
         meta = obj["metadata"]
-        if meta.get("name", name) != name:
-            raise bad_request(
-                f"the name of the object ({meta['name']}) does not match the name "
-                f"on the URL ({name})"
-            )
-        meta["name"] = name
-        rv = meta.get("resourceVersion")
-        if rv and rv != old["metadata"]["resourceVersion"]:
-            raise stale(rt.group, rt.plural, name)
-        if meta.get("uid") and meta["uid"] != old["metadata"]["uid"]:
-            raise stale(rt.group, rt.plural, name)
-        if opts.subresource == "status":
-            status = obj.get("status")
-            obj = copy.deepcopy(old)
-            if status is None:
-                obj.pop("status", None)
-            else:
-                obj["status"] = status
-            obj["metadata"]["managedFields"] = meta.get(
-                "managedFields", old["metadata"].get("managedFields")
-            )
-            meta = obj["metadata"]
-        elif opts.subresource == "finalize":
-            finalizers = (obj.get("spec") or {}).get("finalizers")
-            obj = copy.deepcopy(old)
-            obj.setdefault("spec", {})["finalizers"] = finalizers or []
-            if not finalizers:
-                del obj["spec"]["finalizers"]
-            meta = obj["metadata"]
-        elif rt.has_status:
-            if "status" in old:
-                obj["status"] = copy.deepcopy(old["status"])
-            else:
-                obj.pop("status", None)
-        for k in (
-            "uid",
-            "creationTimestamp",
-            "deletionTimestamp",
-            "deletionGracePeriodSeconds",
-            "generation",
-        ):
+        for k in _SERVER_OWNED:
             if k in old["metadata"]:
                 meta[k] = old["metadata"][k]
             else:
@@ -324,6 +253,92 @@ class Objects:
         self.store.commit(rt.group_resource, obj)
         crds.after_commit(self, rt, obj)
         return self.present(rt, obj)
+
+
+# Metadata only the server writes: kept from the stored object on every update.
+_SERVER_OWNED = (
+    "uid",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "generation",
+)
+
+
+def _assign_name(rt: ResourceType, meta: Obj) -> None:
+    if meta.get("name"):
+        return
+    if not meta.get("generateName"):
+        raise invalid(
+            rt.group,
+            rt.kind,
+            "",
+            [
+                {
+                    "reason": "FieldValueRequired",
+                    "message": "Required value: name or generateName is required",
+                    "field": "metadata.name",
+                }
+            ],
+        )
+    suffix = "".join(secrets.choice("bcdfghjklmnpqrstvwxz2456789") for _ in range(5))
+    meta["name"] = meta["generateName"] + suffix
+
+
+def _init_metadata(rt: ResourceType, obj: Obj) -> None:
+    meta = obj["metadata"]
+    for k in ("resourceVersion", "selfLink", *_SERVER_OWNED):
+        meta.pop(k, None)
+    meta["uid"] = str(uuid.uuid4())
+    meta["creationTimestamp"] = now()
+    if rt.tracks_generation:
+        meta["generation"] = 1
+    if rt.has_status and rt.plural != "namespaces":
+        # Built-in status is a Go struct: reset to its zero value, which encodes as {}.
+        obj.pop("status", None)
+        if rt.crd is None:
+            obj["status"] = {}
+
+
+def _check_identity(rt: ResourceType, name: str, old: Obj, meta: Obj) -> None:
+    """The URL names the object; a body resourceVersion or uid is an optimistic precondition."""
+    if meta.get("name", name) != name:
+        raise bad_request(
+            f"the name of the object ({meta['name']}) does not match the name on the URL ({name})"
+        )
+    meta["name"] = name
+    rv = meta.get("resourceVersion")
+    if rv and rv != old["metadata"]["resourceVersion"]:
+        raise stale(rt.group, rt.plural, name)
+    if meta.get("uid") and meta["uid"] != old["metadata"]["uid"]:
+        raise stale(rt.group, rt.plural, name)
+
+
+def _scope_to_subresource(rt: ResourceType, old: Obj, obj: Obj, subresource: str) -> Obj:
+    """What a write may change: only status through /status, only spec.finalizers through
+    /finalize, everything but status through the main resource when status is a subresource."""
+    if subresource == "status":
+        new = copy.deepcopy(old)
+        if obj.get("status") is None:
+            new.pop("status", None)
+        else:
+            new["status"] = obj["status"]
+        managed = obj["metadata"].get("managedFields", old["metadata"].get("managedFields"))
+        new["metadata"]["managedFields"] = managed
+        return new
+    if subresource == "finalize":
+        finalizers = (obj.get("spec") or {}).get("finalizers")
+        new = copy.deepcopy(old)
+        new.setdefault("spec", {})["finalizers"] = finalizers or []
+        if not finalizers:
+            del new["spec"]["finalizers"]
+        return new
+    if rt.has_status:
+        if "status" in old:
+            obj["status"] = copy.deepcopy(old["status"])
+        else:
+            obj.pop("status", None)
+    return obj
 
 
 def _same(old: Obj, new: Obj) -> bool:

@@ -12,6 +12,7 @@ import ipaddress
 import os
 import ssl
 from pathlib import Path
+from typing import Any
 
 import attrs
 import yaml
@@ -37,61 +38,63 @@ def _name(cn: str) -> x509.Name:
     return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)])
 
 
-def generate(directory: Path, hosts: list[str]) -> Certificates:
-    """Write ``ca.crt``, ``server.crt`` and ``server.key`` (mode 0600) into ``directory``."""
-    directory.mkdir(parents=True, exist_ok=True)
+_CA_USAGE = x509.KeyUsage(
+    digital_signature=True,
+    key_cert_sign=True,
+    crl_sign=True,
+    content_commitment=False,
+    key_encipherment=False,
+    data_encipherment=False,
+    key_agreement=False,
+    encipher_only=False,
+    decipher_only=False,
+)
+
+
+def _builder(subject: str, issuer: x509.Name, public_key: ec.EllipticCurvePublicKey) -> Any:
     start = datetime.datetime.now(datetime.UTC) - datetime.timedelta(minutes=5)
-    end = start + datetime.timedelta(days=365)
-    ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca = (
+    return (
         x509.CertificateBuilder()
-        .subject_name(_name("wharf-kubesim-ca"))
-        .issuer_name(_name("wharf-kubesim-ca"))
-        .public_key(ca_key.public_key())
+        .subject_name(_name(subject))
+        .issuer_name(issuer)
+        .public_key(public_key)
         .serial_number(x509.random_serial_number())
         .not_valid_before(start)
-        .not_valid_after(end)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-        .add_extension(
-            x509.KeyUsage(
-                digital_signature=True,
-                key_cert_sign=True,
-                crl_sign=True,
-                content_commitment=False,
-                key_encipherment=False,
-                data_encipherment=False,
-                key_agreement=False,
-                encipher_only=False,
-                decipher_only=False,
-            ),
-            critical=True,
-        )
-        .sign(ca_key, hashes.SHA256())
+        .not_valid_after(start + datetime.timedelta(days=365))
     )
-    key = ec.generate_private_key(ec.SECP256R1())
+
+
+def _sans(hosts: list[str]) -> list[x509.GeneralName]:
     sans: list[x509.GeneralName] = [
         x509.DNSName("localhost"),
         x509.DNSName("kubernetes"),
         x509.DNSName("kubernetes.default.svc"),
     ]
-    for host in hosts:
+    for host in [*hosts, "127.0.0.1", "::1"]:
         try:
-            sans.append(x509.IPAddress(ipaddress.ip_address(host)))
+            name: x509.GeneralName = x509.IPAddress(ipaddress.ip_address(host))
         except ValueError:
-            sans.append(x509.DNSName(host))
-    for loopback in ("127.0.0.1", "::1"):
-        ip = x509.IPAddress(ipaddress.ip_address(loopback))
-        if ip not in sans:
-            sans.append(ip)
+            name = x509.DNSName(host)
+        if name not in sans:
+            sans.append(name)
+    return sans
+
+
+def generate(directory: Path, hosts: list[str]) -> Certificates:
+    """Write ``ca.crt``, ``server.crt`` and ``server.key`` (mode 0600) into ``directory``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_name = _name("wharf-kubesim-ca")
+    ca = (
+        _builder("wharf-kubesim-ca", ca_name, ca_key.public_key())
+        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+        .add_extension(_CA_USAGE, critical=True)
+        .sign(ca_key, hashes.SHA256())
+    )
+    key = ec.generate_private_key(ec.SECP256R1())
     cert = (
-        x509.CertificateBuilder()
-        .subject_name(_name("kube-apiserver"))
-        .issuer_name(ca.subject)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(start)
-        .not_valid_after(end)
-        .add_extension(x509.SubjectAlternativeName(sans), critical=False)
+        _builder("kube-apiserver", ca.subject, key.public_key())
+        .add_extension(x509.SubjectAlternativeName(_sans(hosts)), critical=False)
         .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
         .sign(ca_key, hashes.SHA256())
     )
@@ -99,16 +102,13 @@ def generate(directory: Path, hosts: list[str]) -> Certificates:
     (directory / "ca.crt").write_bytes(ca_pem)
     cert_path = directory / "server.crt"
     cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_pem = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
     key_path = directory / "server.key"
     fd = os.open(key_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "wb") as fh:
-        fh.write(
-            key.private_bytes(
-                serialization.Encoding.PEM,
-                serialization.PrivateFormat.PKCS8,
-                serialization.NoEncryption(),
-            )
-        )
+        fh.write(key_pem)
     return Certificates(ca_pem, cert_path, key_path)
 
 

@@ -255,3 +255,26 @@ async def test_credentials_from_repositories_yaml_reach_only_the_repository(
     [repo] = await service.configured()
     assert "hunter2" not in repr(repo)
     assert repo.credentials_for("https://elsewhere.example/x.tgz") is None
+
+
+def test_yaml_index_keeps_versions_as_written() -> None:
+    raw = b"""apiVersion: v1
+entries:
+  a:
+  - name: a
+    version: 1.10.0
+    appVersion: 1.10
+    created: 2024-01-01T10:00:00Z
+    deprecated: true
+    urls: [a-1.10.0.tgz]
+  - {name: a, version: 1.9.0, urls: [a-1.9.0.tgz]}
+  - {name: a, version: [not, a, version], urls: []}
+"""
+    prepared = index.parse(raw, source={})
+    first, second = prepared.entries("a") or []
+    assert first[index.APP_VERSION] == "1.10"  # not the float 1.1
+    assert first[index.CREATED] == "2024-01-01T10:00:00Z"
+    assert first[index.DEPRECATED] is True
+    assert second[index.VERSION] == "1.9.0"
+    assert second[index.DEPRECATED] is False
+    assert prepared.skipped == 1

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from common.config import ConfigError
 from results import credentials
 from results.accounts import (
     Accounts,
@@ -20,9 +21,11 @@ from results.accounts import (
     UserExists,
     can_read,
 )
+from results.app import create_app
 from results.runs import Project, Visibility
 from results.store import open_store
 from results.store.accounts import SqliteAccountStore
+from tests.results.support import settings_for
 
 FAST = {"n": 2**10, "r": 8, "p": 1}  # hash cost for tests that make many hashes
 
@@ -204,3 +207,9 @@ def test_can_read_private_projects_only_as_member_or_admin() -> None:
     assert not can_read(principal(7), private)
     assert can_read(principal(7, projects=(2,)), private)
     assert can_read(principal(8, role=Role.ADMIN), private)
+
+
+def test_an_admin_name_without_a_password_stops_start_up(tmp_path: Path) -> None:
+    settings = settings_for(tmp_path, "results.security.admin.username=root")
+    with pytest.raises(ConfigError, match=r"admin\.password"):
+        create_app(settings)

@@ -36,6 +36,7 @@ from common.errors import BadRequest, Conflict, WharfError
 from common.netguard import AddressPolicy
 
 ARCHIVE_MEMORY = 64 * 1024 * 1024  # downloaded archives kept by digest; charts are ~10-100 KB
+UPDATE_ALL_CONCURRENCY = 3
 
 
 @attrs.define
@@ -114,9 +115,14 @@ class RepoService:
 
     async def update_all(self) -> list[UpdateResult]:
         repos = await self.configured()
-        outcomes = await asyncio.gather(
-            *(self.update(r.name) for r in repos), return_exceptions=True
-        )
+        # A few at a time: each parse of a large index peaks at several times its size.
+        gate = asyncio.Semaphore(UPDATE_ALL_CONCURRENCY)
+
+        async def one(name: str) -> UpdateResult:
+            async with gate:
+                return await self.update(name)
+
+        outcomes = await asyncio.gather(*(one(r.name) for r in repos), return_exceptions=True)
         results = []
         for repo, outcome in zip(repos, outcomes, strict=True):
             if isinstance(outcome, WharfError):

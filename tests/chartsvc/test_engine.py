@@ -87,3 +87,21 @@ async def test_create_is_a_real_helm_create_scaffold() -> None:
 async def test_create_refuses_unsafe_names(name: str) -> None:
     with pytest.raises(BadRequest):
         await engine.create(name)
+
+
+async def test_chart_cache_reuses_and_closes_handles(chart_archives: dict[str, Path]) -> None:
+    import helm_python
+
+    cache = engine.ChartCache(max_charts=2)
+    archives = [chart_archives[k].read_bytes() for k in ("demo-0.1.0", "demo-0.2.0", "other-2.3.4")]
+    before = helm_python.open_handles_count()
+    for data in archives[:2] * 3:
+        await engine.render(data, values={}, release_name="x", namespace="d", charts=cache)
+    assert helm_python.open_handles_count() == before + 2  # loaded once each, kept
+    with cache.use(archives[0]) as held:  # in use while evicted: must stay open until released
+        await engine.render(archives[2], values={}, release_name="x", namespace="d", charts=cache)
+        await engine.render(archives[1], values={}, release_name="x", namespace="d", charts=cache)
+        assert held.metadata["version"] == "0.1.0"
+    assert helm_python.open_handles_count() == before + 2
+    cache.close()
+    assert helm_python.open_handles_count() == before

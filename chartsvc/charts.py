@@ -76,6 +76,8 @@ class RenderRequest:
 
 @attrs.define
 class ChartService:
+    """Chart operations over repositories, OCI and uploads; one per app."""
+
     repos: RepoService
     oci: ChartPuller
     checker: archives.ArchiveChecker
@@ -128,10 +130,9 @@ class ChartService:
                 [{"in": "body", "field": "remote", "message": "must be an oci:// URL"}]
             )
         await asyncio.to_thread(self.checker.check, archive)
-        meta = await engine.metadata(archive)
-        filename = f"{meta.get('name', 'chart')}-{meta.get('version', '0')}.tgz"
+        await engine.metadata(archive)  # a chart Helm cannot load is a 400 before anything is sent
         with tempfile.TemporaryDirectory(dir=self.temp_dir, prefix="chartsvc-push-") as work:
-            path = Path(work) / filename
+            path = Path(work) / "chart.tgz"  # the client names the artifact from Chart.yaml
             await asyncio.to_thread(path.write_bytes, archive)
             return await self.oci.push(path, remote.strip())
 
@@ -141,7 +142,7 @@ class ChartService:
         aliases = {repo.name: repo.url for repo in await self.repos.configured()}
         with tempfile.TemporaryDirectory(dir=self.temp_dir, prefix="chartsvc-deps-") as work:
             path = Path(work) / "chart.tgz"
-            await asyncio.to_thread(path.write_bytes, archives.without_gzip_extra(data))
+            await asyncio.to_thread(lambda: path.write_bytes(archives.without_gzip_extra(data)))
             return await deps.resolve_lock(
                 path,
                 versions_for=self.repos.versions_for,

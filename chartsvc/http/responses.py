@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 from aiohttp import web
 
 
 def archive_response(data: bytes, filename: str) -> web.Response:
-    safe = filename.replace('"', "").replace("\\", "")
+    # Chart names come from uploaded Chart.yaml files: keep the header a plain file name.
+    safe = re.sub(r"[^A-Za-z0-9._+-]", "_", filename)[:200] or "chart.tgz"
     return web.Response(
         body=data,
         content_type="application/gzip",

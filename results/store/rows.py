@@ -1,19 +1,17 @@
 """Conversions between parsed reports / value objects and SQLite rows, for the run tables.
 
-Row building for a 20,000-case report is real work, so ``prepare`` is meant to run in a worker
-thread before the write transaction starts; the transaction then only moves tuples into SQLite.
+Row building for a 20,000-case report is real work, so rows are generated lazily and consumed by
+``executemany`` in the database's own thread: the event loop never builds them.
 This module must not execute SQL.
 """
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
 from typing import Any
 
-import attrs
-
-from results.batch import ParsedReport
-from results.parsers.model import JUnitReport, TestCase
+from results.parsers.model import JUnitReport
 from results.runs import Project, RunStatus, RunSummary, Visibility
 
 RUN_COLUMNS = """
@@ -64,25 +62,12 @@ def _pct(covered: int, valid: int) -> float | None:
     return 100.0 * covered / valid if valid > 0 else None
 
 
-@attrs.frozen
-class PreparedReport:
-    """A report's suite and case rows, without the run and upload ids known only at write time."""
-
-    report: ParsedReport
-    suites: tuple[tuple[Any, ...], ...]
-    cases: tuple[tuple[Any, ...], ...]
-
-
-def prepare(report: ParsedReport) -> PreparedReport:
-    junit = report.junit
-    if junit is None:
-        return PreparedReport(report, (), ())
-    return PreparedReport(report, _suite_rows(junit), tuple(map(_case_row, junit.cases)))
-
-
-def _suite_rows(junit: JUnitReport) -> tuple[tuple[Any, ...], ...]:
-    return tuple(
-        (
+def suite_rows(run_id: int, upload_id: int, junit: JUnitReport) -> Iterator[tuple[Any, ...]]:
+    """Lazily, so ``executemany`` builds the rows in the database thread, off the event loop."""
+    for suite in junit.suites:
+        yield (
+            run_id,
+            upload_id,
             suite.name,
             " > ".join(suite.parents),
             suite.counts.tests,
@@ -95,25 +80,26 @@ def _suite_rows(junit: JUnitReport) -> tuple[tuple[Any, ...], ...]:
             suite.system_out,
             suite.system_err,
         )
-        for suite in junit.suites
-    )
 
 
-def _case_row(case: TestCase) -> tuple[Any, ...]:
-    return (
-        case.suite,
-        case.classname,
-        case.name,
-        case.key,
-        case.status.value,
-        _ms(case.duration_s),
-        case.message,
-        case.failure_type,
-        case.trace,
-        case.reruns,
-        case.system_out,
-        case.system_err,
-    )
+def case_rows(run_id: int, upload_id: int, junit: JUnitReport) -> Iterator[tuple[Any, ...]]:
+    for case in junit.cases:
+        yield (
+            run_id,
+            upload_id,
+            case.suite,
+            case.classname,
+            case.name,
+            case.key,
+            case.status.value,
+            _ms(case.duration_s),
+            case.message,
+            case.failure_type,
+            case.trace,
+            case.reruns,
+            case.system_out,
+            case.system_err,
+        )
 
 
 def _ms(seconds: float | None) -> int | None:

@@ -3,7 +3,8 @@
 Everything an ingest changes (the project on first sight, the run, its uploads, suites, test
 cases, the line-union coverage and the run's totals) is written between one ``BEGIN IMMEDIATE``
 and its ``COMMIT``: a failed, cancelled or killed ingest leaves nothing, a completed one is fully
-there. Row building and coverage merging happen in worker threads, so the event loop only waits.
+there. Rows are built in the database thread and coverage is merged in a worker thread, so the
+event loop only waits.
 
 Shards: a ``run_key`` names a run within a project; later uploads with the same key join it. A
 file whose sha256 the run already holds is skipped, never counted twice. Totals are recomputed
@@ -31,9 +32,9 @@ from results.store.rows import (
     RUN_COLUMNS,
     RUN_FROM,
     SUITE_INSERT,
-    PreparedReport,
-    prepare,
+    case_rows,
     project_from_row,
+    suite_rows,
     summary_from_row,
 )
 from results.store.sqlite import Database
@@ -44,14 +45,13 @@ def now() -> str:
 
 
 async def write_batch(db: Database, batch: IngestBatch) -> IngestOutcome:
-    prepared = await asyncio.to_thread(lambda: [prepare(r) for r in batch.reports])
     async with db.transaction() as conn:
         project = await _project(conn, batch.target)
         run_id, created = await _run(conn, project, batch.target)
-        fresh, duplicates = await _split_duplicates(conn, run_id, prepared)
-        for item in fresh:
-            await _insert_report(conn, run_id, item)
-        coverage = [p.report.coverage for p in fresh if p.report.coverage is not None]
+        fresh, duplicates = await _split_duplicates(conn, run_id, batch.reports)
+        for report in fresh:
+            await _insert_report(conn, run_id, report)
+        coverage = [r.coverage for r in fresh if r.coverage is not None]
         if coverage:
             await _merge_coverage(conn, run_id, coverage, fresh_run=created)
         await _update_totals(conn, run_id)
@@ -100,22 +100,21 @@ async def _run(conn: aiosqlite.Connection, project: Project, target: RunTarget) 
 
 
 async def _split_duplicates(
-    conn: aiosqlite.Connection, run_id: int, prepared: list[PreparedReport]
-) -> tuple[list[PreparedReport], list[ParsedReport]]:
+    conn: aiosqlite.Connection, run_id: int, reports: tuple[ParsedReport, ...]
+) -> tuple[list[ParsedReport], list[ParsedReport]]:
     async with conn.execute("SELECT sha256 FROM uploads WHERE run_id = ?", (run_id,)) as cursor:
         seen = {row[0] for row in await cursor.fetchall()}
     fresh, duplicates = [], []
-    for item in prepared:
-        if item.report.sha256 in seen:
-            duplicates.append(item.report)
+    for report in reports:
+        if report.sha256 in seen:
+            duplicates.append(report)
         else:
-            seen.add(item.report.sha256)
-            fresh.append(item)
+            seen.add(report.sha256)
+            fresh.append(report)
     return fresh, duplicates
 
 
-async def _insert_report(conn: aiosqlite.Connection, run_id: int, item: PreparedReport) -> None:
-    report = item.report
+async def _insert_report(conn: aiosqlite.Connection, run_id: int, report: ParsedReport) -> None:
     counters = _counters_only(report.coverage)
     sql = """
         INSERT INTO uploads (run_id, kind, sha256, filename, format, size, counter_lines_covered,
@@ -126,10 +125,9 @@ async def _insert_report(conn: aiosqlite.Connection, run_id: int, item: Prepared
     head = (run_id, report.kind.value, report.sha256, report.filename, report.format, report.size)
     async with conn.execute(sql, (*head, *counters, now())) as cursor:
         upload_id = cursor.lastrowid
-    if item.suites:
-        await conn.executemany(SUITE_INSERT, ((run_id, upload_id, *s) for s in item.suites))
-    if item.cases:
-        await conn.executemany(CASE_INSERT, ((run_id, upload_id, *c) for c in item.cases))
+    if report.junit is not None and upload_id is not None:
+        await conn.executemany(SUITE_INSERT, suite_rows(run_id, upload_id, report.junit))
+        await conn.executemany(CASE_INSERT, case_rows(run_id, upload_id, report.junit))
 
 
 def _counters_only(

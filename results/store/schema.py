@@ -12,6 +12,8 @@ Decisions worth knowing:
 - Line data is stored per (run, file) as range text (``1-5,7``), so shards merge by line union
   without reading any other run.
 - ``users.username`` compares case-insensitively, so ``Alice`` and ``alice`` are one account.
+- Suites and test cases are indexed by run only: uploads are never deleted on their own (a run's
+  deletion cascades through ``run_id``), and a 20,000-case ingest pays for every extra index.
 
 This module must not run queries beyond applying migrations.
 """
@@ -129,7 +131,6 @@ CREATE TABLE suites (
     system_err    TEXT
 );
 CREATE INDEX suites_by_run ON suites(run_id);
-CREATE INDEX suites_by_upload ON suites(upload_id);
 
 CREATE TABLE test_cases (
     id            INTEGER PRIMARY KEY,
@@ -150,7 +151,6 @@ CREATE TABLE test_cases (
     system_err    TEXT
 );
 CREATE INDEX test_cases_by_run ON test_cases(run_id, status);
-CREATE INDEX test_cases_by_upload ON test_cases(upload_id);
 
 CREATE TABLE coverage_files (
     run_id            INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,

@@ -298,3 +298,28 @@ def test_line_codec_round_trips() -> None:
     assert decode_lines("") == frozenset()
     branches = (BranchLine(3, 1, 2), BranchLine(7, 4, 4))
     assert decode_branches(encode_branches(branches)) == branches
+
+
+_NEWEST = "EXPLAIN QUERY PLAN SELECT r.id FROM runs r WHERE r.project_id = 1 AND r.flag = 'd' AND "
+
+
+@pytest.mark.parametrize(
+    ("sql", "index"),
+    [
+        (_NEWEST + "r.commit_sha = 'abc' ORDER BY r.id DESC LIMIT 1", "runs_by_commit"),
+        (_NEWEST + "r.branch = 'main' ORDER BY r.id DESC LIMIT 1", "runs_by_branch"),
+    ],
+)
+async def test_gate_lookups_use_their_indexes(store: SqliteStore, sql: str, index: str) -> None:
+    plan = " ".join(str(row[3]) for row in await store.db.fetchall(sql))
+    assert f"INDEX {index}" in plan
+    assert "TEMP B-TREE" not in plan  # the newest is read off the index, not sorted
+
+
+async def test_failing_keys_use_the_run_index(store: SqliteStore) -> None:
+    sql = (
+        "EXPLAIN QUERY PLAN SELECT key FROM test_cases "
+        "WHERE run_id = 1 AND status IN ('failed', 'error')"
+    )
+    plan = " ".join(str(row[3]) for row in await store.db.fetchall(sql))
+    assert "INDEX test_cases_by_run" in plan

@@ -1,0 +1,170 @@
+"""Benchmark: ``GET /api/v1/gate`` latency with 100,000 runs in the database.
+
+Seeds a database through the store's own schema (``open_store``) with ``--runs`` runs spread over
+20 projects, 50 branches each, two flags, each run with a few test cases (some failing) and line
+totals; then serves it with ``wharf serve results`` in a child process and times sequential gate
+calls over real HTTP: by commit (with a baseline on main), by branch, and with ``baseSha``.
+The baseline, measured in the same run against the same server, is ``GET
+/actuator/health/liveness``: the cost of an aiohttp round trip that does no work.
+
+Target: gate p50 under 10 ms. Exits 1 when missed. Usage:
+``.venv/bin/python scripts/bench/results_gate.py [--runs 100000 --calls 600]``.
+This script must not be imported by the service.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(HERE))
+
+from results_ingest import free_port, start_server, wait_ready  # noqa: E402 - sibling script
+
+from results.store import open_store  # noqa: E402 - after the path set-up above
+
+P50_TARGET_MS = 10.0
+PROJECTS, BRANCHES, FLAGS, CASES = 20, 50, ("default", "unit"), 4
+
+
+def commit_of(n: int) -> str:
+    return f"{n * 2654435761 % (1 << 64):016x}{n:024x}"
+
+
+def run_rows(runs: int, rng: random.Random) -> list[tuple[Any, ...]]:
+    rows = []
+    for n in range(runs):
+        project = n % PROJECTS + 1
+        branch = "main" if rng.random() < 0.3 else f"feature/{rng.randrange(BRANCHES)}"
+        failures = 1 if rng.random() < 0.2 else 0
+        valid = 10_000
+        covered = rng.randrange(6000, 9000)
+        status = "FAILED" if failures else "PASSED"
+        stamp = f"2026-01-01T00:00:{n % 60:02d}Z"
+        rows.append(
+            (project, branch, commit_of(n), FLAGS[n % 2], stamp, stamp, status, CASES,
+             CASES - failures, failures, covered, valid, 1)
+        )  # fmt: skip
+    return rows
+
+
+Run = tuple[int, str, str, str]  # project number, branch, commit, flag
+
+
+async def seed(path: Path, runs: int) -> list[Run]:
+    """Returns every run's identity, for picking queries."""
+    rng = random.Random(11)
+    rows = run_rows(runs, rng)
+    async with open_store(path) as store, store.db.transaction() as conn:
+        await conn.executemany(
+            "INSERT INTO projects (name, created_at) VALUES (?, 'now')",
+            [(f"project-{p}",) for p in range(1, PROJECTS + 1)],
+        )
+        await conn.executemany(
+            "INSERT INTO runs (project_id, branch, commit_sha, flag, created_at, updated_at,"
+            " status, tests, passed, failures, lines_covered, lines_valid, uploads)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            rows,
+        )
+        await conn.execute(
+            "INSERT INTO uploads (run_id, kind, sha256, format, size, created_at)"
+            " SELECT id, 'junit', printf('%064d', id), 'generic', 1, 'now' FROM runs"
+        )
+        await conn.execute(
+            "INSERT INTO test_cases (run_id, upload_id, suite, classname, name, key, status)"
+            " SELECT r.id, r.id, 's', 'C', 't' || c.n, 'C t' || c.n,"
+            " CASE WHEN c.n = 0 AND r.failures > 0 THEN 'failed' ELSE 'passed' END"
+            " FROM runs r, (SELECT 0 AS n UNION ALL SELECT 1 UNION ALL SELECT 2"
+            " UNION ALL SELECT 3) c"
+        )
+    return [(row[0], row[1], row[2], row[3]) for row in rows]
+
+
+async def timed(session: aiohttp.ClientSession, url: str, params: dict[str, str]) -> float:
+    started = time.perf_counter()
+    async with session.get(url, params=params) as resp:
+        await resp.read()
+        if resp.status != 200:
+            raise RuntimeError(f"{url} {params} answered {resp.status}")
+    return (time.perf_counter() - started) * 1000
+
+
+def queries(runs: list[Run], calls: int) -> list[dict[str, str]]:
+    """Every third call each: by commit, by branch, by commit with a baseSha on main."""
+    rng = random.Random(5)
+    mains = [r for r in runs if r[1] == "main"]
+    out = []
+    for k in range(calls):
+        project, branch, commit, flag = rng.choice(runs)
+        params = {"project": f"project-{project}", "flag": flag}
+        if k % 3 == 1:
+            params["branch"] = branch
+        else:
+            params["commit"] = commit
+        if k % 3 == 2:
+            params["baseSha"] = rng.choice(mains)[2]
+        out.append(params)
+    return out
+
+
+async def measure(data_dir: Path, runs: list[Run], calls: int) -> dict[str, Any]:
+    port = free_port()
+    server = start_server(data_dir, port)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        async with aiohttp.ClientSession() as session:
+            await wait_ready(session, base)
+            plan = queries(runs, calls)
+            for params in plan[:50]:  # warm-up: imports, page cache, prepared statements
+                await timed(session, f"{base}/api/v1/gate", params)
+            gate = [await timed(session, f"{base}/api/v1/gate", q) for q in plan]
+            live = [await timed(session, f"{base}/actuator/health/liveness", {}) for _ in plan]
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    return {"gate": gate, "liveness": live}
+
+
+def percentile(values: list[float], pct: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * pct))]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=100_000)
+    parser.add_argument("--calls", type=int, default=600)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        data_dir = Path(tmp, "data")
+        started = time.perf_counter()
+        runs = asyncio.run(seed(data_dir / "results.db", args.runs))
+        print(f"seeded {args.runs} runs ({args.runs * CASES} test cases) in "
+              f"{time.perf_counter() - started:.1f} s")  # fmt: skip
+        figures = asyncio.run(measure(data_dir, runs, args.calls))
+    gate, live = figures["gate"], figures["liveness"]
+    p50, p95 = statistics.median(gate), percentile(gate, 0.95)
+    base50 = statistics.median(live)
+    print(f"  gate       p50 {p50:6.2f} ms   p95 {p95:6.2f} ms   ({len(gate)} calls)")
+    print(f"  liveness   p50 {base50:6.2f} ms   (baseline: a round trip doing no work)")
+    print(f"ratio gate / liveness p50: {p50 / base50:.2f}x")
+    print(f"gate p50: {p50:.2f} ms (target < {P50_TARGET_MS} ms)")
+    met = p50 < P50_TARGET_MS
+    print("targets met" if met else "TARGET MISSED")
+    return 0 if met else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,162 @@
+"""Benchmark: ingest of a 20,000-testcase JUnit report + a ~5 MB JaCoCo report over real HTTP.
+
+The service runs as ``wharf serve results`` in a child process with its own data directory, so
+its RSS is its own. Prints, with the baseline measured in the same run on the same files:
+
+- ``iterparse``: a bare ``xml.etree.ElementTree.iterparse`` of both files (fresh child process,
+  best of N), the figure the target is stated against;
+- ``ingest``: ``POST /api/v1/ingest`` with both files as multipart parts, from the first byte
+  sent to the 201 (upload, hashing, hardened parsing, one SQLite transaction), best of N;
+- the server's peak RSS growth over the ingests (``VmHWM`` after, against ``VmRSS`` after a
+  warm-up ingest of a small report).
+
+Targets: ingest within 2x of the bare iterparse; peak RSS growth under 150 MB. Exits 1 when one
+is missed. Usage: ``.venv/bin/python scripts/bench/results_ingest.py [--repeats 5]``.
+This script must not be imported by the service.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import aiohttp
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(HERE))
+
+from results_parse import (  # noqa: E402 - a sibling script, importable once HERE is on the path
+    JACOCO_BYTES,
+    TESTCASES,
+    measure,
+    write_jacoco,
+    write_junit,
+)
+
+RATIO_TARGET = 2.0
+RSS_TARGET_MB = 150.0
+SMALL = b'<testsuite name="warm"><testcase classname="c" name="t"/></testsuite>'
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def start_server(data_dir: Path, port: int) -> subprocess.Popen[bytes]:
+    command = [sys.executable, "-m", "common.cli", "serve", "results", "--port", str(port)]
+    command += ["--host", "127.0.0.1", "--set", f"results.data-dir={data_dir}"]
+    return subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def memory_kb(pid: int, field: str) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    raise RuntimeError(f"{field} not in /proc/{pid}/status")
+
+
+async def wait_ready(session: aiohttp.ClientSession, base: str) -> None:
+    for _ in range(200):
+        try:
+            async with session.get(f"{base}/actuator/health/readiness") as resp:
+                if resp.status == 200:
+                    return
+        except aiohttp.ClientError:
+            pass
+        await asyncio.sleep(0.05)
+    raise RuntimeError("the results service did not become ready")
+
+
+async def ingest(
+    session: aiohttp.ClientSession, base: str, files: dict[str, tuple[str, bytes]], n: int
+) -> tuple[float, dict[str, object]]:
+    form = aiohttp.FormData()
+    for name, value in (("project", "bench"), ("branch", "main"), ("commit", f"{n:040x}")):
+        form.add_field(name, value)
+    for part, (filename, content) in files.items():
+        form.add_field(part, content, filename=filename, content_type="text/xml")
+    started = time.perf_counter()
+    async with session.post(f"{base}/api/v1/ingest", data=form) as resp:
+        body = await resp.json()
+        elapsed = time.perf_counter() - started
+        if resp.status != 201:
+            raise RuntimeError(f"ingest answered {resp.status}: {body}")
+    return elapsed, body
+
+
+async def run_ingests(paths: list[Path], repeats: int, data_dir: Path) -> dict[str, float]:
+    port = free_port()
+    server = start_server(data_dir, port)
+    base = f"http://127.0.0.1:{port}"
+    # The reports are read once: the timing is the service's, not the client's disk.
+    files = {
+        "junit": ("junit.xml", paths[0].read_bytes()),
+        "jacoco": ("jacoco.xml", paths[1].read_bytes()),
+    }
+    try:
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=300)) as session:
+            await wait_ready(session, base)
+            await ingest(session, base, {"junit": ("warm.xml", SMALL)}, 0)
+            rss_before = memory_kb(server.pid, "VmRSS")
+            timings = []
+            for n in range(1, repeats + 1):
+                elapsed, body = await ingest(session, base, files, n)
+                assert body["tests"] == TESTCASES, body
+                timings.append(elapsed)
+            peak = memory_kb(server.pid, "VmHWM")
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    return {
+        "best_s": min(timings),
+        "median_s": sorted(timings)[len(timings) // 2],
+        "rss_growth_mb": (peak - rss_before) / 1024,
+        "line_pct": float(str(body["lineCoveragePct"])),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        junit, jacoco = Path(tmp, "junit.xml"), Path(tmp, "jacoco.xml")
+        write_junit(junit)
+        write_jacoco(jacoco)
+        sizes = f"{junit.stat().st_size / 1e6:.1f} MB JUnit, {jacoco.stat().st_size / 1e6:.1f} MB JaCoCo"
+        print(
+            f"inputs: {TESTCASES} testcases, ~{JACOCO_BYTES / 1e6:.0f} MB JaCoCo target ({sizes})"
+        )
+        baseline = measure("iterparse", [junit, jacoco], args.repeats)
+        ours = asyncio.run(run_ingests([junit, jacoco], args.repeats, Path(tmp, "data")))
+    return report(baseline, ours, args.repeats)
+
+
+def report(baseline: dict[str, float], ours: dict[str, float], repeats: int) -> int:
+    ratio = ours["best_s"] / baseline["best_s"]
+    print(f"  iterparse (baseline)  best {baseline['best_s']:7.3f} s   (best of {repeats})")
+    print(
+        f"  ingest over HTTP      best {ours['best_s']:7.3f} s   median {ours['median_s']:.3f} s"
+        f"   line coverage {ours['line_pct']:.2f}%"
+    )
+    print(f"ratio ingest / iterparse: {ratio:.2f}x (target <= {RATIO_TARGET}x)")
+    print(f"server peak RSS growth: {ours['rss_growth_mb']:.1f} MB (target < {RSS_TARGET_MB} MB)")
+    met = ratio <= RATIO_TARGET and ours["rss_growth_mb"] < RSS_TARGET_MB
+    print("targets met" if met else "TARGET MISSED")
+    print(json.dumps({"ratio": round(ratio, 3), **{k: round(v, 4) for k, v in ours.items()}}))
+    return 0 if met else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -32,6 +32,25 @@ MIGRATIONS: tuple[str, ...] = (
 )
 
 
+class _Sealed:
+    """A kubeconfig on its way into SQL: bound as its text, shown as ``<kubeconfig>``.
+
+    aiosqlite logs every call with its parameters at DEBUG level; this keeps the credential out of
+    that line without touching the library's logger.
+    """
+
+    __slots__ = ("_text",)
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+
+    def __repr__(self) -> str:
+        return "<kubeconfig>"
+
+    def __conform__(self, protocol: object) -> str:
+        return self._text
+
+
 class ClusterStore(Protocol):
     backend: str
     persistent: bool
@@ -129,14 +148,14 @@ class SqliteClusterStore:
         await self.db.execute(
             "INSERT INTO clusters (id, name, context, kubeconfig, created, updated) "
             "VALUES (?, ?, ?, ?, ?, ?)",
-            (cluster.id, cluster.name, cluster.context, cluster.kubeconfig, now, now),
+            (cluster.id, cluster.name, cluster.context, _Sealed(cluster.kubeconfig), now, now),
         )
         await self.db.commit()
 
     async def update(self, cluster: StoredCluster) -> None:
         await self.db.execute(
             "UPDATE clusters SET name = ?, context = ?, kubeconfig = ?, updated = ? WHERE id = ?",
-            (cluster.name, cluster.context, cluster.kubeconfig, time.time(), cluster.id),
+            (cluster.name, cluster.context, _Sealed(cluster.kubeconfig), time.time(), cluster.id),
         )
         await self.db.commit()
 

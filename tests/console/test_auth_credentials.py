@@ -1,0 +1,52 @@
+"""The admin password: plain, {noop} or {scrypt}; and ``wharf console hash-password``."""
+
+from __future__ import annotations
+
+import io
+import sys
+
+import pytest
+
+from common.cli import main
+from console.credentials import AdminCredentials, hash_password
+
+
+async def test_plain_and_noop_passwords() -> None:
+    for configured in ("s3cret", "{noop}s3cret"):
+        creds = AdminCredentials("admin", configured)
+        assert await creds.check("admin", "s3cret")
+        assert not await creds.check("admin", "S3cret")
+        assert not await creds.check("Admin", "s3cret")
+        assert "s3cret" not in repr(creds)
+
+
+async def test_scrypt_hash() -> None:
+    creds = AdminCredentials("admin", hash_password("pw", n=2**10))
+    assert not await creds.check("admin", "wrong")
+    assert await creds.check("admin", "pw")
+    assert await creds.check("admin", "pw")  # remembered
+    assert not await creds.check("other", "pw")
+
+
+async def test_unset_password_never_matches() -> None:
+    creds = AdminCredentials("admin", None)
+    assert not creds.password_set
+    assert not await creds.check("admin", "")
+
+
+def test_hash_password_command(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO("horse battery\n"))
+    assert main(["console", "hash-password"]) == 0
+    out = capsys.readouterr()
+    printed = out.out.strip()
+    assert printed.startswith("{scrypt}scrypt$16384$8$1$")
+    assert "horse" not in out.out + out.err
+    monkeypatch.setattr(sys, "stdin", io.StringIO("\n"))
+    assert main(["console", "hash-password"]) == 1
+
+
+async def test_a_printed_hash_verifies() -> None:
+    creds = AdminCredentials("admin", hash_password("horse battery"))
+    assert await creds.check("admin", "horse battery")

@@ -1,13 +1,15 @@
 """repositories.yaml in Helm's own format, so the ``helm`` CLI and this service can share it.
 
 Entries we did not write (credentials, TLS files added by ``helm repo add``) are kept as they are on
-rewrite. Reading and writing are synchronous and small; callers serialise writes. This module never
+rewrite. Reading and writing are synchronous and small; writers take Helm's lock file. This module never
 returns credentials to callers: :class:`Repository` carries only the name and URL.
 """
 
 from __future__ import annotations
 
+import fcntl
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -79,7 +81,9 @@ def read_entries(path: Path) -> list[dict[str, Any]]:
         document = yaml.load(text, Loader=_LOADER)  # noqa: S506 - CSafeLoader is safe
     except yaml.YAMLError as exc:
         raise RepositoryFileCorrupt(f"{path.name} is not valid YAML") from exc
-    entries = (document or {}).get("repositories") or [] if isinstance(document, dict) else None
+    if document is None:
+        return []
+    entries = document.get("repositories") or [] if isinstance(document, dict) else None
     if not isinstance(entries, list):
         raise RepositoryFileCorrupt(f"{path.name} has no repositories list")
     return [e for e in entries if isinstance(e, dict) and e.get("name")]
@@ -108,3 +112,22 @@ def write_entries(path: Path, entries: list[dict[str, Any]]) -> None:
     }
     text = yaml.dump(document, Dumper=_DUMPER, sort_keys=True, default_flow_style=False)
     write_atomic(path, text.encode("utf-8"))
+
+
+Entries = list[dict[str, Any]]
+
+
+def change_entries(path: Path, change: Callable[[Entries], Entries]) -> None:
+    """Read, change and rewrite repositories.yaml under Helm's own lock file.
+
+    ``helm repo add``/``remove`` take an exclusive lock on ``repositories.lock`` next to the file;
+    taking the same lock keeps the CLI and the service from overwriting each other's changes.
+    ``change`` may raise to abandon the write.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.with_suffix(".lock").open("a+b") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            write_entries(path, change(read_entries(path)))
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)

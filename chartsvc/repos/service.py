@@ -77,19 +77,26 @@ class RepoService:
                 return existing, False
             async with self._locks[name]:
                 await self._download(name, url, previous=None)
-            entries = await asyncio.to_thread(config.read_entries, self.repositories_file)
-            entries.append(config.new_entry(name, url))
-            await asyncio.to_thread(config.write_entries, self.repositories_file, entries)
+
+            def append(entries: config.Entries) -> config.Entries:
+                if any(e.get("name") == name for e in entries):  # the helm CLI was quicker
+                    raise Conflict(f"repository {name!r} was added meanwhile")
+                return [*entries, config.new_entry(name, url)]
+
+            await asyncio.to_thread(config.change_entries, self.repositories_file, append)
         return config.Repository(name, url), True
 
     async def remove(self, name: str) -> None:
         config.check_name(name)
-        async with self._config_lock:
-            entries = await asyncio.to_thread(config.read_entries, self.repositories_file)
+
+        def drop(entries: config.Entries) -> config.Entries:
             kept = [e for e in entries if e.get("name") != name]
             if len(kept) == len(entries):
                 raise RepositoryNotFound(name)
-            await asyncio.to_thread(config.write_entries, self.repositories_file, kept)
+            return kept
+
+        async with self._config_lock:
+            await asyncio.to_thread(config.change_entries, self.repositories_file, drop)
             async with self._locks[name]:
                 await asyncio.to_thread(self.files.remove, name)
                 self._indexes.discard(name)

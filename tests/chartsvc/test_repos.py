@@ -278,3 +278,20 @@ entries:
     assert second[index.VERSION] == "1.9.0"
     assert second[index.DEPRECATED] is False
     assert prepared.skipped == 1
+
+
+async def test_writes_wait_for_helms_lock_file(
+    service: RepoService, chart_repo: ChartRepo, tmp_path: Path
+) -> None:
+    import asyncio
+    import fcntl
+
+    tmp_path.joinpath("repositories.yaml").write_text("")  # an empty file is an empty list
+    with (tmp_path / "repositories.lock").open("a+b") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # as `helm repo add` holds it
+        adding = asyncio.ensure_future(service.add("r", chart_repo.url))
+        await asyncio.sleep(0.3)
+        assert not adding.done()
+        fcntl.flock(lock, fcntl.LOCK_UN)
+        await asyncio.wait_for(adding, 10)
+    assert [r.name for r in await service.configured()] == ["r"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +62,7 @@ def create_app(settings: Settings, *, address_allow: tuple[IPNetwork, ...] = ())
         middlewares=middlewares,
         client_max_size=svc.rest.max_upload_size,
         info={"security": {"mode": svc.security.mode.value}},
+        readiness={"repositories": _repositories_ready},
     )
     app[SETTINGS] = svc
     app[POLICY] = AddressPolicy(
@@ -69,6 +70,11 @@ def create_app(settings: Settings, *, address_allow: tuple[IPNetwork, ...] = ())
     )
     app.cleanup_ctx.append(_services)
     return app
+
+
+async def _repositories_ready(app: web.Application) -> Mapping[str, Any]:
+    """Ready when repositories.yaml (if any) reads; a corrupt file fails the check."""
+    return {"configured": len(await app[REPOS].configured())}
 
 
 def archive_limits(svc: ChartsvcSettings) -> archives.ArchiveLimits:

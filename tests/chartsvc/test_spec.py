@@ -65,3 +65,13 @@ async def test_base_path_is_configurable(make_client: MakeClient) -> None:
     assert (await client.get("/api/v1/repos")).status == 404
     document = await (await client.get("/v3/api-docs")).json()
     assert document["servers"] == [{"url": "/helm"}]
+
+
+async def test_readiness_reports_repositories(make_client: MakeClient, tmp_path: Any) -> None:
+    client = await make_client()
+    body = await (await client.get("/actuator/health/readiness")).json()
+    assert body["components"]["repositories"] == {"status": "UP", "details": {"configured": 0}}
+    (tmp_path / "data").mkdir(exist_ok=True)
+    (tmp_path / "data" / "repositories.yaml").write_text("repositories: {broken")
+    resp = await client.get("/actuator/health/readiness")
+    assert resp.status == 503

@@ -295,3 +295,19 @@ async def test_writes_wait_for_helms_lock_file(
         fcntl.flock(lock, fcntl.LOCK_UN)
         await asyncio.wait_for(adding, 10)
     assert [r.name for r in await service.configured()] == ["r"]
+
+
+async def test_index_served_as_a_gzip_file_and_size_cap(
+    service: RepoService, chart_repo: ChartRepo, chart_archives: dict[str, Path]
+) -> None:
+    import gzip
+    import json
+
+    chart_repo.index = gzip.compress(json.dumps(index_document(chart_archives)).encode())
+    assert (await service.add("gz", chart_repo.url))[1]  # no Content-Encoding, gzip magic
+    assert len(await service.versions("gz", "demo")) == 3
+    service.max_index_size = 1000
+    chart_repo.etag = '"bigger"'
+    with pytest.raises(BadGateway, match="limit of 1000 bytes"):
+        await service.update("gz")
+    assert len(await service.versions("gz", "demo")) == 3  # the old index still serves

@@ -9,6 +9,7 @@ This module holds numbers only: no request bodies, headers or query strings.
 
 from __future__ import annotations
 
+import asyncio
 import bisect
 import os
 import time
@@ -25,6 +26,8 @@ PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 #: Seconds; Micrometer's default SLO-style buckets from 5 ms to 10 s.
 BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 UNMATCHED = "UNMATCHED"
+#: Status recorded for a request whose client left before the answer (nginx's 499).
+CLIENT_GONE = 499
 Labels = tuple[str, str, str]  # method, route, status
 
 
@@ -194,6 +197,9 @@ def metrics_middleware(metrics: RequestMetrics) -> Middleware:
             raise
         except web.HTTPException as exc:
             status = exc.status
+            raise
+        except asyncio.CancelledError:
+            status = CLIENT_GONE
             raise
         finally:
             metrics.observe(

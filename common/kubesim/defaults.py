@@ -7,6 +7,7 @@ everything that a real cluster fills in asynchronously (pod phases, workload sta
 
 from __future__ import annotations
 
+import base64
 import ipaddress
 from typing import TYPE_CHECKING, Any
 
@@ -139,6 +140,21 @@ def _daemonset(obj: Obj, objs: Objects) -> None:
 
 def _job(obj: Obj, objs: Objects) -> None:
     spec = obj.setdefault("spec", {})
+    meta = obj["metadata"]
+    if not spec.get("manualSelector") and "selector" not in spec and meta.get("uid"):
+        # The job controller's generated selector, stamped on the template (batch/v1 strategy).
+        uid, name = meta["uid"], meta["name"]
+        spec["selector"] = {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}
+        template = spec.setdefault("template", {})
+        labels = template.setdefault("metadata", {}).setdefault("labels", {})
+        labels.update(
+            {
+                "batch.kubernetes.io/controller-uid": uid,
+                "batch.kubernetes.io/job-name": name,
+                "controller-uid": uid,
+                "job-name": name,
+            }
+        )
     spec.setdefault("backoffLimit", 6)
     spec.setdefault("completionMode", "NonIndexed")
     spec.setdefault("completions", 1)
@@ -162,6 +178,12 @@ def _cronjob(obj: Obj, objs: Objects) -> None:
 
 def _secret(obj: Obj, objs: Objects) -> None:
     obj.setdefault("type", "Opaque")
+    # stringData is write-only: the apiserver folds it into data, base64-encoded.
+    string_data = obj.pop("stringData", None)
+    if isinstance(string_data, dict) and string_data:
+        data = obj.setdefault("data", {})
+        for key, value in string_data.items():
+            data[key] = base64.b64encode(str(value).encode()).decode()
 
 
 def _service(obj: Obj, objs: Objects) -> None:

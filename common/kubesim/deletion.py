@@ -90,7 +90,7 @@ def _pod_grace(objs: Objects, rt: ResourceType, pod: Obj, options: dict[str, Any
     reap) or already finished are deleted at once; the rest wait for their kubelet, which deletes
     them again with ``gracePeriodSeconds=0`` once the containers have stopped.
     """
-    if rt.group_resource != ("", "pods"):
+    if rt.group_resource != ("", "pods") or not objs.graceful_pods:
         return 0
     spec, status = pod.get("spec") or {}, pod.get("status") or {}
     node = spec.get("nodeName")

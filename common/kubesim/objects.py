@@ -13,7 +13,7 @@ import re
 import secrets
 import uuid
 
-from common.kubesim import crds, defaults, deletion, fields
+from common.kubesim import checks, crds, defaults, deletion, fields
 from common.kubesim.meta import WriteOptions, now
 from common.kubesim.registry import Registry, ResourceType
 from common.kubesim.selectors import field_matcher, label_matcher
@@ -65,6 +65,10 @@ class Objects:
         self.store = store
         # Seconds before the namespace controller empties a terminating namespace.
         self.controller_delay = controller_delay
+        # Pods bound to an existing node terminate gracefully (deletionTimestamp, then the kubelet
+        # deletes them with gracePeriodSeconds=0), as on a real cluster. Off until a kubelet that
+        # finishes terminating pods runs; without one they would never go away.
+        self.graceful_pods = False
 
     # -- reads ------------------------------------------------------------------------------
     def get(self, rt: ResourceType, namespace: str, name: str) -> Obj:
@@ -117,6 +121,7 @@ class Objects:
         _init_metadata(rt, obj)
         defaults.apply(rt, obj, self)
         crds.validate(rt, obj)
+        checks.validate(rt, obj, None)
         if not managed:
             obj = fields.record_update(
                 None, obj, manager=opts.manager, operation="Update", subresource=opts.subresource
@@ -223,10 +228,11 @@ class Objects:
                 meta[k] = old["metadata"][k]
             else:
                 meta.pop(k, None)
+        defaults.apply(rt, obj, self)
         if rt.tracks_generation and _strip(obj) != _strip(old):
             meta["generation"] = old["metadata"].get("generation", 0) + 1
-        defaults.apply(rt, obj, self)
         crds.validate(rt, obj)
+        checks.validate(rt, obj, old)
         if not managed:
             obj = fields.record_update(
                 old, obj, manager=opts.manager, operation="Update", subresource=opts.subresource

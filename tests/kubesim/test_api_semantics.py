@@ -7,6 +7,7 @@ import uuid
 
 import pytest
 
+from common.kubesim import Simulator
 from tests.kubesim.conftest import Raw
 
 
@@ -216,7 +217,15 @@ async def test_openapi_v3(raw: Raw) -> None:
     assert "io.k8s.api.core.v1.PodSpec" in doc["components"]["schemas"]
 
 
-async def test_pods_on_a_node_terminate_gracefully(raw: Raw) -> None:
+async def test_pods_on_a_node_terminate_gracefully(sim: Simulator, raw: Raw) -> None:
+    sim.call(lambda state: setattr(state.objects, "graceful_pods", True))
+    try:
+        await _graceful(raw)
+    finally:
+        sim.call(lambda state: setattr(state.objects, "graceful_pods", False))
+
+
+async def _graceful(raw: Raw) -> None:
     ns = await namespace(raw)
     await raw("POST", "/api/v1/nodes", {"metadata": {"name": f"node-{ns}"}})
     pods = f"/api/v1/namespaces/{ns}/pods"

@@ -5,8 +5,9 @@ and close after its ``yield`` (every cluster client with them). ``environ`` is t
 environment the CLI passes in (``KUBECONFIG``, ``HOME``, the in-cluster service variables): this
 module never reads ``os.environ`` itself, so a test passes exactly the environment it means.
 
-Route groups are found by module: each ``console/http/<group>.py`` with a ``routes`` table
-that is listed in ``API_GROUPS`` and present in this build is served.
+Route groups are found by module: each ``console/http/<group>.py`` listed in ``API_GROUPS`` and
+present in this build is served (its ``routes`` table); a group that needs app state of its own
+defines ``setup(app)``, called once the app is built, to set its keys and cleanup contexts.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import importlib.util
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
+from types import ModuleType
 
 from aiohttp import web
 
@@ -28,8 +30,9 @@ from console.clusters.kubeconfigs import kubeconfig_paths, static_clusters
 from console.clusters.store import ClusterStore, MemoryClusterStore, SqliteClusterStore
 from console.credentials import AdminCredentials
 from console.http import actuator
-from console.keys import AUTH, CLUSTERS, METRICS, SETTINGS
+from console.keys import AUTH, CATALOGS, CLUSTERS, METRICS, SETTINGS
 from console.metrics import RequestMetrics, metrics_middleware
+from console.resources.discovery import Catalogs
 from console.sessions import SessionStore
 from console.settings import ConsoleSettings, Settings, StoreBackend
 
@@ -42,6 +45,7 @@ API_GROUPS = ("clusters", "auth", "instance", "browse", "objects", "apply", "act
 
 def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) -> web.Application:
     svc = settings.console
+    groups = _groups()
     metrics = RequestMetrics()
     policy = AuthPolicy(
         open_mode=svc.security.open_mode,
@@ -51,7 +55,7 @@ def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) 
     app = build_app(
         service="console",
         spec=Spec.load(SPEC_PATH),
-        api_routes=_groups(),
+        api_routes=[group.routes for group in groups],
         extra_routes=[actuator.routes],
         middlewares=[metrics_middleware(metrics), auth_middleware(policy)],
         info={"security": {"mode": "open" if svc.security.open_mode else "closed"}},
@@ -61,6 +65,7 @@ def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) 
     app[AUTH] = policy
     app[METRICS] = metrics
     app[AUDIT] = AuditLog()
+    app[CATALOGS] = Catalogs()  # discovery cache of the browse/objects/apply/actions routes
     metrics.add_gauge(
         "console_audit_entries", "Entries in the audit ring.", lambda: len(app[AUDIT])
     )
@@ -70,15 +75,18 @@ def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) 
             "will be refused (wharf console hash-password makes a hash for the settings)"
         )
     app.cleanup_ctx.append(_clusters_context(dict(environ or {})))
+    for group in groups:
+        if hasattr(group, "setup"):
+            group.setup(app)
     return app
 
 
-def _groups() -> list[web.RouteTableDef]:
+def _groups() -> list[ModuleType]:
     found = []
     for group in API_GROUPS:
         name = f"console.http.{group}"
         if importlib.util.find_spec(name) is not None:
-            found.append(importlib.import_module(name).routes)
+            found.append(importlib.import_module(name))
     return found
 
 

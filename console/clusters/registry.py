@@ -15,6 +15,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import attrs
 import yaml
 
 from common import kube
@@ -82,8 +83,9 @@ class ClusterRegistry:
             if (existing := self._clients.get(cluster_id)) is not None:
                 return existing
             client = await connect.build_client(cluster)
-            if self._clusters.get(cluster_id) is not cluster:  # removed or re-pointed meanwhile
-                await connect.close_client(client)
+            now = self._clusters.get(cluster_id)
+            if now is None or (now.config, now.context) != (cluster.config, cluster.context):
+                await connect.close_client(client)  # removed or re-pointed while it was built
                 raise UnknownCluster(cluster_id)
             self._clients[cluster_id] = client
             return client
@@ -145,6 +147,8 @@ class ClusterRegistry:
             assert current.context is not None
             config, context = current.config, definition.context or current.context
         name = definition.name or current.name
+        if config is current.config and context == current.context:
+            return await self._rename(current, name)
         cluster, client, result = await self._validate(cluster_id, name, config, context)
         async with self._lock:
             try:
@@ -158,6 +162,16 @@ class ClusterRegistry:
             self._install(cluster, client, result)
         await self._retire(cluster_id, old, "repointed")
         return cluster
+
+    async def _rename(self, current: Cluster, name: str) -> Cluster:
+        """Same server, same credentials: nothing to probe, and the client stays."""
+        renamed = attrs.evolve(current, name=name)
+        async with self._lock:
+            if self._editable(current.id) is not current:
+                raise ClusterConflict(f"cluster {current.id!r} changed meanwhile; retry")
+            await self.store.update(_stored(renamed))
+            self._clusters[current.id] = renamed
+        return renamed
 
     async def remove(self, cluster_id: str) -> None:
         async with self._lock:

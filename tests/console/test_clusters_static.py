@@ -117,3 +117,16 @@ async def test_clients_are_shared_closed_on_removal_and_replaced_on_repoint(
         await registry.client("gamma")
     resp = await client.delete("/api/v1/clusters/gamma", headers=ADMIN)
     await assert_problem(resp, 404, code="unknown-cluster")
+
+
+async def test_a_rename_keeps_the_client_and_needs_no_server(
+    console_app: ConsoleApp, sim_b: Simulator
+) -> None:
+    client = await console_app()
+    registry = client.app[CLUSTERS]
+    await registry.add(ClusterDefinition("gamma", None, None, kubeconfig_text(sim_b)))
+    before = await registry.client("gamma")
+    resp = await client.put("/api/v1/clusters/gamma", json={"name": "Gamma"}, headers=ADMIN)
+    assert (await resp.json())["name"] == "Gamma"
+    assert await registry.client("gamma") is before
+    assert not before.rest_client.pool_manager.closed

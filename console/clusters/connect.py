@@ -105,7 +105,7 @@ async def _get(
                 resp.release()
     except TimeoutError:
         raise InvalidCluster(f"the server did not answer {path} within {timeout:g}s") from None
-    except ssl.SSLError as exc:
+    except (ssl.SSLError, aiohttp.ClientSSLError) as exc:
         raise InvalidCluster(f"TLS with the server failed ({type(exc).__name__})") from None
     except aiohttp.ClientError as exc:
         raise InvalidCluster(f"the server cannot be reached ({type(exc).__name__})") from None

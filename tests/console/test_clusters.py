@@ -154,6 +154,7 @@ async def silent_server() -> AsyncIterator[str]:
         ("unreachable", "cannot be reached"),
         ("silent", "did not answer"),
         ("bad token", "credentials"),
+        ("wrong CA", "TLS"),
         ("exec plugin", "exec"),
         ("file reference", "certificate-authority"),
     ],
@@ -161,6 +162,7 @@ async def silent_server() -> AsyncIterator[str]:
 async def test_unusable_definitions_are_refused_and_nothing_is_stored(
     console_app: ConsoleApp,
     sim: Simulator,
+    sim_b: Simulator,
     data_dir: Path,
     closed_port: int,
     silent_server: str,
@@ -181,6 +183,12 @@ async def test_unusable_definitions_are_refused_and_nothing_is_stored(
         body["kubeconfig"] = with_server(sim, silent_server)
     elif case == "bad token":
         doc["users"][0]["user"]["token"] = "not-the-token"
+        body["kubeconfig"] = yaml.safe_dump(doc)
+    elif case == "wrong CA":
+        other = yaml.safe_load(kubeconfig_text(sim_b))["clusters"][0]["cluster"]
+        doc["clusters"][0]["cluster"]["certificate-authority-data"] = other[
+            "certificate-authority-data"
+        ]
         body["kubeconfig"] = yaml.safe_dump(doc)
     elif case == "exec plugin":
         doc["users"][0]["user"] = {"exec": {"command": "/bin/true", "apiVersion": "x"}}

@@ -25,6 +25,8 @@ SERVED = [
     ("", "v1"),
     ("apps", "v1"),
     ("events.k8s.io", "v1"),
+    ("authentication.k8s.io", "v1"),
+    ("authorization.k8s.io", "v1"),
     ("autoscaling", "v2"),
     ("batch", "v1"),
     ("networking.k8s.io", "v1"),
@@ -63,12 +65,53 @@ def _file_for(group: str, version: str) -> str:
     return "api__v1.json" if not group else f"apis__{group}__{version}.json"
 
 
+def _from_aggregated(doc: dict[str, Any], group: str, version: str) -> list[dict[str, Any]]:
+    """Legacy APIResourceList entries from the aggregated document (no storage hash: not stored)."""
+    entries: list[dict[str, Any]] = []
+    found = [g for g in doc["items"] if g["metadata"]["name"] == group]
+    served = [v for g in found for v in g["versions"] if v["version"] == version]
+    for r in served[0]["resources"]:
+        entry = {
+            "kind": r["responseKind"]["kind"],
+            "name": r["resource"],
+            "namespaced": r["scope"] == "Namespaced",
+            "singularName": r["singularResource"],
+            "verbs": r["verbs"],
+        }
+        for key in ("shortNames", "categories"):
+            if key in r:
+                entry[key] = r[key]
+        entries.append(entry)
+        for sub in r.get("subresources", []):
+            kind = sub["responseKind"]
+            entries.append(
+                {
+                    "kind": kind["kind"],
+                    "name": f"{r['resource']}/{sub['subresource']}",
+                    "namespaced": r["scope"] == "Namespaced",
+                    "singularName": "",
+                    "verbs": sub["verbs"],
+                    **(
+                        {"group": kind["group"], "version": kind["version"]}
+                        if kind["group"]
+                        else {}
+                    ),
+                }
+            )
+    return entries
+
+
 def main(argv: list[str]) -> int:
     ref = Path(argv[0]) if argv else ROOT / ".." / "shared" / "reference" / "kube"
     out: list[dict[str, Any]] = []
+    aggregated = json.loads((ref / "aggregated_v2.json").read_text())
     for group, version in SERVED:
-        doc = json.loads((ref / _file_for(group, version)).read_text())
-        out.append({"group": group, "version": version, "resources": doc["resources"]})
+        path = ref / _file_for(group, version)
+        if path.exists():
+            resources = json.loads(path.read_text())["resources"]
+        else:  # the reference set has no legacy document for this group: derive one
+            resources = _from_aggregated(aggregated, group, version)
+        out.append({"group": group, "version": version, "resources": resources})
     out.append(METRICS)
     text = json.dumps({"groupVersions": out}, indent=1, sort_keys=True)
     OUT.write_text(text + "\n")

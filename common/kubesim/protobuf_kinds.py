@@ -1,10 +1,11 @@
 """Protobuf schemas for kinds ``protobuf`` does not know but kubectl sends as protobuf.
 
-``kubectl create namespace`` POSTs a protobuf ``Namespace`` (kubectl's typed clients prefer
-protobuf, and client-go has no JSON fallback on 415), so a simulator that only decoded Helm's kinds
-would refuse it. This module adds ``v1 Namespace`` on top of the shared wire decoder in
-``protobuf``; field numbers are those of k8s.io/api/core/v1/generated.proto. Like ``protobuf`` it
-never guesses: any other kind still raises ``ProtobufError``.
+``kubectl create namespace`` POSTs a protobuf ``Namespace`` and ``kubectl auth can-i|whoami`` POST
+protobuf reviews (kubectl's typed clients prefer protobuf, and client-go has no JSON fallback on
+415), so a simulator that only decoded Helm's kinds would refuse them. This module adds those kinds
+on top of the shared wire decoder in ``protobuf``; field numbers are those of the k8s.io/api
+``generated.proto`` files. Like ``protobuf`` it never guesses: any other kind still raises
+``ProtobufError``.
 """
 
 from __future__ import annotations
@@ -52,7 +53,42 @@ NAMESPACE = {
         "always",
     ),
 }
-KINDS = {("v1", "Namespace"): NAMESPACE}
+RESOURCE_ATTRIBUTES = {
+    n: (name, _string, "omitempty")
+    for n, name in enumerate(
+        ("namespace", "verb", "group", "version", "resource", "subresource", "name"), start=1
+    )
+}
+SELF_SUBJECT_ACCESS_REVIEW = {
+    1: ("metadata", _message(protobuf.OBJECT_META), "always"),
+    2: (
+        "spec",
+        _message(
+            {
+                1: ("resourceAttributes", _message(RESOURCE_ATTRIBUTES), "omitempty"),
+                2: (
+                    "nonResourceAttributes",
+                    _message(
+                        {1: ("path", _string, "omitempty"), 2: ("verb", _string, "omitempty")}
+                    ),
+                    "omitempty",
+                ),
+            }
+        ),
+        "always",
+    ),
+}
+SELF_SUBJECT_RULES_REVIEW = {
+    1: ("metadata", _message(protobuf.OBJECT_META), "always"),
+    2: ("spec", _message({1: ("namespace", _string, "omitempty")}), "always"),
+}
+SELF_SUBJECT_REVIEW = {1: ("metadata", _message(protobuf.OBJECT_META), "always")}
+KINDS = {
+    ("v1", "Namespace"): NAMESPACE,
+    ("authorization.k8s.io/v1", "SelfSubjectAccessReview"): SELF_SUBJECT_ACCESS_REVIEW,
+    ("authorization.k8s.io/v1", "SelfSubjectRulesReview"): SELF_SUBJECT_RULES_REVIEW,
+    ("authentication.k8s.io/v1", "SelfSubjectReview"): SELF_SUBJECT_REVIEW,
+}
 
 
 def decode(body: bytes) -> Obj:

@@ -7,7 +7,7 @@ from typing import Any
 
 from aiohttp import web
 
-from common.kubesim import bodies, deletion, fields, subresources, validation
+from common.kubesim import bodies, deletion, fields, reviews, subresources, validation
 from common.kubesim.meta import WriteOptions
 from common.kubesim.params import (
     Target,
@@ -41,6 +41,11 @@ async def create(request: web.Request, state: State, target: Target) -> web.Resp
         body = await _body(request, bodies.WRITE_TYPES)
         status = subresources.evict(state.objects, target, body, _write_options(request, target))
         return json_response(status, status=201)
+    if reviews.is_review(target.rt):
+        body = await _body(request, bodies.WRITE_TYPES)
+        return json_response(
+            reviews.review(target.rt, target.namespace, body, state.token), status=201
+        )
     if target.subresource == "binding" or target.rt.group_resource == ("", "bindings"):
         body = await _body(request, bodies.WRITE_TYPES)
         status = subresources.bind(state.objects, target, body, _write_options(request, target))

@@ -241,3 +241,8 @@ def test_delete_manifest_with_its_namespace(kubectl: Kubectl) -> None:
     out = kubectl.run("delete", "-f", "-", input=manifest).stdout
     assert f'namespace "{name}" deleted' in out
     assert 'deployment.apps "web" deleted' in out
+
+
+def test_auth_can_i_and_whoami(kubectl: Kubectl) -> None:
+    assert kubectl.run("auth", "can-i", "delete", "deployments", "-A").stdout.strip() == "yes"
+    assert "kubesim-admin" in kubectl.run("auth", "whoami").stdout

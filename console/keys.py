@@ -15,11 +15,14 @@ from console.audit import AUDIT
 from console.auth import AuthPolicy
 from console.clusters import ClusterRegistry
 from console.metrics import RequestMetrics
+from console.resources.discovery import Catalogs
 from console.settings import ConsoleSettings
 
 SETTINGS = web.AppKey("console.settings", ConsoleSettings)
 CLUSTERS = web.AppKey("console.clusters", ClusterRegistry)
 AUTH = web.AppKey("console.auth", AuthPolicy)
 METRICS = web.AppKey("console.metrics", RequestMetrics)
+#: Discovery per cluster client, kept a few seconds (browse, objects, apply and actions routes).
+CATALOGS = web.AppKey("console.catalogs", Catalogs)
 
-__all__ = ["AUDIT", "AUTH", "CLUSTERS", "METRICS", "SETTINGS"]
+__all__ = ["AUDIT", "AUTH", "CATALOGS", "CLUSTERS", "METRICS", "SETTINGS"]

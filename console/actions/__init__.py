@@ -1,0 +1,66 @@
+"""Actions on cluster objects, each done exactly as kubectl does it (same requests, same bodies,
+same annotations), so the cluster ends up where ``kubectl`` would have left it.
+
+``objects`` holds delete, scale, rollout restart, suspend/resume and CronJob trigger; ``rollback``
+holds ``rollout undo``; ``nodes`` holds cordon, uncordon and drain. Every action returns an
+:class:`ActionResult`; refusals by the cluster propagate as ``cluster-refused`` problems. These
+modules know nothing of HTTP or of the audit trail (the routes record outcomes).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+
+@attrs.frozen
+class PodOutcome:
+    """What a drain did with one pod."""
+
+    namespace: str
+    name: str
+    outcome: str  # evicted | skipped | failed
+    reason: str = ""
+
+
+@attrs.frozen
+class ActionResult:
+    action: str
+    resource_id: str
+    namespace: str | None
+    name: str
+    message: str
+    row: dict[str, Any] | None = None
+    created: dict[str, Any] | None = None
+    pods: tuple[PodOutcome, ...] = ()
+
+
+def encode(result: ActionResult) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "action": result.action,
+        "resourceId": result.resource_id,
+        "namespace": result.namespace,
+        "name": result.name,
+        "message": result.message,
+        "row": result.row,
+    }
+    if result.created is not None:
+        out["created"] = result.created
+    if result.action == "drain":
+        out["pods"] = [encode_pod(p) for p in result.pods]
+    return out
+
+
+def encode_pod(pod: PodOutcome) -> dict[str, Any]:
+    return {
+        "namespace": pod.namespace,
+        "name": pod.name,
+        "outcome": pod.outcome,
+        "reason": pod.reason,
+    }
+
+
+def kubectl_name(kind_name: str, group: str) -> str:
+    """How kubectl names a kind in its messages: ``deployment.apps``, ``pod``."""
+    return f"{kind_name.lower()}.{group}" if group else kind_name.lower()

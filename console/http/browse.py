@@ -1,0 +1,86 @@
+"""Browse routes: nav, counts, printer columns, search, diagnostics, overview, events and schema.
+
+Each handler reads the validated request, calls one domain function and encodes its answer; cluster
+refusals arrive as ``cluster-refused`` problems from the domain layer.
+"""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from common.openapi import validated
+from console.http.clusterapi import target, target_kind
+from console.resources import columns, counts, diagnostics, events, nav, overview, schema, search
+
+routes = web.RouteTableDef()
+
+
+@routes.get("/clusters/{clusterId}/nav", name="getNav")
+async def get_nav(request: web.Request) -> web.Response:
+    found = await target(request)
+    catalog = await found.catalogs.get(found.api, max_age_s=0)  # fresh: shows new CRDs at once
+    return web.json_response(nav.encode(nav.build(catalog)))
+
+
+@routes.get("/clusters/{clusterId}/counts", name="getCounts")
+async def get_counts(request: web.Request) -> web.Response:
+    found = await target(request)
+    catalog = await found.catalogs.get(found.api)
+    namespace = validated(request).query.get("namespace")
+    result = await counts.count_all(found.api, catalog, namespace)
+    return web.json_response(counts.encode(result))
+
+
+@routes.get("/clusters/{clusterId}/resources/{resourceId}/columns", name="getColumns")
+async def get_columns(request: web.Request) -> web.Response:
+    found, kind = await target_kind(request)
+    return web.json_response(await columns.printer_columns(found.api, kind))
+
+
+@routes.get("/clusters/{clusterId}/search", name="searchObjects")
+async def search_objects(request: web.Request) -> web.Response:
+    found = await target(request)
+    query = validated(request).query
+    catalog = await found.catalogs.get(found.api)
+    result = await search.search(
+        found.api, catalog, query["q"], namespace=query.get("namespace"), limit=query["limit"]
+    )
+    return web.json_response(search.encode(result))
+
+
+@routes.get("/clusters/{clusterId}/diagnostics", name="getDiagnostics")
+async def get_diagnostics(request: web.Request) -> web.Response:
+    found = await target(request)
+    return web.json_response(await diagnostics.diagnose(found.api, found.catalogs))
+
+
+@routes.get("/clusters/{clusterId}/overview/{category}", name="getOverview")
+async def get_overview(request: web.Request) -> web.Response:
+    found = await target(request)
+    given = validated(request)
+    catalog = await found.catalogs.get(found.api)
+    body = await overview.overview(
+        found.api, catalog, given.path["category"], given.query.get("namespace")
+    )
+    return web.json_response(body)
+
+
+@routes.get("/clusters/{clusterId}/events", name="listEvents")
+async def list_events(request: web.Request) -> web.Response:
+    found = await target(request)
+    query = validated(request).query
+    catalog = await found.catalogs.get(found.api)
+    body = await events.list_events(
+        found.api,
+        catalog,
+        namespace=query.get("namespace"),
+        kind=query.get("kind"),
+        name=query.get("name"),
+    )
+    return web.json_response(body)
+
+
+@routes.get("/clusters/{clusterId}/schema", name="getSchema")
+async def get_schema(request: web.Request) -> web.Response:
+    found, kind = await target_kind(request, validated(request).query["resource"])
+    return web.json_response(await schema.schema_for(found.api, kind))

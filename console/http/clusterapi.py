@@ -1,0 +1,75 @@
+"""What the browse, objects, apply and actions routes share: the addressed cluster as the domain
+modules want it (a ``KubeApi`` and the discovery cache), resource ids resolved to kinds, and the
+streamed JSON array.
+
+``CATALOGS`` holds discovery per cluster client for a few seconds (set by ``console.app``). The
+array stream fetches its first chunk before answering, so a refusal is still a problem response;
+a failure after the first bytes went out closes the connection, so the client sees a truncated
+body rather than a short list that looks complete.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncGenerator
+
+import attrs
+from aiohttp import web
+
+from common.app import REQUEST_ID, REQUEST_ID_HEADER
+from common.errors import WharfError
+from common.openapi import validated
+from console.keys import CATALOGS, CLUSTERS
+from console.resources.catalog import Kind
+from console.resources.discovery import Catalogs
+from console.resources.kubeapi import KubeApi
+
+logger = logging.getLogger(__name__)
+
+
+@attrs.frozen
+class Target:
+    cluster_id: str
+    api: KubeApi
+    catalogs: Catalogs
+
+
+async def target(request: web.Request) -> Target:
+    cluster_id = validated(request).path["clusterId"]
+    client = await request.app[CLUSTERS].client(cluster_id)
+    return Target(cluster_id, KubeApi(client), request.app[CATALOGS])
+
+
+async def target_kind(request: web.Request, resource_id: str | None = None) -> tuple[Target, Kind]:
+    """The cluster and the kind named by the path's ``resourceId`` (or ``resource_id``)."""
+    found = await target(request)
+    rid = resource_id or validated(request).path["resourceId"]
+    return found, await found.catalogs.kind(found.api, rid)
+
+
+def audit_target(kind: Kind, namespace: str | None, name: str) -> str:
+    return f"{kind.id}/{namespace}/{name}" if kind.namespaced else f"{kind.id}/{name}"
+
+
+async def json_array(request: web.Request, chunks: AsyncGenerator[str, None]) -> web.StreamResponse:
+    """Send ``chunks`` (comma-joined runs of array members) as one JSON array."""
+    async with contextlib.aclosing(chunks):
+        first = await anext(chunks, None)
+        response = web.StreamResponse(headers={"Content-Type": "application/json; charset=utf-8"})
+        response.headers[REQUEST_ID_HEADER] = request.get(REQUEST_ID, "-")
+        await response.prepare(request)
+        await response.write(b"[")
+        try:
+            if first is not None:
+                await response.write(first.encode())
+            async for chunk in chunks:
+                await response.write(chunk.encode())
+        except WharfError as exc:
+            logger.warning("object stream of %s broke off: %s", request.path, exc.detail)
+            if request.transport is not None:
+                request.transport.close()
+            return response
+        await response.write(b"]")
+        await response.write_eof()
+        return response

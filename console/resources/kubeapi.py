@@ -1,0 +1,208 @@
+"""Raw REST calls to one cluster through a kubernetes_asyncio ``ApiClient``: the browse and action
+code's only way to reach a cluster.
+
+Every call is made with ``_preload_content=False`` so that any kind, built-in or custom, goes through
+one path; released kubernetes_asyncio does not check the status on that path, so this module does,
+and turns a refusal into ``cluster_error`` (the cluster's own status and message, ``cluster-refused``)
+and a request that never reached the server into a 502. Lists are read in ``limit``/``continue``
+chunks, re-listing from the start when a continue token has expired (410).
+
+This module must not know any kind, route or response shape of ours, and never logs bodies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncGenerator, Mapping, Sequence
+from typing import Any
+from urllib.parse import quote
+
+import aiohttp
+
+from common.errors import UpstreamStatus, WharfError
+from common.kube import cluster_error
+
+JSON = "application/json"
+METADATA_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+MERGE_PATCH = "application/merge-patch+json"
+STRATEGIC_PATCH = "application/strategic-merge-patch+json"
+JSON_PATCH = "application/json-patch+json"
+APPLY_PATCH = "application/apply-patch+yaml"
+# One chunk of a list: kubectl's own page size; a chunk of 500 pods is a few MB at most.
+CHUNK = 500
+REQUEST_TIMEOUT_S = 30.0
+Query = Sequence[tuple[str, str]]
+_TRANSPORT_ERRORS = (aiohttp.ClientError, asyncio.TimeoutError, OSError)
+
+
+class _Refusal(Exception):
+    """A non-2xx answer, shaped the way ``common.kube.cluster_error`` reads it."""
+
+    def __init__(self, status: int, body: bytes) -> None:
+        super().__init__(f"cluster answered {status}")
+        self.status = status
+        self.body = body
+        self.reason = None
+
+
+def is_status(exc: BaseException, *statuses: int) -> bool:
+    """Whether ``exc`` is a cluster refusal with one of ``statuses``."""
+    return isinstance(exc, UpstreamStatus) and exc.status in statuses
+
+
+def path_of(
+    group: str,
+    version: str,
+    resource: str,
+    *,
+    namespace: str | None = None,
+    name: str | None = None,
+    subresource: str | None = None,
+) -> str:
+    """The REST path of a collection, an object or an object's subresource."""
+    parts = ["/api/v1" if not group else f"/apis/{group}/{version}"]
+    if namespace:
+        parts.append(f"namespaces/{quote(namespace, safe='')}")
+    parts.append(resource)
+    if name:
+        parts.append(quote(name, safe=""))
+    if subresource:
+        parts.append(subresource)
+    return "/".join(parts)
+
+
+class KubeApi:
+    """One cluster's API server, spoken to in JSON through an ``ApiClient`` owned by someone else."""
+
+    def __init__(self, client: Any, *, timeout_s: float = REQUEST_TIMEOUT_S) -> None:
+        self.client = client
+        self.timeout_s = timeout_s
+
+    async def get(self, path: str, *, query: Query = (), accept: str = JSON) -> Any:
+        return json.loads(await self.read("GET", path, query=query, accept=accept))
+
+    async def send(
+        self,
+        method: str,
+        path: str,
+        body: Any,
+        *,
+        content_type: str = JSON,
+        query: Query = (),
+    ) -> Any:
+        raw = await self.read(method, path, query=query, body=body, content_type=content_type)
+        return json.loads(raw) if raw else {}
+
+    async def read(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Query = (),
+        accept: str = JSON,
+        body: Any = None,
+        content_type: str = JSON,
+        timeout_s: float | None = None,
+    ) -> bytes:
+        """The body of a 2xx answer; anything else raises a ``cluster-refused`` problem.
+
+        ``body`` is a JSON-able value: the client serialises it for every JSON content type and for
+        ``application/apply-patch+yaml`` (JSON is YAML).
+        """
+        headers = {"Accept": accept, "Content-Type": content_type}
+        try:
+            resp = await self.client.call_api(
+                path,
+                method,
+                query_params=list(query),
+                header_params=headers,
+                body=body,
+                auth_settings=["BearerToken"],
+                _preload_content=False,
+                _request_timeout=timeout_s or self.timeout_s,
+            )
+            async with resp:
+                data: bytes = await resp.read()
+                status = int(resp.status)
+        except WharfError:
+            raise
+        except _TRANSPORT_ERRORS as exc:
+            raise cluster_error(exc) from exc
+        except Exception as exc:  # the client's own refusals (ApiException) and config errors
+            raise cluster_error(exc) from exc
+        if not 200 <= status < 300:
+            raise cluster_error(_Refusal(status, data)) from None
+        return data
+
+    async def chunks(
+        self,
+        path: str,
+        *,
+        query: Query = (),
+        limit: int = CHUNK,
+        accept: str = JSON,
+    ) -> AsyncGenerator[dict[str, Any], None]:
+        """Each page of a list, in order; the next page is fetched while the caller uses this one.
+
+        A 410 on a continue token restarts the list once from the beginning, as client-go's pager
+        does; items already yielded may then be yielded again, which callers that stream accept.
+        """
+        restarted = False
+        token = ""
+        fetch: asyncio.Task[dict[str, Any]] | None = None
+        try:
+            while True:
+                if fetch is None:
+                    fetch = asyncio.ensure_future(self._page(path, query, limit, token, accept))
+                try:
+                    page = await fetch
+                except UpstreamStatus as exc:
+                    if exc.status != 410 or restarted or not token:
+                        raise
+                    restarted, token, fetch = True, "", None
+                    continue
+                token = (page.get("metadata") or {}).get("continue") or ""
+                fetch = (
+                    asyncio.ensure_future(self._page(path, query, limit, token, accept))
+                    if token
+                    else None
+                )
+                yield page
+                if not token:
+                    return
+        finally:
+            if fetch is not None and not fetch.done():
+                fetch.cancel()
+                with contextlib.suppress(BaseException):
+                    await fetch
+
+    async def _page(
+        self, path: str, query: Query, limit: int, token: str, accept: str
+    ) -> dict[str, Any]:
+        params = [*query, ("limit", str(limit))]
+        if token:
+            params.append(("continue", token))
+        page = await self.get(path, query=params, accept=accept)
+        return page if isinstance(page, dict) else {}
+
+    async def list_all(
+        self, path: str, *, query: Query = (), accept: str = JSON
+    ) -> list[dict[str, Any]]:
+        """Every item of a list, read in chunks."""
+        items: list[dict[str, Any]] = []
+        async for page in self.chunks(path, query=query, accept=accept):
+            items.extend(i for i in page.get("items") or [] if isinstance(i, dict))
+        return items
+
+
+def selector_query(
+    *, labels: str | None = None, fields: str | None = None, extra: Mapping[str, str] | None = None
+) -> list[tuple[str, str]]:
+    query = [(k, v) for k, v in (extra or {}).items()]
+    if labels:
+        query.append(("labelSelector", labels))
+    if fields:
+        query.append(("fieldSelector", fields))
+    return query

@@ -9,6 +9,7 @@ nothing of HTTP and never hands credentials from repositories.yaml to callers.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import defaultdict
 from datetime import UTC, datetime
 from pathlib import Path
@@ -48,6 +49,8 @@ class RepoService:
     max_index_size: int
     limits: archives.ArchiveLimits
     _indexes: WeightedLRU[str, index.PreparedIndex]
+    # How long an index of a repository named only in a chart's dependencies is reused.
+    adhoc_ttl_s: float = 300
     _archives: WeightedLRU[str, bytes] = attrs.field(factory=lambda: WeightedLRU(ARCHIVE_MEMORY))
     _config_lock: asyncio.Lock = attrs.field(factory=asyncio.Lock)
     _locks: defaultdict[str, asyncio.Lock] = attrs.field(factory=lambda: defaultdict(asyncio.Lock))
@@ -267,16 +270,18 @@ class RepoService:
         return await self._adhoc_index(repo_url)
 
     async def _adhoc_index(self, repo_url: str) -> index.PreparedIndex:
+        """An unconfigured repository's index, kept a few minutes: nothing updates it explicitly."""
         key = "url:" + _normal(repo_url)
         cached = self._indexes.get(key)
-        if cached is not None:
+        if cached is not None and time.monotonic() - cached.source["at"] < self.adhoc_ttl_s:
             return cached
         self._check_url(repo_url)
         download = await self.fetcher.index(
             repo_url, etag=None, last_modified=None, max_bytes=self.max_index_size
         )
         assert download is not None
-        prepared = await asyncio.to_thread(index.parse, download.body, source={"url": repo_url})
+        source = {"url": repo_url, "at": time.monotonic()}
+        prepared = await asyncio.to_thread(index.parse, download.body, source=source)
         self._indexes.put(key, prepared, prepared.weight)
         return prepared
 

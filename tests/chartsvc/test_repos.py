@@ -311,3 +311,15 @@ async def test_index_served_as_a_gzip_file_and_size_cap(
     with pytest.raises(BadGateway, match="limit of 1000 bytes"):
         await service.update("gz")
     assert len(await service.versions("gz", "demo")) == 3  # the old index still serves
+
+
+async def test_unconfigured_dependency_repository_is_fetched_and_refreshed(
+    service: RepoService, chart_repo: ChartRepo, chart_archives: dict[str, Path]
+) -> None:
+    assert await service.versions_for(chart_repo.url, "other") == ["2.3.4"]
+    fetched = len(chart_repo.requests)
+    assert await service.versions_for(chart_repo.url, "other") == ["2.3.4"]
+    assert len(chart_repo.requests) == fetched  # served from memory
+    chart_repo.set_index(index_document({"x": chart_archives["demo-0.1.0"]}))
+    service.adhoc_ttl_s = 0
+    assert await service.versions_for(chart_repo.url, "demo") == ["0.1.0"]

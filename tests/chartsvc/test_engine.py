@@ -105,3 +105,28 @@ async def test_chart_cache_reuses_and_closes_handles(chart_archives: dict[str, P
     assert helm_python.open_handles_count() == before + 2
     cache.close()
     assert helm_python.open_handles_count() == before
+
+
+async def test_concurrent_renders_share_the_cache_safely(chart_archives: dict[str, Path]) -> None:
+    import asyncio
+
+    import helm_python
+
+    cache = engine.ChartCache(max_charts=2)
+    keys = ["demo-0.1.0", "demo-0.2.0", "other-2.3.4"]
+    archives = {k: chart_archives[k].read_bytes() for k in keys}
+    before = helm_python.open_handles_count()
+
+    async def render(key: str, n: int) -> tuple[str, str]:
+        text = await engine.render(
+            archives[key], values={}, release_name=f"r{n}", namespace="d", charts=cache
+        )
+        return key, text
+
+    results = await asyncio.gather(*(render(keys[n % 3], n) for n in range(60)))
+    for n, (key, text) in enumerate(results):
+        name, version = key.rsplit("-", 1)[0], key.split("-", 1)[1]
+        assert f"helm.sh/chart: {name}-{version}" in text
+        assert f"app.kubernetes.io/instance: r{n}" in text
+    cache.close()
+    assert helm_python.open_handles_count() == before

@@ -98,7 +98,11 @@ async def store_context(app: web.Application) -> AsyncIterator[None]:
 
 
 def parse_limits(settings: IngestSettings) -> ParseLimits:
-    return ParseLimits(max_bytes=settings.max_report_bytes, max_depth=settings.max_xml_depth)
+    return ParseLimits(
+        max_bytes=settings.max_report_bytes,
+        max_depth=settings.max_xml_depth,
+        max_elements=settings.max_elements,
+    )
 
 
 async def database_ready(app: web.Application) -> Mapping[str, Any] | None:

@@ -148,17 +148,40 @@ def parse_all(
     files: Sequence[ReportFile], limits: ParseLimits, known: frozenset[str]
 ) -> tuple[tuple[ParsedReport, ...], tuple[ParsedReport, ...]]:
     """Parse every file not already in the run (blocking: run in a thread). Returns (parsed,
-    repeated); any refusal names the file and ends the whole request."""
+    repeated); any refusal names the file and ends the whole request.
+
+    ``limits.max_elements`` is the budget of the whole request: every parsed report is held in
+    memory until the run is written, so each file may only use what the earlier ones left.
+    """
     parsed: list[ParsedReport] = []
     repeated: list[ParsedReport] = []
+    left = limits.max_elements
     for file in files:
         digest = sha256_of(file.path)
         report = ParsedReport(REPORT_PARTS[file.part], file.part, file.filename, digest, file.size)
         if digest in known:
             repeated.append(report)
-        else:
-            parsed.append(_parse(report, file.path, limits))
+            continue
+        if left <= 0:
+            raise _named(_over_budget(report, limits.max_elements), report)
+        report = _parse(report, file.path, attrs.evolve(limits, max_elements=left))
+        left -= held(report)
+        parsed.append(report)
     return tuple(parsed), tuple(repeated)
+
+
+def held(report: ParsedReport) -> int:
+    """A lower bound of the elements a parsed report stands for (what it keeps in memory)."""
+    if report.junit is not None:
+        return len(report.junit.cases) + len(report.junit.suites)
+    if report.coverage is not None:
+        return report.coverage.lines_valid + len(report.coverage.files)
+    return 0
+
+
+def _over_budget(report: ParsedReport, budget: int) -> ReportTooLarge:
+    detail = f"the reports of this request hold more than {budget} elements together"
+    return ReportTooLarge(_where(report, detail), limit=budget)
 
 
 def _parse(report: ParsedReport, path: Path, limits: ParseLimits) -> ParsedReport:

@@ -118,6 +118,13 @@ class IngestSettings:
         "Largest report after gzip decompression, in bytes (the gzip-bomb guard); larger gets "
         "413. Default 256 MiB.",
     )
+    max_elements: int = option(
+        1_000_000,
+        "Most XML elements in the reports of one ingest request, all files together; more gets "
+        "413. Parsed test cases are held until the run is written (about 600 bytes each), so "
+        "this bounds an ingest's memory. Default 1000000 (a 20,000-test report with 5 MB of "
+        "JaCoCo is about 160000).",
+    )
     max_xml_depth: int = option(
         64, "Deepest element nesting accepted in an XML report; deeper gets 400. Default 64."
     )

@@ -32,6 +32,7 @@ LIMITS = (
     "results.ingest.max-report-bytes=1048576",
     "results.ingest.max-total-bytes=4194304",
     "results.ingest.max-part-bytes=2097152",
+    "results.ingest.max-elements=5000",
 )
 
 XXE = b"""<?xml version="1.0"?>
@@ -98,6 +99,17 @@ async def test_ten_thousand_parts_are_refused(client: Any, settings: Any) -> Non
     body = await assert_problem(await client.post("/api/v1/ingest", data=data), 413)
     assert "too many parts" in body["detail"]
     await assert_nothing_stored_and_healthy(client, settings)
+
+
+async def test_elements_are_budgeted_over_the_whole_request(client: Any, settings: Any) -> None:
+    cases = [(f"t{n}", "pass") for n in range(3000)]
+    one = junit_xml(cases, suite="one")
+    assert (await upload(client, junit=[one])).status == 201  # 3001 elements: within 5000
+    resp = await upload(client, project="two", junit=[one, junit_xml(cases, suite="two")])
+    body = await assert_problem(resp, 413, code="report-too-large")
+    assert body["filename"] == "two.xml"
+    runs = row_counts(db_path(settings))["runs"]
+    assert runs == 1
 
 
 async def test_a_part_over_its_limit_is_refused(client: Any, settings: Any) -> None:

@@ -84,7 +84,7 @@ class ClusterRegistry:
                 return existing
             client = await connect.build_client(cluster)
             now = self._clusters.get(cluster_id)
-            if now is None or (now.config, now.context) != (cluster.config, cluster.context):
+            if now is None or now.config is not cluster.config or now.context != cluster.context:
                 await connect.close_client(client)  # removed or re-pointed while it was built
                 raise UnknownCluster(cluster_id)
             self._clients[cluster_id] = client

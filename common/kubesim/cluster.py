@@ -1,0 +1,88 @@
+"""The living part of a simulated cluster: nodes, controllers, scheduler and kubelet, as one unit.
+
+:class:`LiveCluster` is owned by the simulator: it is started on the simulator's loop after the
+API core exists and stopped before the server goes away, and it owns every task it starts. The HTTP
+layer reaches the kubelet (logs, exec, attach, port-forward) and the metrics source through it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+
+from common.kubesim.controllers.base import Controller, Manager
+from common.kubesim.controllers.client import Client
+from common.kubesim.controllers.cronjob import CronJobController
+from common.kubesim.controllers.daemonset import DaemonSetController
+from common.kubesim.controllers.deployment import DeploymentController
+from common.kubesim.controllers.disruption import DisruptionController
+from common.kubesim.controllers.endpoints import EndpointsController
+from common.kubesim.controllers.events import Recorder
+from common.kubesim.controllers.job import JobController
+from common.kubesim.controllers.replicaset import ReplicaSetController
+from common.kubesim.controllers.scheduler import Scheduler
+from common.kubesim.controllers.serviceaccounts import NamespaceDefaults
+from common.kubesim.controllers.statefulset import StatefulSetController
+from common.kubesim.kubelet import Kubelet
+from common.kubesim.nodes import NodeLifecycle, ensure_nodes
+from common.kubesim.objects import Objects
+from common.kubesim.timings import Timings
+
+MANAGER = "kube-controller-manager"
+
+
+class LiveCluster:
+    def __init__(
+        self,
+        objs: Objects,
+        *,
+        nodes: int = 1,
+        timings: Timings | None = None,
+        ca_pem: str = "",
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.objs = objs
+        self.nodes = nodes
+        self.timings = timings or Timings()
+        self.recorder = Recorder(Client(objs, MANAGER))
+        self.kubelet = Kubelet(Client(objs, "kubelet"), self.recorder, self.timings)
+        self.scheduler = Scheduler(Client(objs, "default-scheduler"), self.recorder)
+        client = Client(objs, MANAGER)
+        self.cronjobs = CronJobController(client, self.recorder, clock)
+        self.controllers: list[Controller] = [
+            NodeLifecycle(client),
+            self.scheduler,
+            self.kubelet,
+            NamespaceDefaults(client, ca_pem),
+            ReplicaSetController(client, self.recorder),
+            DeploymentController(client, self.recorder),
+            StatefulSetController(client, self.recorder),
+            DaemonSetController(client, self.recorder),
+            JobController(client, self.recorder, self.timings),
+            self.cronjobs,
+            EndpointsController(client),
+            DisruptionController(client),
+        ]
+        self._manager = Manager(objs.store, self.controllers)
+        self._started = False
+
+    async def start(self) -> None:
+        ensure_nodes(Client(self.objs, "kubelet"), self.nodes)
+        self.objs.graceful_pods = True  # a kubelet now exists to finish terminating pods
+        self._manager.start()
+        self._started = True
+
+    async def stop(self) -> None:
+        if self._started:
+            await self._manager.stop()
+            self._started = False
+
+    async def settle(self, timeout: float = 5.0) -> None:
+        """Wait until every controller's queue is empty (tests; timers may still be pending)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while loop.time() < deadline:
+            await asyncio.sleep(0.01)
+            if not any(len(c.queue) for c in self.controllers):
+                return

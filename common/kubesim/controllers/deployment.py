@@ -1,0 +1,214 @@
+"""The Deployment controller: rolls ReplicaSets the way ``kubectl rollout`` expects.
+
+Each distinct pod template gets a ReplicaSet named ``<deploy>-<pod-template-hash>`` with a
+``deployment.kubernetes.io/revision`` annotation; going back to an earlier template (``kubectl
+rollout undo``) reuses that ReplicaSet and gives it the next revision. ``RollingUpdate`` honours
+``maxSurge``/``maxUnavailable`` with the real controller's arithmetic, ``Recreate`` scales the old
+ones to zero first, ``paused`` only scales. Status and the ``Available``/``Progressing`` conditions
+(including ``ProgressDeadlineExceeded``) are what kstatus, Helm and ``rollout status`` read.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable
+
+from common.kubesim.controllers.base import Controller, Key
+from common.kubesim.controllers.client import Client, owner_key, owner_ref, template_hash
+from common.kubesim.controllers.deploystatus import (
+    DEPLOY,
+    HASH,
+    REVISION,
+    deployment_status,
+    revision_of,
+    strip_hash,
+    surge_and_unavailable,
+)
+from common.kubesim.controllers.events import Recorder
+from common.kubesim.controllers.replicaset import RS
+from common.kubesim.store import Event, Obj
+
+COMPONENT = "deployment-controller"
+
+
+class DeploymentController(Controller):
+    name = "deployment"
+    watches = (DEPLOY, RS)
+
+    def __init__(self, client: Client, recorder: Recorder) -> None:
+        super().__init__()
+        self.client, self.recorder = client, recorder
+
+    def keys(self, event: Event) -> Iterable[Key]:
+        if event.gr == DEPLOY:
+            return super().keys(event)
+        return owner_key(event.obj, "Deployment")
+
+    def reconcile(self, key: Key) -> float | None:
+        d = self.client.get(DEPLOY, *key)
+        if d is None or d["metadata"].get("deletionTimestamp"):
+            return None
+        spec = d.get("spec") or {}
+        replicas = int(spec.get("replicas", 1))
+        rss = sorted(self.client.owned(RS, d), key=revision_of)
+        template = spec.get("template") or {}
+        new = next(
+            (r for r in rss if strip_hash(r["spec"].get("template")) == strip_hash(template)),
+            None,
+        )
+        olds = [r for r in rss if r is not new]
+        created = False
+        if new is None and not spec.get("paused"):
+            new, created = self._create_rs(d, rss), True
+        elif new is not None and rss and revision_of(new) < revision_of(rss[-1]):
+            new = self._bump_revision(new, revision_of(rss[-1]) + 1)
+        if new is not None:
+            self._annotate(d, new)
+        if spec.get("paused"):
+            if new is not None and new["spec"].get("replicas") != replicas and not olds:
+                self._scale(d, new, replicas)
+        elif spec.get("strategy", {}).get("type") == "Recreate":
+            self._recreate(d, new, olds, replicas)  # type: ignore[arg-type]
+        else:
+            self._rolling(d, new, olds, replicas)  # type: ignore[arg-type]
+        self._cleanup(d, olds)
+        d = self.client.get(DEPLOY, *key)
+        if d is None:
+            return None
+        status, wake = deployment_status(d, self.client.owned(RS, d), created)
+        self.client.update_status(DEPLOY, d, status)
+        return wake
+
+    # -- ReplicaSets ----------------------------------------------------------------------------
+    def _create_rs(self, d: Obj, rss: list[Obj]) -> Obj:
+        spec, meta = d["spec"], d["metadata"]
+        collisions = int((d.get("status") or {}).get("collisionCount") or 0)
+        h = template_hash(spec.get("template") or {}, collisions)
+        template = copy.deepcopy(spec.get("template") or {})
+        template.setdefault("metadata", {}).setdefault("labels", {})[HASH] = h
+        selector = copy.deepcopy(spec.get("selector") or {})
+        selector.setdefault("matchLabels", {})[HASH] = h
+        surge, _ = surge_and_unavailable(d)
+        replicas = int(spec.get("replicas", 1))
+        revision = max((revision_of(r) for r in rss), default=0) + 1
+        body = {
+            "metadata": {
+                "name": f"{meta['name']}-{h}",
+                "labels": dict(template["metadata"]["labels"]),
+                "annotations": {
+                    "deployment.kubernetes.io/desired-replicas": str(replicas),
+                    "deployment.kubernetes.io/max-replicas": str(replicas + surge),
+                    REVISION: str(revision),
+                },
+                "ownerReferences": [owner_ref(d)],
+            },
+            "spec": {
+                "replicas": 0,
+                "minReadySeconds": int(spec.get("minReadySeconds") or 0),
+                "selector": selector,
+                "template": template,
+            },
+        }
+        return self.client.create(RS, meta["namespace"], body)
+
+    def _bump_revision(self, rs: Obj, revision: int) -> Obj:
+        new = copy.deepcopy(rs)
+        annotations = new["metadata"].setdefault("annotations", {})
+        history = [
+            h
+            for h in (annotations.get("deployment.kubernetes.io/revision-history") or "").split(",")
+            if h
+        ]
+        annotations["deployment.kubernetes.io/revision-history"] = ",".join(
+            [*history, annotations.get(REVISION, "")]
+        )
+        annotations[REVISION] = str(revision)
+        return self.client.update(RS, new)
+
+    def _annotate(self, d: Obj, new: Obj) -> None:
+        revision = str(revision_of(new))
+        if (d["metadata"].get("annotations") or {}).get(REVISION) == revision:
+            return
+        updated = copy.deepcopy(d)
+        updated["metadata"].setdefault("annotations", {})[REVISION] = revision
+        self.client.update(DEPLOY, updated)
+
+    def _scale(self, d: Obj, rs: Obj, replicas: int) -> Obj:
+        old = int(rs["spec"].get("replicas", 0))
+        if old == replicas:
+            return rs
+        new = copy.deepcopy(rs)
+        new["spec"]["replicas"] = replicas
+        annotations = new["metadata"].setdefault("annotations", {})
+        desired = int(d["spec"].get("replicas", 1))
+        annotations["deployment.kubernetes.io/desired-replicas"] = str(desired)
+        annotations["deployment.kubernetes.io/max-replicas"] = str(
+            desired + surge_and_unavailable(d)[0]
+        )
+        direction = "up" if replicas > old else "down"
+        self.recorder.normal(
+            d,
+            "ScalingReplicaSet",
+            f"Scaled {direction} replica set {rs['metadata']['name']} from {old} to {replicas}",
+            component=COMPONENT,
+        )
+        return self.client.update(RS, new)
+
+    # -- strategies -----------------------------------------------------------------------------
+    def _recreate(self, d: Obj, new: Obj, olds: list[Obj], replicas: int) -> None:
+        for old in olds:
+            self._scale(d, old, 0)
+        if any(int((o.get("status") or {}).get("replicas") or 0) for o in olds):
+            return
+        self._scale(d, new, replicas)
+
+    def _rolling(self, d: Obj, new: Obj, olds: list[Obj], replicas: int) -> None:
+        surge, unavailable = surge_and_unavailable(d)
+        every = [new, *olds]
+        total = sum(int(r["spec"].get("replicas", 0)) for r in every)
+        current = int(new["spec"].get("replicas", 0))
+        if current > replicas:
+            new = self._scale(d, new, replicas)
+        elif current < replicas and total < replicas + surge:
+            new = self._scale(d, new, current + min(replicas + surge - total, replicas - current))
+        live_olds = [o for o in olds if int(o["spec"].get("replicas", 0))]
+        if not live_olds:
+            return
+        every = [new, *olds]
+        total = sum(int(r["spec"].get("replicas", 0)) for r in every)
+        min_available = replicas - unavailable
+        new_unavailable = int(new["spec"].get("replicas", 0)) - int(
+            (new.get("status") or {}).get("availableReplicas") or 0
+        )
+        budget = total - min_available - max(0, new_unavailable)
+        for old in live_olds:  # oldest first: unhealthy replicas go before anything else
+            if budget <= 0:
+                return
+            unhealthy = int(old["spec"]["replicas"]) - int(
+                (old.get("status") or {}).get("availableReplicas") or 0
+            )
+            cut = min(budget, max(0, unhealthy))
+            if cut:
+                self._scale(d, old, int(old["spec"]["replicas"]) - cut)
+                old["spec"]["replicas"] = int(old["spec"]["replicas"]) - cut
+                budget -= cut
+        available = sum(int((r.get("status") or {}).get("availableReplicas") or 0) for r in every)
+        down = available - min_available
+        for old in live_olds:
+            if down <= 0:
+                return
+            cut = min(down, int(old["spec"]["replicas"]))
+            if cut:
+                self._scale(d, old, int(old["spec"]["replicas"]) - cut)
+                down -= cut
+
+    def _cleanup(self, d: Obj, olds: list[Obj]) -> None:
+        limit = int(d["spec"].get("revisionHistoryLimit", 10))
+        idle = [
+            o
+            for o in olds
+            if not int(o["spec"].get("replicas", 0))
+            and not int((o.get("status") or {}).get("replicas") or 0)
+        ]
+        for old in idle[: max(0, len(idle) - limit)]:
+            self.client.delete(RS, old)

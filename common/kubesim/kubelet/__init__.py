@@ -1,0 +1,6 @@
+"""The simulated kubelet: pod lifecycles, container programs, logs and the in-pod network."""
+
+from common.kubesim.kubelet.kubelet import Kubelet
+from common.kubesim.kubelet.runtime import Container, PodRuntime, Run
+
+__all__ = ["Container", "Kubelet", "PodRuntime", "Run"]

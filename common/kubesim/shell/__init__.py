@@ -1,0 +1,39 @@
+"""A small built-in shell with an in-memory filesystem: what a simulated container runs.
+
+``kubectl exec`` sessions, container ``command:`` scripts and Helm test hooks all run here. It is a
+POSIX ``sh`` subset (see ``parse``) with BusyBox/coreutils-like commands (``cmd_*`` modules) over
+a per-container :class:`FileSystem`. It never touches the host: no real files, processes or sockets.
+"""
+
+from common.kubesim.shell import cmd_fileops, cmd_files, cmd_net, cmd_sys, cmd_tar, cmd_text
+from common.kubesim.shell.builtins import ExitShell
+from common.kubesim.shell.fs import FileSystem, FsError, Node
+from common.kubesim.shell.host import Host, HttpReply, Network
+from common.kubesim.shell.interp import Shell
+from common.kubesim.shell.io import IO, BufferWriter, BytesReader, FuncWriter, Pipe, Reader, Writer
+from common.kubesim.shell.registry import COMMANDS
+from common.kubesim.shell.tty import TtyInput, TtyOutput, repl
+
+_COMMAND_MODULES = (cmd_fileops, cmd_files, cmd_net, cmd_sys, cmd_tar, cmd_text)
+
+__all__ = [
+    "COMMANDS",
+    "IO",
+    "BufferWriter",
+    "BytesReader",
+    "ExitShell",
+    "FileSystem",
+    "FsError",
+    "FuncWriter",
+    "Host",
+    "HttpReply",
+    "Network",
+    "Node",
+    "Pipe",
+    "Reader",
+    "Shell",
+    "TtyInput",
+    "TtyOutput",
+    "Writer",
+    "repl",
+]

@@ -1,0 +1,329 @@
+"""File commands: ``ls``, ``cat``, ``stat``, ``mkdir``, ``rm``, ``touch``, ``cp``, ``mv`` and friends.
+
+Output follows GNU coreutils (what ``kubectl exec`` into a Debian-based image prints), which is what
+a pod file browser parses: ``ls -la`` with a ``total`` line and aligned columns, ``stat`` with its
+default block or a ``-c`` format.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import time
+from typing import TYPE_CHECKING
+
+from common.kubesim.shell.fs import FileSystem, FsError, Node
+from common.kubesim.shell.io import IO, say
+from common.kubesim.shell.registry import command, getopt
+
+if TYPE_CHECKING:
+    from common.kubesim.shell.interp import Shell
+
+SIX_MONTHS = 182 * 86400
+
+
+def owners(fs: FileSystem) -> tuple[dict[int, str], dict[int, str]]:
+    """uid → user and gid → group from the container's /etc/passwd and /etc/group."""
+    out: list[dict[int, str]] = []
+    for path in ("/etc/passwd", "/etc/group"):
+        table: dict[int, str] = {}
+        try:
+            for line in fs.read(path).decode(errors="replace").splitlines():
+                parts = line.split(":")
+                if len(parts) > 2 and parts[2].isdigit():
+                    table[int(parts[2])] = parts[0]
+        except FsError:
+            pass
+        out.append(table)
+    return out[0], out[1]
+
+
+def _when(mtime: float, style: str) -> str:
+    t = time.gmtime(mtime)
+    if style == "full-iso":
+        return time.strftime("%Y-%m-%d %H:%M:%S.000000000 +0000", t)
+    if style.startswith("+"):
+        return time.strftime(style[1:], t)
+    if abs(time.time() - mtime) > SIX_MONTHS:
+        return time.strftime("%b %e  %Y", t)
+    return time.strftime("%b %e %H:%M", t)
+
+
+def human(n: int) -> str:
+    for unit in ("", "K", "M", "G", "T"):
+        if n < 1024 or unit == "T":
+            return f"{n}{unit}" if unit == "" else f"{n:.1f}{unit}".replace(".0", "")
+        n //= 1024
+    return str(n)
+
+
+@command("ls")
+async def ls(sh: Shell, argv: list[str], io: IO) -> int:
+    flags, vals, paths = getopt(
+        argv,
+        "laA1hRdptrSF",
+        longs={
+            "all": "a",
+            "almost-all": "A",
+            "full-time": "T",
+            "time-style=": "s",
+            "color=": "C",
+            "color": "C",
+            "human-readable": "h",
+            "directory": "d",
+        },
+    )
+    style = "full-iso" if "T" in flags else vals.get("s", "")
+    status, users = 0, owners(sh.fs)
+    paths = paths or ["."]
+    files: list[tuple[str, Node]] = []
+    dirs: list[tuple[str, Node]] = []
+    for p in paths:
+        try:
+            node = sh.fs.lookup(
+                p, sh.cwd, follow=not ("l" in flags or "d" in flags) or p.endswith("/")
+            )
+        except FsError as exc:
+            await say(io.stderr, f"ls: cannot access '{p}': {exc}\n")
+            status = 2
+            continue
+        (dirs if node.is_dir and "d" not in flags else files).append((p, node))
+    lines = _listing(sh, files, flags, style, users) if files else []
+    for i, (p, node) in enumerate(dirs):
+        if len(paths) > 1 or "R" in flags:
+            lines.append(("" if not lines and i == 0 else "\n") + f"{p}:")
+        entries = [
+            (n, c)
+            for n, c in node.children.items()
+            if "a" in flags or "A" in flags or not n.startswith(".")
+        ]
+        if "a" in flags:
+            entries = [(".", node), ("..", node), *entries]
+        if "l" in flags:
+            blocks = sum((c.size + 4095) // 4096 * 4 for _, c in entries)
+            lines.append(f"total {blocks}")
+        lines += _listing(sh, entries, flags, style, users)
+        if "R" in flags:
+            for name, child in sorted(node.children.items()):
+                if child.is_dir and (not name.startswith(".") or "a" in flags):
+                    await ls(sh, ["ls", *_flags(flags), posixpath.join(p, name)], io)
+    text = "\n".join(lines)
+    if text:
+        await say(io.stdout, text + "\n")
+    return status
+
+
+def _flags(flags: set[str]) -> list[str]:
+    return ["-" + "".join(sorted(flags))] if flags else []
+
+
+def _listing(
+    sh: Shell,
+    entries: list[tuple[str, Node]],
+    flags: set[str],
+    style: str,
+    users: tuple[dict[int, str], dict[int, str]],
+) -> list[str]:
+    if "t" in flags:
+        entries = sorted(entries, key=lambda e: -e[1].mtime)
+    elif "S" in flags:
+        entries = sorted(entries, key=lambda e: -e[1].size)
+    else:
+        entries = sorted(entries, key=lambda e: (e[0] not in (".", ".."), e[0].lstrip(".").lower()))
+    if "r" in flags:
+        entries.reverse()
+
+    def name_of(name: str, node: Node) -> str:
+        suffix = "/" if ("p" in flags or "F" in flags) and node.is_dir else ""
+        return name + suffix
+
+    if "l" not in flags:
+        return [name_of(n, c) for n, c in entries]
+    rows = []
+    for name, node in entries:
+        size = human(node.size) if "h" in flags else str(node.size)
+        shown = name_of(name, node) + (f" -> {node.target}" if node.kind == "l" else "")
+        rows.append(
+            (
+                node.mode_string(),
+                str(node.nlink),
+                users[0].get(node.uid, str(node.uid)),
+                users[1].get(node.gid, str(node.gid)),
+                size,
+                _when(node.mtime, style),
+                shown,
+            )
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(6)] if rows else [0] * 6
+    return [
+        f"{r[0]} {r[1]:>{widths[1]}} {r[2]:<{widths[2]}} {r[3]:<{widths[3]}} "
+        f"{r[4]:>{widths[4]}} {r[5]} {r[6]}"
+        for r in rows
+    ]
+
+
+@command("cat")
+async def cat(sh: Shell, argv: list[str], io: IO) -> int:
+    flags, _, paths = getopt(argv, "nuA")
+    status = 0
+    for p in paths or ["-"]:
+        try:
+            data = await io.stdin.read() if p == "-" else sh.fs.read(p, sh.cwd)
+        except FsError as exc:
+            await say(io.stderr, f"cat: {p}: {exc}\n")
+            status = 1
+            continue
+        if "n" in flags:
+            lines = data.decode(errors="replace").splitlines(keepends=True)
+            data = "".join(f"{i:>6}\t{line}" for i, line in enumerate(lines, 1)).encode()
+        await io.stdout.write(data)
+    return status
+
+
+@command("mkdir")
+async def mkdir(sh: Shell, argv: list[str], io: IO) -> int:
+    flags, vals, paths = getopt(argv, "pv", "m", longs={"parents": "p"})
+    status = 0
+    mode = int(vals["m"], 8) if "m" in vals else 0o755
+    for p in paths:
+        try:
+            sh.fs.mkdir(p, sh.cwd, parents="p" in flags, mode=mode)
+        except FsError as exc:
+            await say(io.stderr, f"mkdir: cannot create directory '{p}': {exc}\n")
+            status = 1
+    return status
+
+
+@command("rm")
+async def rm(sh: Shell, argv: list[str], io: IO) -> int:
+    flags, _, paths = getopt(argv, "rRfvid", longs={"recursive": "r", "force": "f"})
+    status = 0
+    for p in paths:
+        try:
+            sh.fs.remove(p, sh.cwd, recursive=bool(flags & {"r", "R"}), dirs="d" in flags)
+        except FsError as exc:
+            if "f" in flags and str(exc).startswith("No such"):
+                continue
+            await say(io.stderr, f"rm: cannot remove '{p}': {exc}\n")
+            status = 1
+    return status
+
+
+@command("rmdir")
+async def rmdir(sh: Shell, argv: list[str], io: IO) -> int:
+    status = 0
+    for p in getopt(argv, "p")[2]:
+        try:
+            if not sh.fs.lookup(p, sh.cwd).is_dir:
+                raise FsError("Not a directory")
+            sh.fs.remove(p, sh.cwd, dirs=True)
+        except FsError as exc:
+            await say(io.stderr, f"rmdir: failed to remove '{p}': {exc}\n")
+            status = 1
+    return status
+
+
+@command("touch")
+async def touch(sh: Shell, argv: list[str], io: IO) -> int:
+    status = 0
+    for p in getopt(argv, "acm")[2]:
+        try:
+            if sh.fs.exists(p, sh.cwd):
+                sh.fs.lookup(p, sh.cwd).mtime = time.time()
+            else:
+                sh.fs.write(p, b"", sh.cwd)
+        except FsError as exc:
+            await say(io.stderr, f"touch: cannot touch '{p}': {exc}\n")
+            status = 1
+    return status
+
+
+def _file_type(node: Node) -> str:
+    if node.kind == "d":
+        return "directory"
+    if node.kind == "l":
+        return "symbolic link"
+    return "regular file" if node.data else "regular empty file"
+
+
+def stat_format(
+    fmt: str, path: str, node: Node, users: tuple[dict[int, str], dict[int, str]]
+) -> str:
+    stamp = time.strftime("%Y-%m-%d %H:%M:%S.000000000 +0000", time.gmtime(node.mtime))
+    values = {
+        "n": path,
+        "N": f"'{path}'" + (f" -> '{node.target}'" if node.kind == "l" else ""),
+        "s": str(node.size),
+        "F": _file_type(node),
+        "a": f"{node.mode:o}",
+        "A": node.mode_string(),
+        "u": str(node.uid),
+        "g": str(node.gid),
+        "U": users[0].get(node.uid, "UNKNOWN"),
+        "G": users[1].get(node.gid, "UNKNOWN"),
+        "Y": str(int(node.mtime)),
+        "X": str(int(node.mtime)),
+        "Z": str(int(node.mtime)),
+        "W": "0",
+        "y": stamp,
+        "x": stamp,
+        "z": stamp,
+        "w": "-",
+        "i": str(node.inode),
+        "h": str(node.nlink),
+        "b": str((node.size + 511) // 512),
+        "B": "512",
+        "o": "4096",
+        "f": f"{node.mode | {'d': 0o040000, '-': 0o100000, 'l': 0o120000}[node.kind]:x}",
+        "%": "%",
+    }
+    out, i = [], 0
+    while i < len(fmt):
+        if fmt[i] == "%" and i + 1 < len(fmt):
+            out.append(values.get(fmt[i + 1], "?"))
+            i += 2
+        elif fmt[i] == "\\" and i + 1 < len(fmt):
+            out.append({"n": "\n", "t": "\t", "\\": "\\"}.get(fmt[i + 1], fmt[i + 1]))
+            i += 2
+        else:
+            out.append(fmt[i])
+            i += 1
+    return "".join(out)
+
+
+_STAT_DEFAULT = (
+    "  File: %N\\n  Size: %-10s\\tBlocks: %-10b IO Block: 4096   %F\\n"
+    "Device: 0,52\\tInode: %-11i Links: %h\\n"
+    "Access: (0%a/%A)  Uid: (%u/%U)   Gid: (%g/%G)\\n"
+    "Access: %x\\nModify: %y\\nChange: %z\\n Birth: -\\n"
+)
+
+
+@command("stat")
+async def stat(sh: Shell, argv: list[str], io: IO) -> int:
+    flags, vals, paths = getopt(
+        argv, "Lt", "c", longs={"format=": "c", "printf=": "p", "dereference": "L"}
+    )
+    users, status = owners(sh.fs), 0
+    if not paths:
+        await say(io.stderr, "stat: missing operand\n")
+        return 1
+    for p in paths:
+        try:
+            node = sh.fs.lookup(p, sh.cwd, follow="L" in flags)
+        except FsError as exc:
+            await say(io.stderr, f"stat: cannot statx '{p}': {exc}\n")
+            status = 1
+            continue
+        if "p" in vals:
+            await say(io.stdout, stat_format(vals["p"], p, node, users))
+        elif "c" in vals:
+            await say(io.stdout, stat_format(vals["c"], p, node, users) + "\n")
+        else:
+            text = stat_format(
+                _STAT_DEFAULT.replace("%-10s", "%s").replace("%-10b", "%b").replace("%-11i", "%i"),
+                p,
+                node,
+                users,
+            )
+            await say(io.stdout, text)
+    return status

@@ -118,7 +118,9 @@ class RepoService:
     async def update(self, name: str) -> UpdateResult:
         repo = await self.get(name)
         async with self._locks[name]:
-            previous = await self._prepared(name)
+            previous = self._indexes.get(name) or await asyncio.to_thread(
+                self.files.load, name, repair=False
+            )
             return await self._download(
                 name, repo.url, previous=previous, credentials=repo.credentials
             )

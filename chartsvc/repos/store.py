@@ -45,8 +45,9 @@ class IndexFiles:
         publish(staged_raw, self.raw(name))
         write_atomic(self.names(name), index.chart_names(prepared))
 
-    def load(self, name: str) -> index.PreparedIndex | None:
-        """The prepared index; re-prepared from the raw file when stale or missing."""
+    def load(self, name: str, *, repair: bool = True) -> index.PreparedIndex | None:
+        """The prepared index; re-prepared from the raw file when stale or missing (unless
+        ``repair`` is false: an update about to download anyway need not parse the old file)."""
         raw_path = self.raw(name)
         if not raw_path.exists():
             return None
@@ -57,6 +58,8 @@ class IndexFiles:
         prepared = index.PreparedIndex.from_lines(encoded) if encoded else None
         if prepared is not None and prepared.source.get("size") == raw_path.stat().st_size:
             return prepared
+        if not repair:
+            return None
         return self._reprepare(name, raw_path, prepared.source if prepared else {})
 
     def _reprepare(self, name: str, raw_path: Path, source: dict[str, Any]) -> index.PreparedIndex:

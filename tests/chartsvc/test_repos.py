@@ -323,3 +323,14 @@ async def test_unconfigured_dependency_repository_is_fetched_and_refreshed(
     chart_repo.set_index(index_document({"x": chart_archives["demo-0.1.0"]}))
     service.adhoc_ttl_s = 0
     assert await service.versions_for(chart_repo.url, "demo") == ["0.1.0"]
+
+
+async def test_update_over_a_helm_cli_cache_does_not_parse_the_old_file(
+    service: RepoService, chart_repo: ChartRepo, tmp_path: Path
+) -> None:
+    config.write_entries(tmp_path / "repositories.yaml", [config.new_entry("r", chart_repo.url)])
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / "r-index.yaml").write_text("left: [by an old helm, broken")
+    result = await service.update("r")
+    assert result.updated
+    assert result.charts == 2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import sqlite3
 from pathlib import Path
@@ -265,3 +266,17 @@ async def test_private_default_visibility_applies_to_new_projects(
     await ingest_ok(client, project="hidden", junit=[junit_xml([("a", "pass")])])
     resp = await client.get("/api/v1/gate", params={"project": "hidden", "branch": "main"})
     await assert_problem(resp, 404, code="project-not-found")
+
+
+async def test_concurrent_shards_of_one_run_all_land_in_it(client: Any, tmp_path: Path) -> None:
+    shards = [
+        junit_xml([(f"t{n}a", "pass"), (f"t{n}b", "fail")], suite=f"shard{n}") for n in range(6)
+    ]
+    bodies = await asyncio.gather(
+        *(ingest_ok(client, runKey="parallel", junit=[shard]) for shard in shards)
+    )
+    assert len({body["runId"] for body in bodies}) == 1
+    assert sum(body["created"] for body in bodies) == 1
+    final = max(bodies, key=lambda body: body["uploads"])
+    assert (final["tests"], final["failures"], final["uploads"]) == (12, 6, 6)
+    assert row_counts(db_path(settings_for(tmp_path)))["runs"] == 1

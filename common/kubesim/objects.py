@@ -13,7 +13,7 @@ import re
 import secrets
 import uuid
 
-from common.kubesim import checks, crds, defaults, deletion, fields
+from common.kubesim import checks, crds, defaults, deletion, eventsv1, fields
 from common.kubesim.meta import WriteOptions, now
 from common.kubesim.registry import Registry, ResourceType
 from common.kubesim.selectors import field_matcher, label_matcher
@@ -79,6 +79,8 @@ class Objects:
 
     def present(self, rt: ResourceType, obj: Obj) -> Obj:
         """The object as served in ``rt``'s version (CRD versions differ only in apiVersion)."""
+        if rt.storage is not None and obj.get("apiVersion") != rt.api_version:
+            return eventsv1.to_v1(obj)
         if obj.get("apiVersion") == rt.api_version:
             return obj
         return {**obj, "apiVersion": rt.api_version}
@@ -93,11 +95,8 @@ class Objects:
     ) -> list[Obj]:
         labels = label_matcher(label_selector)
         fields_ = field_matcher(field_selector, rt.group, rt.plural, custom=rt.crd is not None)
-        return [
-            self.present(rt, o)
-            for o in self.store.list(rt.group_resource, namespace)
-            if labels(o) and fields_(o)
-        ]
+        served = (self.present(rt, o) for o in self.store.list(rt.group_resource, namespace))
+        return [o for o in served if labels(o) and fields_(o)]
 
     # -- create -----------------------------------------------------------------------------
     def create(
@@ -143,6 +142,8 @@ class Objects:
                 f"expected API version ({rt.api_version})"
             )
         obj["apiVersion"], obj["kind"] = rt.api_version, rt.kind
+        if rt.storage is not None:
+            obj = eventsv1.to_core(obj)
         meta = obj.setdefault("metadata", {})
         if not isinstance(meta, dict):
             raise bad_request("metadata must be an object")

@@ -29,6 +29,10 @@ _NO_GENERATION = frozenset(
 )
 
 
+# Resources served from another resource's objects (converted on the way in and out).
+_SHARED_STORAGE = {("events.k8s.io", "events"): ("", "events")}
+
+
 @attrs.frozen
 class Subresource:
     name: str
@@ -55,6 +59,8 @@ class ResourceType:
     storage_version_hash: str = ""
     list_kind: str = ""
     crd: dict[str, Any] | None = attrs.field(default=None, eq=False, hash=False)
+    # Where the objects live when another resource owns them (events.k8s.io events are core ones).
+    storage: tuple[str, str] | None = None
 
     @property
     def api_version(self) -> str:
@@ -63,7 +69,7 @@ class ResourceType:
     @property
     def group_resource(self) -> tuple[str, str]:
         """The store key: objects are shared by every version of a group."""
-        return (self.group, self.plural)
+        return self.storage or (self.group, self.plural)
 
     def subresource(self, name: str) -> Subresource | None:
         return next((s for s in self.subresources if s.name == name), None)
@@ -103,6 +109,7 @@ def _from_legacy(group: str, version: str, entries: list[dict[str, Any]]) -> lis
             subresources=tuple(subs.get(e["name"], ())),
             storage_version_hash=e.get("storageVersionHash", ""),
             list_kind=e["kind"] + "List",
+            storage=_SHARED_STORAGE.get((group, e["name"])),
         )
         for e in entries
         if "/" not in e["name"]

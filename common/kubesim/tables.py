@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from common.kubesim import crds, jsonpath
+import attrs
+
+from common.kubesim import crds, eventsv1, jsonpath
 from common.kubesim.columns import COLUMNS
 from common.kubesim.printers import Column, age
 from common.kubesim.registry import ResourceType
@@ -81,7 +83,13 @@ def _crd_cell(path: str, kind: str) -> Callable[[Obj], Any]:
 def columns(rt: ResourceType) -> list[Column]:
     if rt.crd is not None:
         return _crd_columns(rt)
+    if rt.storage is not None:  # cells read the stored form
+        return [attrs.evolve(c, cell=_stored(c.cell)) for c in COLUMNS[rt.storage]]
     return COLUMNS.get(rt.group_resource) or [_NAME, _CREATED]
+
+
+def _stored(cell: Callable[[Obj], Any]) -> Callable[[Obj], Any]:
+    return lambda obj: cell(eventsv1.to_core(obj))
 
 
 def partial_metadata(obj: Obj) -> Obj:

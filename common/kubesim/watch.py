@@ -116,7 +116,8 @@ class _Filter:
                 return False
             if ns and obj["metadata"].get("namespace") != ns:
                 return False
-            return labels(obj) and fields(obj)
+            served = objs.present(rt, obj)
+            return labels(served) and fields(served)
 
         self.visible = visible
 

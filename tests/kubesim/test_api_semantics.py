@@ -279,3 +279,42 @@ async def test_terminating_namespace_survives_unrelated_updates(raw: Raw) -> Non
     assert status == 200
     assert body["status"]["phase"] == "Terminating"
     assert (await raw("GET", f"/api/v1/namespaces/{ns}"))[0] == 200
+
+
+async def test_events_are_one_set_in_two_apis(raw: Raw) -> None:
+    ns = await namespace(raw)
+    core = {
+        "metadata": {"name": "e1"},
+        "involvedObject": {"kind": "Pod", "name": "p", "namespace": ns},
+        "reason": "Pulled",
+        "message": "pulled the image",
+        "type": "Normal",
+        "count": 2,
+    }
+    assert (await raw("POST", f"/api/v1/namespaces/{ns}/events", core))[0] == 201
+    _, listed, _ = await raw(
+        "GET", f"/apis/events.k8s.io/v1/namespaces/{ns}/events", fieldSelector="regarding.name=p"
+    )
+    [event] = listed["items"]
+    assert event["apiVersion"] == "events.k8s.io/v1"
+    assert (event["note"], event["regarding"]["name"], event["deprecatedCount"]) == (
+        "pulled the image",
+        "p",
+        2,
+    )
+    new = {
+        "metadata": {"name": "e2"},
+        "regarding": {"kind": "Pod", "name": "q"},
+        "reason": "Started",
+        "note": "started",
+        "type": "Normal",
+        "eventTime": "2026-01-01T00:00:00.000000Z",
+        "action": "Start",
+        "reportingController": "kubelet",
+        "reportingInstance": "node-1",
+    }
+    status, created, _ = await raw("POST", f"/apis/events.k8s.io/v1/namespaces/{ns}/events", new)
+    assert status == 201, created
+    assert created["note"] == "started"
+    _, stored, _ = await raw("GET", f"/api/v1/namespaces/{ns}/events/e2")
+    assert (stored["message"], stored["involvedObject"]["name"]) == ("started", "q")

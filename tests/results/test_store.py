@@ -1,15 +1,9 @@
-"""The SQLite store on real files: migrations, transactions, kill safety, merges and lookups."""
+"""The SQLite store on real files: migrations, ingest writes, shard merges, lookups and plans."""
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
-import os
-import signal
 import sqlite3
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -29,9 +23,7 @@ from results.runs import RunStatus, Visibility
 from results.store import SqliteStore, open_store
 from results.store.linecodec import decode_branches, decode_lines, encode_branches, encode_lines
 from results.store.schema import MIGRATIONS, SchemaTooNew
-from tests.results.support import RUN_TABLES, row_counts
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.results.support import RUN_TABLES
 
 
 def target(**changes: object) -> RunTarget:
@@ -101,92 +93,6 @@ async def test_a_database_from_a_newer_build_is_refused(tmp_path: Path) -> None:
     with pytest.raises(SchemaTooNew):
         async with open_store(path):
             pass
-
-
-async def test_connections_enforce_foreign_keys(store: SqliteStore) -> None:
-    with pytest.raises(sqlite3.IntegrityError):
-        await store.db.write(
-            "INSERT INTO runs (project_id, branch, commit_sha, created_at, updated_at, status) "
-            "VALUES (999, 'b', 'c', 'now', 'now', 'PASSED')"
-        )
-
-
-async def test_reads_cannot_write(store: SqliteStore) -> None:
-    with pytest.raises(sqlite3.OperationalError):
-        await store.db.fetchone("DELETE FROM projects")
-
-
-async def test_an_error_inside_a_transaction_rolls_everything_back(store: SqliteStore) -> None:
-    async def failing_write() -> None:
-        async with store.db.transaction() as conn:
-            await conn.execute("INSERT INTO projects (name, created_at) VALUES ('gone', 'now')")
-            raise RuntimeError("mid-write failure")
-
-    with pytest.raises(RuntimeError):
-        await failing_write()
-    assert await store.find_project("gone") is None
-    await store.db.write("INSERT INTO projects (name, created_at) VALUES ('next', 'now')")
-    assert await store.find_project("next") is not None
-
-
-async def test_a_cancelled_transaction_rolls_back_and_frees_the_writer(
-    store: SqliteStore,
-) -> None:
-    inside = asyncio.Event()
-
-    async def slow_writer() -> None:
-        async with store.db.transaction() as conn:
-            await conn.execute("INSERT INTO projects (name, created_at) VALUES ('half', 'now')")
-            inside.set()
-            await asyncio.Event().wait()
-
-    task = asyncio.create_task(slow_writer())
-    await inside.wait()
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
-    assert await store.find_project("half") is None
-    await store.db.write("INSERT INTO projects (name, created_at) VALUES ('later', 'now')")
-    assert await store.find_project("later") is not None
-
-
-def test_a_process_killed_mid_ingest_leaves_nothing(tmp_path: Path) -> None:
-    """SIGKILL while the ingest transaction is open: the next open sees no trace of it."""
-    path = tmp_path / "results.db"
-    script = textwrap.dedent(
-        """
-        import asyncio, sys
-        from pathlib import Path
-        from results.store import open_store
-
-        async def main():
-            async with open_store(Path(sys.argv[1])) as store:
-                async with store.db.transaction() as conn:
-                    await conn.execute(
-                        "INSERT INTO projects (name, created_at) VALUES ('killed', 'now')")
-                    await conn.executemany(
-                        "INSERT INTO runs (project_id, branch, commit_sha, created_at,"
-                        " updated_at, status) VALUES (1, 'b', ?, 'now', 'now', 'PASSED')",
-                        [(str(n),) for n in range(5000)])
-                    print("inside", flush=True)
-                    await asyncio.sleep(60)
-
-        asyncio.run(main())
-        """
-    )
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen(
-        [sys.executable, "-c", script, str(path)], stdout=subprocess.PIPE, env=env, cwd=ROOT
-    )
-    try:
-        assert proc.stdout is not None
-        assert proc.stdout.readline().strip() == b"inside"
-        proc.send_signal(signal.SIGKILL)
-    finally:
-        proc.wait(timeout=30)
-        if proc.stdout is not None:
-            proc.stdout.close()
-    assert row_counts(path) == dict.fromkeys(RUN_TABLES, 0)
 
 
 async def test_ingest_writes_the_run_with_totals(store: SqliteStore) -> None:

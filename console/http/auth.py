@@ -48,6 +48,7 @@ async def delete_session(request: web.Request) -> web.Response:
 def _session(principal: Principal, idle_seconds: float) -> dict[str, Any]:
     return {
         "authenticated": True,
+        "user": principal.user,
         "username": principal.user,
         "via": principal.via,
         "idleTimeoutSeconds": int(idle_seconds),

@@ -10,7 +10,6 @@ from typing import Any
 
 from aiohttp import web
 
-from console.about import store_info
 from console.auth import current_user
 from console.clusters import Cluster, ClusterRegistry
 from console.keys import AUTH
@@ -30,6 +29,14 @@ def withholding(request: web.Request) -> bool:
     return request.app[AUTH].open_mode and current_user(request) is None
 
 
+def storage_text(registry: ClusterRegistry, *, withhold: bool) -> str:
+    """Where runtime clusters live, for people: ``sqlite:/var/console/clusters.db``, ``memory``."""
+    store = registry.store
+    if store.location is None or withhold:
+        return store.backend
+    return f"{store.backend}:{store.location}"
+
+
 def cluster_config(
     registry: ClusterRegistry, cluster: Cluster, *, withhold: bool
 ) -> dict[str, Any]:
@@ -38,9 +45,10 @@ def cluster_config(
         **cluster_entry(cluster),
         "context": cluster.context,
         "contexts": cluster.contexts(),
-        "store": store_info(registry, withhold=withhold),
+        "storage": storage_text(registry, withhold=withhold),
+        "persistent": registry.store.persistent,
         "kubeconfigStored": cluster.kubeconfig_stored,
         "serverVersion": probe.git_version if probe else None,
         "simulator": probe.simulator if probe else None,
-        "withheld": ["store.location"] if withhold else [],
+        "withheld": ["storage.location"] if withhold and registry.store.location else [],
     }

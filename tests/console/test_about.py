@@ -105,5 +105,8 @@ async def test_simulator_state(console_app: ConsoleApp, sim: Simulator, tmp_path
     }
     config = await (await client.get("/api/v1/clusters/alpha/config")).json()
     assert (config["simulator"], config["serverVersion"]) == (True, "v1.32.4")
-    assert config["withheld"] == ["store.location"]
-    assert "location" not in config["store"]
+    assert config["withheld"] == ["storage.location"]
+    assert (config["storage"], config["persistent"]) == ("sqlite", True)
+    signed_in = await (await client.get("/api/v1/clusters/alpha/config", headers=ADMIN)).json()
+    assert signed_in["storage"] == f"sqlite:{tmp_path / 'console' / 'clusters.db'}"
+    assert signed_in["withheld"] == []

@@ -125,6 +125,7 @@ async def test_session_cookie_flow(console_app: ConsoleApp) -> None:
     resp = await client.post("/api/v1/auth/session", headers=session)
     assert await resp.json() == {
         "authenticated": True,
+        "user": "admin",
         "username": "admin",
         "via": "session",
         "idleTimeoutSeconds": 1800,

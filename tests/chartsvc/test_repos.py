@@ -21,7 +21,9 @@ from common.netguard import AddressPolicy, AddressRefused, guarded_session
 from tests.chartsvc.conftest import LOOPBACK, ChartRepo, index_document
 
 
-def make_service(tmp_path: Path, session: Any, policy: AddressPolicy) -> RepoService:
+def make_service(
+    tmp_path: Path, session: Any, policy: AddressPolicy, *, index_memory: int = 64 * 1024 * 1024
+) -> RepoService:
     return RepoService(
         repositories_file=tmp_path / "repositories.yaml",
         files=IndexFiles(tmp_path / "cache"),
@@ -29,7 +31,7 @@ def make_service(tmp_path: Path, session: Any, policy: AddressPolicy) -> RepoSer
         policy=policy,
         max_index_size=10 * 1024 * 1024,
         limits=archives.ArchiveLimits(),
-        indexes=WeightedLRU(64 * 1024 * 1024),
+        indexes=WeightedLRU(index_memory),
     )
 
 
@@ -334,3 +336,27 @@ async def test_update_over_a_helm_cli_cache_does_not_parse_the_old_file(
     result = await service.update("r")
     assert result.updated
     assert result.charts == 2
+
+
+def test_weighted_lru_bounds_memory() -> None:
+    lru: WeightedLRU[str, str] = WeightedLRU(10)
+    lru.put("a", "A", 4)
+    lru.put("b", "B", 4)
+    assert lru.get("a") == "A"  # a is now the most recent
+    lru.put("c", "C", 4)
+    assert lru.get("b") is None
+    assert lru.weight == 8
+    lru.put("huge", "H", 11)  # larger than the whole budget: never kept
+    assert lru.get("huge") is None
+    assert lru.get("a") == "A"
+
+
+async def test_evicted_indexes_are_read_back_from_disk(
+    chart_repo: ChartRepo, tmp_path: Path
+) -> None:
+    policy = AddressPolicy(allow=LOOPBACK)
+    async with guarded_session(policy) as session:
+        # Nothing fits in one byte: every listing reads the prepared file again.
+        tiny = make_service(tmp_path, session, policy, index_memory=1)
+        await tiny.add("r", chart_repo.url)
+        assert [c.name for c in await tiny.charts("r")] == ["r/demo", "r/other"]

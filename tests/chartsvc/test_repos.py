@@ -360,3 +360,9 @@ async def test_evicted_indexes_are_read_back_from_disk(
         tiny = make_service(tmp_path, session, policy, index_memory=1)
         await tiny.add("r", chart_repo.url)
         assert [c.name for c in await tiny.charts("r")] == ["r/demo", "r/other"]
+
+
+async def test_an_oci_registry_is_not_a_chart_repository(service: RepoService) -> None:
+    with pytest.raises(BadRequest, match="use oci:// references directly") as refused:
+        await service.add("o", "oci://registry.example.com/charts")
+    assert refused.value.extra["errors"][0]["field"] == "url"

@@ -132,7 +132,8 @@ class ConsoleSettings:
 
     @property
     def ai_enabled(self) -> bool:
-        return bool(self.ai.provider and self.ai.api_key)
+        """An LLM is configured: a provider, and a key or a base URL (a local model needs none)."""
+        return bool(self.ai.provider and (self.ai.api_key or self.ai.base_url))
 
 
 @attrs.frozen

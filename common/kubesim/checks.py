@@ -27,6 +27,8 @@ _LABEL_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _CONFIG_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
+# core/v1 validation's limit on ConfigMap and Secret payloads (what etcd can store).
+MAX_DATA_BYTES = 1024 * 1024
 
 
 def _required(field: str, detail: str = "") -> Cause:
@@ -229,7 +231,24 @@ def _service(obj: Obj) -> list[Cause]:
 
 
 def _config_map(obj: Obj) -> list[Cause]:
+    """Keys must be config keys; the payload must fit etcd (ValidateConfigMap/ValidateSecret)."""
     causes = []
+    size = sum(
+        len(str(k)) + len(str(v))
+        for f in ("data", "binaryData")
+        for k, v in (obj.get(f) or {}).items()
+    )
+    if obj.get("kind") == "Secret":  # data is base64 on the wire; the limit counts bytes
+        size = sum(len(str(k)) + len(str(v)) * 3 // 4 for k, v in (obj.get("data") or {}).items())
+    if size > MAX_DATA_BYTES:
+        field = "data"
+        causes.append(
+            {
+                "reason": "FieldValueTooLong",
+                "field": field,
+                "message": f"Too long: must have at most {MAX_DATA_BYTES} bytes",
+            }
+        )
     for field in ("data", "binaryData"):
         for key in obj.get(field) or {}:
             if not _CONFIG_KEY.match(str(key)) or len(str(key)) > 253:

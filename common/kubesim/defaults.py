@@ -12,12 +12,15 @@ import ipaddress
 from typing import TYPE_CHECKING, Any
 
 from common.kubesim.registry import ResourceType
+from common.kubesim.status import KubeError
 
 if TYPE_CHECKING:
     from common.kubesim.objects import Objects
 
 Obj = dict[str, Any]
 SERVICE_CIDR = ipaddress.ip_network("10.96.0.0/12")
+# kube-apiserver's default --service-node-port-range.
+NODE_PORTS = range(30000, 32768)
 
 
 def apply(rt: ResourceType, obj: Obj, objs: Objects) -> None:
@@ -198,12 +201,31 @@ def _service(obj: Obj, objs: Objects) -> None:
     spec.setdefault("ipFamilies", ["IPv4"])
     spec.setdefault("ipFamilyPolicy", "SingleStack")
     spec.setdefault("internalTrafficPolicy", "Cluster")
+    node_ports = spec["type"] in ("NodePort", "LoadBalancer")
+    if node_ports:
+        spec.setdefault("externalTrafficPolicy", "Cluster")
+        if spec["type"] == "LoadBalancer":
+            spec.setdefault("allocateLoadBalancerNodePorts", True)
     for port in spec.get("ports") or []:
         if isinstance(port, dict):
             port.setdefault("protocol", "TCP")
             if "port" in port:
                 port.setdefault("targetPort", port["port"])
+            if node_ports and not port.get("nodePort"):
+                port["nodePort"] = _allocate_node_port(objs)
     obj.setdefault("status", {}).setdefault("loadBalancer", {})
+
+
+def _allocate_node_port(objs: Objects) -> int:
+    used = {
+        p.get("nodePort")
+        for s in objs.store.list(("", "services"))
+        for p in (s.get("spec") or {}).get("ports") or []
+    }
+    for port in NODE_PORTS:
+        if port not in used:
+            return port
+    raise KubeError(422, "range 30000-32767 is full: no node port left to allocate")
 
 
 def _allocate_ip(objs: Objects) -> str:

@@ -52,9 +52,15 @@ _NAME_RULES = {
 }
 
 
-def _strip(obj: Obj) -> Obj:
-    """The parts of an object that count as its spec for generation purposes."""
-    return {k: v for k, v in obj.items() if k not in ("metadata", "status", "apiVersion", "kind")}
+def _strip(obj: Obj, *, status: bool = False) -> Obj:
+    """The parts of an object that count as its spec for generation purposes (``status`` too for
+    custom resources without a status subresource, as the apiserver counts them)."""
+    skip = (
+        ("metadata", "apiVersion", "kind")
+        if status
+        else ("metadata", "status", "apiVersion", "kind")
+    )
+    return {k: v for k, v in obj.items() if k not in skip}
 
 
 class Objects:
@@ -230,7 +236,9 @@ class Objects:
             else:
                 meta.pop(k, None)
         defaults.apply(rt, obj, self)
-        if rt.tracks_generation and _strip(obj) != _strip(old):
+        if rt.tracks_generation and _strip(obj, status=not rt.has_status) != _strip(
+            old, status=not rt.has_status
+        ):
             meta["generation"] = old["metadata"].get("generation", 0) + 1
         crds.validate(rt, obj)
         checks.validate(rt, obj, old)

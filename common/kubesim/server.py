@@ -32,6 +32,8 @@ VERSION = {
 # Paths a real cluster serves to anyone (system:public-info-viewer).
 _PUBLIC = ("/version", "/healthz", "/livez", "/readyz")
 _NOT_FOUND = "the server could not find the requested resource"
+# kube-apiserver's limit on a request body (apiserver.MaxRequestBodyBytes).
+MAX_REQUEST_BYTES = 3 * 1024 * 1024
 
 
 def status_response(exc: KubeError) -> web.Response:
@@ -52,6 +54,14 @@ async def errors(request: web.Request, handler: Handler) -> web.StreamResponse:
     except web.HTTPMethodNotAllowed:
         return status_response(
             KubeError(405, "the server does not allow this method on the requested resource")
+        )
+    except web.HTTPRequestEntityTooLarge:
+        return status_response(
+            KubeError(
+                413,
+                f"Request entity too large: limit is {MAX_REQUEST_BYTES}",
+                reason="RequestEntityTooLarge",
+            )
         )
     except web.HTTPNotFound:
         return status_response(KubeError(404, _NOT_FOUND, details={}))
@@ -167,7 +177,7 @@ def _resource_routes() -> list[web.RouteDef]:
 
 
 def create_app(state: State) -> web.Application:
-    app = web.Application(middlewares=[errors, authenticate], client_max_size=64 * 1024 * 1024)
+    app = web.Application(middlewares=[errors, authenticate], client_max_size=MAX_REQUEST_BYTES)
     app[STATE] = state
     app.add_routes(routes)
     app.add_routes(_resource_routes())

@@ -181,6 +181,17 @@ async def test_dynamic_client(api: ApiClient) -> None:
     await secrets.create(body={"metadata": {"name": "s"}, "stringData": {"a": "b"}}, namespace=ns)
     got = await secrets.get(name="s", namespace=ns)
     assert got.type == "Opaque"
+    cms = await dyn.resources.get(api_version="v1", kind="ConfigMap")
+    body = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "applied"},
+        "data": {"a": "1"},
+    }
+    await dyn.server_side_apply(cms, body=body, namespace=ns, field_manager="tool")
+    body["data"] = {"b": "2"}  # "a" is dropped by its only manager, so it goes
+    applied = await dyn.server_side_apply(cms, body=body, namespace=ns, field_manager="tool")
+    assert applied.data.to_dict() == {"b": "2"}
     deployments = await dyn.resources.get(api_version="apps/v1", kind="Deployment")
     listed = await deployments.get(namespace=ns)
     assert listed.items == []

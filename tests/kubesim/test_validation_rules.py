@@ -163,3 +163,32 @@ spec:
     )
     assert failed.returncode == 1
     assert "field is immutable" in failed.stderr
+
+
+async def test_node_ports_are_allocated(raw: Raw) -> None:
+    ns = await namespace(raw)
+    status, svc, _ = await raw(
+        "POST",
+        f"/api/v1/namespaces/{ns}/services",
+        {"metadata": {"name": "lb"}, "spec": {"type": "LoadBalancer", "ports": [{"port": 80}]}},
+    )
+    assert status == 201
+    assert 30000 <= svc["spec"]["ports"][0]["nodePort"] <= 32767
+    assert svc["spec"]["externalTrafficPolicy"] == "Cluster"
+
+
+async def test_payload_limits(raw: Raw) -> None:
+    ns = await namespace(raw)
+    big = "x" * (1024 * 1024)
+    status, body, _ = await raw(
+        "POST",
+        f"/api/v1/namespaces/{ns}/configmaps",
+        {"metadata": {"name": "big"}, "data": {"k": big}},
+    )
+    assert (status, body["details"]["causes"][0]["field"]) == (422, "data")
+    status, body, _ = await raw(
+        "POST",
+        f"/api/v1/namespaces/{ns}/configmaps",
+        {"metadata": {"name": "huge"}, "data": {"k": big * 4}},
+    )
+    assert (status, body["reason"]) == (413, "RequestEntityTooLarge")

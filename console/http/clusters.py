@@ -9,6 +9,7 @@ from aiohttp import web
 from common.errors import BadRequest
 from common.openapi import validated
 from console import audit
+from console.about import PROBE_BUDGET_S
 from console.clusters import ClusterDefinition
 from console.clusters.kubeconfigs import parse_posted
 from console.http.encode import cluster_config, cluster_entry, withholding
@@ -56,6 +57,7 @@ async def remove_cluster(request: web.Request) -> web.Response:
 async def get_cluster_config(request: web.Request) -> web.Response:
     registry = request.app[CLUSTERS]
     cluster = registry.get(validated(request).path["clusterId"])
+    await registry.probe(cluster.id, timeout=PROBE_BUDGET_S)  # server version, simulator or not
     return web.json_response(cluster_config(registry, cluster, withhold=withholding(request)))
 
 

@@ -315,3 +315,14 @@ async def test_the_kubeconfig_is_never_returned_or_logged(
     for secret in secrets:
         for text in [*texts, logged, reprs]:
             assert secret not in text
+
+
+async def test_the_config_view_after_a_restart_probes_the_server(
+    console_app: ConsoleApp, sim_b: Simulator, data_dir: Path
+) -> None:
+    client = await console_app(data_dir=data_dir)
+    await client.post("/api/v1/clusters", json=definition(sim_b), headers=ADMIN)
+    await client.close()
+    client = await console_app(data_dir=data_dir)
+    config = await (await client.get("/api/v1/clusters/gamma/config")).json()
+    assert (config["serverVersion"], config["simulator"]) == ("v1.32.4", True)

@@ -14,7 +14,9 @@ import signal
 import sys
 from pathlib import Path
 
+from common.kubesim.scenarios import SCENARIOS
 from common.kubesim.simulator import Simulator
+from common.kubesim.timings import Timings
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -31,6 +33,19 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--context", default="kubesim", help="context (and cluster) name")
     p.add_argument("--token", default=None, help="bearer token to require (random by default)")
+    p.add_argument("--nodes", type=int, default=3, help="number of simulated nodes (default 3)")
+    p.add_argument(
+        "--scenario",
+        choices=sorted(SCENARIOS),
+        default="empty",
+        help="what the cluster starts with: empty (bare) or demo (apps and failure modes)",
+    )
+    p.add_argument(
+        "--speed",
+        choices=("realistic", "fast"),
+        default="realistic",
+        help="pod start, crash back-off and log cadence: realistic (seconds) or fast",
+    )
     p.add_argument(
         "--plain-http",
         action="store_true",
@@ -66,6 +81,9 @@ def main(argv: list[str] | None = None) -> int:
         context=args.context,
         tls=not args.plain_http,
         kubeconfig_path=kubeconfig,
+        nodes=args.nodes,
+        scenario=args.scenario,
+        timings=Timings.realistic() if args.speed == "realistic" else Timings(),
     )
     try:
         asyncio.run(_run(sim))

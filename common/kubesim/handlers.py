@@ -39,15 +39,15 @@ async def resource(request: web.Request) -> web.StreamResponse:
         verb in ("update", "patch", "delete") and not target.name
     ):
         raise method_not_allowed()
+    custom = state.subresource_handlers.get((target.rt.group, target.rt.plural, target.subresource))
+    if custom is not None:  # before list/watch: metrics.k8s.io lists are served this way too
+        return await custom(request, state, target)
     if verb == "watch":
         return await reads.watch_(request, state, target)
     if verb == "list":
         return reads.list_(request, state, target)
     if verb == "deletecollection":
         return await writes.delete_collection(request, state, target)
-    custom = state.subresource_handlers.get((target.rt.group, target.rt.plural, target.subresource))
-    if custom is not None:
-        return await custom(request, state, target)
     served = ("status", "scale", "eviction", "binding", "finalize")
     if target.subresource and target.subresource not in served:
         raise KubeError(

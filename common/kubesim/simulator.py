@@ -20,12 +20,16 @@ from typing import TypeVar
 
 from aiohttp import web
 
-from common.kubesim import seed, tls
+from common.kubesim import podapi, seed, tls
+from common.kubesim.cluster import LiveCluster
 from common.kubesim.server import create_app
 from common.kubesim.state import State
+from common.kubesim.timings import Timings
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
+# Seconds open requests get to finish at shutdown; watches are ended before that.
+SHUTDOWN_TIMEOUT = 0.5
 
 
 class Simulator:
@@ -36,6 +40,8 @@ class Simulator:
     HTTP without authentication, for benchmarks: client-go never sends credentials over http.
     ``history``: how many events watches can resume from before 410 Gone. ``bookmark_interval``:
     seconds between BOOKMARK events on watches that allow them.
+    ``nodes``, ``scenario`` (``empty`` or ``demo``) and ``timings``: the living cluster (nodes,
+    controllers, kubelet) that runs inside; ``timings`` defaults to fast, test-friendly delays.
     """
 
     def __init__(
@@ -50,6 +56,9 @@ class Simulator:
         kubeconfig_path: Path | str | None = None,
         history: int = 2000,
         bookmark_interval: float = 60.0,
+        nodes: int = 1,
+        scenario: str = "empty",
+        timings: Timings | None = None,
     ) -> None:
         self.directory = Path(directory)
         self.token = token if token is not None else secrets.token_urlsafe(24)
@@ -66,6 +75,8 @@ class Simulator:
         self._thread: threading.Thread | None = None
         self._stop: asyncio.Event | None = None
         self.state: State | None = None
+        self.nodes, self.scenario, self.timings = nodes, scenario, timings or Timings()
+        self.live: LiveCluster | None = None
 
     def __repr__(self) -> str:
         return f"Simulator(url={self.url!r}, context={self.context!r})"
@@ -93,10 +104,22 @@ class Simulator:
         )
         seed.populate(self.state.objects)
         runner = web.AppRunner(
-            create_app(self.state), access_log=None, shutdown_timeout=2.0, handle_signals=False
+            create_app(self.state),
+            access_log=None,
+            shutdown_timeout=SHUTDOWN_TIMEOUT,
+            handle_signals=False,
         )
         await runner.setup()
         try:
+            self.live = LiveCluster(
+                self.state.objects,
+                nodes=self.nodes,
+                scenario=self.scenario,
+                timings=self.timings,
+                ca_pem=certs.ca_pem.decode() if certs else "",
+            )
+            podapi.install(self.state, self.live)
+            await self.live.start()
             site = web.TCPSite(
                 runner, self.host, self.port, ssl_context=certs.server_context() if certs else None
             )
@@ -116,6 +139,8 @@ class Simulator:
             await self._stop.wait()
         finally:
             await runner.cleanup()
+            if self.live is not None:
+                await self.live.stop()
 
     # -- thread management ------------------------------------------------------------------
     def start(self) -> None:
@@ -123,16 +148,14 @@ class Simulator:
         started: concurrent.futures.Future[None] = concurrent.futures.Future()
 
         def run() -> None:
-            loop = asyncio.new_event_loop()
+            # asyncio.run: connection handlers still open at the end are cancelled, not leaked.
             try:
-                loop.run_until_complete(self.serve(lambda: started.set_result(None)))
+                asyncio.run(self.serve(lambda: started.set_result(None)))
             except BaseException as exc:
                 if not started.done():
                     started.set_exception(exc)
                 else:
                     logger.exception("kubesim stopped with an error")
-            finally:
-                loop.close()
 
         self._thread = threading.Thread(target=run, name=f"kubesim-{self.context}", daemon=True)
         self._thread.start()

@@ -77,7 +77,7 @@ async def test_cli_serves_until_interrupted(tmp_path: Path) -> None:
     try:
         async with asyncio.timeout(20):
             line = (await proc.stdout.readline()).decode()
-        assert line.startswith("kubesim serving https://127.0.0.1:")
+        assert line.startswith("kubesim serving https://127.0.0.1:"), line
         doc = yaml.safe_load(kubeconfig.read_text())
         assert doc["current-context"] == "demo"
         assert "tok" not in line
@@ -85,4 +85,4 @@ async def test_cli_serves_until_interrupted(tmp_path: Path) -> None:
         proc.send_signal(signal.SIGINT)
         async with asyncio.timeout(20):
             code = await proc.wait()
-    assert code == 0
+    assert code == 0, (await proc.stderr.read()).decode() if proc.stderr else ""

@@ -18,7 +18,7 @@ This module must not know HTTP or SQL.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NoReturn
 
 import attrs
 
@@ -112,21 +112,31 @@ async def evaluate(
 ) -> Verdict:
     if query.commit is None and query.branch is None:
         raise CommitOrBranchRequired()
-    project = await store.find_project(query.project)
-    if project is None or not can_read(project):
-        raise ProjectNotFound(query.project)
-    run = await store.latest_run(
-        project.id, flag=query.flag, commit=query.commit, branch=query.branch
+    found = await store.project_run(
+        query.project, flag=query.flag, commit=query.commit, branch=query.branch
     )
-    if run is None:
-        what = f"commit {query.commit!r}" if query.commit else f"branch {query.branch!r}"
-        raise NoMatchingRun(query.project, what=what, flag=query.flag)
+    if found is None:
+        await _explain_miss(store, query, can_read)
+    project, run = found
+    if not can_read(project):
+        raise ProjectNotFound(query.project)
     baseline, notes = await find_baseline(store, settings, run, query.base_sha)
-    judge = _Judge(settings, run, baseline)
-    rules = [await judge.new_failures(store), judge.coverage_drop()]
+    wanted = [run.run_id, baseline.run.run_id] if baseline else [run.run_id]
+    failing = await store.failing_keys(wanted) if run.tests else {}
+    judge = _Judge(settings, run, baseline, failing)
+    rules = [judge.new_failures(), judge.coverage_drop()]
     if settings.min_line_coverage is not None:
         rules.append(judge.min_coverage(settings.min_line_coverage))
     return Verdict(run, tuple(rules), baseline, tuple(judge.missing), notes)
+
+
+async def _explain_miss(store: Store, query: GateQuery, can_read: CanRead) -> NoReturn:
+    """No run matched: a project the caller cannot see looks exactly like a missing one."""
+    project = await store.find_project(query.project)
+    if project is None or not can_read(project):
+        raise ProjectNotFound(query.project)
+    what = f"commit {query.commit!r}" if query.commit else f"branch {query.branch!r}"
+    raise NoMatchingRun(query.project, what=what, flag=query.flag)
 
 
 async def find_baseline(
@@ -154,6 +164,7 @@ class _Judge:
     settings: GateSettings
     run: RunSummary
     baseline: Baseline | None
+    failing: Mapping[int, frozenset[str]]
     missing: list[str] = attrs.field(factory=list)
 
     def _policy(self, code: str, policy: MissingDataPolicy, setting: str) -> tuple[bool, str]:
@@ -167,15 +178,15 @@ class _Judge:
             f"with flag {self.run.flag!r}"
         )
 
-    async def new_failures(self, store: Store) -> Rule:
+    def new_failures(self) -> Rule:
         if self.run.tests == 0:
             passed, why = self._policy("zero-tests", self.settings.on_zero_tests, "on-zero-tests")
             return Rule("new-failures", passed, f"the run holds no test results (0 tests) ({why})")
-        failing = await store.failing_keys(self.run.run_id)
+        failing = self.failing[self.run.run_id]
         if self.baseline is None:
             new, against = failing, f"({self._no_baseline()}, so every failure counts as new)"
         else:
-            new = failing - await store.failing_keys(self.baseline.run.run_id)
+            new = failing - self.failing[self.baseline.run.run_id]
             against = f"vs baseline run {self.baseline.run.run_id}"
         if not new:
             also = f"; {len(failing)} failing, all failing in the baseline too" if failing else ""

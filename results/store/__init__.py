@@ -11,7 +11,7 @@ This package must not import HTTP code or parsers beyond their value objects and
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -47,8 +47,13 @@ class Store(Protocol):
         """Newest run of the project and flag on ``commit`` (prefix of 7+ hex allowed), else
         on ``branch``."""
 
-    async def failing_keys(self, run_id: int) -> frozenset[str]:
-        """Keys of the run's failed and errored test cases."""
+    async def project_run(
+        self, project: str, *, flag: str, commit: str | None, branch: str | None
+    ) -> tuple[Project, RunSummary] | None:
+        """``latest_run`` by project name, together with the project."""
+
+    async def failing_keys(self, run_ids: Sequence[int]) -> Mapping[int, frozenset[str]]:
+        """Keys of the failed and errored test cases, per run."""
 
     async def run_hashes(self, project: str, run_key: str) -> frozenset[str]:
         """sha256 of the files already in the run ``run_key`` names (empty if none)."""
@@ -90,8 +95,13 @@ class SqliteStore:
             before_run_id=before_run_id,
         )
 
-    async def failing_keys(self, run_id: int) -> frozenset[str]:
-        return await queries.failing_keys(self.db, run_id)
+    async def project_run(
+        self, project: str, *, flag: str, commit: str | None, branch: str | None
+    ) -> tuple[Project, RunSummary] | None:
+        return await queries.project_run(self.db, project, flag=flag, commit=commit, branch=branch)
+
+    async def failing_keys(self, run_ids: Sequence[int]) -> Mapping[int, frozenset[str]]:
+        return await queries.failing_keys(self.db, run_ids)
 
     async def run_hashes(self, project: str, run_key: str) -> frozenset[str]:
         return await queries.run_hashes(self.db, project, run_key)

@@ -9,10 +9,18 @@ This module must not write.
 
 from __future__ import annotations
 
+import sqlite3
 import string
+from collections.abc import Sequence
 
 from results.runs import Project, RunSummary
-from results.store.rows import RUN_COLUMNS, RUN_FROM, project_from_row, summary_from_row
+from results.store.rows import (
+    RUN_COLUMNS,
+    RUN_FROM,
+    project_from_row,
+    project_of_run_row,
+    summary_from_row,
+)
 from results.store.sqlite import Database
 
 _SELECT_RUN = f"SELECT {RUN_COLUMNS} FROM {RUN_FROM}"  # noqa: S608 - constants only
@@ -50,31 +58,56 @@ async def latest_run(
     if before_run_id is not None:
         where.append("r.id < ?")
         params.append(before_run_id)
+    row = await _newest(db, where, params, commit=commit, branch=branch)
+    return summary_from_row(row) if row is not None else None
+
+
+async def project_run(
+    db: Database, project: str, *, flag: str, commit: str | None, branch: str | None
+) -> tuple[Project, RunSummary] | None:
+    """Like ``latest_run`` by project name, with the project, in one statement (the gate's
+    first lookup: one round trip to the database thread instead of two)."""
+    row = await _newest(
+        db, ["p.name = ?", "r.flag = ?"], [project, flag], commit=commit, branch=branch
+    )
+    return (project_of_run_row(row), summary_from_row(row)) if row is not None else None
+
+
+async def _newest(
+    db: Database, where: list[str], params: list[object], *, commit: str | None, branch: str | None
+) -> sqlite3.Row | None:
     if commit is not None:
-        found = await _newest(db, [*where, "r.commit_sha = ?"], [*params, commit])
+        found = await _first(db, [*where, "r.commit_sha = ?"], [*params, commit])
         if found is None and _is_sha_prefix(commit):
             upper = commit[:-1] + chr(ord(commit[-1]) + 1)
             clause = "r.commit_sha > ? AND r.commit_sha < ?"
-            found = await _newest(db, [*where, clause], [*params, commit, upper])
+            found = await _first(db, [*where, clause], [*params, commit, upper])
         return found
     if branch is None:
         raise ValueError("commit or branch is required")
-    return await _newest(db, [*where, "r.branch = ?"], [*params, branch])
+    return await _first(db, [*where, "r.branch = ?"], [*params, branch])
 
 
 def _is_sha_prefix(commit: str) -> bool:
     return len(commit) >= MIN_SHA_PREFIX and all(c in string.hexdigits for c in commit)
 
 
-async def _newest(db: Database, where: list[str], params: list[object]) -> RunSummary | None:
+async def _first(db: Database, where: list[str], params: list[object]) -> sqlite3.Row | None:
     sql = f"{_SELECT_RUN} WHERE {' AND '.join(where)} ORDER BY r.id DESC LIMIT 1"
-    row = await db.fetchone(sql, tuple(params))
-    return summary_from_row(row) if row is not None else None
+    return await db.fetchone(sql, tuple(params))
 
 
-async def failing_keys(db: Database, run_id: int) -> frozenset[str]:
-    sql = "SELECT key FROM test_cases WHERE run_id = ? AND status IN ('failed', 'error')"
-    return frozenset(row[0] for row in await db.fetchall(sql, (run_id,)))
+async def failing_keys(db: Database, run_ids: Sequence[int]) -> dict[int, frozenset[str]]:
+    """Keys of the failed and errored test cases of each run, in one statement."""
+    marks = ", ".join("?" for _ in run_ids)
+    sql = (
+        f"SELECT run_id, key FROM test_cases WHERE run_id IN ({marks}) "  # noqa: S608 - marks only
+        "AND status IN ('failed', 'error')"
+    )
+    keys: dict[int, set[str]] = {run_id: set() for run_id in run_ids}
+    for row in await db.fetchall(sql, tuple(run_ids)):
+        keys[row[0]].add(row[1])
+    return {run_id: frozenset(found) for run_id, found in keys.items()}
 
 
 async def run_hashes(db: Database, project: str, run_key: str) -> frozenset[str]:

@@ -18,7 +18,7 @@ RUN_COLUMNS = """
     r.id, r.project_id, p.name AS project, p.visibility, r.branch, r.commit_sha, r.flag,
     r.run_key, r.build_url, r.status, r.tests, r.passed, r.failures, r.errors, r.skipped,
     r.flaky, r.duration_ms, r.lines_covered, r.lines_valid, r.branches_covered,
-    r.branches_valid, r.uploads, r.created_at
+    r.branches_valid, r.uploads, r.created_at, p.created_at AS project_created_at
 """
 RUN_FROM = "runs r JOIN projects p ON p.id = r.project_id"
 
@@ -46,6 +46,16 @@ def summary_from_row(row: sqlite3.Row) -> RunSummary:
         branch_coverage_pct=_pct(row["branches_covered"], row["branches_valid"]),
         uploads=row["uploads"],
         created_at=row["created_at"],
+    )
+
+
+def project_of_run_row(row: sqlite3.Row) -> Project:
+    """The project of a row selected with ``RUN_COLUMNS``."""
+    return Project(
+        id=row["project_id"],
+        name=row["project"],
+        visibility=Visibility(row["visibility"]),
+        created_at=row["project_created_at"],
     )
 
 

@@ -117,7 +117,7 @@ async def test_ingest_writes_the_run_with_totals(store: SqliteStore) -> None:
     assert run.status is RunStatus.FAILED
     assert run.duration_ms == 1250
     assert run.line_coverage_pct is None
-    assert await store.failing_keys(run.run_id) == {"C b", "C c"}
+    assert await store.failing_keys([run.run_id, 999]) == {run.run_id: {"C b", "C c"}, 999: set()}
 
 
 async def test_shards_merge_coverage_by_line_union(store: SqliteStore) -> None:
@@ -195,6 +195,10 @@ async def test_latest_run_lookups(store: SqliteStore) -> None:
     assert await latest(branch="main", before_run_id=new_main) == old_main
     assert await latest(commit="3333333cccc", exclude_run_id=new_main) is None
     assert [r.run_id for r in await store.runs_after(feature, limit=10)] == [new_main, unit]
+    found = await store.project_run("p", flag="default", commit="2222222", branch=None)
+    assert found is not None
+    assert (found[0], found[1].run_id) == (project, feature)
+    assert await store.project_run("q", flag="default", commit=None, branch="main") is None
 
 
 def test_line_codec_round_trips() -> None:
@@ -207,6 +211,10 @@ def test_line_codec_round_trips() -> None:
 
 
 _NEWEST = "EXPLAIN QUERY PLAN SELECT r.id FROM runs r WHERE r.project_id = 1 AND r.flag = 'd' AND "
+_BY_NAME = (
+    "EXPLAIN QUERY PLAN SELECT r.id FROM runs r JOIN projects p ON p.id = r.project_id "
+    "WHERE p.name = 'p' AND r.flag = 'd' AND "
+)
 
 
 @pytest.mark.parametrize(
@@ -214,6 +222,7 @@ _NEWEST = "EXPLAIN QUERY PLAN SELECT r.id FROM runs r WHERE r.project_id = 1 AND
     [
         (_NEWEST + "r.commit_sha = 'abc' ORDER BY r.id DESC LIMIT 1", "runs_by_commit"),
         (_NEWEST + "r.branch = 'main' ORDER BY r.id DESC LIMIT 1", "runs_by_branch"),
+        (_BY_NAME + "r.commit_sha = 'abc' ORDER BY r.id DESC LIMIT 1", "runs_by_commit"),
     ],
 )
 async def test_gate_lookups_use_their_indexes(store: SqliteStore, sql: str, index: str) -> None:

@@ -18,6 +18,7 @@ import attrs
 import yaml
 
 from chartsvc import semver
+from chartsvc.repos import yamlindex
 from common.errors import BadGateway
 
 FORMAT = 2
@@ -160,12 +161,15 @@ def _text(value: Any) -> str:
     return "" if value is None else str(value)
 
 
-def parse(raw: bytes, *, source: dict[str, Any]) -> PreparedIndex:
-    """Parse ``raw`` (JSON or YAML) into a prepared index; raise InvalidIndex if it is not one."""
+def parse(raw: bytes, *, source: dict[str, Any], fast_yaml: bool = True) -> PreparedIndex:
+    """Parse ``raw`` (JSON or YAML) into a prepared index; raise InvalidIndex if it is not one.
+
+    ``fast_yaml=False`` skips the Helm-shape reader (tests compare the two paths).
+    """
     try:
         document = json.loads(raw, object_hook=_trim)
     except ValueError:
-        document = _parse_yaml(raw)
+        document = _read_yaml(raw) if fast_yaml else _parse_yaml(raw)
     if not isinstance(document, dict) or not document.get("apiVersion"):
         raise InvalidIndex("the repository index has no apiVersion: not a chart repository index")
     entries = document.get("entries") or {}
@@ -201,6 +205,16 @@ def _trimmed_mapping(loader: Any, node: yaml.MappingNode) -> Any:
 
 
 _IndexLoader.add_constructor("tag:yaml.org,2002:map", _trimmed_mapping)
+
+
+def _read_yaml(raw: bytes) -> Any:
+    """Helm-shaped YAML through the fast reader; anything else through the YAML library."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return _parse_yaml(raw)
+    found = yamlindex.read(text)
+    return found if found is not None else _parse_yaml(raw)
 
 
 def _parse_yaml(raw: bytes) -> Any:

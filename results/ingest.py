@@ -38,6 +38,9 @@ logger = logging.getLogger(__name__)
 REPORT_PARTS = {"junit": ReportKind.JUNIT, "jacoco": ReportKind.COVERAGE}
 TEXT_FIELDS = ("project", "branch", "commit", "flag", "runKey", "buildUrl")
 _HASH_CHUNK = 1024 * 1024
+#: Ingests between parse and commit at once. Each holds its parsed reports in memory (bounded by
+#: ``max-elements``), and parsing is CPU-bound under the GIL, so more would add memory, not speed.
+INGEST_SLOTS = 2
 
 
 @attrs.frozen
@@ -69,6 +72,7 @@ class Ingestor:
     limits: ParseLimits
     new_project_visibility: Visibility
     listeners: list[RunListener] = attrs.field(factory=list)
+    _slots: asyncio.Semaphore = attrs.field(factory=lambda: asyncio.Semaphore(INGEST_SLOTS))
 
     async def ingest(self, form: IngestForm, *, can_read: CanRead) -> IngestResult:
         target = self.target(form)
@@ -78,8 +82,9 @@ class Ingestor:
         known: frozenset[str] = frozenset()
         if target.run_key is not None:
             known = await self.store.run_hashes(target.project, target.run_key)
-        parsed, repeated = await asyncio.to_thread(parse_all, form.files, self.limits, known)
-        outcome = await self.store.ingest(IngestBatch(target, parsed))
+        async with self._slots:
+            parsed, repeated = await asyncio.to_thread(parse_all, form.files, self.limits, known)
+            outcome = await self.store.ingest(IngestBatch(target, parsed))
         outcome = attrs.evolve(outcome, duplicates=(*repeated, *outcome.duplicates))
         await self.publish(outcome)
         notes = tuple((report, d) for report in parsed for d in report.diagnostics)

@@ -96,7 +96,8 @@ class ChartCache:
     """
 
     max_charts: int = 32
-    max_bytes: int = 64 * 1024 * 1024
+    # Compressed bytes; a loaded chart takes several times its archive size in the Go heap.
+    max_bytes: int = 16 * 1024 * 1024
     _slots: OrderedDict[str, _Slot] = attrs.field(factory=OrderedDict)
     _lock: threading.Lock = attrs.field(factory=threading.Lock)
     _weight: int = 0

@@ -183,3 +183,25 @@ def test_fast_reader_on_a_large_index_is_much_quicker(tmp_path: Path) -> None:
     library_s = time.perf_counter() - start
     assert fast == library
     assert fast_s < library_s / 3, (fast_s, library_s)
+
+
+def test_an_index_written_by_helm_itself(chart_archives: dict[str, Path], tmp_path: Path) -> None:
+    import shutil
+
+    import helm_python as helm
+
+    for path in chart_archives.values():
+        shutil.copy(path, tmp_path)
+    helm.repo_index_generate(tmp_path, base_url="https://charts.example.com/stable")
+    text = (tmp_path / "index.yaml").read_text()
+    assert yamlindex.read(text) is not None
+    fast, library = both(text)
+    assert fast == library
+    assert [e[index.VERSION] for e in fast.entries("demo") or []] == [
+        "1.0.0-rc.1",
+        "0.2.0",
+        "0.1.0",
+    ]
+    assert (fast.entries("other") or [])[0][index.URLS] == [
+        "https://charts.example.com/stable/other-2.3.4.tgz"
+    ]

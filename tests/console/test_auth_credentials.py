@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import argparse
 import io
 import sys
 
 import pytest
 
-from common.cli import main
+from console import commands
 from console.credentials import AdminCredentials, hash_password
+
+
+def main(argv: list[str]) -> int:
+    """``wharf console ...`` as the CLI parses it, without the other services' commands."""
+    parser = argparse.ArgumentParser(prog="wharf")
+    commands.register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    result: int = args.func(args)
+    return result
 
 
 async def test_plain_and_noop_passwords() -> None:

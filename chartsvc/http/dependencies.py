@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from chartsvc.http.responses import text_response
 from chartsvc.keys import CHARTS
 from common.openapi import validated
 
@@ -15,4 +14,5 @@ routes = web.RouteTableDef()
 async def resolve_dependencies(request: web.Request) -> web.Response:
     body = validated(request).body
     lock = await request.app[CHARTS].resolve_dependencies(body["chartRef"], body.get("version"))
-    return text_response(lock, content_type="text/yaml")
+    # Exactly the contract's media type: the lock is ASCII YAML, a charset parameter adds nothing.
+    return web.Response(body=lock.encode("utf-8"), headers={"Content-Type": "text/yaml"})

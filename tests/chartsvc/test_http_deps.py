@@ -47,7 +47,7 @@ async def test_resolve_locks_against_the_repository(
     assert resp.status == 201
     resp = await client.post("/api/v1/dependencies/resolve", json={"chartRef": "r/shop"})
     assert resp.status == 200, await resp.text()
-    assert resp.content_type == "text/yaml"
+    assert resp.headers["Content-Type"] == "text/yaml"
     lock = yaml.safe_load(await resp.text())
     locked = [{"name": "demo", "repository": chart_repo.url, "version": "0.1.0"}]
     assert lock["dependencies"] == locked

@@ -1,7 +1,8 @@
 """Who may run a mutating operation: the deny-by-default API-key policy shared by REST and MCP.
 
 Mutating is enabled only in FULL mode with a non-blank key; then the caller must present that key.
-Keys are compared in constant time. Which operations mutate is decided by ``chartsvc.operations``
+The MCP HTTP endpoints require the key whenever one is configured (``require_key``). Keys are
+compared in constant time. Which operations mutate is decided by ``chartsvc.operations``
 alone. This module knows nothing of HTTP; ``chartsvc.gate`` applies it to requests.
 """
 
@@ -36,8 +37,12 @@ class AccessPolicy:
         return cls(mode=security.mode, api_key=security.api_key)
 
     @property
+    def key_configured(self) -> bool:
+        return bool(self.api_key and self.api_key.strip())
+
+    @property
     def mutating_enabled(self) -> bool:
-        return self.mode is AccessMode.FULL and bool(self.api_key and self.api_key.strip())
+        return self.mode is AccessMode.FULL and self.key_configured
 
     def check(self, operation_id: str | None, presented: str | None) -> None:
         """Raise 403 when mutations are off, 401 when the key is missing or wrong."""
@@ -48,6 +53,10 @@ class AccessPolicy:
                 "mutating operations are disabled: set chartsvc.security.mode=FULL and "
                 "chartsvc.security.api-key to enable them"
             )
+        self.require_key(presented)
+
+    def require_key(self, presented: str | None) -> None:
+        """Raise 401 unless ``presented`` is the configured key."""
         if not self.key_matches(presented):
             raise InvalidApiKey(
                 f"missing or invalid API key in the {API_KEY_HEADER} header",

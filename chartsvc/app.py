@@ -2,7 +2,8 @@
 
 ``create_app`` is synchronous and does no I/O beyond reading the packaged spec; the outbound HTTP
 session, repository service, OCI and hub clients open in ``_services`` and close after its ``yield``.
-The release group and MCP are added by their own issues.
+The MCP endpoints open after them (``chartsvc.mcp.routes``); the release group is added by its own
+issue.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from chartsvc.gate import access_gate
 from chartsvc.http import charts, dependencies, hub, repos
 from chartsvc.hub import HubClient
 from chartsvc.keys import CHARTS, HUB, OCI, POLICY, REPOS, SETTINGS
+from chartsvc.mcp import routes as mcp
 from chartsvc.oci import OciClient
 from chartsvc.operations import annotate_spec
 from chartsvc.registries import read_credentials
@@ -60,6 +62,7 @@ def create_app(settings: Settings, *, address_allow: tuple[IPNetwork, ...] = ())
         spec=load_spec(),
         api_routes=[charts.routes, repos.routes, hub.routes, dependencies.routes],
         base_path=svc.rest.base_path,
+        extra_routes=[mcp.routes],
         middlewares=middlewares,
         client_max_size=svc.rest.max_upload_size,
         info={"security": {"mode": svc.security.mode.value}},
@@ -70,6 +73,7 @@ def create_app(settings: Settings, *, address_allow: tuple[IPNetwork, ...] = ())
         block_private_networks=svc.security.block_private_networks, allow=address_allow
     )
     app.cleanup_ctx.append(_services)
+    mcp.install(app)  # after the services its tools call
     return app
 
 

@@ -2,9 +2,11 @@
 
 Everything that must agree on "is this a write?" reads this table: the access gate
 (``chartsvc.gate``), the OpenAPI document (summaries, ``x-mutating``, the 401/403 responses, added at
-load time by :func:`annotate_spec`) and, later, MCP tool registration. Declaring an operation here
-does not register a route: the release group is declared ahead of its implementation so that the gate
-covers it the moment it lands. This module knows nothing of aiohttp.
+load time by :func:`annotate_spec`) and MCP tool registration (``chartsvc.mcp``: the tool name is the
+operationId, its description the summary, its annotations the ``hints`` here; mutating tools exist
+only where mutations are enabled). Declaring an operation here does not register a route: the release
+group is declared ahead of its implementation so that the gate covers it the moment it lands. This
+module knows nothing of aiohttp.
 """
 
 from __future__ import annotations
@@ -17,6 +19,23 @@ import attrs
 
 
 @attrs.frozen
+class Hints:
+    """What an agent may assume about an operation (the MCP tool annotations)."""
+
+    read_only: bool
+    destructive: bool = False  # false: the operation only adds to what exists
+    idempotent: bool = True  # repeating the same call changes nothing more
+
+
+READS = Hints(read_only=True)
+REFRESHES = Hints(read_only=False)  # rewrites local caches (repository indexes) only
+ADDS = Hints(read_only=False, idempotent=False)
+ADDS_ONCE = Hints(read_only=False)  # a repeat finds the same thing there and leaves it
+REPLACES = Hints(read_only=False, destructive=True, idempotent=False)
+REMOVES = Hints(read_only=False, destructive=True)
+
+
+@attrs.frozen
 class Operation:
     operation_id: str
     method: str
@@ -24,32 +43,67 @@ class Operation:
     group: str
     summary: str
     mutating: bool = False
+    hints: Hints = READS
+    # Operations whose input or output is a chart archive stay HTTP-only: a tool names charts by
+    # chartRef and answers JSON or text, never server-local paths or base64 archives.
+    tool: bool = True
+    progress: bool = False  # long-running: the tool reports MCP progress while it works
 
 
-def _op(op_id: str, route: str, group: str, summary: str, *, mutating: bool = False) -> Operation:
+def _op(
+    op_id: str,
+    route: str,
+    group: str,
+    summary: str,
+    *,
+    mutating: bool = False,
+    hints: Hints = READS,
+    tool: bool = True,
+    progress: bool = False,
+) -> Operation:
     method, path = route.split(" ", 1)
-    return Operation(op_id, method, path, group, summary, mutating)
+    return Operation(op_id, method, path, group, summary, mutating, hints, tool, progress)
 
 
 OPERATIONS: tuple[Operation, ...] = (
     # releases: declared for the gate; implemented by the release issue.
     _op("listReleases", "GET /releases", "releases", "List releases in a namespace"),
     _op("getReleaseStatus", "GET /releases/{name}", "releases", "Show a release's status"),
-    _op("installRelease", "POST /releases", "releases", "Install a chart", mutating=True),
+    _op(
+        "installRelease",
+        "POST /releases",
+        "releases",
+        "Install a chart",
+        mutating=True,
+        hints=ADDS,
+        progress=True,
+    ),
     _op(
         "installReleaseUpload",
         "POST /releases/upload",
         "releases",
         "Install an uploaded chart archive",
         mutating=True,
+        hints=ADDS,
+        tool=False,
     ),
-    _op("upgradeRelease", "PUT /releases/{name}", "releases", "Upgrade a release", mutating=True),
+    _op(
+        "upgradeRelease",
+        "PUT /releases/{name}",
+        "releases",
+        "Upgrade a release",
+        mutating=True,
+        hints=REPLACES,
+        progress=True,
+    ),
     _op(
         "upgradeReleaseUpload",
         "POST /releases/{name}/upgrade/upload",
         "releases",
         "Upgrade a release from an uploaded chart archive",
         mutating=True,
+        hints=REPLACES,
+        tool=False,
     ),
     _op(
         "uninstallRelease",
@@ -57,6 +111,7 @@ OPERATIONS: tuple[Operation, ...] = (
         "releases",
         "Uninstall a release",
         mutating=True,
+        hints=REMOVES,
     ),
     _op("getReleaseHistory", "GET /releases/{name}/history", "releases", "A release's revisions"),
     _op(
@@ -65,6 +120,8 @@ OPERATIONS: tuple[Operation, ...] = (
         "releases",
         "Roll a release back to a revision",
         mutating=True,
+        hints=REPLACES,
+        progress=True,
     ),
     _op(
         "testRelease",
@@ -72,6 +129,8 @@ OPERATIONS: tuple[Operation, ...] = (
         "releases",
         "Run a release's test hooks",
         mutating=True,
+        hints=ADDS,
+        progress=True,
     ),
     _op("getReleaseValues", "GET /releases/{name}/values", "releases", "A release's values"),
     _op(
@@ -100,8 +159,15 @@ OPERATIONS: tuple[Operation, ...] = (
         "POST /charts/template/upload",
         "charts",
         "Render an uploaded chart archive",
+        tool=False,
     ),
-    _op("createChart", "POST /charts/create", "charts", "Scaffold a new chart (helm create)"),
+    _op(
+        "createChart",
+        "POST /charts/create",
+        "charts",
+        "Scaffold a new chart (helm create)",
+        tool=False,
+    ),
     _op("showChart", "GET /charts/show", "charts", "Show chart metadata, values, README and CRDs"),
     _op("showChartValues", "GET /charts/show/values", "charts", "Show a chart's default values"),
     _op("showChartReadme", "GET /charts/show/readme", "charts", "Show a chart's README"),
@@ -113,7 +179,14 @@ OPERATIONS: tuple[Operation, ...] = (
         "Show a chart's custom resource definitions",
     ),
     # repositories
-    _op("addRepository", "POST /repos", "repos", "Add a chart repository", mutating=True),
+    _op(
+        "addRepository",
+        "POST /repos",
+        "repos",
+        "Add a chart repository",
+        mutating=True,
+        hints=ADDS_ONCE,
+    ),
     _op("listRepositories", "GET /repos", "repos", "List configured repositories"),
     _op(
         "removeRepository",
@@ -121,8 +194,16 @@ OPERATIONS: tuple[Operation, ...] = (
         "repos",
         "Remove a chart repository",
         mutating=True,
+        hints=REMOVES,
     ),
-    _op("updateRepository", "POST /repos/{name}/update", "repos", "Download a repository's index"),
+    _op(
+        "updateRepository",
+        "POST /repos/{name}/update",
+        "repos",
+        "Download a repository's index",
+        hints=REFRESHES,
+        progress=True,
+    ),
     _op(
         "listRepositoryCharts",
         "GET /repos/{name}/charts",
@@ -135,12 +216,20 @@ OPERATIONS: tuple[Operation, ...] = (
         "repos",
         "List a chart's versions, newest first",
     ),
-    _op("pullChart", "POST /repos/pull", "repos", "Download a chart archive (repository or OCI)"),
+    _op(
+        "pullChart",
+        "POST /repos/pull",
+        "repos",
+        "Download a chart archive (repository or OCI)",
+        tool=False,
+    ),
     _op(
         "updateAllRepositories",
         "POST /repos/update-all",
         "repos",
         "Download every repository's index",
+        hints=REFRESHES,
+        progress=True,
     ),
     _op(
         "pushChart",
@@ -148,6 +237,8 @@ OPERATIONS: tuple[Operation, ...] = (
         "repos",
         "Push a chart archive to an OCI registry",
         mutating=True,
+        hints=ADDS,
+        tool=False,
     ),
     # hub and dependencies
     _op("searchHub", "GET /hub/search", "hub", "Search Artifact Hub for charts"),

@@ -159,14 +159,7 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"wharf: service {args.service} is not part of this build", file=sys.stderr)
         return 2
     configure_logging(args.log_level)
-    create_app: Callable[..., web.Application] = importlib.import_module(
-        f"{args.service}.app"
-    ).create_app
-    # A service that reads the environment (the console: KUBECONFIG, HOME) says so by taking it.
-    if "environ" in inspect.signature(create_app).parameters:
-        app = create_app(settings, environ=dict(os.environ))
-    else:
-        app = create_app(settings)
+    app = create_service_app(args.service, settings)
     port = args.port if args.port is not None else DEFAULT_PORTS[args.service]
 
     def announce(_: str) -> None:
@@ -182,6 +175,17 @@ def _serve(args: argparse.Namespace) -> int:
         print=announce,
     )
     return 0
+
+
+def create_service_app(service: str, settings: Any) -> web.Application:
+    """``<service>.app.create_app(settings)``, as ``serve`` builds it; for service commands too."""
+    create_app: Callable[..., web.Application] = importlib.import_module(
+        f"{service}.app"
+    ).create_app
+    # A service that reads the environment (KUBECONFIG, HOME) says so by taking it.
+    if "environ" in inspect.signature(create_app).parameters:
+        return create_app(settings, environ=dict(os.environ))
+    return create_app(settings)
 
 
 def _url_host(host: str) -> str:

@@ -244,26 +244,59 @@ async def validate_request(request: web.Request, op: Operation) -> Validated:
         if param.location not in values:
             continue
         present, raw = _raw_param(request, param)
-        if not present:
-            if param.required:
-                errors.append(_error(param.location, param.name, "is required"))
-            elif "default" in param.schema:
-                values[param.location][param.name] = param.schema["default"]
-            continue
-        try:
-            value = _coerce(raw, param.schema)
-        except ValueError as exc:
-            errors.append(_error(param.location, param.name, str(exc)))
-            continue
-        bad = [_message(e) for e in param.validator.iter_errors(value)]
-        errors.extend(_error(param.location, param.name, m) for m in bad)
-        values[param.location][param.name] = value
+        if present:
+            try:
+                raw = _coerce(raw, param.schema)
+            except ValueError as exc:
+                errors.append(_error(param.location, param.name, str(exc)))
+                continue
+        _check_param(param, present, raw, values[param.location], errors)
     body = await _body(request, op, errors)
     if errors:
         raise ValidationFailed(errors)
     return Validated(
         path=values["path"], query=values["query"], headers=values["header"], body=body
     )
+
+
+def validate_arguments(
+    op: Operation, arguments: Mapping[str, Mapping[str, Any]], body: Any = None
+) -> Validated:
+    """Validate values that arrive already typed (an MCP tool call's arguments, not an HTTP
+    request) with the operation's compiled validators: the same rules, defaults and ``errors``
+    entries as a request. ``arguments`` maps a location (``path``, ``query``, ``header``) to the
+    values given for it; ``body`` is checked against the JSON body schema when the operation has one.
+    """
+    errors: list[dict[str, str]] = []
+    values: dict[str, dict[str, Any]] = {"path": {}, "query": {}, "header": {}}
+    for param in op.params:
+        if param.location not in values:
+            continue
+        given = arguments.get(param.location, {})
+        present = param.name in given and given[param.name] is not None
+        _check_param(param, present, given.get(param.name), values[param.location], errors)
+    if op.json_body is not None and body is not None:
+        for err in sorted(op.json_body.iter_errors(body), key=lambda e: list(e.path)):
+            errors.append(_error("body", _field(err), _message(err)))
+    if errors:
+        raise ValidationFailed(errors)
+    return Validated(
+        path=values["path"], query=values["query"], headers=values["header"], body=body
+    )
+
+
+def _check_param(
+    param: Param, present: bool, value: Any, into: dict[str, Any], errors: list[dict[str, str]]
+) -> None:
+    if not present:
+        if param.required:
+            errors.append(_error(param.location, param.name, "is required"))
+        elif "default" in param.schema:
+            into[param.name] = param.schema["default"]
+        return
+    bad = [_message(e) for e in param.validator.iter_errors(value)]
+    errors.extend(_error(param.location, param.name, m) for m in bad)
+    into[param.name] = value
 
 
 def _raw_param(request: web.Request, param: Param) -> tuple[bool, Any]:

@@ -2,44 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from aiohttp import web
 
+from chartsvc.encoders import encode_chart_version, encode_repository, encode_update
 from chartsvc.http.forms import read_chart_form
 from chartsvc.http.responses import archive_response
 from chartsvc.keys import CHARTS, REPOS
-from chartsvc.repos.config import Repository
-from chartsvc.repos.model import ChartVersion, UpdateResult
 from common.openapi import validated
 
 routes = web.RouteTableDef()
-
-
-def encode_repository(repo: Repository) -> dict[str, Any]:
-    return {"name": repo.name, "url": repo.url}
-
-
-def encode_chart_version(entry: ChartVersion) -> dict[str, Any]:
-    return {
-        "name": entry.name,
-        "chartVersion": entry.chart_version,
-        "appVersion": entry.app_version,
-        "description": entry.description,
-    }
-
-
-def encode_update(result: UpdateResult) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "name": result.name,
-        "updated": result.updated,
-        "charts": result.charts,
-        "versions": result.versions,
-        "skipped": result.skipped,
-    }
-    if result.error is not None:
-        body["error"] = result.error
-    return body
 
 
 @routes.post("/repos", name="addRepository")

@@ -1,0 +1,138 @@
+"""Tool input and output JSON Schemas, derived from the served spec's operations.
+
+A tool's arguments are its operation's path and query parameters and its JSON body's properties,
+side by side in one object, named, typed and described exactly as in the spec (``chartRef``, never a
+server-local path). References are inlined: an MCP client validates against the schema alone. A
+success response whose JSON is not an object is wrapped as ``{"result": ...}``, because MCP's
+structured content must be an object. This module only reads the spec; it never validates calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from common.openapi import JSON_TYPES, SPEC_URI, Operation, Spec
+
+ARGUMENT_LOCATIONS = ("path", "query")
+RESULT_KEY = "result"
+_MAX_DEPTH = 32  # the spec's schemas nest a few levels; deeper means a reference cycle
+
+
+class SchemaError(ValueError):
+    """The spec cannot be expressed as one tool (a name clash, a reference cycle)."""
+
+
+@attrs.frozen
+class Arguments:
+    """Where each argument of a tool goes: a parameter location or the JSON body."""
+
+    locations: Mapping[str, str]
+    has_body: bool
+
+    def split(self, given: Mapping[str, Any]) -> tuple[dict[str, dict[str, Any]], Any]:
+        """Parameters by location, and the body (None when the operation takes none)."""
+        params: dict[str, dict[str, Any]] = {loc: {} for loc in ARGUMENT_LOCATIONS}
+        body: dict[str, Any] = {}
+        for name, value in given.items():
+            where = self.locations.get(name, "body")
+            (body if where == "body" else params[where])[name] = value
+        return params, (body if self.has_body else None)
+
+    def unknown(self, given: Mapping[str, Any]) -> list[str]:
+        return [name for name in given if name not in self.locations]
+
+
+def inline(node: Any, document: Mapping[str, Any], depth: int = 0) -> Any:
+    """``node`` with every local ``$ref`` replaced by a copy of its target."""
+    if depth > _MAX_DEPTH:
+        raise SchemaError("schema references nest too deep (a cycle?)")
+    if isinstance(node, Mapping):
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            target = _resolve(ref.removeprefix(SPEC_URI), document)
+            siblings = {k: v for k, v in node.items() if k != "$ref"}
+            return {**inline(target, document, depth + 1), **inline(siblings, document, depth)}
+        return {k: inline(v, document, depth + 1) for k, v in node.items()}
+    if isinstance(node, list):
+        return [inline(v, document, depth + 1) for v in node]
+    return node
+
+
+def _resolve(ref: str, document: Mapping[str, Any]) -> Any:
+    if not ref.startswith("#/"):
+        raise SchemaError(f"only local references are supported, got {ref}")
+    node: Any = document
+    for part in ref[2:].split("/"):
+        node = node[part.replace("~1", "/").replace("~0", "~")]
+    return node
+
+
+def input_schema(spec: Spec, op: Operation) -> tuple[dict[str, Any], Arguments]:
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    locations: dict[str, str] = {}
+    for param in _params(spec.document, op):
+        if param["in"] not in ARGUMENT_LOCATIONS:
+            continue
+        schema = dict(param.get("schema", {}))
+        if param.get("description"):
+            schema["description"] = param["description"]
+        _add(properties, locations, param["name"], schema, param["in"])
+        if param.get("required", param["in"] == "path"):
+            required.append(param["name"])
+    body = _json_body(spec.document, op)
+    for name, schema in (body or {}).get("properties", {}).items():
+        _add(properties, locations, name, schema, "body")
+    required += [name for name in (body or {}).get("required", []) if name not in required]
+    schema = {"type": "object", "properties": properties, "additionalProperties": False}
+    if required:
+        schema["required"] = required
+    return schema, Arguments(locations=locations, has_body=body is not None)
+
+
+def _add(
+    properties: dict[str, Any], locations: dict[str, str], name: str, schema: Any, where: str
+) -> None:
+    if name in properties:
+        raise SchemaError(f"argument {name!r} is both a {locations[name]} and a {where} field")
+    properties[name] = schema
+    locations[name] = where
+
+
+def _params(document: Mapping[str, Any], op: Operation) -> list[dict[str, Any]]:
+    shared = document["paths"][op.path].get("parameters", [])
+    nodes = [*shared, *op.raw.get("parameters", [])]
+    return [inline(node, document) for node in nodes]
+
+
+def _json_body(document: Mapping[str, Any], op: Operation) -> dict[str, Any] | None:
+    content = inline(op.raw.get("requestBody", {}), document).get("content", {})
+    schema = next((c.get("schema") for t, c in content.items() if t in JSON_TYPES), None)
+    return schema if isinstance(schema, dict) else None
+
+
+def output_schema(spec: Spec, op: Operation) -> dict[str, Any] | None:
+    """The schema of the JSON success response, as structured content; None for text answers."""
+    responses = inline(op.raw.get("responses", {}), spec.document)
+    for status in sorted(responses):
+        if not str(status).startswith("2"):
+            continue
+        content = responses[status].get("content", {})
+        schema = next((c.get("schema") for t, c in content.items() if t in JSON_TYPES), None)
+        if isinstance(schema, dict):
+            return structured_schema(schema)
+    return None
+
+
+def structured_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    if schema.get("type") == "object":
+        return schema
+    return {"type": "object", "properties": {RESULT_KEY: schema}, "required": [RESULT_KEY]}
+
+
+def structured(body: Any) -> dict[str, Any]:
+    """Structured content for a JSON body: the object itself, anything else under ``result``."""
+    return body if isinstance(body, dict) else {RESULT_KEY: body}

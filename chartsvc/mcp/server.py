@@ -1,0 +1,142 @@
+"""The MCP server: the official ``mcp`` package's low-level server around the tool set.
+
+A call is validated with the operation's own compiled validators (the 400s and ``errors`` entries of
+the REST route), then runs its ``calls`` function. The result carries the REST body: JSON as text
+and, for JSON, as structured content; a failure is a tool error (``isError``) whose text and
+structured content are the REST problem document, status and code included. An unknown tool is a
+protocol error, as MCP asks. This module does not know any transport.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import quote
+
+import mcp.types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPError
+
+from chartsvc.mcp.calls import CALLS, Reply, Services
+from chartsvc.mcp.progress import with_progress
+from chartsvc.mcp.schemas import structured
+from chartsvc.mcp.tools import ToolDef
+from common.errors import ValidationFailed, WharfError, problem_body
+from common.openapi import Validated, validate_arguments
+
+logger = logging.getLogger(__name__)
+
+NAME = "wharf-chartsvc"
+INSTRUCTIONS = (
+    "Helm chart tools: search Artifact Hub, manage chart repositories, render and inspect charts "
+    "by chartRef (<repo>/<chart> or oci://...), resolve dependencies and, when enabled, manage "
+    "releases. Results are the JSON or text of the matching REST endpoint; errors carry its "
+    "problem document (status, code, detail)."
+)
+
+
+def build_server(
+    tools: Mapping[str, ToolDef], services: Services, *, base_path: str, version: str
+) -> Server[Any]:
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[t.tool for t in tools.values()])
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        tool = tools.get(params.name)
+        if tool is None:
+            raise MCPError(types.INVALID_PARAMS, f"unknown tool: {params.name[:100]}")
+        return await invoke(
+            tool, services, params.arguments or {}, ctx.session.report_progress, base_path
+        )
+
+    return Server(
+        NAME,
+        version=version,
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+async def invoke(
+    tool: ToolDef,
+    services: Services,
+    arguments: Mapping[str, Any],
+    report: Any,
+    base_path: str,
+) -> types.CallToolResult:
+    instance = _instance(tool, arguments, base_path)
+    try:
+        validated = check_arguments(tool, arguments)
+        work = CALLS[tool.name](services, validated)
+        if tool.operation.progress:
+            reply = await with_progress(work, report, what=tool.operation.summary)
+        else:
+            reply = await work
+    except WharfError as exc:
+        return error_result(exc.to_problem(instance=instance))
+    except Exception:
+        rid = uuid.uuid4().hex
+        logger.exception("unhandled error in tool %s (request id %s)", tool.name, rid)
+        detail = f"internal server error; quote request id {rid} when reporting it"
+        problem = problem_body(
+            status=500,
+            detail=detail,
+            instance=instance,
+            code="internal-error",
+            extra={"requestId": rid},
+        )
+        return error_result(problem)
+    return success_result(reply)
+
+
+def check_arguments(tool: ToolDef, arguments: Mapping[str, Any]) -> Validated:
+    unknown = tool.arguments.unknown(arguments)
+    if unknown:
+        raise ValidationFailed(
+            [
+                {"in": "arguments", "field": n[:100], "message": "is not a known field"}
+                for n in unknown
+            ]
+        )
+    params, body = tool.arguments.split(arguments)
+    return validate_arguments(tool.compiled, params, body)
+
+
+def success_result(reply: Reply) -> types.CallToolResult:
+    meta = {"httpStatus": reply.status}
+    if reply.text is not None:
+        return types.CallToolResult(content=[types.TextContent(text=reply.text)], _meta=meta)
+    if reply.body is None:
+        return types.CallToolResult(content=[], _meta=meta)
+    return types.CallToolResult(
+        content=[types.TextContent(text=json.dumps(reply.body))],
+        structured_content=structured(reply.body),
+        _meta=meta,
+    )
+
+
+def error_result(problem: dict[str, Any]) -> types.CallToolResult:
+    return types.CallToolResult(
+        content=[types.TextContent(text=json.dumps(problem))],
+        structured_content=problem,
+        is_error=True,
+        _meta={"httpStatus": problem["status"]},
+    )
+
+
+def _instance(tool: ToolDef, arguments: Mapping[str, Any], base_path: str) -> str:
+    """The REST path this call stands for, as the problem's ``instance``."""
+    path = tool.operation.path
+    for name, where in tool.arguments.locations.items():
+        if where == "path":
+            path = path.replace("{" + name + "}", quote(str(arguments.get(name, "")), safe=""))
+    return base_path + path

@@ -1,0 +1,188 @@
+"""The tool set without a transport: parity with the operation table, schemas, policy, progress."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import jsonschema
+import pytest
+
+from chartsvc import operations
+from chartsvc.access import AccessPolicy
+from chartsvc.app import load_spec
+from chartsvc.mcp.calls import CALLS
+from chartsvc.mcp.progress import with_progress
+from chartsvc.mcp.schemas import SchemaError, inline, input_schema
+from chartsvc.mcp.tools import build_tools
+from chartsvc.settings import AccessMode
+from common.openapi import Spec
+
+TOOL_OPERATIONS = {op.operation_id for op in operations.OPERATIONS if op.tool}
+
+
+def test_every_tool_operation_has_a_call_and_every_call_an_operation() -> None:
+    assert set(CALLS) <= TOOL_OPERATIONS
+    # The release tools land with the release group's domain; nothing else may lack its call.
+    missing = TOOL_OPERATIONS - set(CALLS)
+    assert {operations.BY_ID[name].group for name in missing} <= {"releases"}
+
+
+def test_archive_operations_stay_http_only() -> None:
+    http_only = {op.operation_id for op in operations.OPERATIONS if not op.tool}
+    assert http_only == {
+        "installReleaseUpload",
+        "upgradeReleaseUpload",
+        "templateChartUpload",
+        "createChart",
+        "pullChart",
+        "pushChart",
+    }
+
+
+@pytest.mark.parametrize(
+    ("policy", "writes"),
+    [
+        (AccessPolicy(AccessMode.READ_ONLY), False),
+        (AccessPolicy(AccessMode.READ_ONLY, "key"), False),
+        (AccessPolicy(AccessMode.FULL), False),
+        (AccessPolicy(AccessMode.FULL, "   "), False),  # a blank key is no key
+        (AccessPolicy(AccessMode.FULL, "key"), True),
+    ],
+)
+def test_mutating_tools_exist_only_where_mutations_are_enabled(
+    policy: AccessPolicy, writes: bool
+) -> None:
+    tools = build_tools(load_spec(), policy, CALLS)
+    mutating = {name for name in tools if operations.is_mutating(name)}
+    assert bool(mutating) is writes
+    assert set(tools) - mutating == {n for n in CALLS if not operations.is_mutating(n)} & set(
+        load_spec().operations
+    )
+
+
+def test_schemas_are_self_contained_and_name_the_spec_fields() -> None:
+    spec = load_spec()
+    tools = build_tools(spec, AccessPolicy(AccessMode.FULL, "key"), CALLS)
+    assert tools
+    for name, tool in tools.items():
+        schema = tool.tool.input_schema
+        jsonschema.Draft202012Validator.check_schema(schema)
+        assert "$ref" not in json.dumps(schema), name
+        assert schema["additionalProperties"] is False
+        assert set(schema["properties"]) == set(tool.arguments.locations), name
+        for argument, where in tool.arguments.locations.items():
+            assert where in ("path", "query", "body")
+            if where != "body":
+                assert argument in {p.name for p in tool.compiled.params}, (name, argument)
+        if tool.tool.output_schema is not None:
+            jsonschema.Draft202012Validator.check_schema(tool.tool.output_schema)
+            assert tool.tool.output_schema["type"] == "object"
+        annotations = tool.tool.annotations
+        assert annotations is not None
+        assert annotations.read_only_hint is tool.operation.hints.read_only
+        assert not (annotations.read_only_hint and operations.is_mutating(name))
+
+
+def test_reference_cycles_and_name_clashes_are_refused() -> None:
+    document: dict[str, Any] = {
+        "components": {"schemas": {"A": {"$ref": "#/components/schemas/A"}}}
+    }
+    with pytest.raises(SchemaError, match="cycle"):
+        inline({"$ref": "#/components/schemas/A"}, document)
+    spec = Spec.from_document(
+        {
+            "openapi": "3.1.0",
+            "paths": {
+                "/x/{name}": {
+                    "post": {
+                        "operationId": "clash",
+                        "parameters": [
+                            {
+                                "name": "name",
+                                "in": "path",
+                                "required": True,
+                                "schema": {"type": "string"},
+                            }
+                        ],
+                        "requestBody": {
+                            "content": {
+                                "application/json": {
+                                    "schema": {
+                                        "type": "object",
+                                        "properties": {"name": {"type": "string"}},
+                                    }
+                                }
+                            }
+                        },
+                        "responses": {"200": {"description": "ok"}},
+                    }
+                }
+            },
+        }
+    )
+    with pytest.raises(SchemaError, match="both a path and a body field"):
+        input_schema(spec, spec.operations["clash"])
+
+
+async def test_progress_starts_ticks_and_ends_at_its_total() -> None:
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    async def report(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, total, message))
+
+    async def work() -> str:
+        await asyncio.sleep(0.05)
+        return "done"
+
+    assert await with_progress(work(), report, what="Install a chart", interval=0.01) == "done"
+    assert seen[0] == (0, None, "Install a chart: started")
+    assert len(seen) >= 3  # at least one tick while it ran
+    assert [p for p, _, _ in seen] == sorted({p for p, _, _ in seen})  # strictly increasing
+    assert seen[-1][0] == seen[-1][1]
+    assert seen[-1][2] == "Install a chart: done"
+
+
+async def test_a_client_that_takes_no_progress_does_not_fail_the_work() -> None:
+    async def report(progress: float, total: float | None, message: str | None) -> None:
+        raise ConnectionResetError("gone")
+
+    async def work() -> int:
+        await asyncio.sleep(0.02)
+        return 7
+
+    assert await with_progress(work(), report, what="x", interval=0.005) == 7
+
+
+async def test_a_cancelled_call_cancels_its_work() -> None:
+    started, cancelled = asyncio.Event(), asyncio.Event()
+
+    async def report(progress: float, total: float | None, message: str | None) -> None:
+        return None
+
+    async def work() -> None:
+        started.set()
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+
+    call = asyncio.ensure_future(with_progress(work(), report, what="x", interval=0.01))
+    await started.wait()
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    assert cancelled.is_set()
+
+
+async def test_work_errors_pass_through() -> None:
+    async def report(progress: float, total: float | None, message: str | None) -> None:
+        return None
+
+    async def work() -> None:
+        raise ValueError("boom")
+
+    with pytest.raises(ValueError, match="boom"):
+        await with_progress(work(), report, what="x")

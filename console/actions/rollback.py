@@ -93,6 +93,12 @@ def _without_hash(template: Any) -> Obj:
     return out
 
 
+def _typed(template: Obj) -> Obj:
+    """As Go's typed comparison sees it: a null creationTimestamp is the same as none."""
+    meta = {k: v for k, v in (template.get("metadata") or {}).items() if v is not None}
+    return {**template, "metadata": meta}
+
+
 def rollback_annotations(deployment: Obj, rs: Obj) -> dict[str, str]:
     own = (deployment.get("metadata") or {}).get("annotations") or {}
     theirs = (rs.get("metadata") or {}).get("annotations") or {}
@@ -113,9 +119,12 @@ async def _deployment(api: KubeApi, kind: Kind, namespace: str | None, name: str
         raise Conflict(f'no rollout history found for deployment "{name}"')
     template = _without_hash((target.get("spec") or {}).get("template"))
     label = kubectl_name(kind.kind, kind.group)
-    if template == _without_hash((deployment.get("spec") or {}).get("template")):
+    current = _without_hash((deployment.get("spec") or {}).get("template"))
+    if _typed(template) == _typed(current):
         message = f"{label}/{name} skipped rollback (current template already matches revision {_revision(target)})"
         return _done(kind, namespace, name, message, deployment)
+    # kubectl marshals the typed template, whose metadata always carries creationTimestamp.
+    template["metadata"] = {"creationTimestamp": None, **(template.get("metadata") or {})}
     patch = [
         {"op": "replace", "path": "/spec/template", "value": template},
         {"op": "replace", "path": "/metadata/annotations",
@@ -149,7 +158,7 @@ async def _from_history(api: KubeApi, kind: Kind, namespace: str | None, name: s
     )
     target = history[-2]
     label = kubectl_name(kind.kind, kind.group)
-    if _history_template(target) == (obj.get("spec") or {}).get("template"):
+    if _typed(_history_template(target)) == _typed((obj.get("spec") or {}).get("template") or {}):
         revision = target.get("revision")
         message = f"{label}/{name} skipped rollback (current template already matches revision {revision})"
         return _done(kind, namespace, name, message, obj)

@@ -4,12 +4,14 @@ up objects and read what an action left behind) and run the real kubectl as the 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import itertools
 import json
 import os
 import subprocess
-from collections.abc import AsyncIterator, Iterable
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -116,6 +118,20 @@ def seed(sim: Simulator, kind: str, namespace: str, bodies: list[dict[str, Any]]
     sim.call(run)
 
 
+async def eventually(
+    check: Callable[[], Awaitable[Any]], *, timeout: float = 15.0, what: str = "condition"
+) -> Any:
+    """Poll ``check`` until it returns something truthy (the simulator's controllers are live)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = await check()
+        if found:
+            return found
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}; last: {found!r}")
+        await asyncio.sleep(0.05)
+
+
 def namespace(name: str) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
 
@@ -131,8 +147,11 @@ def pod_template(labels: dict[str, str], *, image: str = "nginx:1.27") -> dict[s
     }
 
 
-def deployment(ns: str, name: str, *, replicas: int = 1, **spec: Any) -> dict[str, Any]:
-    labels = {"app": name}
+def deployment(
+    ns: str, name: str, *, replicas: int = 1, app: str | None = None, **spec: Any
+) -> dict[str, Any]:
+    """A Deployment labelled ``app: <app or name>`` (twins share ``app``)."""
+    labels = {"app": app or name}
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",

@@ -14,6 +14,7 @@ from tests.console.resources_support import (
     create,
     create_all,
     deployment,
+    eventually,
     kube,
     namespace,
     seed,
@@ -57,6 +58,16 @@ def gateway_crd(plural: str, kind: str) -> dict[str, Any]:
     crd["metadata"]["name"] = f"{plural}.gateway.networking.k8s.io"
     crd["spec"]["names"] = {"plural": plural, "singular": kind.lower(), "kind": kind}
     return crd
+
+
+def config_map(ns: str, name: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": ns, "labels": labels or {}}}  # fmt: skip
+
+
+def service(ns: str, name: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Service", "metadata": {"name": name, "namespace": ns},
+            "spec": {"selector": {"app": name}, "ports": [{"port": 80}]}}  # fmt: skip
 
 
 def kinds_of(nav: dict[str, Any], category: str) -> list[str]:
@@ -115,19 +126,20 @@ async def test_counts_use_the_remaining_count_and_say_how_exact_they_are(
     ns = unique("counts")
     async with kube(sim) as api:
         await create(api, namespace(ns))
-    seed(sim, "ConfigMap", ns, [{"metadata": {"name": f"cm-{i}"}} for i in range(7)])
+    seed(sim, "Secret", ns, [{"metadata": {"name": f"s-{i}"}} for i in range(7)])
     resp = await client.get(f"{BASE}/counts", params={"namespace": ns})
     body = await resp.json()
     by_id = {c["resourceId"]: c for c in body["counts"]}
     assert body["namespace"] == ns
-    assert by_id["configmaps"] == {
-        "resourceId": "configmaps", "count": 7, "exact": False, "source": "remainingItemCount"
+    assert by_id["secrets"] == {
+        "resourceId": "secrets", "count": 7, "exact": False, "source": "remainingItemCount"
     }  # fmt: skip
     assert by_id["pods"] == {"resourceId": "pods", "count": 0, "exact": True, "source": "complete"}
     assert by_id["namespaces"]["count"] >= 5  # cluster-scoped kinds count cluster-wide
     assert body["failed"] == []
     everything = await (await client.get(f"{BASE}/counts")).json()
     assert {c["resourceId"] for c in everything["counts"]} >= {"configmaps", "nodes", "secrets"}
+    assert {c["resourceId"]: c["count"] for c in everything["counts"]}["nodes"] == 1
 
 
 async def test_search_ranks_counts_everything_and_says_what_it_searched(
@@ -139,13 +151,12 @@ async def test_search_ranks_counts_everything_and_says_what_it_searched(
         await create_all(
             api,
             [
-                deployment(ns, "needle"),
-                deployment(ns, "needle-two"),
-                deployment(ns, "a-needle-inside"),
-                {"apiVersion": "v1", "kind": "ConfigMap",
-                 "metadata": {"name": "plain", "namespace": ns, "labels": {"tool": "needle"}}},
+                config_map(ns, "needle"),
+                config_map(ns, "needle-two"),
+                service(ns, "a-needle-inside"),
+                config_map(ns, "plain", {"tool": "needle"}),
             ],
-        )  # fmt: skip
+        )
     resp = await client.get(f"{BASE}/search", params={"q": "NEEDLE", "namespace": ns})
     body = await resp.json()
     assert resp.status == 200
@@ -157,7 +168,7 @@ async def test_search_ranks_counts_everything_and_says_what_it_searched(
     ]
     assert body["total"] == 4
     assert body["truncated"] is False
-    assert "deployments" in body["searched"]
+    assert {"configmaps", "services", "deployments"} <= set(body["searched"])
     assert "nodes" not in body["searched"]  # cluster-scoped kinds are skipped within a namespace
     assert {"nodes", "roles"} <= set(body["notSearched"])
     assert body["failed"] == []
@@ -191,8 +202,9 @@ async def test_diagnostics_report_each_probe_on_its_own(client: Any) -> None:
               for c in body["identity"]["checks"]}  # fmt: skip
     assert ("create", "pods", "exec") in checks
     assert ("create", "pods", "eviction") in checks
-    # The simulator serves no authorization.k8s.io: the answer is "unknown", not an error.
-    assert all(c["allowed"] in (True, False, None) for c in checks.values())
+    assert all(c["allowed"] is True for c in checks.values())  # the simulator grants all
+    assert body["identity"]["username"] == "kubesim-admin"
+    assert body["identity"]["rules"]["available"] is True
 
 
 async def test_overview_names_what_needs_attention(client: Any, sim: Simulator) -> None:
@@ -207,10 +219,15 @@ async def test_overview_names_what_needs_attention(client: Any, sim: Simulator) 
                 deployment(ns, "fine"),
             ],
         )
-    resp = await client.get(f"{BASE}/overview/workloads", params={"namespace": ns})
-    body = await resp.json()
-    assert resp.status == 200
-    deployments = next(s for s in body["summaries"] if s["resourceId"] == "deployments")
+
+    async def settled() -> Any:
+        resp = await client.get(f"{BASE}/overview/workloads", params={"namespace": ns})
+        assert resp.status == 200
+        body = await resp.json()
+        found = next(s for s in body["summaries"] if s["resourceId"] == "deployments")
+        return found if found["ok"] == 1 else None
+
+    deployments = await eventually(settled, what="the fine deployment to be ready")
     assert deployments["total"] == 3
     states = {o["name"]: o["state"] for o in deployments["objects"]}
     assert states == {"idle": "IDLE", "paused": "SUSPENDED"}

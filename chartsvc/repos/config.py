@@ -71,6 +71,29 @@ def check_name(name: str) -> str:
     return name
 
 
+@attrs.define
+class EntriesCache:
+    """The last read of repositories.yaml, reused while the file is the same file.
+
+    Every chart listing asks which repositories exist; the helm CLI may change the file at any
+    time, so each ask costs a ``stat`` but a parse only after a change. Both writers replace the
+    file by rename, so the inode changes with every write even when mtime and size do not.
+    """
+
+    _stamp: tuple[int, int, int] | None = None
+    _entries: list[dict[str, Any]] = attrs.field(factory=list)
+
+    def read(self, path: Path) -> list[dict[str, Any]]:
+        try:
+            stat = path.stat()
+        except FileNotFoundError:
+            return []
+        stamp = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+        if stamp != self._stamp:
+            self._entries, self._stamp = read_entries(path), stamp
+        return [dict(entry) for entry in self._entries]
+
+
 def read_entries(path: Path) -> list[dict[str, Any]]:
     """The raw entries of repositories.yaml; an absent file is an empty list."""
     try:

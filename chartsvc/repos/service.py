@@ -52,13 +52,14 @@ class RepoService:
     # How long an index of a repository named only in a chart's dependencies is reused.
     adhoc_ttl_s: float = 300
     _archives: WeightedLRU[str, bytes] = attrs.field(factory=lambda: WeightedLRU(ARCHIVE_MEMORY))
+    _repo_file: config.EntriesCache = attrs.field(factory=config.EntriesCache)
     _config_lock: asyncio.Lock = attrs.field(factory=asyncio.Lock)
     _locks: defaultdict[str, asyncio.Lock] = attrs.field(factory=lambda: defaultdict(asyncio.Lock))
 
     # --- repositories.yaml --------------------------------------------------------------------
 
     async def configured(self) -> list[config.Repository]:
-        entries = await asyncio.to_thread(config.read_entries, self.repositories_file)
+        entries = await asyncio.to_thread(self._repo_file.read, self.repositories_file)
         return [config.Repository.from_entry(e) for e in entries]
 
     async def get(self, name: str) -> config.Repository:

@@ -366,3 +366,10 @@ async def test_an_oci_registry_is_not_a_chart_repository(service: RepoService) -
     with pytest.raises(BadRequest, match="use oci:// references directly") as refused:
         await service.add("o", "oci://registry.example.com/charts")
     assert refused.value.extra["errors"][0]["field"] == "url"
+
+
+async def test_repository_list_follows_every_rewrite(service: RepoService, tmp_path: Path) -> None:
+    path = tmp_path / "repositories.yaml"
+    for name in ("aaa", "bbb", "ccc"):  # same size, same second: only the inode tells them apart
+        config.write_entries(path, [config.new_entry(name, "https://charts.example.com")])
+        assert [r.name for r in await service.configured()] == [name]

@@ -93,6 +93,10 @@ class EntriesCache:
             self._entries, self._stamp = read_entries(path), stamp
         return [dict(entry) for entry in self._entries]
 
+    def forget(self) -> None:
+        """After our own write: a reused inode within one clock tick must not look unchanged."""
+        self._stamp = None
+
 
 def read_entries(path: Path) -> list[dict[str, Any]]:
     """The raw entries of repositories.yaml; an absent file is an empty list."""

@@ -88,6 +88,7 @@ class RepoService:
                 return [*entries, config.new_entry(name, url)]
 
             await asyncio.to_thread(config.change_entries, self.repositories_file, append)
+            self._repo_file.forget()
         return config.Repository(name, url), True
 
     async def remove(self, name: str) -> None:
@@ -101,6 +102,7 @@ class RepoService:
 
         async with self._config_lock:
             await asyncio.to_thread(config.change_entries, self.repositories_file, drop)
+            self._repo_file.forget()
             async with self._locks[name]:
                 await asyncio.to_thread(self.files.remove, name)
                 self._indexes.discard(name)

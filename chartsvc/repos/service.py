@@ -9,6 +9,7 @@ nothing of HTTP and never hands credentials from repositories.yaml to callers.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections import defaultdict
 from datetime import UTC, datetime
@@ -35,6 +36,8 @@ from chartsvc.repos.model import (
 from chartsvc.repos.store import IndexFiles
 from common.errors import BadRequest, Conflict, WharfError
 from common.netguard import AddressPolicy
+
+logger = logging.getLogger(__name__)
 
 ARCHIVE_MEMORY = 64 * 1024 * 1024  # downloaded archives kept by digest; charts are ~10-100 KB
 UPDATE_ALL_CONCURRENCY = 3
@@ -155,6 +158,7 @@ class RepoService:
         previous: index.PreparedIndex | None,
         credentials: tuple[str, str] | None = None,
     ) -> UpdateResult:
+        started = time.monotonic()
         source = previous.source if previous and previous.source.get("url") == url else {}
         download = await self.fetcher.index(
             url,
@@ -172,6 +176,15 @@ class RepoService:
         del download, previous  # let the raw bytes and the old index go before trimming
         self._indexes.put(name, prepared, prepared.weight)
         await asyncio.to_thread(release_freed_memory)
+        logger.info(
+            "repository %s: index prepared, %d charts, %d versions, %d invalid entries skipped, "
+            "%.0f ms",
+            name,
+            len(prepared.charts),
+            prepared.versions,
+            prepared.skipped,
+            (time.monotonic() - started) * 1000,
+        )
         return update_result(name, prepared, updated=True)
 
     async def _prepare(self, name: str, raw: bytes, source: dict[str, Any]) -> index.PreparedIndex:

@@ -11,6 +11,7 @@ import asyncio
 import time
 from collections.abc import Callable
 
+from common.kubesim import scenarios
 from common.kubesim.controllers.base import Controller, Manager
 from common.kubesim.controllers.client import Client
 from common.kubesim.controllers.cronjob import CronJobController
@@ -41,9 +42,15 @@ class LiveCluster:
         timings: Timings | None = None,
         ca_pem: str = "",
         clock: Callable[[], float] = time.time,
+        scenario: str = "empty",
     ) -> None:
+        if scenario not in scenarios.SCENARIOS:
+            raise ValueError(
+                f"unknown scenario {scenario!r}; choose one of: {', '.join(scenarios.SCENARIOS)}"
+            )
         self.objs = objs
         self.nodes = nodes
+        self.scenario = scenario
         self.timings = timings or Timings()
         self.recorder = Recorder(Client(objs, MANAGER))
         self.kubelet = Kubelet(Client(objs, "kubelet"), self.recorder, self.timings)
@@ -72,6 +79,7 @@ class LiveCluster:
         self.objs.graceful_pods = True  # a kubelet now exists to finish terminating pods
         self._manager.start()
         self._started = True
+        scenarios.load(self.scenario, self.objs, self.recorder)
 
     async def stop(self) -> None:
         if self._started:

@@ -110,8 +110,14 @@ def _graceful(objs: Objects, rt: ResourceType, obj: Obj, finalizers: list[str], 
         return objs.present(rt, obj)
     meta["deletionTimestamp"] = now(grace)
     meta["deletionGracePeriodSeconds"] = grace
+    # A pod without dependents has nothing to propagate to: the garbage collector drops the
+    # foreground/orphan finalizer at once, so the kubelet's final delete can remove the pod.
+    if not _dependents(objs, meta["uid"]):
+        finalizers = [f for f in finalizers if f not in (FOREGROUND, ORPHAN)]
     if finalizers:
         meta["finalizers"] = finalizers
+    else:
+        meta.pop("finalizers", None)
     objs.store.commit(rt.group_resource, obj)
     return objs.present(rt, obj)
 

@@ -40,8 +40,10 @@ class Simulator:
     HTTP without authentication, for benchmarks: client-go never sends credentials over http.
     ``history``: how many events watches can resume from before 410 Gone. ``bookmark_interval``:
     seconds between BOOKMARK events on watches that allow them.
-    ``nodes``, ``scenario`` (``empty`` or ``demo``) and ``timings``: the living cluster (nodes,
-    controllers, kubelet) that runs inside; ``timings`` defaults to fast, test-friendly delays.
+    ``nodes``: with 1 or more, the cluster comes alive (nodes, scheduler, controllers, kubelet,
+    logs, exec, port-forward, metrics; see ``cluster``); with 0 (the default) it stays a static API
+    server whose workloads a stand-in reports as rolled out at once. ``scenario`` (``empty`` or
+    ``demo``, which needs nodes) and ``timings`` (default: fast, test-friendly delays) shape it.
     """
 
     def __init__(
@@ -56,7 +58,7 @@ class Simulator:
         kubeconfig_path: Path | str | None = None,
         history: int = 2000,
         bookmark_interval: float = 60.0,
-        nodes: int = 1,
+        nodes: int = 0,
         scenario: str = "empty",
         timings: Timings | None = None,
     ) -> None:
@@ -75,6 +77,8 @@ class Simulator:
         self._thread: threading.Thread | None = None
         self._stop: asyncio.Event | None = None
         self.state: State | None = None
+        if scenario != "empty" and nodes < 1:
+            raise ValueError(f"scenario {scenario!r} needs at least one node")
         self.nodes, self.scenario, self.timings = nodes, scenario, timings or Timings()
         self.live: LiveCluster | None = None
 
@@ -111,15 +115,16 @@ class Simulator:
         )
         await runner.setup()
         try:
-            self.live = LiveCluster(
-                self.state.objects,
-                nodes=self.nodes,
-                scenario=self.scenario,
-                timings=self.timings,
-                ca_pem=certs.ca_pem.decode() if certs else "",
-            )
-            podapi.install(self.state, self.live)
-            await self.live.start()
+            if self.nodes > 0:
+                self.live = LiveCluster(
+                    self.state.objects,
+                    nodes=self.nodes,
+                    scenario=self.scenario,
+                    timings=self.timings,
+                    ca_pem=certs.ca_pem.decode() if certs else "",
+                )
+                podapi.install(self.state, self.live)
+                await self.live.start()
             site = web.TCPSite(
                 runner, self.host, self.port, ssl_context=certs.server_context() if certs else None
             )

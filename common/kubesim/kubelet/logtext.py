@@ -37,8 +37,9 @@ def _rng(seed: str, k: int) -> random.Random:
 
 
 def _ts(t: float, fmt: str) -> str:
-    frac = f"{t % 1:.3f}"[2:]
-    return time.strftime(fmt, time.gmtime(t)).replace("%ms", frac)
+    """``strftime`` plus ``{ms}`` for milliseconds."""
+    millis = f"{int(t * 1000) % 1000:03d}"
+    return time.strftime(fmt.replace("{ms}", "@MS@"), time.gmtime(t)).replace("@MS@", millis)
 
 
 def startup(flavor: str, image: str, t: float) -> list[str]:
@@ -56,7 +57,7 @@ def startup(flavor: str, image: str, t: float) -> list[str]:
             f"{stamp} [notice] 1#1: start worker processes",
         ]
     if flavor == "redis":
-        stamp = _ts(t, "%d %b %Y %H:%M:%S.%ms")
+        stamp = _ts(t, "%d %b %Y %H:%M:%S.{ms}")
         return [
             f"1:C {stamp} * oO0OoO0OoO0Oo Redis is starting oO0OoO0OoO0Oo",
             f"1:C {stamp} * Redis version={version if version[0].isdigit() else '7.4.1'}, bits=64, pid=1, just started",
@@ -64,7 +65,7 @@ def startup(flavor: str, image: str, t: float) -> list[str]:
             f"1:M {stamp} * Ready to accept connections tcp",
         ]
     if flavor == "postgres":
-        stamp = _ts(t, "%Y-%m-%d %H:%M:%S.%ms UTC")
+        stamp = _ts(t, "%Y-%m-%d %H:%M:%S.{ms} UTC")
         return [
             f"{stamp} [1] LOG:  starting PostgreSQL {version if version[0].isdigit() else '16.4'} on x86_64-pc-linux-gnu",
             f'{stamp} [1] LOG:  listening on IPv4 address "0.0.0.0", port 5432',
@@ -78,7 +79,7 @@ def startup(flavor: str, image: str, t: float) -> list[str]:
             "linux/amd64, go1.21.11, a6338e9",
         ]
     if flavor == "klog":
-        stamp = _ts(t, "%m%d %H:%M:%S.%ms000")
+        stamp = _ts(t, "%m%d %H:%M:%S.{ms}000")
         return [
             f"I{stamp}       1 main.go:42] Starting {image.rsplit('/', 1)[-1]}",
             f"I{stamp}       1 server.go:161] Serving securely on [::]:10250",
@@ -92,7 +93,7 @@ def startup(flavor: str, image: str, t: float) -> list[str]:
 
 
 def _app_line(t: float, level: str, msg: str, extra: str) -> str:
-    stamp = _ts(t, "%Y-%m-%dT%H:%M:%S.%msZ")
+    stamp = _ts(t, "%Y-%m-%dT%H:%M:%S.{ms}Z")
     return f'{{"time":"{stamp}","level":"{level}","msg":"{msg}",{extra}}}'
 
 
@@ -106,7 +107,7 @@ def steady(flavor: str, seed: str, k: int, t: float) -> str:
         method = "GET" if r.random() < 0.8 else "POST"
         return f'{ip} - - [{stamp}] "{method} {path} HTTP/1.1" {status} {r.randint(150, 9000)} "-" "{r.choice(AGENTS)}" "-"'
     if flavor == "redis":
-        stamp = _ts(t, "%d %b %Y %H:%M:%S.%ms")
+        stamp = _ts(t, "%d %b %Y %H:%M:%S.{ms}")
         return r.choice(
             (
                 f"1:M {stamp} * {r.randint(1, 500)} changes in 60 seconds. Saving...",
@@ -116,7 +117,7 @@ def steady(flavor: str, seed: str, k: int, t: float) -> str:
             )
         )
     if flavor == "postgres":
-        stamp = _ts(t, "%Y-%m-%d %H:%M:%S.%ms UTC")
+        stamp = _ts(t, "%Y-%m-%d %H:%M:%S.{ms} UTC")
         return r.choice(
             (
                 f"{stamp} [{r.randint(30, 99)}] LOG:  checkpoint starting: time",
@@ -134,7 +135,7 @@ def steady(flavor: str, seed: str, k: int, t: float) -> str:
         )
         return f'[INFO] {ip}:{r.randint(30000, 60000)} - {r.randint(1, 65535)} "A IN {name} udp 52 false 512" NOERROR qr,aa,rd 106 0.000{r.randint(100, 999)}s'
     if flavor == "klog":
-        stamp = _ts(t, "%m%d %H:%M:%S.%ms000")
+        stamp = _ts(t, "%m%d %H:%M:%S.{ms}000")
         return f'I{stamp}       1 controller.go:{r.randint(90, 400)}] "Synced" resource="{r.choice(("nodes", "pods", "endpoints"))}" duration="{r.randint(1, 90)}ms"'
     level = "WARN" if status >= 500 else "INFO"
     extra = f'"method":"GET","path":"{path}","status":{status},"duration_ms":{r.randint(1, 250)},"request_id":"{r.getrandbits(48):012x}"'

@@ -1,0 +1,142 @@
+"""Small builders for scenario objects, so a scenario reads like the manifests it stands for."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+Obj = dict[str, Any]
+
+
+def container(name: str, image: str, port: int | None = None, **extra: Any) -> Obj:
+    c: Obj = {"name": name, "image": image}
+    if port is not None:
+        c["ports"] = [{"name": extra.pop("port_name", "http"), "containerPort": port}]
+    c.update(extra)
+    return c
+
+
+def resources(
+    cpu: str, memory: str, limit_cpu: str | None = None, limit_memory: str | None = None
+) -> Obj:
+    out: Obj = {"requests": {"cpu": cpu, "memory": memory}}
+    limits = {k: v for k, v in (("cpu", limit_cpu), ("memory", limit_memory)) if v}
+    if limits:
+        out["limits"] = limits
+    return out
+
+
+def http_probe(path: str, port: int | str = "http") -> Obj:
+    return {"httpGet": {"path": path, "port": port}, "periodSeconds": 10, "initialDelaySeconds": 2}
+
+
+def labels(app: str, part: str = "") -> dict[str, str]:
+    out = {"app.kubernetes.io/name": app}
+    if part:
+        out["app.kubernetes.io/part-of"] = part
+    return out
+
+
+def _template(app: str, part: str, containers: list[Obj], **spec: Any) -> Obj:
+    return {"metadata": {"labels": labels(app, part)}, "spec": {"containers": containers, **spec}}
+
+
+def deployment(
+    name: str, containers: list[Obj], replicas: int = 1, part: str = "", **spec: Any
+) -> Obj:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "labels": labels(name, part)},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app.kubernetes.io/name": name}},
+            "template": _template(name, part, containers, **spec),
+        },
+    }
+
+
+def statefulset(
+    name: str, containers: list[Obj], storage: str, part: str = "", replicas: int = 1
+) -> Obj:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": name, "labels": labels(name, part)},
+        "spec": {
+            "replicas": replicas,
+            "serviceName": name,
+            "selector": {"matchLabels": {"app.kubernetes.io/name": name}},
+            "template": _template(name, part, containers),
+            "volumeClaimTemplates": [
+                {
+                    "metadata": {"name": "data"},
+                    "spec": {
+                        "accessModes": ["ReadWriteOnce"],
+                        "resources": {"requests": {"storage": storage}},
+                    },
+                }
+            ],
+        },
+    }
+
+
+def daemonset(name: str, containers: list[Obj], part: str = "", **spec: Any) -> Obj:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": name, "labels": labels(name, part)},
+        "spec": {
+            "selector": {"matchLabels": {"app.kubernetes.io/name": name}},
+            "template": _template(name, part, containers, **spec),
+        },
+    }
+
+
+def service(
+    name: str,
+    port: int,
+    target: int | str = "http",
+    *,
+    selector: str | None = None,
+    headless: bool = False,
+    **spec: Any,
+) -> Obj:
+    body: Obj = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": name, "labels": labels(selector or name)},
+        "spec": {
+            "selector": {"app.kubernetes.io/name": selector or name},
+            "ports": [{"name": "http", "port": port, "targetPort": target}],
+            **spec,
+        },
+    }
+    if headless:
+        body["spec"]["clusterIP"] = "None"
+    return body
+
+
+def job_spec(script: str, image: str = "busybox:1.36", **spec: Any) -> Obj:
+    return {
+        "template": {
+            "spec": {
+                "restartPolicy": "Never",
+                "containers": [container("main", image, command=["sh", "-c", script])],
+            }
+        },
+        **spec,
+    }
+
+
+def pdb(name: str, app: str, **spec: Any) -> Obj:
+    return {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": name},
+        "spec": {"selector": {"matchLabels": {"app.kubernetes.io/name": app}}, **spec},
+    }
+
+
+def clone(obj: Obj) -> Obj:
+    return copy.deepcopy(obj)

@@ -9,6 +9,7 @@ they depend only on the installed kubernetes-asyncio.
 
 from __future__ import annotations
 
+import copy
 import functools
 import re
 from typing import Any
@@ -208,51 +209,52 @@ def _fields(name: str) -> dict[str, str]:
     return {cls.attribute_map[a]: t for a, t in cls.openapi_types.items()}
 
 
-def unknown_fields_model(value: Any, type_name: str, path: str = "") -> list[str]:
-    """Paths (``spec.foo``, ``spec.containers[0].bar``) of fields the model does not declare."""
+Path = tuple[str | int, ...]
+
+
+def format_path(path: Path) -> str:
+    """``("spec", "containers", 0, "foo")`` -> ``spec.containers[0].foo``, as the apiserver writes."""
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
+    return out
+
+
+def unknown_fields_model(value: Any, type_name: str, path: Path = ()) -> list[Path]:
+    """Paths of the fields in ``value`` that the model ``type_name`` does not declare."""
     m = _LIST_RE.match(type_name)
     if m:
         if not isinstance(value, list):
             return []
-        return [
-            p
-            for i, v in enumerate(value)
-            for p in unknown_fields_model(v, m.group(1), f"{path}[{i}]")
-        ]
+        item = m.group(1)
+        return [p for i, v in enumerate(value) for p in unknown_fields_model(v, item, (*path, i))]
     m = _DICT_RE.match(type_name)
     if m:
         if not isinstance(value, dict):
             return []
-        return [
-            p
-            for k, v in value.items()
-            for p in unknown_fields_model(v, m.group(1), f"{path}.{k}" if path else k)
-        ]
+        item = m.group(1)
+        return [p for k, v in value.items() for p in unknown_fields_model(v, item, (*path, k))]
     if type_name in _PRIMITIVES or not isinstance(value, dict):
         return []
     fields = _fields(type_name)
     if not fields:
         return []
-    out: list[str] = []
+    out: list[Path] = []
     for key, v in value.items():
-        sub = f"{path}.{key}" if path else key
         if key not in fields:
-            out.append(sub)
+            out.append((*path, key))
         else:
-            out.extend(unknown_fields_model(v, fields[key], sub))
+            out.extend(unknown_fields_model(v, fields[key], (*path, key)))
     return out
 
 
-def unknown_fields_schema(value: Any, schema: Schema, path: str = "") -> list[str]:
+def unknown_fields_schema(value: Any, schema: Schema, path: Path = ()) -> list[Path]:
     """The same for a CRD's structural schema."""
     if not isinstance(schema, dict) or schema.get("x-kubernetes-preserve-unknown-fields"):
         return []
     if isinstance(value, list) and isinstance(schema.get("items"), dict):
-        return [
-            p
-            for i, v in enumerate(value)
-            for p in unknown_fields_schema(v, schema["items"], f"{path}[{i}]")
-        ]
+        items = schema["items"]
+        return [p for i, v in enumerate(value) for p in unknown_fields_schema(v, items, (*path, i))]
     if not isinstance(value, dict):
         return []
     props = schema.get("properties")
@@ -260,19 +262,27 @@ def unknown_fields_schema(value: Any, schema: Schema, path: str = "") -> list[st
     if props is None:
         if isinstance(extra, dict):
             return [
-                p
-                for k, v in value.items()
-                for p in unknown_fields_schema(v, extra, f"{path}.{k}" if path else k)
+                p for k, v in value.items() for p in unknown_fields_schema(v, extra, (*path, k))
             ]
         return []
-    out: list[str] = []
+    out: list[Path] = []
     for key, v in value.items():
-        sub = f"{path}.{key}" if path else key
         if key in props:
-            out.extend(unknown_fields_schema(v, props[key], sub))
+            out.extend(unknown_fields_schema(v, props[key], (*path, key)))
         elif not path and key in ("apiVersion", "kind", "metadata"):
             if key == "metadata":
-                out.extend(unknown_fields_model(v, "V1ObjectMeta", sub))
+                out.extend(unknown_fields_model(v, "V1ObjectMeta", (key,)))
         else:
-            out.append(sub)
+            out.append((*path, key))
+    return out
+
+
+def prune(value: Any, paths: list[Path]) -> Any:
+    """A copy of ``value`` without the fields at ``paths`` (what decoding drops)."""
+    out = copy.deepcopy(value)
+    for path in sorted(paths, key=len, reverse=True):
+        node = out
+        for part in path[:-1]:
+            node = node[part]
+        del node[path[-1]]
     return out

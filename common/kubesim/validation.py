@@ -4,7 +4,8 @@ A real kube-apiserver answers Strict violations with 400 BadRequest and the mess
 ``<Kind> in version "<v>" cannot be handled as a <Kind>: strict decoding error: unknown field
 "spec.foo"`` (as kubectl prints it), and Warn violations with ``Warning: 299`` headers. Unknown
 fields are detected against the kubernetes-asyncio models of built-in kinds and the structural
-schema of a CRD; kinds without a model are not checked.
+schema of a CRD; kinds without a model are not checked. Outside Strict the fields are dropped,
+as decoding drops them on a real server (and CRD pruning drops them from custom resources).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from common.kubesim.status import KubeError
 Obj = dict[str, Any]
 
 
-def unknown_fields(rt: ResourceType, obj: Any, *, subresource: str = "") -> list[str]:
+def unknown_fields(rt: ResourceType, obj: Any, *, subresource: str = "") -> list[schemas.Path]:
     if subresource == "scale":
         return schemas.unknown_fields_model(obj, "V1Scale")
     if rt.crd is not None:
@@ -32,13 +33,15 @@ def unknown_fields(rt: ResourceType, obj: Any, *, subresource: str = "") -> list
 
 def check(
     rt: ResourceType, obj: Any, mode: str, *, subresource: str = "", apply: bool = False
-) -> list[str]:
-    """Warnings to send for ``mode`` Warn; raises 400 for Strict; nothing for Ignore."""
-    if mode == "Ignore":
-        return []
-    unknown = unknown_fields(rt, obj, subresource=subresource)
-    if not unknown:
-        return []
+) -> tuple[list[str], Any]:
+    """(Warning messages, the object without its unknown fields), as decoding leaves it.
+
+    Strict raises 400 instead; Ignore drops the fields silently; Warn drops them and says so.
+    """
+    paths = unknown_fields(rt, obj, subresource=subresource)
+    if not paths:
+        return [], obj
+    unknown = [schemas.format_path(p) for p in paths]
     if mode == "Strict":
         kind = "Scale" if subresource == "scale" else rt.kind
         if apply:
@@ -53,7 +56,8 @@ def check(
             f'{kind} in version "{rt.version}" cannot be handled as a {kind}: '
             "strict decoding error: " + ", ".join(f'unknown field "{p}"' for p in unknown),
         )
-    return [f'unknown field "{p}"' for p in unknown]
+    warnings = [] if mode == "Ignore" else [f'unknown field "{p}"' for p in unknown]
+    return warnings, schemas.prune(obj, paths)
 
 
 def warning_header(messages: list[str]) -> str:

@@ -53,7 +53,7 @@ async def create(request: web.Request, state: State, target: Target) -> web.Resp
     mode = field_validation(request.query)
     opts = _write_options(request, target)
     body = await _body(request, bodies.WRITE_TYPES)
-    warnings = validation.check(target.rt, body, mode)
+    warnings, body = validation.check(target.rt, body, mode)
     obj = state.objects.create(target.rt, target.namespace, body, opts)
     return json_response(obj, status=201, warnings=warnings)
 
@@ -62,7 +62,7 @@ async def update(request: web.Request, state: State, target: Target) -> web.Resp
     mode = field_validation(request.query)
     opts = _write_options(request, target)
     body = await _body(request, bodies.WRITE_TYPES)
-    warnings = validation.check(target.rt, body, mode, subresource=target.subresource)
+    warnings, body = validation.check(target.rt, body, mode, subresource=target.subresource)
     if target.subresource == "scale":
         obj = subresources.update_scale(state.objects, target, body, opts)
         return json_response(obj, warnings=warnings)
@@ -88,12 +88,12 @@ async def patch(request: web.Request, state: State, target: Target) -> web.Respo
     if target.subresource == "scale":
         current = subresources.scale_of(rt, live)
         patched = fields.patch(subresources.SCALE_TYPE, current, body, media)
-        warnings = validation.check(rt, patched, mode, subresource="scale")
+        warnings, patched = validation.check(rt, patched, mode, subresource="scale")
         return json_response(
             subresources.update_scale(objs, target, patched, opts), warnings=warnings
         )
     patched = fields.patch(rt, copy.deepcopy(objs.present(rt, live)), body, media)
-    warnings = validation.check(rt, patched, mode, subresource=target.subresource)
+    warnings, patched = validation.check(rt, patched, mode, subresource=target.subresource)
     obj = objs.update(rt, target.namespace, target.name, patched, opts)
     return json_response(obj, warnings=warnings)
 
@@ -118,7 +118,7 @@ def _apply(
             "the Wharf cluster simulator does not serve apply on scale",
             reason="NotImplemented",
         )
-    warnings = validation.check(rt, body, mode, subresource=target.subresource, apply=True)
+    warnings, body = validation.check(rt, body, mode, subresource=target.subresource, apply=True)
     meta: Obj = body["metadata"] if isinstance(body.get("metadata"), dict) else {}
     if meta.get("name") and meta["name"] != target.name:
         raise bad_request(

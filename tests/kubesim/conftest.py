@@ -23,8 +23,9 @@ KUBECTL = "/usr/bin/kubectl"
 
 @pytest.fixture(scope="module")
 def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simulator]:
-    """One simulator per test module; tests keep to their own namespaces."""
-    with Simulator(tmp_path_factory.mktemp("kubesim"), bookmark_interval=0.5) as s:
+    """One API server per test module (no nodes, so no controllers: what envtest gives);
+    tests keep to their own namespaces."""
+    with Simulator(tmp_path_factory.mktemp("kubesim"), bookmark_interval=0.5, nodes=0) as s:
         yield s
 
 

@@ -77,9 +77,11 @@ async def test_field_validation(raw: Raw) -> None:
         'ConfigMap in version "v1" cannot be handled as a ConfigMap: '
         'strict decoding error: unknown field "dataa"'
     )
-    status, _, headers = await raw("POST", base, bad)  # default: Warn
+    status, body, headers = await raw("POST", base, bad)  # default: Warn
     assert status == 201
     assert headers["Warning"] == '299 - "unknown field \\"dataa\\""'
+    assert "dataa" not in body  # dropped, as decoding drops it
+    assert body["data"] == {"a": "b"}
     status, _, headers = await raw("POST", base, cm("w", extra=1), fieldValidation="Ignore")
     assert status == 201
     assert "Warning" not in headers

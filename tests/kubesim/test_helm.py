@@ -166,3 +166,20 @@ async def test_dry_run_server_and_wait_watcher(
     assert status["status"] == "deployed"
     await asyncio.to_thread(helm.uninstall, "waited", wait="watcher", timeout=20)
     assert (await core.list_namespaced_config_map(ns)).items == []
+
+
+async def test_wait_watcher_with_the_living_cluster(
+    chart: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With nodes, real controllers and a kubelet roll the Deployment out; Helm waits for it."""
+    monkeypatch.setenv("KUBECACHEDIR", str(tmp_path / "kubecache"))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    async with Simulator(tmp_path / "sim", nodes=1) as live:
+        cfg = helm_python.Config(kubeconfig_path=str(live.kubeconfig_path), namespace="apps")
+        try:
+            await asyncio.to_thread(
+                cfg.install, str(chart), "live", create_namespace=True, wait="watcher", timeout=30
+            )
+            assert (await asyncio.to_thread(cfg.status, "live"))["status"] == "deployed"
+        finally:
+            cfg.close()

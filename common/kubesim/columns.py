@@ -12,18 +12,27 @@ from common.kubesim.printers import (
     NAME,
     SELECTOR,
     Column,
+    age,
     age_of,
     cell,
     col,
+    endpoints,
     event_object,
     external_ip,
+    job_completions,
+    job_duration,
     job_status,
+    node_address,
     node_roles,
     node_status,
     number,
     pod_ready,
+    pod_restarts,
     pod_status,
     ports,
+    revision_controller,
+    slice_endpoints,
+    slice_ports,
     text,
 )
 
@@ -32,13 +41,7 @@ COLUMNS: dict[tuple[str, str], list[Column]] = {
         NAME,
         col("Ready", pod_ready),
         col("Status", pod_status),
-        col(
-            "Restarts",
-            lambda o: sum(
-                c.get("restartCount", 0) for c in cell(o, "status", "containerStatuses") or []
-            ),
-            kind="string",
-        ),
+        col("Restarts", pod_restarts),
         AGE,
         col("IP", text("status", "podIP"), priority=1),
         col("Node", text("spec", "nodeName"), priority=1),
@@ -129,6 +132,19 @@ COLUMNS: dict[tuple[str, str], list[Column]] = {
         col("Roles", node_roles),
         AGE,
         col("Version", text("status", "nodeInfo", "kubeletVersion", default="")),
+        col("Internal-IP", node_address("InternalIP"), priority=1),
+        col("External-IP", node_address("ExternalIP"), priority=1),
+        col("OS-Image", text("status", "nodeInfo", "osImage", default="<unknown>"), priority=1),
+        col(
+            "Kernel-Version",
+            text("status", "nodeInfo", "kernelVersion", default="<unknown>"),
+            priority=1,
+        ),
+        col(
+            "Container-Runtime",
+            text("status", "nodeInfo", "containerRuntimeVersion", default="<unknown>"),
+            priority=1,
+        ),
     ],
     ("", "configmaps"): [
         NAME,
@@ -153,14 +169,8 @@ COLUMNS: dict[tuple[str, str], list[Column]] = {
     ("batch", "jobs"): [
         NAME,
         col("Status", job_status),
-        col(
-            "Completions",
-            lambda o: (
-                f"{cell(o, 'status', 'succeeded', default=0)}/"
-                f"{cell(o, 'spec', 'completions', default=1)}"
-            ),
-        ),
-        col("Duration", lambda o: ""),
+        col("Completions", job_completions),
+        col("Duration", job_duration),
         AGE,
         CONTAINERS,
         IMAGES,
@@ -172,7 +182,14 @@ COLUMNS: dict[tuple[str, str], list[Column]] = {
         col("Timezone", text("spec", "timeZone")),
         col("Suspend", lambda o: "True" if cell(o, "spec", "suspend") else "False", kind="boolean"),
         col("Active", lambda o: len(cell(o, "status", "active") or []), kind="integer"),
-        col("Last Schedule", text("status", "lastScheduleTime")),
+        col(
+            "Last Schedule",
+            lambda o: (
+                age(cell(o, "status", "lastScheduleTime"))
+                if cell(o, "status", "lastScheduleTime")
+                else "<none>"
+            ),
+        ),
         AGE,
         CONTAINERS,
         IMAGES,
@@ -309,19 +326,18 @@ COLUMNS: dict[tuple[str, str], list[Column]] = {
         col("Holder", text("spec", "holderIdentity", default="")),
         AGE,
     ],
-    ("", "endpoints"): [
+    ("", "endpoints"): [NAME, col("Endpoints", endpoints), AGE],
+    ("discovery.k8s.io", "endpointslices"): [
         NAME,
-        col(
-            "Endpoints",
-            lambda o: (
-                ",".join(
-                    f"{a.get('ip')}"
-                    for s in o.get("subsets") or []
-                    for a in s.get("addresses") or []
-                )
-                or "<none>"
-            ),
-        ),
+        col("AddressType", text("addressType", default="")),
+        col("Ports", slice_ports),
+        col("Endpoints", slice_endpoints),
+        AGE,
+    ],
+    ("apps", "controllerrevisions"): [
+        NAME,
+        col("Controller", revision_controller),
+        col("Revision", lambda o: o.get("revision", 0), kind="integer"),
         AGE,
     ],
 }

@@ -52,6 +52,15 @@ def human_duration(seconds: int) -> str:
     return f"{hours // 24 // 365}y"
 
 
+def _parse(timestamp: Any) -> datetime.datetime | None:
+    try:
+        return datetime.datetime.strptime(str(timestamp)[:19], "%Y-%m-%dT%H:%M:%S").replace(
+            tzinfo=datetime.UTC
+        )
+    except ValueError:
+        return None
+
+
 def age(timestamp: Any) -> str:
     if not isinstance(timestamp, str) or not timestamp:
         return "<unknown>"
@@ -124,31 +133,140 @@ def _selector_text(sel: Any) -> str:
 SELECTOR = col("Selector", lambda o: _selector_text(cell(o, "spec", "selector")), priority=1)
 
 
+def _since(timestamp: Any) -> str:
+    return age(timestamp) + " ago" if timestamp else ""
+
+
+def _init_status(o: Obj, statuses: list[Obj]) -> str | None:
+    """printPod's init-container pass: the reason while an init container has not succeeded."""
+    total = len(cell(o, "spec", "initContainers") or [])
+    for i, cs in enumerate(statuses):
+        state = cs.get("state") or {}
+        term, wait = state.get("terminated"), state.get("waiting")
+        if term and term.get("exitCode") == 0:
+            continue
+        if term:
+            if term.get("reason"):
+                return f"Init:{term['reason']}"
+            if term.get("signal"):
+                return f"Init:Signal:{term['signal']}"
+            return f"Init:ExitCode:{term.get('exitCode')}"
+        if wait and wait.get("reason") and wait["reason"] != "PodInitializing":
+            return f"Init:{wait['reason']}"
+        return f"Init:{i}/{total}"
+    return None
+
+
 def pod_status(o: Obj) -> str:
-    if o["metadata"].get("deletionTimestamp"):
-        return "Terminating"
+    """The STATUS column, following kubectl's printPod."""
     status = o.get("status") or {}
-    reason = status.get("reason") or status.get("phase") or "Unknown"
-    for cs in status.get("initContainerStatuses") or []:
-        state = cs.get("state") or {}
-        if (
-            "waiting" in state
-            and state["waiting"].get("reason", "PodInitializing") != "PodInitializing"
-        ):
-            return f"Init:{state['waiting']['reason']}"
-    for cs in status.get("containerStatuses") or []:
-        state = cs.get("state") or {}
-        if state.get("waiting", {}).get("reason"):
-            reason = state["waiting"]["reason"]
-        elif state.get("terminated", {}).get("reason"):
-            reason = state["terminated"]["reason"]
-    return str(reason)
+    reason = str(status.get("reason") or status.get("phase") or "")
+    init = _init_status(o, status.get("initContainerStatuses") or [])
+    if init is not None:
+        reason = init
+    else:
+        running = False
+        for cs in reversed(status.get("containerStatuses") or []):
+            state = cs.get("state") or {}
+            term, wait = state.get("terminated") or {}, state.get("waiting") or {}
+            if wait.get("reason"):
+                reason = wait["reason"]
+            elif term.get("reason"):
+                reason = term["reason"]
+            elif term:
+                signal = term.get("signal")
+                reason = f"Signal:{signal}" if signal else f"ExitCode:{term.get('exitCode', 0)}"
+            elif cs.get("ready") and "running" in state:
+                running = True
+        if reason == "Completed" and running:
+            ready = any(
+                c.get("type") == "Ready" and c.get("status") == "True"
+                for c in status.get("conditions") or []
+            )
+            reason = "Running" if ready else "NotReady"
+    if o["metadata"].get("deletionTimestamp"):
+        return "Unknown" if status.get("reason") == "NodeLost" else "Terminating"
+    return reason or "Unknown"
 
 
 def pod_ready(o: Obj) -> str:
     statuses = cell(o, "status", "containerStatuses") or []
     total = len(cell(o, "spec", "containers") or [])
-    return f"{sum(1 for c in statuses if c.get('ready'))}/{total}"
+    ready = sum(1 for c in statuses if c.get("ready") and "running" in (c.get("state") or {}))
+    return f"{ready}/{total}"
+
+
+def pod_restarts(o: Obj) -> str:
+    """RESTARTS: the count, and how long ago the last restart was, as ``3 (2m ago)``."""
+    statuses = cell(o, "status", "containerStatuses") or []
+    count = sum(int(c.get("restartCount", 0)) for c in statuses)
+    last = max(
+        (cell(c, "lastState", "terminated", "finishedAt") or "" for c in statuses), default=""
+    )
+    return f"{count} ({_since(last)})" if count and last else str(count)
+
+
+def job_duration(o: Obj) -> str:
+    start = cell(o, "status", "startTime")
+    if not start:
+        return ""
+    end = cell(o, "status", "completionTime")
+    begin, finish = _parse(start), _parse(end) if end else datetime.datetime.now(datetime.UTC)
+    if begin is None or finish is None:
+        return ""
+    return human_duration(int((finish - begin).total_seconds()))
+
+
+def job_completions(o: Obj) -> str:
+    succeeded = cell(o, "status", "succeeded", default=0)
+    completions = cell(o, "spec", "completions")
+    if completions is None:
+        return f"{succeeded}/1 of {cell(o, 'spec', 'parallelism', default=1)}"
+    return f"{succeeded}/{completions}"
+
+
+def node_address(kind: str) -> Callable[[Obj], str]:
+    def find(o: Obj) -> str:
+        for a in cell(o, "status", "addresses") or []:
+            if a.get("type") == kind:
+                return str(a.get("address", ""))
+        return "<none>"
+
+    return find
+
+
+def _first(values: list[str], limit: int = 3) -> str:
+    if not values:
+        return "<none>"
+    shown = ",".join(values[:limit])
+    return shown + (f" + {len(values) - limit} more..." if len(values) > limit else "")
+
+
+def endpoints(o: Obj) -> str:
+    out = []
+    for subset in o.get("subsets") or []:
+        ports_ = [p.get("port") for p in subset.get("ports") or []] or [None]
+        for a in subset.get("addresses") or []:
+            out += [f"{a.get('ip')}:{p}" if p else str(a.get("ip")) for p in ports_]
+    return _first(out)
+
+
+def slice_ports(o: Obj) -> str:
+    ports_ = [str(p.get("port")) for p in o.get("ports") or [] if p.get("port") is not None]
+    return ",".join(ports_) or "<unset>"
+
+
+def slice_endpoints(o: Obj) -> str:
+    return _first([a for e in o.get("endpoints") or [] for a in e.get("addresses") or []])
+
+
+def revision_controller(o: Obj) -> str:
+    for ref in o["metadata"].get("ownerReferences") or []:
+        if ref.get("controller"):
+            group = str(ref.get("apiVersion", "")).rpartition("/")[0]
+            kind = str(ref.get("kind", "")).lower()
+            return f"{kind}.{group}/{ref.get('name')}" if group else f"{kind}/{ref.get('name')}"
+    return "<none>"
 
 
 def ports(o: Obj) -> str:
@@ -174,9 +292,15 @@ def external_ip(o: Obj) -> str:
 
 
 def job_status(o: Obj) -> str:
-    for cond in cell(o, "status", "conditions") or []:
-        if cond.get("status") == "True" and cond.get("type") in ("Complete", "Failed", "Suspended"):
-            return str(cond["type"])
+    """STATUS of a Job (printJob, 1.32)."""
+    if o["metadata"].get("deletionTimestamp"):
+        return "Terminating"
+    true = {
+        c.get("type") for c in cell(o, "status", "conditions") or [] if c.get("status") == "True"
+    }
+    for kind in ("Complete", "Failed", "FailureTarget", "SuccessCriteriaMet", "Suspended"):
+        if kind in true:
+            return kind
     return "Running"
 
 

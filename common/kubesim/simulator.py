@@ -107,6 +107,15 @@ class Simulator:
             bookmark_interval=self._bookmark_interval,
         )
         seed.populate(self.state.objects)
+        if self.nodes > 0:  # installed before the app starts, so the stand-in stays off
+            self.live = LiveCluster(
+                self.state.objects,
+                nodes=self.nodes,
+                scenario=self.scenario,
+                timings=self.timings,
+                ca_pem=certs.ca_pem.decode() if certs else "",
+            )
+            podapi.install(self.state, self.live)
         runner = web.AppRunner(
             create_app(self.state),
             access_log=None,
@@ -115,15 +124,7 @@ class Simulator:
         )
         await runner.setup()
         try:
-            if self.nodes > 0:
-                self.live = LiveCluster(
-                    self.state.objects,
-                    nodes=self.nodes,
-                    scenario=self.scenario,
-                    timings=self.timings,
-                    ca_pem=certs.ca_pem.decode() if certs else "",
-                )
-                podapi.install(self.state, self.live)
+            if self.live is not None:
                 await self.live.start()
             site = web.TCPSite(
                 runner, self.host, self.port, ssl_context=certs.server_context() if certs else None

@@ -19,6 +19,7 @@ from typing import Any
 
 from aiohttp import web
 
+from common.kubesim import logs
 from common.kubesim.channels import CLOSE, EXEC_PROTOCOLS, Channels
 from common.kubesim.cluster import LiveCluster
 from common.kubesim.kubelet import Container, PodRuntime, Run
@@ -221,10 +222,25 @@ async def attach_handler(
     chans = Channels(ws, ws.ws_protocol or "")
     await chans.send(1 if want_out else 2 if want_err else 3, b"")
     run = container.runs[-1]
-    outgoing: asyncio.Queue[bytes] = asyncio.Queue()
-    run.log.listeners.add(outgoing.put_nowait)
     stdin = container.stdin if want_in else None
     pump = asyncio.create_task(_pump_attached(chans, stdin))
+    channel = 1 if want_out else 2
+    try:
+        if container.stdin is not None:
+            await _relay_raw(chans, channel, run, pump)
+        else:
+            await _relay_log(chans, channel, run, pump)
+    finally:
+        if container.spec.get("stdinOnce") and stdin is not None:
+            _eof(stdin)
+    await _finish(chans, pump, status_for(0, [], chans.version))
+    return ws
+
+
+async def _relay_raw(chans: Channels, channel: int, run: Run, pump: asyncio.Task[None]) -> None:
+    """An interactive main process: its output bytes as they are written (prompts included)."""
+    outgoing: asyncio.Queue[bytes] = asyncio.Queue()
+    run.log.listeners.add(outgoing.put_nowait)
     try:
         while not pump.done():
             getter = asyncio.ensure_future(outgoing.get())
@@ -235,15 +251,27 @@ async def attach_handler(
             for task in pending - {pump}:
                 task.cancel()
             if getter in done:
-                await chans.send(1 if want_out else 2, getter.result())
+                await chans.send(channel, getter.result())
             if ended in done:
-                break
+                return
     finally:
         run.log.listeners.discard(outgoing.put_nowait)
-        if container.spec.get("stdinOnce") and stdin is not None:
-            _eof(stdin)
-    await _finish(chans, pump, status_for(0, [], chans.version))
-    return ws
+
+
+async def _relay_log(chans: Channels, channel: int, run: Run, pump: asyncio.Task[None]) -> None:
+    """Any other process: its log lines from now on, until it exits or the client leaves."""
+
+    async def write(data: bytes) -> None:
+        await chans.send(channel, data)
+
+    follower = asyncio.create_task(
+        logs.follow(run, logs.LogOptions(follow=True, tail_lines=0), write, lambda: True)
+    )
+    await asyncio.wait({follower, pump}, return_when=asyncio.FIRST_COMPLETED)
+    if not follower.done():
+        follower.cancel()
+    with contextlib.suppress(asyncio.CancelledError, ConnectionError, RuntimeError):
+        await follower
 
 
 async def _pump_attached(chans: Channels, stdin: Reader | None) -> None:

@@ -35,11 +35,16 @@ USER = WriteOptions(manager="kubectl")
 
 
 async def running_cluster(
-    nodes: int = 2, timings: Timings = FAST, clock: Callable[[], float] = time.time
+    nodes: int = 2,
+    timings: Timings = FAST,
+    clock: Callable[[], float] = time.time,
+    scenario: str = "empty",
 ) -> AsyncIterator[LiveCluster]:
     state = State.new(token=None)
     seed.populate(state.objects)
-    cluster = LiveCluster(state.objects, nodes=nodes, timings=timings, ca_pem="CA", clock=clock)
+    cluster = LiveCluster(
+        state.objects, nodes=nodes, timings=timings, ca_pem="CA", clock=clock, scenario=scenario
+    )
     await cluster.start()
     try:
         yield cluster
@@ -49,9 +54,12 @@ async def running_cluster(
 
 @contextlib.asynccontextmanager
 async def started(
-    nodes: int = 2, timings: Timings = FAST, clock: Callable[[], float] = time.time
+    nodes: int = 2,
+    timings: Timings = FAST,
+    clock: Callable[[], float] = time.time,
+    scenario: str = "empty",
 ) -> AsyncIterator[LiveCluster]:
-    async for cluster in running_cluster(nodes, timings, clock):
+    async for cluster in running_cluster(nodes, timings, clock, scenario):
         yield cluster
 
 

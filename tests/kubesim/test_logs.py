@@ -1,0 +1,72 @@
+"""pods/log over HTTP: kubernetes-asyncio's log reads, the refusals, and a followed stream."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+
+import pytest
+from kubernetes_asyncio import client
+from kubernetes_asyncio.client import ApiClient
+
+from common.kubesim import Simulator
+from tests.kubesim.conftest import Raw
+from tests.kubesim.livesim import demo_simulator, pods, wait_for
+
+
+@pytest.fixture(scope="module")
+def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simulator]:
+    yield from demo_simulator(tmp_path_factory.mktemp("kubesim"), nodes=1)
+
+
+async def test_log_options(sim: Simulator, api: ApiClient) -> None:
+    core = client.CoreV1Api(api)
+    whole = await core.read_namespaced_pod_log("redis-0", "shop")
+    assert "Ready to accept connections tcp" in whole
+    tail = await core.read_namespaced_pod_log("redis-0", "shop", tail_lines=3)
+    assert tail == "".join(whole.splitlines(keepends=True)[-3:]) or len(tail.splitlines()) == 3
+    stamped = await core.read_namespaced_pod_log("redis-0", "shop", tail_lines=1, timestamps=True)
+    assert stamped[:2] == "20"
+    assert stamped.split(" ", 1)[0].endswith("Z")
+    assert len(await core.read_namespaced_pod_log("redis-0", "shop", limit_bytes=7)) == 7
+    assert await core.read_namespaced_pod_log("redis-0", "shop", since_seconds=3600) != ""
+    job = wait_for(
+        sim,
+        lambda st: [
+            p
+            for p in st.objects.store.list(("", "pods"), "shop")
+            if p["metadata"]["name"].startswith("db-migrate")
+            and p["status"].get("phase") == "Succeeded"
+        ],
+    )
+    migrate = await core.read_namespaced_pod_log(job[0]["metadata"]["name"], "shop")
+    assert migrate == "applying migrations\n0042_add_orders_index ok\n12 migrations applied\n"
+
+
+async def test_log_refusals(sim: Simulator, raw: Raw) -> None:
+    pending = wait_for(sim, lambda st: pods(st, "broken", "too-big"))[0]["metadata"]["name"]
+    status, body, _ = await raw("GET", f"/api/v1/namespaces/broken/pods/{pending}/log")
+    assert (status, body["message"]) == (400, f"pod {pending} does not have a host assigned")
+    status, body, _ = await raw("GET", "/api/v1/namespaces/shop/pods/redis-0/log", container="nope")
+    assert (status, body["message"]) == (400, "container nope is not valid for pod redis-0")
+    status, body, _ = await raw("GET", "/api/v1/namespaces/shop/pods/redis-0/log", previous="true")
+    assert (status, body["message"]) == (
+        400,
+        'previous terminated container "redis" in pod "redis-0" not found',
+    )
+    status, body, _ = await raw("GET", "/api/v1/namespaces/shop/pods/redis-0/log", tailLines="-1")
+    assert status == 422
+    status, body, _ = await raw("GET", "/api/v1/namespaces/shop/pods/ghost/log")
+    assert status == 404
+
+
+async def test_follow_streams_until_the_client_leaves(sim: Simulator, raw: Raw) -> None:
+    headers = {"Authorization": f"Bearer {sim.token}"}
+    url = sim.url + "/api/v1/namespaces/shop/pods/postgres-0/log"
+    async with raw.session.get(
+        url, params={"follow": "true", "tailLines": "1"}, headers=headers, ssl=raw.ssl
+    ) as resp:
+        assert resp.status == 200
+        assert resp.headers["Content-Type"].startswith("text/plain")
+        lines = [await asyncio.wait_for(resp.content.readline(), 5) for _ in range(4)]
+    assert all(b" UTC [" in line for line in lines)

@@ -102,15 +102,25 @@ def _pod(obj: Obj, objs: Objects) -> None:
     status.setdefault("qosClass", "BestEffort")
 
 
+def _strategy(spec: Obj, field: str, rolling: Obj) -> None:
+    """Default an (update) strategy field by field, as SetDefaults_* do, so ``{}`` is filled."""
+    strategy = spec.setdefault(field, {})
+    if not isinstance(strategy, dict):
+        return
+    strategy.setdefault("type", "RollingUpdate")
+    if strategy["type"] == "RollingUpdate":
+        current = strategy.setdefault("rollingUpdate", {})
+        if isinstance(current, dict):
+            for key, value in rolling.items():
+                current.setdefault(key, value)
+
+
 def _deployment(obj: Obj, objs: Objects) -> None:
     spec = obj.setdefault("spec", {})
     spec.setdefault("replicas", 1)
     spec.setdefault("revisionHistoryLimit", 10)
     spec.setdefault("progressDeadlineSeconds", 600)
-    spec.setdefault(
-        "strategy",
-        {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}},
-    )
+    _strategy(spec, "strategy", {"maxSurge": "25%", "maxUnavailable": "25%"})
     _template(obj)
 
 
@@ -124,7 +134,7 @@ def _statefulset(obj: Obj, objs: Objects) -> None:
     spec.setdefault("replicas", 1)
     spec.setdefault("podManagementPolicy", "OrderedReady")
     spec.setdefault("revisionHistoryLimit", 10)
-    spec.setdefault("updateStrategy", {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}})
+    _strategy(spec, "updateStrategy", {"partition": 0})
     spec.setdefault(
         "persistentVolumeClaimRetentionPolicy", {"whenDeleted": "Retain", "whenScaled": "Retain"}
     )
@@ -134,10 +144,7 @@ def _statefulset(obj: Obj, objs: Objects) -> None:
 def _daemonset(obj: Obj, objs: Objects) -> None:
     spec = obj.setdefault("spec", {})
     spec.setdefault("revisionHistoryLimit", 10)
-    spec.setdefault(
-        "updateStrategy",
-        {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}},
-    )
+    _strategy(spec, "updateStrategy", {"maxSurge": 0, "maxUnavailable": 1})
     _template(obj)
 
 

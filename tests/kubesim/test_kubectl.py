@@ -246,3 +246,27 @@ def test_delete_manifest_with_its_namespace(kubectl: Kubectl) -> None:
 def test_auth_can_i_and_whoami(kubectl: Kubectl) -> None:
     assert kubectl.run("auth", "can-i", "delete", "deployments", "-A").stdout.strip() == "yes"
     assert "kubesim-admin" in kubectl.run("auth", "whoami").stdout
+
+
+def test_create_subcommands_send_protobuf(kubectl: Kubectl, ns: str) -> None:
+    """kubectl's typed clients post protobuf bodies; each kind decodes to the JSON equivalent."""
+    run = kubectl.run
+    run("-n", ns, "create", "deployment", "web", "--image=nginx:1.27", "--replicas=0", "--port=80")
+    run("-n", ns, "create", "job", "once", "--image=busybox", "--", "true")
+    run("-n", ns, "create", "cronjob", "tick", "--image=busybox", "--schedule=*/5 * * * *")
+    run("-n", ns, "create", "service", "clusterip", "svc", "--tcp=80:8080")
+    run("-n", ns, "create", "serviceaccount", "robot")
+    run("-n", ns, "create", "role", "reader", "--verb=get,list", "--resource=pods")
+    run("-n", ns, "create", "ingress", "ing", "--rule=foo.com/bar=svc:80")
+    deploy = kubectl.json("-n", ns, "get", "deployment", "web")
+    assert deploy["spec"]["replicas"] == 0  # an explicit zero survives decoding
+    assert deploy["spec"]["template"]["spec"]["containers"][0]["ports"] == [
+        {"containerPort": 80, "protocol": "TCP"}
+    ]
+    assert deploy["spec"]["strategy"]["type"] == "RollingUpdate"
+    assert kubectl.json("-n", ns, "get", "cronjob", "tick")["spec"]["schedule"] == "*/5 * * * *"
+    ports = kubectl.json("-n", ns, "get", "service", "svc")["spec"]["ports"][0]
+    assert (ports["port"], ports["targetPort"]) == (80, 8080)
+    rule = kubectl.json("-n", ns, "get", "ingress", "ing")["spec"]["rules"][0]
+    assert rule["http"]["paths"][0]["backend"]["service"]["port"]["number"] == 80
+    assert kubectl.json("-n", ns, "get", "role", "reader")["rules"][0]["verbs"] == ["get", "list"]

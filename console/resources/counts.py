@@ -20,7 +20,7 @@ from console.resources.catalog import Catalog, Kind
 from console.resources.kubeapi import METADATA_LIST, KubeApi
 from console.resources.listing import collection
 
-CONCURRENCY = 16
+CONCURRENCY = 8
 
 
 @attrs.frozen

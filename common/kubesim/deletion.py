@@ -209,15 +209,11 @@ def _remove_finalizer(objs: Objects, rt: ResourceType, obj: Obj, finalizer: str)
 
 
 def _dependents(objs: Objects, uid: str) -> list[tuple[GroupResource, Obj]]:
-    return [
-        (gr, o)
-        for gr, o in objs.store.all_objects()
-        if any(r.get("uid") == uid for r in o["metadata"].get("ownerReferences") or [])
-    ]
+    return objs.store.dependents(uid)
 
 
 def _uid_exists(objs: Objects, uid: str) -> bool:
-    return any(o["metadata"].get("uid") == uid for _, o in objs.store.all_objects())
+    return objs.store.by_uid(uid) is not None
 
 
 def _drop_owner_ref(objs: Objects, gr: GroupResource, dep: Obj, uid: str) -> None:
@@ -261,11 +257,13 @@ def _collect_dependents(objs: Objects, gone: Obj) -> None:
 def _recheck_owners(objs: Objects, gone: Obj) -> None:
     """An owner in foreground deletion goes once its last blocking dependent has gone."""
     for ref in gone["metadata"].get("ownerReferences") or []:
-        for gr, owner in objs.store.all_objects():
-            if owner["metadata"].get("uid") == ref.get("uid"):
-                rt = objs.registry.by_group_resource(*gr)
-                if rt is not None and FOREGROUND in (owner["metadata"].get("finalizers") or []):
-                    _recheck_foreground(objs, rt, owner)
+        found = objs.store.by_uid(str(ref.get("uid", "")))
+        if found is None:
+            continue
+        gr, owner = found
+        rt = objs.registry.by_group_resource(*gr)
+        if rt is not None and FOREGROUND in (owner["metadata"].get("finalizers") or []):
+            _recheck_foreground(objs, rt, owner)
 
 
 def _recheck_foreground(objs: Objects, rt: ResourceType, owner: Obj) -> None:

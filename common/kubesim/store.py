@@ -24,6 +24,7 @@ from common.kubesim.status import expired
 GroupResource = tuple[str, str]
 Obj = dict[str, Any]
 Objects = list[Obj]  # aliases: Store.list shadows the builtin inside the class
+Owned = list[tuple[GroupResource, Obj]]
 
 
 @attrs.frozen
@@ -69,6 +70,8 @@ class Store:
         self._objects: dict[GroupResource, dict[tuple[str, str], Obj]] = {}
         self._history: collections.deque[Event] = collections.deque(maxlen=history)
         self._subscriptions: set[Subscription] = set()
+        self._uids: dict[str, tuple[GroupResource, tuple[str, str]]] = {}
+        self._owned: dict[str, set[tuple[GroupResource, tuple[str, str]]]] = {}
         self.rv = 1
         # The newest resourceVersion that fell out of the history: starting a watch at or before
         # it cannot be served any more.
@@ -103,6 +106,8 @@ class Store:
         key = key_of(obj)
         old = items.get(key)
         items[key] = obj
+        self._unindex(gr, old)
+        self._index(gr, obj)
         self._emit(Event(self.rv, "MODIFIED" if old is not None else "ADDED", gr, obj, old))
         return obj
 
@@ -111,10 +116,48 @@ class Store:
         old = self._objects.get(gr, {}).pop((namespace, name), None)
         if old is None:
             return None
+        self._unindex(gr, old)
         self.rv += 1
         gone = {**old, "metadata": {**old["metadata"], "resourceVersion": str(self.rv)}}
         self._emit(Event(self.rv, "DELETED", gr, gone, old))
         return gone
+
+    # -- uid and owner indexes (the garbage collector's graph) ------------------------------
+    def _index(self, gr: GroupResource, obj: Obj) -> None:
+        meta, where = obj["metadata"], (gr, key_of(obj))
+        if meta.get("uid"):
+            self._uids[meta["uid"]] = where
+        for ref in meta.get("ownerReferences") or []:
+            self._owned.setdefault(str(ref.get("uid", "")), set()).add(where)
+
+    def _unindex(self, gr: GroupResource, obj: Obj | None) -> None:
+        if obj is None:
+            return
+        meta, where = obj["metadata"], (gr, key_of(obj))
+        if self._uids.get(meta.get("uid", "")) == where:
+            del self._uids[meta["uid"]]
+        for ref in meta.get("ownerReferences") or []:
+            owned = self._owned.get(str(ref.get("uid", "")))
+            if owned is not None:
+                owned.discard(where)
+                if not owned:
+                    del self._owned[str(ref.get("uid", ""))]
+
+    def by_uid(self, uid: str) -> tuple[GroupResource, Obj] | None:
+        where = self._uids.get(uid)
+        if where is None:
+            return None
+        obj = self.get(where[0], *where[1])
+        return (where[0], obj) if obj is not None else None
+
+    def dependents(self, uid: str) -> Owned:
+        """Objects with an ownerReference to ``uid``, in a stable order."""
+        out: Owned = []
+        for gr, key in sorted(self._owned.get(uid, ())):
+            obj = self.get(gr, *key)
+            if obj is not None:
+                out.append((gr, obj))
+        return out
 
     def drop_group_resource(self, gr: GroupResource) -> Objects:
         """Remove every object of a type (a CRD went away); emits DELETED for each."""

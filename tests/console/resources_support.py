@@ -11,10 +11,11 @@ import json
 import os
 import subprocess
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 from kubernetes_asyncio import config
 from kubernetes_asyncio.client import ApiClient, Configuration
 
@@ -49,6 +50,13 @@ _PLURALS = {
     "CustomResourceDefinition": ("apiextensions.k8s.io", "customresourcedefinitions", False),
 }
 _names = itertools.count(1)
+
+
+def live_alpha(factory: pytest.TempPathFactory, *, nodes: int = 1) -> Iterator[Simulator]:
+    """The ``alpha`` cluster alive (nodes, scheduler, controllers, kubelet): a module that needs
+    controllers overrides the ``sim`` fixture with ``yield from live_alpha(tmp_path_factory)``."""
+    with Simulator(factory.mktemp("sim-alpha"), context="alpha", nodes=nodes) as live:
+        yield live
 
 
 def unique(prefix: str) -> str:

@@ -4,6 +4,7 @@ on its twin, and the cluster state they leave is compared. Also auth, audit and 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -17,6 +18,7 @@ from tests.console.resources_support import (
     cronjob,
     deployment,
     kube,
+    live_alpha,
     namespace,
     read,
     unique,
@@ -25,6 +27,14 @@ from tests.console.support import ADMIN
 from tests.guards import assert_problem
 
 BASE = "/api/v1/clusters/alpha"
+
+
+@pytest.fixture(scope="module")
+def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simulator]:
+    """This module's ``alpha`` cluster is alive: controllers and a kubelet run its workloads."""
+    yield from live_alpha(tmp_path_factory)
+
+
 RFC3339 = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
 
 

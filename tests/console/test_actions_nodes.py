@@ -17,6 +17,7 @@ from tests.console.resources_support import (
     create_all,
     eventually,
     kube,
+    live_alpha,
     namespace,
     unique,
 )
@@ -29,8 +30,7 @@ BASE = "/api/v1/clusters/alpha"
 @pytest.fixture(scope="module")
 def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simulator]:
     """This module's ``alpha`` cluster has three nodes."""
-    with Simulator(tmp_path_factory.mktemp("sim-alpha"), context="alpha", nodes=3) as s:
-        yield s
+    yield from live_alpha(tmp_path_factory, nodes=3)
 
 
 @pytest.fixture(scope="module")

@@ -4,6 +4,7 @@ undoes one and kubectl the other, and the templates they leave must match."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -16,6 +17,7 @@ from tests.console.resources_support import (
     deployment,
     eventually,
     kube,
+    live_alpha,
     namespace,
     obj_path,
     read,
@@ -25,6 +27,14 @@ from tests.console.support import ADMIN
 from tests.guards import assert_problem
 
 BASE = "/api/v1/clusters/alpha"
+
+
+@pytest.fixture(scope="module")
+def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simulator]:
+    """This module's ``alpha`` cluster is alive: controllers and a kubelet run its workloads."""
+    yield from live_alpha(tmp_path_factory)
+
+
 REVISION = "deployment.kubernetes.io/revision"
 
 

@@ -3,9 +3,11 @@ events, schema, and the problems for an unknown cluster, kind or category and fo
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import jsonschema
+import pytest
 import referencing
 from referencing.jsonschema import DRAFT202012
 
@@ -16,6 +18,7 @@ from tests.console.resources_support import (
     deployment,
     eventually,
     kube,
+    live_alpha,
     namespace,
     seed,
     unique,
@@ -23,6 +26,12 @@ from tests.console.resources_support import (
 from tests.guards import assert_problem
 
 BASE = "/api/v1/clusters/alpha"
+
+
+@pytest.fixture(scope="module")
+def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simulator]:
+    """This module's ``alpha`` cluster is alive: controllers and a kubelet run its workloads."""
+    yield from live_alpha(tmp_path_factory)
 
 
 def widget_crd(group: str = "example.com", *, columns: bool = True) -> dict[str, Any]:

@@ -4,6 +4,7 @@ streamed projected list across several chunks, one raw object, pods on a node, b
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from tests.console.resources_support import (
     create_all,
     eventually,
     kube,
+    live_alpha,
     namespace,
     seed,
     unique,
@@ -23,6 +25,12 @@ from tests.console.resources_support import (
 from tests.guards import assert_problem
 
 BASE = "/api/v1/clusters/alpha"
+
+
+@pytest.fixture(scope="module")
+def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simulator]:
+    """This module's ``alpha`` cluster is alive: controllers and a kubelet run its workloads."""
+    yield from live_alpha(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")

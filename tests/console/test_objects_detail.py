@@ -3,6 +3,7 @@ Ingress → Service, PVC → PV → StorageClass, mounted ConfigMaps and Secrets
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -14,12 +15,19 @@ from tests.console.resources_support import (
     deployment,
     eventually,
     kube,
+    live_alpha,
     namespace,
     unique,
 )
 from tests.guards import assert_problem
 
 BASE = "/api/v1/clusters/alpha"
+
+
+@pytest.fixture(scope="module")
+def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simulator]:
+    """This module's ``alpha`` cluster is alive: controllers and a kubelet run its workloads."""
+    yield from live_alpha(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")

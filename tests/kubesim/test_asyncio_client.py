@@ -18,6 +18,9 @@ from common.kubesim import Simulator
 from tests.kubesim.conftest import api_client
 
 
+MINE = {"t": "1"}  # selects the test's objects, not kube-root-ca.crt that clusters add
+
+
 async def new_namespace(api: ApiClient) -> str:
     name = f"t-{uuid.uuid4().hex[:8]}"
     await client.CoreV1Api(api).create_namespace(
@@ -102,35 +105,40 @@ async def test_generation_changes_with_spec_only(api: ApiClient) -> None:
 
 
 async def test_paging_with_continue(api: ApiClient) -> None:
-    core = client.CoreV1Api(api)
+    core = client.CoreV1Api(api)  # pod templates: no controller adds any behind the test's back
     ns = await new_namespace(api)
+    template = {"spec": {"containers": [{"name": "c", "image": "busybox"}]}}
     for i in range(7):
-        await core.create_namespaced_config_map(
-            ns, client.V1ConfigMap(metadata=client.V1ObjectMeta(name=f"cm-{i}"))
+        await core.create_namespaced_pod_template(
+            ns, {"metadata": {"name": f"pt-{i}"}, "template": template}
         )
-    page = await core.list_namespaced_config_map(ns, limit=3)
+    page = await core.list_namespaced_pod_template(ns, limit=3)
     names = [i.metadata.name for i in page.items]
     assert page.metadata.remaining_item_count == 4
     while page.metadata._continue:
-        page = await core.list_namespaced_config_map(ns, limit=3, _continue=page.metadata._continue)
+        page = await core.list_namespaced_pod_template(
+            ns, limit=3, _continue=page.metadata._continue
+        )
         names += [i.metadata.name for i in page.items]
-    assert names == [f"cm-{i}" for i in range(7)]
+    assert names == [f"pt-{i}" for i in range(7)]
 
 
 async def test_watch_stream_and_resume(api: ApiClient) -> None:
     core = client.CoreV1Api(api)
     ns = await new_namespace(api)
     await core.create_namespaced_config_map(
-        ns, client.V1ConfigMap(metadata=client.V1ObjectMeta(name="a"))
+        ns, client.V1ConfigMap(metadata=client.V1ObjectMeta(name="a", labels=MINE))
     )
     seen = []
     w = watch.Watch()
-    async with w.stream(core.list_namespaced_config_map, ns, timeout_seconds=5) as stream:
+    async with w.stream(
+        core.list_namespaced_config_map, ns, label_selector="t=1", timeout_seconds=5
+    ) as stream:
         async for event in stream:
             seen.append((event["type"], event["object"].metadata.name))
             if len(seen) == 1:
                 await core.create_namespaced_config_map(
-                    ns, client.V1ConfigMap(metadata=client.V1ObjectMeta(name="b"))
+                    ns, client.V1ConfigMap(metadata=client.V1ObjectMeta(name="b", labels=MINE))
                 )
             if len(seen) == 2:
                 resume_from = event["object"].metadata.resource_version
@@ -139,7 +147,11 @@ async def test_watch_stream_and_resume(api: ApiClient) -> None:
     await core.delete_namespaced_config_map("a", ns)
     events = []
     async with watch.Watch().stream(
-        core.list_namespaced_config_map, ns, resource_version=resume_from, timeout_seconds=1
+        core.list_namespaced_config_map,
+        ns,
+        label_selector="t=1",
+        resource_version=resume_from,
+        timeout_seconds=1,
     ) as stream:
         async for event in stream:
             events.append((event["type"], event["object"].metadata.name))
@@ -201,13 +213,14 @@ async def test_bookmarks_and_watchlist(sim: Simulator, api: ApiClient) -> None:
     core = client.CoreV1Api(api)
     ns = await new_namespace(api)
     await core.create_namespaced_config_map(
-        ns, client.V1ConfigMap(metadata=client.V1ObjectMeta(name="x"))
+        ns, client.V1ConfigMap(metadata=client.V1ObjectMeta(name="x", labels=MINE))
     )
     resp = await api.call_api(
         f"/api/v1/namespaces/{ns}/configmaps",
         "GET",
         query_params=[
             ("watch", "1"),
+            ("labelSelector", "t=1"),
             ("sendInitialEvents", "true"),
             ("resourceVersionMatch", "NotOlderThan"),
             ("allowWatchBookmarks", "true"),

@@ -61,7 +61,7 @@ def test_get_tables_and_output_formats(kubectl: Kubectl, ns: str) -> None:
     assert names == ["configmap/cm0", "configmap/cm2"]
     value = kubectl.run("-n", ns, "get", "cm", "cm1", "-o", "jsonpath={.data.key}").stdout
     assert value == "1"
-    cms = kubectl.run("-n", ns, "get", "cm", "-l", "tier!=front").stdout.splitlines()
+    cms = kubectl.run("-n", ns, "get", "cm", "-l", "tier,tier!=front").stdout.splitlines()
     assert cms[0].split() == ["NAME", "DATA", "AGE"]
     assert [line.split()[0] for line in cms[1:]] == ["cm1"]
     missing = kubectl.run("-n", ns, "get", "cm", "nope", check=False)
@@ -79,6 +79,8 @@ def test_get_watch(kubectl: Kubectl, ns: str) -> None:
         ns,
         "get",
         "cm",
+        "-l",
+        "tier=a",
         "-w",
     ]
     with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:

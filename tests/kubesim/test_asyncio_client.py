@@ -17,7 +17,6 @@ from kubernetes_asyncio.dynamic import DynamicClient
 from common.kubesim import Simulator
 from tests.kubesim.conftest import api_client
 
-
 MINE = {"t": "1"}  # selects the test's objects, not kube-root-ca.crt that clusters add
 
 

@@ -48,7 +48,7 @@ async def resource(request: web.Request) -> web.StreamResponse:
         return reads.list_(request, state, target)
     if verb == "deletecollection":
         return await writes.delete_collection(request, state, target)
-    served = ("status", "scale", "eviction", "binding", "finalize")
+    served = ("status", "scale", "eviction", "binding", "finalize", "token")
     if target.subresource and target.subresource not in served:
         raise KubeError(
             501,

@@ -4,13 +4,14 @@ never stored, answered at once.
 The simulator has one credential and no RBAC enforcement: RBAC objects are stored and served but
 never consulted. The reviews say exactly that -- the token holder may do everything -- so
 ``kubectl auth can-i`` and ``kubectl auth whoami`` answer as they would for a cluster admin, and a
-TokenReview authenticates the simulator's token and nothing else.
+TokenReview authenticates the simulator's token and the ServiceAccount tokens it issued.
 """
 
 from __future__ import annotations
 
 import copy
 import hmac
+from collections.abc import Callable
 from typing import Any
 
 from common.kubesim.registry import ResourceType
@@ -31,7 +32,15 @@ def is_review(rt: ResourceType) -> bool:
     return rt.group in GROUPS
 
 
-def review(rt: ResourceType, namespace: str, body: Any, token: str | None) -> Obj:
+def review(
+    rt: ResourceType,
+    namespace: str,
+    body: Any,
+    token: str | None,
+    service_account: Callable[[str], Obj | None] = lambda _: None,
+    *,
+    caller: Obj | None = None,
+) -> Obj:
     """The review ``body`` with its ``status`` filled in, as the apiserver returns it (201)."""
     if not isinstance(body, dict):
         raise bad_request(f"the body must be a {rt.api_version} {rt.kind}")
@@ -41,13 +50,14 @@ def review(rt: ResourceType, namespace: str, body: Any, token: str | None) -> Ob
     if rt.namespaced:
         meta["namespace"] = namespace
     if rt.kind == "SelfSubjectReview":
-        out["status"] = {"userInfo": dict(USER)}
+        out["status"] = {"userInfo": caller or dict(USER)}
     elif rt.kind == "TokenReview":
         given = str((out.get("spec") or {}).get("token", ""))
         ok = token is None or hmac.compare_digest(given.encode(), token.encode())
+        account = None if ok else service_account(given)
         out["status"] = (
-            {"authenticated": True, "user": dict(USER)}
-            if ok
+            {"authenticated": True, "user": account or dict(USER)}
+            if ok or account
             else {"authenticated": False, "error": "invalid bearer token"}
         )
         out.setdefault("spec", {})["token"] = ""  # never echo a credential

@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from common.kubesim import discovery, handlers, standin
+from common.kubesim import discovery, handlers, standin, tokens
 from common.kubesim.state import STATE, State
 from common.kubesim.status import KubeError
 
@@ -73,7 +73,10 @@ async def authenticate(request: web.Request, handler: Handler) -> web.StreamResp
     if token is not None and request.path not in _PUBLIC:
         header = request.headers.get("Authorization", "")
         given = header[7:].strip() if header[:7].lower() == "bearer " else ""
-        if not hmac.compare_digest(given.encode(), token.encode()):
+        state = request.app[STATE]
+        if not hmac.compare_digest(given.encode(), token.encode()) and (
+            tokens.user(state.signing_key, given, state.objects.store) is None
+        ):
             return status_response(KubeError(401, "Unauthorized"))
     return await handler(request)
 

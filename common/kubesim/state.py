@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Awaitable, Callable
 
 import attrs
@@ -21,6 +22,8 @@ class State:
     objects: Objects
     openapi: OpenAPI
     token: str | None = attrs.field(repr=False)
+    # Signs the ServiceAccount tokens this cluster issues (``tokens``); never leaves the process.
+    signing_key: bytes = attrs.field(factory=lambda: secrets.token_bytes(32), repr=False)
     bookmark_interval: float = 60.0
     server_address: str = "127.0.0.1:6443"
     # Report workloads rolled out at once (``standin``) until real controllers run.
@@ -40,7 +43,13 @@ class State:
     ) -> State:
         registry = Registry(load_builtin())
         objects = Objects(registry, Store(history=history))
-        return cls(objects, OpenAPI(registry), token, bookmark_interval, server_address)
+        return cls(
+            objects,
+            OpenAPI(registry),
+            token,
+            bookmark_interval=bookmark_interval,
+            server_address=server_address,
+        )
 
 
 STATE = web.AppKey("kubesim.state", State)

@@ -7,7 +7,7 @@ from typing import Any
 
 from aiohttp import web
 
-from common.kubesim import bodies, deletion, fields, reviews, subresources, validation
+from common.kubesim import bodies, deletion, fields, reviews, subresources, tokens, validation
 from common.kubesim.meta import WriteOptions
 from common.kubesim.params import (
     Target,
@@ -43,9 +43,22 @@ async def create(request: web.Request, state: State, target: Target) -> web.Resp
         return json_response(status, status=201)
     if reviews.is_review(target.rt):
         body = await _body(request, bodies.WRITE_TYPES)
-        return json_response(
-            reviews.review(target.rt, target.namespace, body, state.token), status=201
+        store = state.objects.store
+        header = request.headers.get("Authorization", "")
+        caller = tokens.user(state.signing_key, header.partition(" ")[2].strip(), store)
+        review = reviews.review(
+            target.rt,
+            target.namespace,
+            body,
+            state.token,
+            lambda token: tokens.user(state.signing_key, token, store),
+            caller=caller,
         )
+        return json_response(review, status=201)
+    if target.subresource == "token":
+        body = await _body(request, bodies.WRITE_TYPES)
+        sa = state.objects.get(target.rt, target.namespace, target.name)
+        return json_response(tokens.token_request(state.signing_key, sa, body), status=201)
     if target.subresource == "binding" or target.rt.group_resource == ("", "bindings"):
         body = await _body(request, bodies.WRITE_TYPES)
         status = subresources.bind(state.objects, target, body, _write_options(request, target))

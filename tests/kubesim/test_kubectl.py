@@ -272,3 +272,17 @@ def test_create_subcommands_send_protobuf(kubectl: Kubectl, ns: str) -> None:
     rule = kubectl.json("-n", ns, "get", "ingress", "ing")["spec"]["rules"][0]
     assert rule["http"]["paths"][0]["backend"]["service"]["port"]["number"] == 80
     assert kubectl.json("-n", ns, "get", "role", "reader")["rules"][0]["verbs"] == ["get", "list"]
+
+
+def test_service_account_tokens(kubectl: Kubectl, ns: str) -> None:
+    kubectl.run("-n", ns, "create", "serviceaccount", "robot")
+    token = kubectl.run("-n", ns, "create", "token", "robot", "--duration=1h").stdout.strip()
+    assert token.count(".") == 2
+    as_robot = kubectl.run(f"--token={token}", "-n", ns, "auth", "whoami", "-o", "json")
+    user = json.loads(as_robot.stdout)["status"]["userInfo"]["username"]
+    assert user == f"system:serviceaccount:{ns}:robot"
+    assert kubectl.run(f"--token={token}", "-n", ns, "get", "sa", "robot").returncode == 0
+    kubectl.run("-n", ns, "delete", "serviceaccount", "robot")
+    refused = kubectl.run(f"--token={token}", "-n", ns, "get", "sa", check=False)
+    assert refused.returncode == 1
+    assert "Unauthorized" in refused.stderr

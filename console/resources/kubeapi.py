@@ -146,11 +146,12 @@ class KubeApi:
     ) -> AsyncGenerator[dict[str, Any], None]:
         """Each page of a list, in order; the next page is fetched while the caller uses this one.
 
-        A 410 on a continue token restarts the list once from the beginning, as client-go's pager
-        does; items already yielded may then be yielded again, which callers that stream accept.
+        A 410 on a continue token (it expired) starts the list over once, as client-go's pager
+        does; items up to the last one already yielded are skipped, since a list comes in key
+        order (``namespace/name``), so a caller never sees an object twice.
         """
         restarted = False
-        token = ""
+        token, last = "", ""
         fetch: asyncio.Task[dict[str, Any]] | None = None
         try:
             while True:
@@ -169,6 +170,10 @@ class KubeApi:
                     if token
                     else None
                 )
+                if restarted and last:  # only then: servers of aggregated APIs may not sort
+                    page["items"] = [i for i in page.get("items") or [] if _key(i) > last]
+                if page.get("items"):
+                    last = _key(page["items"][-1])
                 yield page
                 if not token:
                     return
@@ -195,6 +200,13 @@ class KubeApi:
         async for page in self.chunks(path, query=query, accept=accept):
             items.extend(i for i in page.get("items") or [] if isinstance(i, dict))
         return items
+
+
+def _key(item: Any) -> str:
+    """An item's place in a list: etcd orders by ``namespace/name``."""
+    meta = item.get("metadata") if isinstance(item, dict) else None
+    meta = meta if isinstance(meta, dict) else {}
+    return f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"
 
 
 def selector_query(

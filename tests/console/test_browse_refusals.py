@@ -8,6 +8,7 @@ import yaml
 
 from common.kubesim import Simulator
 from tests.console.conftest import ConsoleApp
+from tests.console.support import ADMIN
 from tests.guards import assert_problem
 
 
@@ -48,3 +49,13 @@ async def test_an_unreachable_cluster_is_a_502(
     resp = await client.get("/api/v1/clusters/dead/nav")
     body = await assert_problem(resp, 502, code="cluster-refused")
     assert "could not be reached" in body["detail"]
+
+
+async def test_closed_mode_needs_the_admin_for_browsing_too(console_app: ConsoleApp) -> None:
+    client = await console_app("security.open-mode=false")
+    await assert_problem(await client.get("/api/v1/clusters/alpha/nav"), 401)
+    await assert_problem(await client.get("/api/v1/clusters/alpha/resources/pods/objects"), 401)
+    resp = await client.get("/api/v1/clusters/alpha/nav", headers=ADMIN)
+    assert resp.status == 200
+    open_client = await console_app()
+    assert (await open_client.get("/api/v1/clusters/alpha/nav")).status == 200

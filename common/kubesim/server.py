@@ -10,6 +10,7 @@ import hmac
 import json
 from collections.abc import Awaitable, Callable
 
+import yaml
 from aiohttp import web
 
 from common.kubesim import discovery, handlers, standin, tokens
@@ -65,6 +66,32 @@ async def errors(request: web.Request, handler: Handler) -> web.StreamResponse:
         )
     except web.HTTPNotFound:
         return status_response(KubeError(404, _NOT_FOUND, details={}))
+
+
+def _prefers_yaml(accept: str) -> bool:
+    for part in accept.split(","):
+        media = part.split(";", 1)[0].strip().lower()
+        if media in ("application/json", "*/*", "application/*"):
+            return False
+        if media == "application/yaml":
+            return True
+    return False
+
+
+@web.middleware
+async def negotiate(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """``Accept: application/yaml`` gets YAML, as from kube-apiserver (watches stay JSON)."""
+    response = await handler(request)
+    if (
+        isinstance(response, web.Response)
+        and response.content_type == "application/json"
+        and isinstance(response.body, bytes)
+        and _prefers_yaml(request.headers.get("Accept", ""))
+    ):
+        text = yaml.safe_dump(json.loads(response.body), sort_keys=False)
+        response.body = text.encode()
+        response.content_type = "application/yaml"
+    return response
 
 
 @web.middleware
@@ -180,7 +207,9 @@ def _resource_routes() -> list[web.RouteDef]:
 
 
 def create_app(state: State) -> web.Application:
-    app = web.Application(middlewares=[errors, authenticate], client_max_size=MAX_REQUEST_BYTES)
+    app = web.Application(
+        middlewares=[negotiate, errors, authenticate], client_max_size=MAX_REQUEST_BYTES
+    )
     app[STATE] = state
     app.add_routes(routes)
     app.add_routes(_resource_routes())

@@ -322,3 +322,13 @@ async def test_events_are_one_set_in_two_apis(raw: Raw) -> None:
     assert created["note"] == "started"
     _, stored, _ = await raw("GET", f"/api/v1/namespaces/{ns}/events/e2")
     assert (stored["message"], stored["involvedObject"]["name"]) == ("started", "q")
+
+
+async def test_yaml_responses(raw: Raw) -> None:
+    async with raw.session.get(
+        raw.sim.url + "/api/v1/namespaces/default",
+        headers={"Authorization": f"Bearer {raw.sim.token}", "Accept": "application/yaml"},
+        ssl=raw.ssl,
+    ) as resp:
+        assert resp.content_type == "application/yaml"
+        assert "name: default" in await resp.text()

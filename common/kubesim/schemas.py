@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import copy
 import functools
+import inspect
+import pathlib
 import re
 from typing import Any
 
@@ -183,7 +185,26 @@ def model_schema(name: str, namer: Namer, refs: set[str]) -> Schema:
         if desc:
             prop["description"] = desc
         props[json_name] = prop
-    return {"type": "object", "properties": props}
+    schema: Schema = {"type": "object", "properties": props}
+    required = _required(name)
+    if required:
+        schema["required"] = required
+    return schema
+
+
+_REQUIRED_RE = re.compile(r"Invalid value for `(\w+)`, must not be `None`")
+
+
+@functools.cache
+def _required(name: str) -> list[str]:
+    """Fields the model refuses to leave unset: the spec's ``required`` list, in field order."""
+    cls = _model(name)
+    try:
+        source = pathlib.Path(inspect.getfile(cls)).read_text()
+    except (OSError, TypeError):
+        return []
+    attrs = set(_REQUIRED_RE.findall(source))
+    return [cls.attribute_map[a] for a in cls.openapi_types if a in attrs]
 
 
 def components(roots: list[str], namer: Namer) -> dict[str, Schema]:

@@ -332,3 +332,41 @@ async def test_yaml_responses(raw: Raw) -> None:
     ) as resp:
         assert resp.content_type == "application/yaml"
         assert "name: default" in await resp.text()
+
+
+async def test_dry_run_on_every_write(raw: Raw) -> None:
+    ns = await namespace(raw)
+    base = f"/api/v1/namespaces/{ns}/configmaps"
+    _, created, _ = await raw(
+        "POST", base, cm("d", metadata={"name": "d", "labels": {"k": "v"}}, data={"a": "1"})
+    )
+    rv = created["metadata"]["resourceVersion"]
+    changed = {**created, "data": {"a": "2"}}
+    assert (await raw("PUT", base + "/d", changed, dryRun="All"))[1]["data"] == {"a": "2"}
+    merge = {"data": {"a": "3"}}
+    status, body, _ = await raw(
+        "PATCH", base + "/d", merge, dryRun="All", content_type="application/merge-patch+json"
+    )
+    assert (status, body["data"]) == (200, {"a": "3"})
+    applied = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "d"},
+        "data": {"a": "4"},
+    }
+    status, body, _ = await raw(
+        "PATCH",
+        base + "/d",
+        applied,
+        dryRun="All",
+        fieldManager="t",
+        force="true",
+        content_type="application/apply-patch+yaml",
+    )
+    assert (status, body["data"]) == (200, {"a": "4"})
+    assert (await raw("DELETE", base + "/d", dryRun="All"))[0] == 200
+    assert (await raw("DELETE", base, dryRun="All", labelSelector="k=v"))[0] == 200
+    status, live, _ = await raw("GET", base + "/d")
+    assert (status, live["data"], live["metadata"]["resourceVersion"]) == (200, {"a": "1"}, rv)
+    status, body, _ = await raw("POST", base, cm("e"), dryRun="Bogus")
+    assert status == 400

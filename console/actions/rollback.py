@@ -121,8 +121,7 @@ async def _deployment(api: KubeApi, kind: Kind, namespace: str | None, name: str
     label = kubectl_name(kind.kind, kind.group)
     current = _without_hash((deployment.get("spec") or {}).get("template"))
     if _typed(template) == _typed(current):
-        message = f"{label}/{name} skipped rollback (current template already matches revision {_revision(target)})"
-        return _done(kind, namespace, name, message, deployment)
+        return _done(kind, namespace, name, _skipped(label, name, _revision(target)), deployment)
     # kubectl marshals the typed template, whose metadata always carries creationTimestamp.
     template["metadata"] = {"creationTimestamp": None, **(template.get("metadata") or {})}
     patch = [
@@ -133,6 +132,11 @@ async def _deployment(api: KubeApi, kind: Kind, namespace: str | None, name: str
     path = object_path(kind, namespace, name)
     patched = await api.send("PATCH", path, patch, content_type=JSON_PATCH)
     return _done(kind, namespace, name, f"{label}/{name} rolled back", patched)
+
+
+def _skipped(label: str, name: str, revision: Any) -> str:
+    """kubectl's message when the previous revision is already what runs."""
+    return f"{label}/{name} skipped rollback (current template already matches revision {revision})"
 
 
 def _done(kind: Kind, namespace: str | None, name: str, message: str, obj: Obj) -> ActionResult:
@@ -158,10 +162,9 @@ async def _from_history(api: KubeApi, kind: Kind, namespace: str | None, name: s
     )
     target = history[-2]
     label = kubectl_name(kind.kind, kind.group)
-    if _typed(_history_template(target)) == _typed((obj.get("spec") or {}).get("template") or {}):
-        revision = target.get("revision")
-        message = f"{label}/{name} skipped rollback (current template already matches revision {revision})"
-        return _done(kind, namespace, name, message, obj)
+    current = (obj.get("spec") or {}).get("template") or {}
+    if _typed(_history_template(target)) == _typed(current):
+        return _done(kind, namespace, name, _skipped(label, name, target.get("revision")), obj)
     path = object_path(kind, namespace, name)
     patched = await api.send("PATCH", path, target.get("data") or {}, content_type=STRATEGIC_PATCH)
     return _done(kind, namespace, name, f"{label}/{name} rolled back", patched)

@@ -74,7 +74,7 @@ def path_of(
 
 
 class KubeApi:
-    """One cluster's API server, spoken to in JSON through an ``ApiClient`` owned by someone else."""
+    """One cluster's API server, spoken to in JSON through an ``ApiClient`` owned by others."""
 
     def __init__(self, client: Any, *, timeout_s: float = REQUEST_TIMEOUT_S) -> None:
         self.client = client

@@ -25,8 +25,9 @@ CATEGORIES = (
     ("access-control", "Access Control"),
     ("custom-resources", "Custom Resources"),
 )
-# (group, plural) → category, in display order within each category.
-_BUILTIN: dict[tuple[str, str], str] = {
+# (group, plural) → category, in display order within each category: the built-in kinds and
+# the Gateway API's.
+_KNOWN: dict[tuple[str, str], str] = {
     ("", "namespaces"): "cluster",
     ("", "nodes"): "cluster",
     ("", "events"): "cluster",
@@ -81,8 +82,17 @@ _BUILTIN: dict[tuple[str, str], str] = {
     ("rbac.authorization.k8s.io", "clusterroles"): "access-control",
     ("rbac.authorization.k8s.io", "clusterrolebindings"): "access-control",
     ("apiextensions.k8s.io", "customresourcedefinitions"): "custom-resources",
+    (GATEWAY_GROUP, "gatewayclasses"): "gateway",
+    (GATEWAY_GROUP, "gateways"): "gateway",
+    (GATEWAY_GROUP, "httproutes"): "gateway",
+    (GATEWAY_GROUP, "grpcroutes"): "gateway",
+    (GATEWAY_GROUP, "tlsroutes"): "gateway",
+    (GATEWAY_GROUP, "tcproutes"): "gateway",
+    (GATEWAY_GROUP, "udproutes"): "gateway",
+    (GATEWAY_GROUP, "referencegrants"): "gateway",
+    (GATEWAY_GROUP, "backendtlspolicies"): "gateway",
 }
-_ORDER = {key: i for i, key in enumerate(_BUILTIN)}
+_ORDER = {key: i for i, key in enumerate(_KNOWN)}
 _GROUP_DEFAULT = {
     "networking.k8s.io": "network",
     "discovery.k8s.io": "network",
@@ -92,7 +102,7 @@ _GROUP_DEFAULT = {
 
 
 def category_of(kind: Kind) -> str:
-    known = _BUILTIN.get((kind.group, kind.resource))
+    known = _KNOWN.get((kind.group, kind.resource))
     if known is not None:
         return known
     if kind.group == GATEWAY_GROUP:

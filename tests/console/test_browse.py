@@ -290,9 +290,9 @@ async def test_schema_is_the_clusters_own_and_self_contained(client: Any) -> Non
     )
     schema = {"$ref": f"urn:answer#/components/schemas/{body['name']}"}
     validator = jsonschema.Draft202012Validator(schema, registry=registry)
-    good = {"apiVersion": "apps/v1", "kind": "Deployment", "spec": {"replicas": 2}}
+    good = deployment("ns", "web", replicas=2)
     assert list(validator.iter_errors(good)) == []
-    assert list(validator.iter_errors({**good, "spec": {"replicas": "two"}}))
+    assert list(validator.iter_errors({**good, "spec": {**good["spec"], "replicas": "two"}}))
 
 
 async def test_unknown_cluster_and_kind_are_404(client: Any) -> None:

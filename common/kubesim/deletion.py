@@ -17,7 +17,7 @@ import copy
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from common.kubesim import crds
+from common.kubesim import crds, quota
 from common.kubesim.meta import PROTECTED_NAMESPACES, WriteOptions, now
 from common.kubesim.registry import ResourceType
 from common.kubesim.status import KubeError, bad_request, not_found
@@ -169,6 +169,7 @@ def finalize(objs: Objects, rt: ResourceType, obj: Obj) -> Obj:
     _recheck_owners(objs, gone)
     ns = meta.get("namespace", "")
     if ns:
+        quota.refresh(objs, ns)
         _maybe_finish_namespace(objs, ns)
     return objs.present(rt, gone)
 

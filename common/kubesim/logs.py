@@ -168,7 +168,8 @@ async def follow(
     budget = opts.limit_bytes
     now = time.time()
     pending = snapshot(run, opts, now)
-    cursor: Line | None = pending[-1] if pending else None
+    everything = run.log.lines(now)
+    cursor: Line | None = everything[-1] if everything else None  # new lines come after this one
     while True:
         if pending:
             data = render(pending, opts)

@@ -13,7 +13,7 @@ import re
 import secrets
 import uuid
 
-from common.kubesim import checks, crds, defaults, deletion, eventsv1, fields
+from common.kubesim import checks, crds, defaults, deletion, eventsv1, fields, quota
 from common.kubesim.meta import WriteOptions, now
 from common.kubesim.registry import Registry, ResourceType
 from common.kubesim.selectors import field_matcher, label_matcher
@@ -262,12 +262,18 @@ class Objects:
                 if opts.dry_run:
                     return obj
                 return deletion.finalize(self, rt, obj)
+        if old is None:
+            quota.admit(self, rt, obj)
         if opts.dry_run:
             return self.present(rt, obj)
         crds.before_commit(self, rt, old, obj)
         self.store.commit(rt.group_resource, obj)
         crds.after_commit(self, rt, obj)
-        return self.present(rt, obj)
+        namespace = obj["metadata"].get("namespace", "")
+        if namespace and (old is None or rt.group_resource in (quota.QUOTAS, ("", "pods"))):
+            quota.refresh(self, namespace)
+        current = self.store.get(rt.group_resource, namespace, obj["metadata"]["name"])
+        return self.present(rt, current if current is not None else obj)
 
 
 # Metadata only the server writes: kept from the stored object on every update.

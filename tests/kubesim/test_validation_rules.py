@@ -192,3 +192,40 @@ async def test_payload_limits(raw: Raw) -> None:
         {"metadata": {"name": "huge"}, "data": {"k": big * 4}},
     )
     assert (status, body["reason"]) == (413, "RequestEntityTooLarge")
+
+
+async def test_resource_quota_is_enforced(raw: Raw) -> None:
+    ns = await namespace(raw)
+    quotas = f"/api/v1/namespaces/{ns}/resourcequotas"
+    await raw(
+        "POST",
+        quotas,
+        {"metadata": {"name": "q"}, "spec": {"hard": {"configmaps": "1", "requests.cpu": "1"}}},
+    )
+    cms = f"/api/v1/namespaces/{ns}/configmaps"
+    assert (await raw("POST", cms, {"metadata": {"name": "one"}}))[0] == 201
+    status, body, _ = await raw("POST", cms, {"metadata": {"name": "two"}})
+    assert (status, body["reason"]) == (403, "Forbidden")
+    assert body["message"] == (
+        'configmaps "two" is forbidden: exceeded quota: q, requested: configmaps=1, '
+        "used: configmaps=1, limited: configmaps=1"
+    )
+    pods = f"/api/v1/namespaces/{ns}/pods"
+    bare = {"metadata": {"name": "bare"}, "spec": {"containers": [{"name": "c", "image": "x"}]}}
+    status, body, _ = await raw("POST", pods, bare)
+    assert status == 403
+    assert "must specify requests.cpu" in body["message"]
+    sized = {
+        "metadata": {"name": "sized"},
+        "spec": {
+            "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "600m"}}}]
+        },
+    }
+    assert (await raw("POST", pods, sized))[0] == 201
+    sized["metadata"]["name"] = "more"
+    assert (await raw("POST", pods, sized))[0] == 403
+    _, q, _ = await raw("GET", quotas + "/q")
+    assert q["status"]["used"] == {"configmaps": "1", "requests.cpu": "600m"}
+    await raw("DELETE", cms + "/one")
+    _, q, _ = await raw("GET", quotas + "/q")
+    assert q["status"]["used"]["configmaps"] == "0"

@@ -18,7 +18,6 @@ from common.kubesim.controllers.client import (
     PODS,
     Client,
     owner_ref,
-    pod_active,
     pod_ready,
     selector_matches,
     suffix,
@@ -82,7 +81,8 @@ class EndpointsController(Controller):
         pods = [
             p
             for p in self.client.list(PODS, key[0], {"matchLabels": spec["selector"]})
-            if pod_active(p) and (p.get("status") or {}).get("podIP")
+            if (p.get("status") or {}).get("phase") in ("Pending", "Running")
+            and (p.get("status") or {}).get("podIP")
         ]
         pods.sort(key=lambda p: p["metadata"]["name"])
         publish = bool(spec.get("publishNotReadyAddresses"))
@@ -99,10 +99,15 @@ class EndpointsController(Controller):
         }
         endpoints = []
         for pod in pods:
-            ready = pod_ready(pod) or publish
+            terminating = bool(pod["metadata"].get("deletionTimestamp"))
+            serving = pod_ready(pod) or publish
             ep: Obj = {
                 "addresses": [pod["status"]["podIP"]],
-                "conditions": {"ready": ready, "serving": ready, "terminating": False},
+                "conditions": {
+                    "ready": serving and not terminating,
+                    "serving": serving,
+                    "terminating": terminating,
+                },
                 "nodeName": pod["spec"].get("nodeName"),
                 "targetRef": {
                     "kind": "Pod",
@@ -148,8 +153,9 @@ class EndpointsController(Controller):
             }
 
         subset: Obj = {}
-        ready = [address(e) for e in endpoints if e["conditions"]["ready"]]
-        unready = [address(e) for e in endpoints if not e["conditions"]["ready"]]
+        live = [e for e in endpoints if not e["conditions"]["terminating"]]
+        ready = [address(e) for e in live if e["conditions"]["ready"]]
+        unready = [address(e) for e in live if not e["conditions"]["ready"]]
         if ready:
             subset["addresses"] = ready
         if unready:

@@ -9,7 +9,9 @@ dropped, like the real recorder drops it.
 from __future__ import annotations
 
 import collections
+import contextlib
 import copy
+import datetime
 import time
 
 from common.kubesim.controllers.client import Client, fmt_time, now_utc
@@ -18,6 +20,8 @@ from common.kubesim.store import Obj
 
 EVENTS = ("", "events")
 _REMEMBERED = 4096
+TTL = 3600
+_SWEEP_EVERY = 100
 
 
 class Recorder:
@@ -26,6 +30,7 @@ class Recorder:
         self._seen: collections.OrderedDict[tuple[str, ...], tuple[str, str]] = (
             collections.OrderedDict()
         )
+        self._created = 0
 
     def normal(self, obj: Obj, reason: str, message: str, **kw: str) -> None:
         self.record(obj, "Normal", reason, message, **kw)
@@ -61,6 +66,19 @@ class Recorder:
         self._seen[key] = (namespace, created["metadata"]["name"])
         while len(self._seen) > _REMEMBERED:
             self._seen.popitem(last=False)
+        self._created += 1
+        if self._created % _SWEEP_EVERY == 0:
+            self._expire()
+
+    def _expire(self) -> None:
+        """Events live an hour (kube-apiserver's --event-ttl), so a long demo does not pile them up."""
+        cutoff = fmt_time(now_utc() - datetime.timedelta(seconds=TTL))
+        for event in self.client.list(EVENTS):
+            if (
+                event.get("lastTimestamp") or event["metadata"].get("creationTimestamp", "")
+            ) < cutoff:
+                with contextlib.suppress(KubeError):
+                    self.client.delete(EVENTS, event)
 
     def _bump(self, where: tuple[str, str], now: str) -> bool:
         live = self.client.get(EVENTS, *where)

@@ -19,9 +19,10 @@ from common.kubesim.controllers.events import Recorder
 from common.kubesim.kubelet import programs
 from common.kubesim.kubelet.env import container_env
 from common.kubesim.kubelet.image import build_fs
+from common.kubesim.kubelet.model import Container, Run
 from common.kubesim.kubelet.network import ClusterNetwork
 from common.kubesim.kubelet.podstatus import render
-from common.kubesim.kubelet.runtime import Container, PodRuntime, Run
+from common.kubesim.kubelet.runtime import PodRuntime
 from common.kubesim.nodes import node_index
 from common.kubesim.shell import Host, Shell
 from common.kubesim.store import Event, Obj

@@ -14,7 +14,8 @@ from typing import Any
 
 from common.kubesim.controllers.client import set_condition
 from common.kubesim.kubelet.behaviour import normalize_image
-from common.kubesim.kubelet.runtime import Container, PodRuntime, Run
+from common.kubesim.kubelet.model import Container, Run
+from common.kubesim.kubelet.runtime import PodRuntime
 
 Obj = dict[str, Any]
 

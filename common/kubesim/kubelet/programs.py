@@ -15,7 +15,8 @@ from typing import Protocol
 
 from common.kubesim.kubelet import logtext
 from common.kubesim.kubelet.logbuf import RunLog, Ticker
-from common.kubesim.kubelet.runtime import Container, PodRuntime, Run, container_id
+from common.kubesim.kubelet.model import Container, Run, container_id
+from common.kubesim.kubelet.runtime import PodRuntime
 from common.kubesim.shell import (
     IO,
     BytesReader,

@@ -10,81 +10,16 @@ machine to "now" and returns when it next needs to look; events go to the ``emit
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 from collections.abc import Callable
 from typing import Any
 
-import attrs
-
-from common.kubesim.kubelet.behaviour import Behaviour, classify
-from common.kubesim.kubelet.logbuf import RunLog
-from common.kubesim.shell import FileSystem, Reader
+from common.kubesim.kubelet.behaviour import classify
+from common.kubesim.kubelet.model import Container, Run
 from common.kubesim.timings import Timings
 
 Obj = dict[str, Any]
 Emit = Callable[[str, str, str, str], None]  # (type, reason, message, fieldPath)
-
-
-@attrs.define(eq=False)
-class Run:
-    """One start of a container."""
-
-    number: int
-    started: float
-    log: RunLog
-    container_id: str
-    planned: tuple[float, int, str] | None = None  # (exit time, code, reason) of opaque programs
-    task: asyncio.Task[int] | None = None
-    finished: float | None = None
-    exit_code: int | None = None
-    reason: str = ""
-    ready_at: float | None = None
-
-    def exit_due(self, now: float) -> bool:
-        if self.finished is not None:
-            return True
-        if self.planned is not None and self.planned[0] <= now:
-            self.finished, self.exit_code, self.reason = self.planned
-            return True
-        return False
-
-
-@attrs.define(eq=False)
-class Container:
-    name: str
-    spec: Obj
-    init: bool
-    behaviour: Behaviour
-    phase: str = "waiting"  # waiting|pulling|pull-error|pull-backoff|running|exited|backoff|done
-    due: float = 0.0
-    reason: str = "ContainerCreating"
-    message: str = ""
-    pull_failures: int = 0
-    failures: int = 0
-    restarts: int = 0
-    runs: list[Run] = attrs.field(factory=list)
-    pulled: bool = False
-    next_probe: float | None = None
-    fs: FileSystem | None = None
-    stdin: Reader | None = None
-    """The main program's stdin, for ``kubectl attach`` (containers with ``stdin: true``)."""
-
-    @property
-    def image(self) -> str:
-        return str(self.spec.get("image") or "")
-
-    @property
-    def field_path(self) -> str:
-        return f"spec.{'initContainers' if self.init else 'containers'}{{{self.name}}}"
-
-    @property
-    def current(self) -> Run | None:
-        return self.runs[-1] if self.runs else None
-
-    def succeeded(self) -> bool:
-        run = self.current
-        return self.phase == "done" and run is not None and run.exit_code == 0
 
 
 class PodRuntime:
@@ -332,7 +267,3 @@ def _probe_failure(spec: Obj) -> str:
         port = probe["tcpSocket"].get("port")
         return f"Readiness probe failed: dial tcp: connect to port {port}: connection refused"
     return "Readiness probe failed: command failed with exit code 1"
-
-
-def container_id(uid: str, name: str, number: int) -> str:
-    return hashlib.sha256(f"{uid}/{name}/{number}".encode()).hexdigest()

@@ -3,9 +3,33 @@
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from common.kubesim.controllers.client import Client
 
 Obj = dict[str, Any]
+GR = {
+    "Namespace": ("", "namespaces"),
+    "ConfigMap": ("", "configmaps"),
+    "Secret": ("", "secrets"),
+    "Service": ("", "services"),
+    "ServiceAccount": ("", "serviceaccounts"),
+    "PersistentVolumeClaim": ("", "persistentvolumeclaims"),
+    "Deployment": ("apps", "deployments"),
+    "StatefulSet": ("apps", "statefulsets"),
+    "DaemonSet": ("apps", "daemonsets"),
+    "Job": ("batch", "jobs"),
+    "CronJob": ("batch", "cronjobs"),
+    "Ingress": ("networking.k8s.io", "ingresses"),
+    "IngressClass": ("networking.k8s.io", "ingressclasses"),
+    "NetworkPolicy": ("networking.k8s.io", "networkpolicies"),
+    "HorizontalPodAutoscaler": ("autoscaling", "horizontalpodautoscalers"),
+    "PodDisruptionBudget": ("policy", "poddisruptionbudgets"),
+    "Role": ("rbac.authorization.k8s.io", "roles"),
+    "RoleBinding": ("rbac.authorization.k8s.io", "rolebindings"),
+    "StorageClass": ("storage.k8s.io", "storageclasses"),
+}
 
 
 def container(name: str, image: str, port: int | None = None, **extra: Any) -> Obj:
@@ -140,3 +164,7 @@ def pdb(name: str, app: str, **spec: Any) -> Obj:
 
 def clone(obj: Obj) -> Obj:
     return copy.deepcopy(obj)
+
+
+def create(client: Client, namespace: str, *objs: Obj) -> list[Obj]:
+    return [client.create(GR[o["kind"]], namespace, o) for o in objs]

@@ -5,7 +5,15 @@ POSIX ``sh`` subset (see ``parse``) with BusyBox/coreutils-like commands (``cmd_
 a per-container :class:`FileSystem`. It never touches the host: no real files, processes or sockets.
 """
 
-from common.kubesim.shell import cmd_fileops, cmd_files, cmd_net, cmd_sys, cmd_tar, cmd_text
+from common.kubesim.shell import (
+    cmd_fileops,
+    cmd_files,
+    cmd_net,
+    cmd_stat,
+    cmd_sys,
+    cmd_tar,
+    cmd_text,
+)
 from common.kubesim.shell.builtins import ExitShell
 from common.kubesim.shell.fs import FileSystem, FsError, Node
 from common.kubesim.shell.host import Host, HttpReply, Network
@@ -14,7 +22,7 @@ from common.kubesim.shell.io import IO, BufferWriter, BytesReader, FuncWriter, P
 from common.kubesim.shell.registry import COMMANDS
 from common.kubesim.shell.tty import TtyInput, TtyOutput, repl
 
-_COMMAND_MODULES = (cmd_fileops, cmd_files, cmd_net, cmd_sys, cmd_tar, cmd_text)
+_COMMAND_MODULES = (cmd_fileops, cmd_files, cmd_net, cmd_stat, cmd_sys, cmd_tar, cmd_text)
 
 __all__ = [
     "COMMANDS",

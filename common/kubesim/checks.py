@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from common.kubesim import immutable
+from common.kubesim import immutable, quantity
 from common.kubesim.registry import ResourceType
 from common.kubesim.status import bad_request, invalid
 
@@ -80,6 +80,36 @@ def _labels(labels: Any, field: str) -> list[Cause]:
     return causes
 
 
+_QUANTITY = re.compile(r"^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$")
+
+
+def _resources(resources: Any, field: str) -> list[Cause]:
+    """Quantities must parse (400, as decoding fails) and requests may not exceed limits."""
+    if not isinstance(resources, dict):
+        return []
+    limits = resources.get("limits") or {}
+    causes: list[Cause] = []
+    for kind in ("limits", "requests"):
+        for name, value in (resources.get(kind) or {}).items():
+            if not _QUANTITY.match(str(value)):
+                raise bad_request(
+                    f"quantities must match the regular expression '{_QUANTITY.pattern}'"
+                )
+            if (
+                kind == "requests"
+                and name in limits
+                and quantity.parse(value) > quantity.parse(limits[name])
+            ):
+                causes.append(
+                    _bad(
+                        f"{field}.requests",
+                        str(value),
+                        f"must be less than or equal to {name} limit of {limits[name]}",
+                    )
+                )
+    return causes
+
+
 def _pod_spec(spec: Any, field: str, *, restart: tuple[str, ...] = ()) -> list[Cause]:
     if not isinstance(spec, dict):
         return [_required(field)]
@@ -114,6 +144,8 @@ def _pod_spec(spec: Any, field: str, *, restart: tuple[str, ...] = ()) -> list[C
             seen.add(str(name))
             if isinstance(c, dict) and not c.get("image"):
                 causes.append(_required(f"{path}.image"))
+            if isinstance(c, dict):
+                causes += _resources(c.get("resources"), f"{path}.resources")
             for j, port in enumerate((c or {}).get("ports") or []):
                 number = port.get("containerPort") if isinstance(port, dict) else None
                 if not isinstance(number, int) or not 0 < number < 65536:

@@ -229,3 +229,22 @@ async def test_resource_quota_is_enforced(raw: Raw) -> None:
     await raw("DELETE", cms + "/one")
     _, q, _ = await raw("GET", quotas + "/q")
     assert q["status"]["used"]["configmaps"] == "0"
+
+
+async def test_container_resources(raw: Raw) -> None:
+    ns = await namespace(raw)
+    pods = f"/api/v1/namespaces/{ns}/pods"
+
+    def pod(resources: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "metadata": {"name": "p"},
+            "spec": {"containers": [{"name": "c", "image": "x", "resources": resources}]},
+        }
+
+    status, body, _ = await raw(
+        "POST", pods, pod({"requests": {"cpu": "2"}, "limits": {"cpu": "1"}})
+    )
+    assert status == 422
+    assert body["details"]["causes"][0]["field"] == "spec.containers[0].resources.requests"
+    status, body, _ = await raw("POST", pods, pod({"limits": {"memory": "lots"}}))
+    assert (status, body["reason"]) == (400, "BadRequest")

@@ -20,8 +20,10 @@ from typing import Any
 from urllib.parse import quote
 
 import aiohttp
+from kubernetes_asyncio.client.exceptions import ApiException
+from kubernetes_asyncio.config.config_exception import ConfigException
 
-from common.errors import UpstreamStatus, WharfError
+from common.errors import UpstreamStatus
 from common.kube import cluster_error
 
 JSON = "application/json"
@@ -126,11 +128,9 @@ class KubeApi:
             async with resp:
                 data: bytes = await resp.read()
                 status = int(resp.status)
-        except WharfError:
-            raise
-        except _TRANSPORT_ERRORS as exc:
-            raise cluster_error(exc) from exc
-        except Exception as exc:  # the client's own refusals (ApiException) and config errors
+        except (*_TRANSPORT_ERRORS, ApiException, ConfigException) as exc:
+            # ApiException here: refused before sending; ConfigException: credentials (exec,
+            # token file) could not be obtained. Neither reached the server: 502.
             raise cluster_error(exc) from exc
         if not 200 <= status < 300:
             raise cluster_error(_Refusal(status, data)) from None

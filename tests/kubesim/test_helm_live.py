@@ -112,3 +112,8 @@ async def test_legacy_wait_and_test_hooks(
     )
     with pytest.raises(Exception, match="shop-test-connection"):
         await asyncio.to_thread(helm.test, "shop", timeout=60)
+    await asyncio.to_thread(
+        helm.install, str(chart), "watched", {"replicas": 3}, wait="watcher", timeout=60
+    )
+    assert sorted(sim.call(replica_sets)) == [2, 3]
+    await asyncio.to_thread(helm.uninstall, "watched", wait="watcher", timeout=60)

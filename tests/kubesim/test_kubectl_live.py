@@ -103,47 +103,61 @@ def test_exec_commands_and_exit_codes(kubectl: Kubectl) -> None:
     assert "command terminated with exit code 3" in failed.stderr
 
 
-def test_exec_interactive_tty(kubectl: Kubectl) -> None:
-    env = {**os.environ, "KUBECACHEDIR": str(kubectl.cache), "HOME": str(kubectl.cache)}
-    cmd = [
-        KUBECTL,
-        f"--kubeconfig={kubectl.sim.kubeconfig_path}",
-        f"--cache-dir={kubectl.cache}",
-        "exec",
-        "-it",
-        "-n",
-        "shop",
-        "deploy/frontend",
-        "--",
-        "sh",
-    ]
-    pid, fd = pty.fork()
-    if pid == 0:  # pragma: no cover - the child becomes kubectl
-        os.execve(KUBECTL, cmd, env)  # noqa: S606
-    screen = b""
+class Terminal:
+    """kubectl on a pseudo-terminal, as a person at a keyboard runs it."""
 
-    def read_until(marker: bytes, timeout: float = 10.0) -> None:
-        nonlocal screen
+    def __init__(self, kubectl: Kubectl, *args: str) -> None:
+        env = {**os.environ, "KUBECACHEDIR": str(kubectl.cache), "HOME": str(kubectl.cache)}
+        cmd = [
+            KUBECTL,
+            f"--kubeconfig={kubectl.sim.kubeconfig_path}",
+            f"--cache-dir={kubectl.cache}",
+            *args,
+        ]
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:  # pragma: no cover - the child becomes kubectl
+            os.execve(KUBECTL, cmd, env)  # noqa: S606
+        self.screen = b""
+
+    def read_until(self, marker: bytes, timeout: float = 10.0) -> None:
         deadline = time.monotonic() + timeout
-        while marker not in screen and time.monotonic() < deadline:
-            ready, _, _ = select.select([fd], [], [], 0.1)
+        while marker not in self.screen and time.monotonic() < deadline:
+            ready, _, _ = select.select([self.fd], [], [], 0.1)
             if ready:
                 try:
-                    screen += os.read(fd, 4096)
+                    self.screen += os.read(self.fd, 4096)
                 except OSError:
                     return
 
-    read_until(b"/ # ")
-    os.write(fd, b"cd /etc/nginx\r")
-    read_until(b"/etc/nginx # ")
-    os.write(fd, b"ls\r")
-    read_until(b"nginx.conf")
-    os.write(fd, b"exit 4\r")
-    read_until(b"exit code 4")
-    _, status = os.waitpid(pid, 0)
-    os.close(fd)
-    assert b"conf.d" in screen
-    assert os.waitstatus_to_exitcode(status) == 4
+    def type(self, keys: bytes, then: bytes) -> None:
+        os.write(self.fd, keys)
+        self.read_until(then)
+
+    def exit_code(self) -> int:
+        _, status = os.waitpid(self.pid, 0)
+        os.close(self.fd)
+        return os.waitstatus_to_exitcode(status)
+
+
+def test_exec_interactive_tty(kubectl: Kubectl) -> None:
+    term = Terminal(kubectl, "exec", "-it", "-n", "shop", "deploy/frontend", "--", "sh")
+    term.read_until(b"/ # ")
+    term.type(b"cd /etc/nginx\r", b"/etc/nginx # ")
+    term.type(b"ls\r", b"nginx.conf")
+    term.type(b"exit 4\r", b"exit code 4")
+    assert b"conf.d" in term.screen
+    assert term.exit_code() == 4
+
+
+def test_run_interactive_and_remove(kubectl: Kubectl) -> None:
+    term = Terminal(
+        kubectl, "run", "-it", "--rm", "--restart=Never", "scratch", "--image=busybox", "--", "sh"
+    )
+    term.read_until(b"try pressing enter")
+    term.type(b"\r", b"/ # ")
+    term.type(b"echo hello from $(hostname)\r", b"hello from scratch")
+    term.type(b"exit\r", b'pod "scratch" deleted')
+    assert term.exit_code() == 0
 
 
 def test_rollout_status_restart_undo(kubectl: Kubectl) -> None:

@@ -96,6 +96,31 @@ def score(meta: Mapping[str, Any], q: str) -> tuple[int, str]:
     return 0, ""
 
 
+@attrs.define
+class _Collector:
+    """Counts every match and keeps the best ``limit`` (a heap, worst on top)."""
+
+    needle: str
+    limit: int
+    total: int = 0
+    best: list[_Kept] = attrs.field(factory=list)
+
+    def add(self, kind: Kind, items: list[Any]) -> None:
+        for item in items:
+            hit = _hit(kind, item, self.needle)
+            if hit is None:
+                continue
+            self.total += 1
+            entry = _Kept(_rank(hit), hit)
+            if len(self.best) < self.limit:
+                heapq.heappush(self.best, entry)
+            elif entry.rank < self.best[0].rank:
+                heapq.heapreplace(self.best, entry)
+
+    def hits(self) -> tuple[Hit, ...]:
+        return tuple(sorted((e.hit for e in self.best), key=_rank))
+
+
 async def search(
     api: KubeApi,
     catalog: Catalog,
@@ -104,51 +129,37 @@ async def search(
     namespace: str | None = None,
     limit: int = DEFAULT_LIMIT,
 ) -> Results:
-    needle = q.strip().lower()
     kinds = [k for rid in SEARCHED if (k := catalog.find(rid)) is not None]
     if namespace:
         kinds = [k for k in kinds if k.namespaced]
     chosen = {k.id for k in kinds}
-    not_searched = tuple(k.id for k in catalog.listable() if k.id not in chosen)
-    best: list[_Kept] = []  # the best ``limit`` hits, worst on top
-    total = 0
+    found = _Collector(q.strip().lower(), limit)
     gate = asyncio.Semaphore(CONCURRENCY)
-
-    async def one(kind: Kind) -> Failure | None:
-        nonlocal total
-        async with gate:
-            try:
-                pages = api.chunks(collection(kind, namespace), accept=METADATA_LIST)
-                async with contextlib.aclosing(pages):
-                    async for page in pages:
-                        for item in page.get("items") or []:
-                            hit = _hit(kind, item, needle)
-                            if hit is None:
-                                continue
-                            total += 1
-                            _keep(best, _Kept(_rank(hit), hit), limit)
-            except WharfError as exc:
-                return failure(kind.id, exc)
-        return None
-
-    results = await asyncio.gather(*(one(k) for k in kinds))
+    results = await asyncio.gather(*(_scan(api, k, namespace, found, gate) for k in kinds))
     failed = tuple(r for r in results if r is not None)
-    hits = sorted((e.hit for e in best), key=_rank)
+    broken = {f.resource_id for f in failed}
     return Results(
         query=q,
-        total=total,
-        hits=tuple(hits),
-        searched=tuple(k.id for k in kinds if k.id not in {f.resource_id for f in failed}),
-        not_searched=not_searched,
+        total=found.total,
+        hits=found.hits(),
+        searched=tuple(k.id for k in kinds if k.id not in broken),
+        not_searched=tuple(k.id for k in catalog.listable() if k.id not in chosen),
         failed=failed,
     )
 
 
-def _keep(best: list[_Kept], entry: _Kept, limit: int) -> None:
-    if len(best) < limit:
-        heapq.heappush(best, entry)
-    elif entry.rank < best[0].rank:
-        heapq.heapreplace(best, entry)
+async def _scan(
+    api: KubeApi, kind: Kind, namespace: str | None, found: _Collector, gate: asyncio.Semaphore
+) -> Failure | None:
+    async with gate:
+        try:
+            pages = api.chunks(collection(kind, namespace), accept=METADATA_LIST)
+            async with contextlib.aclosing(pages):
+                async for page in pages:
+                    found.add(kind, page.get("items") or [])
+        except WharfError as exc:
+            return failure(kind.id, exc)
+    return None
 
 
 def _hit(kind: Kind, item: Any, needle: str) -> Hit | None:

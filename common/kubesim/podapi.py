@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from common.kubesim import logs, metrics, portforward, streams, tables
+from common.kubesim import attach, logs, metrics, portforward, streams, tables
 from common.kubesim.cluster import LiveCluster
 from common.kubesim.params import Target, response_form
 from common.kubesim.responses import encode_one, json_response
@@ -111,7 +111,7 @@ def install(state: State, live: LiveCluster) -> None:
     handlers = state.subresource_handlers
     handlers[("", "pods", "log")] = _log(live)
     handlers[("", "pods", "exec")] = _stream(live, streams.exec_handler)
-    handlers[("", "pods", "attach")] = _stream(live, streams.attach_handler)
+    handlers[("", "pods", "attach")] = _stream(live, attach.handler)
     handlers[("", "pods", "portforward")] = _stream(live, portforward.handler)
     handlers[("metrics.k8s.io", "nodes", "")] = _metrics(live)
     handlers[("metrics.k8s.io", "pods", "")] = _metrics(live)

@@ -19,16 +19,17 @@ from typing import Any
 
 from aiohttp import web
 
-from common.kubesim import logs
 from common.kubesim.channels import CLOSE, EXEC_PROTOCOLS, Channels
 from common.kubesim.cluster import LiveCluster
-from common.kubesim.kubelet import Container, PodRuntime, Run
+from common.kubesim.kubelet import Container, PodRuntime
 from common.kubesim.params import flag
 from common.kubesim.shell import (
+    COMMANDS,
     IO,
     BytesReader,
     ExitShell,
     FuncWriter,
+    NullWriter,
     Pipe,
     Reader,
     Shell,
@@ -36,7 +37,8 @@ from common.kubesim.shell import (
     TtyOutput,
     Writer,
 )
-from common.kubesim.status import KubeError, bad_request, not_found
+from common.kubesim.shell.builtins import BUILTINS
+from common.kubesim.status import bad_request, not_found
 from common.kubesim.store import Obj
 
 _PIDS = itertools.count(100)
@@ -63,7 +65,7 @@ def target_container(live: LiveCluster, pod: Obj, name: str) -> tuple[PodRuntime
     return rt, container
 
 
-def _pod(live: LiveCluster, namespace: str, name: str) -> Obj:
+def pod_or_404(live: LiveCluster, namespace: str, name: str) -> Obj:
     pod = live.objs.store.get(("", "pods"), namespace, name)
     if pod is None:
         raise not_found("", "pods", name)
@@ -90,7 +92,7 @@ def status_for(code: int, argv: list[str], version: int) -> bytes | None:
     ).encode()
 
 
-def _upgrade_required(request: web.Request) -> None:
+def require_upgrade(request: web.Request) -> None:
     if request.headers.get("Upgrade", "").lower() != "websocket":
         raise bad_request("Upgrade request required")
 
@@ -109,13 +111,13 @@ async def _pump(chans: Channels, stdin: Reader | None) -> None:
                     size = json.loads(data)
                     stdin.resize(int(size["Width"]), int(size["Height"]))
             elif channel == CLOSE and data[:1] == b"\x00" and stdin is not None:
-                _eof(stdin)
+                close_stdin(stdin)
     finally:
         if stdin is not None:
-            _eof(stdin)
+            close_stdin(stdin)
 
 
-def _eof(stdin: Reader) -> None:
+def close_stdin(stdin: Reader) -> None:
     if isinstance(stdin, TtyInput | Pipe):
         stdin.feed_eof()
 
@@ -130,22 +132,25 @@ async def exec_handler(
     want_in, want_out, want_err, tty = (flag(q, k) for k in ("stdin", "stdout", "stderr", "tty"))
     if not (want_in or want_out or want_err):
         raise bad_request("you must specify at least 1 of stdin, stdout, stderr")
-    pod = _pod(live, namespace, name)
+    pod = pod_or_404(live, namespace, name)
     rt, container = target_container(live, pod, q.get("container", ""))
-    _upgrade_required(request)
+    require_upgrade(request)
     ws = web.WebSocketResponse(protocols=EXEC_PROTOCOLS, max_msg_size=0)
     await ws.prepare(request)
     chans = Channels(ws, ws.ws_protocol or "")
     await chans.send(1 if want_out else 2 if want_err else 3, b"")
     out, err, stdin = _streams(chans, want_out, want_err, want_in, tty)
     sh = live.kubelet.shell_for(rt, container, pid=next(_PIDS))
+    if not executable(sh, container, argv[0]):
+        await finish(chans, None, _not_found(argv[0]))
+        return ws
     if tty:
         sh.env.setdefault("TERM", "xterm")
     pump = asyncio.create_task(_pump(chans, stdin))
     code = await _run_until_gone(
         chans, pump, _call(sh, argv, IO(stdin or BytesReader(b""), out, err))
     )
-    await _finish(chans, pump, status_for(code, argv, chans.version) if code >= 0 else None)
+    await finish(chans, pump, status_for(code, argv, chans.version) if code >= 0 else None)
     return ws
 
 
@@ -155,7 +160,7 @@ def _streams(
     async def to(channel: int, data: bytes) -> None:
         await chans.send(channel, data)
 
-    null = FuncWriter(lambda data: asyncio.sleep(0))
+    null = NullWriter()
     out: Writer = FuncWriter(lambda d: to(1, d)) if want_out else null
     err: Writer = FuncWriter(lambda d: to(2, d)) if want_err else null
     if tty:
@@ -192,96 +197,38 @@ async def _run_until_gone(
     return await task
 
 
-async def _finish(chans: Channels, pump: asyncio.Task[None], status: bytes | None) -> None:
+def executable(sh: Shell, container: Container, program: str) -> bool:
+    """Whether the container has ``program``: a distroless image has nothing but its app."""
+    if container.behaviour.flavor == "distroless":
+        return False
+    if program in COMMANDS or program in BUILTINS:
+        return True
+    return "/" in program and sh.fs.exists(program, sh.cwd)
+
+
+def _not_found(program: str) -> bytes:
+    message = (
+        "OCI runtime exec failed: exec failed: unable to start container process: exec: "
+        f'"{program}": executable file not found in $PATH: unknown'
+    )
+    return json.dumps(
+        {
+            "metadata": {},
+            "status": "Failure",
+            "message": message,
+            "reason": "InternalError",
+            "code": 500,
+        }
+    ).encode()
+
+
+async def finish(chans: Channels, pump: asyncio.Task[None] | None, status: bytes | None) -> None:
     if status is not None:
         with contextlib.suppress(ConnectionError, RuntimeError):
             await chans.send(3, status)
     with contextlib.suppress(ConnectionError, RuntimeError):
         await chans.ws.close()
-    pump.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await pump
-
-
-async def attach_handler(
-    request: web.Request, live: LiveCluster, namespace: str, name: str
-) -> web.StreamResponse:
-    q = request.query
-    want_in, want_out, want_err = (flag(q, k) for k in ("stdin", "stdout", "stderr"))
-    if not (want_in or want_out or want_err):
-        raise bad_request("you must specify at least 1 of stdin, stdout, stderr")
-    pod = _pod(live, namespace, name)
-    _, container = target_container(live, pod, q.get("container", ""))
-    if want_in and not container.spec.get("stdin"):
-        raise KubeError(
-            400, f"unable to upgrade connection: container {container.name} does not accept stdin"
-        )
-    _upgrade_required(request)
-    ws = web.WebSocketResponse(protocols=EXEC_PROTOCOLS, max_msg_size=0)
-    await ws.prepare(request)
-    chans = Channels(ws, ws.ws_protocol or "")
-    await chans.send(1 if want_out else 2 if want_err else 3, b"")
-    run = container.runs[-1]
-    stdin = container.stdin if want_in else None
-    pump = asyncio.create_task(_pump_attached(chans, stdin))
-    channel = 1 if want_out else 2
-    try:
-        if container.stdin is not None:
-            await _relay_raw(chans, channel, run, pump)
-        else:
-            await _relay_log(chans, channel, run, pump)
-    finally:
-        if container.spec.get("stdinOnce") and stdin is not None:
-            _eof(stdin)
-    await _finish(chans, pump, status_for(0, [], chans.version))
-    return ws
-
-
-async def _relay_raw(chans: Channels, channel: int, run: Run, pump: asyncio.Task[None]) -> None:
-    """An interactive main process: its output bytes as they are written (prompts included)."""
-    outgoing: asyncio.Queue[bytes] = asyncio.Queue()
-    run.log.listeners.add(outgoing.put_nowait)
-    try:
-        while not pump.done():
-            getter = asyncio.ensure_future(outgoing.get())
-            ended = asyncio.ensure_future(_run_end(run))
-            done, pending = await asyncio.wait(
-                {getter, ended, pump}, return_when=asyncio.FIRST_COMPLETED
-            )
-            for task in pending - {pump}:
-                task.cancel()
-            if getter in done:
-                await chans.send(channel, getter.result())
-            if ended in done:
-                return
-    finally:
-        run.log.listeners.discard(outgoing.put_nowait)
-
-
-async def _relay_log(chans: Channels, channel: int, run: Run, pump: asyncio.Task[None]) -> None:
-    """Any other process: its log lines from now on, until it exits or the client leaves."""
-
-    async def write(data: bytes) -> None:
-        await chans.send(channel, data)
-
-    follower = asyncio.create_task(
-        logs.follow(run, logs.LogOptions(follow=True, tail_lines=0), write, lambda: True)
-    )
-    await asyncio.wait({follower, pump}, return_when=asyncio.FIRST_COMPLETED)
-    if not follower.done():
-        follower.cancel()
-    with contextlib.suppress(asyncio.CancelledError, ConnectionError, RuntimeError):
-        await follower
-
-
-async def _pump_attached(chans: Channels, stdin: Reader | None) -> None:
-    async for channel, data in chans.messages():
-        if channel == 0 and isinstance(stdin, TtyInput):
-            await stdin.feed(data)
-        elif channel == 0 and isinstance(stdin, Pipe):
-            stdin.feed(data)
-
-
-async def _run_end(run: Run) -> None:
-    while run.finished is None:
-        await run.log.wait(1.0)
+    if pump is not None:
+        pump.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await pump

@@ -101,6 +101,9 @@ def test_exec_commands_and_exit_codes(kubectl: Kubectl) -> None:
     assert failed.returncode == 3
     assert "oops" in failed.stderr
     assert "command terminated with exit code 3" in failed.stderr
+    no_shell = kubectl.run("exec", "-n", "shop", "deploy/payments", "--", "sh", check=False)
+    assert no_shell.returncode != 0
+    assert 'exec: "sh": executable file not found in $PATH' in no_shell.stderr
 
 
 class Terminal:

@@ -15,7 +15,8 @@ There are no real images, so the image name and the command select a behaviour:
   ``doesnotexist``, ``nonexistent`` or ``no-such-image`` (or a ``.invalid`` registry) cannot be
   pulled (ErrImagePull → ImagePullBackOff). A readiness probe on a path containing ``fail``, or an
   exec probe running ``false``/``exit 1``, fails too. An unschedulable pod needs nothing special:
-  ask for more CPU or memory than a node has, or a ``nodeSelector`` no node matches.
+  ask for more CPU or memory than a node has, or a ``nodeSelector`` no node matches. An image from
+  a ``distroless`` repository has no shell: ``kubectl exec`` into it fails as it really does.
 """
 
 from __future__ import annotations
@@ -104,7 +105,7 @@ def _probe_fails(probe: Obj) -> bool:
 def classify(container: Obj, restart_policy: str) -> Behaviour:
     image = str(container.get("image") or "")
     name = image_name(image)
-    flavor = _flavor(name)
+    flavor = "distroless" if "distroless" in image else _flavor(name)
     env = {e.get("name"): e.get("value") for e in container.get("env") or [] if isinstance(e, dict)}
     wanted = str(env.get("KUBESIM_MODE") or "")
     probe = container.get("readinessProbe") or {}

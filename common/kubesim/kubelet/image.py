@@ -78,7 +78,7 @@ def build_fs(pod: Obj, container: Obj, flavor: str, lookup: Lookup, started: flo
         fs.mkdir(d, parents=True)
     fs.lookup("/tmp").mode = 0o1777  # noqa: S108 -- the container's own (virtual) /tmp
     fs.lookup("/root").mode = 0o700
-    for name in sorted(COMMANDS):
+    for name in sorted(COMMANDS) if flavor != "distroless" else ():
         if name.isidentifier() or name == "[":
             fs.write(f"/bin/{name}", _ELF + name.encode(), mode=0o755)
     meta, status = pod["metadata"], pod.get("status") or {}

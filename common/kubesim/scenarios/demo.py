@@ -1,7 +1,7 @@
 """The ``demo`` scenario: a small shop that works, a namespace of things that do not, and extras.
 
 * ``kube-system``: CoreDNS (with the ``kube-dns`` Service at 10.96.0.10), kube-proxy, metrics-server.
-* ``shop``: nginx frontend, an API, Redis and Postgres StatefulSets with claims, Services, an
+* ``shop``: nginx frontend, an API, a distroless payments service (no shell to exec into), Redis and Postgres StatefulSets with claims, Services, an
   Ingress, an HPA, two PodDisruptionBudgets, a finished migration Job, a CronJob every five
   minutes and a suspended one, RBAC, a NetworkPolicy, Widgets (a CRD with printer columns) and a
   Gateway with an HTTPRoute (Gateway-API-like CRDs).

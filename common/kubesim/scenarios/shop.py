@@ -188,6 +188,21 @@ def load_shop(client: Client) -> None:
         },
         deployment("frontend", [frontend], replicas=3, part="shop"),
         service("frontend", 80),
+        # distroless: healthy, but there is no shell to exec into
+        deployment(
+            "payments",
+            [
+                container(
+                    "payments",
+                    "gcr.io/distroless/static-debian12:nonroot",
+                    9090,
+                    resources=resources("50m", "32Mi"),
+                    command=["/payments", "--listen=:9090"],
+                )
+            ],
+            part="shop",
+        ),
+        service("payments", 9090),
         api_deploy,
         service("api", 8080),
         statefulset("redis", [redis], "1Gi", part="shop"),

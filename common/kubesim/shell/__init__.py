@@ -18,7 +18,16 @@ from common.kubesim.shell.builtins import ExitShell
 from common.kubesim.shell.fs import FileSystem, FsError, Node
 from common.kubesim.shell.host import Host, HttpReply, Network
 from common.kubesim.shell.interp import Shell
-from common.kubesim.shell.io import IO, BufferWriter, BytesReader, FuncWriter, Pipe, Reader, Writer
+from common.kubesim.shell.io import (
+    IO,
+    BufferWriter,
+    BytesReader,
+    FuncWriter,
+    NullWriter,
+    Pipe,
+    Reader,
+    Writer,
+)
 from common.kubesim.shell.registry import COMMANDS
 from common.kubesim.shell.tty import TtyInput, TtyOutput, repl
 
@@ -37,6 +46,7 @@ __all__ = [
     "HttpReply",
     "Network",
     "Node",
+    "NullWriter",
     "Pipe",
     "Reader",
     "Shell",

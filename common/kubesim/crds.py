@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from common.kubesim import crvalidation
 from common.kubesim.meta import now
 from common.kubesim.registry import ResourceType, Subresource
 from common.kubesim.status import invalid
@@ -26,6 +27,9 @@ def _is_crd(rt: ResourceType) -> bool:
 
 
 def validate(rt: ResourceType, obj: Obj) -> None:
+    if rt.crd is not None:
+        crvalidation.validate(rt, obj, version_schema(rt.crd, rt.version))
+        return
     if not _is_crd(rt):
         return
     spec = obj.get("spec") or {}

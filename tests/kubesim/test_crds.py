@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import uuid
+from typing import Any
 
-from tests.kubesim.conftest import Kubectl
+from tests.kubesim.conftest import Kubectl, Raw
 
 CRD = """
 apiVersion: apiextensions.k8s.io/v1
@@ -82,3 +83,65 @@ def test_crd_lifecycle(kubectl: Kubectl) -> None:
     assert "the server doesn't have a resource type" in gone.stderr
     groups = json.loads(kubectl.run("get", "--raw", "/apis").stdout)["groups"]
     assert group not in {g["name"] for g in groups}
+
+
+async def test_custom_resources_are_validated_against_the_schema(raw: Raw) -> None:
+    group = f"g{uuid.uuid4().hex[:6]}.example.com"
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"gadgets.{group}"},
+        "spec": {
+            "group": group,
+            "scope": "Namespaced",
+            "names": {"plural": "gadgets", "kind": "Gadget"},
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {
+                        "openAPIV3Schema": {
+                            "type": "object",
+                            "properties": {
+                                "spec": {
+                                    "type": "object",
+                                    "required": ["size"],
+                                    "properties": {
+                                        "size": {"type": "integer", "minimum": 1},
+                                        "mode": {"type": "string", "enum": ["fast", "slow"]},
+                                        "port": {"x-kubernetes-int-or-string": True},
+                                    },
+                                }
+                            },
+                        }
+                    },
+                }
+            ],
+        },
+    }
+    assert (await raw("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd))[
+        0
+    ] == 201
+    path = f"/apis/{group}/v1/namespaces/default/gadgets"
+
+    def gadget(name: str, spec: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "apiVersion": f"{group}/v1",
+            "kind": "Gadget",
+            "metadata": {"name": name},
+            "spec": spec,
+        }
+
+    assert (await raw("POST", path, gadget("ok", {"size": 2, "port": "http"})))[0] == 201
+    status, body, _ = await raw("POST", path, gadget("bad", {"size": "two", "mode": "warp"}))
+    assert (status, body["reason"]) == (422, "Invalid")
+    causes = {c["field"]: c["message"] for c in body["details"]["causes"]}
+    assert causes["spec.size"].startswith('Invalid value: "two": spec.size in body must be of type')
+    assert causes["spec.mode"] == 'Unsupported value: "warp": supported values: "fast", "slow"'
+    status, body, _ = await raw("POST", path, gadget("none", {}))
+    assert body["details"]["causes"][0] == {
+        "reason": "FieldValueRequired",
+        "message": "Required value",
+        "field": "spec.size",
+    }

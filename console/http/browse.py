@@ -76,6 +76,7 @@ async def list_events(request: web.Request) -> web.Response:
         namespace=query.get("namespace"),
         kind=query.get("kind"),
         name=query.get("name"),
+        limit=query["limit"],
     )
     return web.json_response(body)
 

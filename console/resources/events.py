@@ -3,15 +3,22 @@
 The object is selected server-side (``involvedObject.kind``/``name`` field selectors); ``kind`` may
 be a kind (``Pod``) or a resource id (``pods``). Time is the newest of ``series.lastObservedTime``,
 ``lastTimestamp``, ``eventTime``, ``firstTimestamp`` and the creation time, as kubectl sorts them.
+A busy cluster holds tens of thousands of events: they are read in chunks and only the newest
+``limit`` are kept, so memory does not grow with the cluster's event count.
 """
 
 from __future__ import annotations
 
+import contextlib
+import heapq
+import itertools
 from typing import Any
 
 from console.resources import rows
 from console.resources.catalog import Catalog
 from console.resources.kubeapi import KubeApi, path_of, selector_query
+
+DEFAULT_LIMIT = 500
 
 
 def event_time(event: dict[str, Any]) -> str:
@@ -38,6 +45,7 @@ async def list_events(
     namespace: str | None = None,
     kind: str | None = None,
     name: str | None = None,
+    limit: int = DEFAULT_LIMIT,
 ) -> list[dict[str, Any]]:
     fields = []
     if kind:
@@ -45,9 +53,18 @@ async def list_events(
     if name:
         fields.append(f"involvedObject.name={name}")
     path = path_of("", "v1", "events", namespace=namespace)
-    items = await api.list_all(path, query=selector_query(fields=",".join(fields) or None))
-    items.sort(key=event_time, reverse=True)
-    return [encode(e) for e in items]
+    newest: list[tuple[str, int, dict[str, Any]]] = []  # a min-heap: the oldest kept on top
+    order = itertools.count()
+    pages = api.chunks(path, query=selector_query(fields=",".join(fields) or None))
+    async with contextlib.aclosing(pages):
+        async for page in pages:
+            for event in page.get("items") or []:
+                entry = (event_time(event), next(order), event)
+                if len(newest) < limit:
+                    heapq.heappush(newest, entry)
+                elif entry[:2] > newest[0][:2]:
+                    heapq.heapreplace(newest, entry)
+    return [encode(e) for _, _, e in sorted(newest, key=lambda n: n[:2], reverse=True)]
 
 
 def encode(event: dict[str, Any]) -> dict[str, Any]:

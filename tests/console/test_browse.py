@@ -277,6 +277,8 @@ async def test_events_newest_first_and_for_one_object(client: Any, sim: Simulato
         f"{BASE}/events", params={"namespace": ns, "kind": "pods", "name": "web"}
     )
     assert [e["name"] for e in await scoped.json()] == ["new", "old"]
+    newest = await client.get(f"{BASE}/events", params={"namespace": ns, "limit": "2"})
+    assert [e["name"] for e in await newest.json()] == ["new", "other"]
 
 
 async def test_schema_is_the_clusters_own_and_self_contained(client: Any) -> None:

@@ -70,7 +70,10 @@ async def _run(sim: Simulator) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.scenario != "empty" and args.nodes < 1:
+        parser.error(f"--scenario {args.scenario} needs --nodes 1 or more")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     kubeconfig = args.kubeconfig.expanduser().resolve()
     sim = Simulator(

@@ -82,7 +82,7 @@ def namespace(objs: Objects, name: str) -> None:
     create(objs, ("", "namespaces"), "", {"metadata": {"name": name}})
 
 
-async def until(check: Callable[[], Any], timeout: float = 5.0, what: str = "") -> Any:
+async def until(check: Callable[[], Any], timeout: float = 10.0, what: str = "") -> Any:
     """Poll ``check`` until it returns something truthy (test helper; controllers never poll)."""
     deadline = time.monotonic() + timeout
     while True:

@@ -2,14 +2,19 @@
 IDLE, counted per kind, with the objects that are not OK named and the reason given.
 
 The judgements are deterministic and read only the objects themselves, except a Service's, which
-asks the cluster for the pods its selector matches (one filtered list per Service).
+asks the cluster for the pods its selector matches (one filtered list per Service), and an
+Ingress's, which checks its backends against the Services. Objects are judged a page at a time and
+only the ones that are not OK are kept, so thousands of pods cost one page of memory.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 from typing import Any
+
+import attrs
 
 from common.errors import NotFound, WharfError
 from console.resources import rows
@@ -20,6 +25,7 @@ from console.resources.kubeapi import KubeApi, path_of, selector_query
 from console.resources.listing import collection
 
 OK, ATTENTION, SUSPENDED, IDLE = "OK", "ATTENTION", "SUSPENDED", "IDLE"
+STATES = (OK, ATTENTION, SUSPENDED, IDLE)
 CATEGORIES = {
     "workloads": ("deployments", "statefulsets", "daemonsets", "jobs", "cronjobs", "pods"),
     "network": ("services", "ingresses", "networkpolicies"),
@@ -176,26 +182,52 @@ async def overview(
     }
 
 
+@attrs.define
+class _Tally:
+    """One kind's verdicts, counted as pages arrive; only the objects that are not OK are kept."""
+
+    kind: Kind
+    total: int = 0
+    states: dict[str, int] = attrs.field(factory=lambda: dict.fromkeys(STATES, 0))
+    named: list[Obj] = attrs.field(factory=list)
+
+    def add(self, items: list[Obj], verdicts: list[Verdict]) -> None:
+        for item, (state, reason) in zip(items, verdicts, strict=True):
+            self.total += 1
+            self.states[state] += 1
+            if state != OK and len(self.named) < MAX_NAMED:
+                meta = item.get("metadata") or {}
+                self.named.append({"namespace": meta.get("namespace"), "name": meta.get("name"),
+                                   "state": state, "reason": reason})  # fmt: skip
+
+    def encode(self) -> Obj:
+        return {"resourceId": self.kind.id, "kind": self.kind.kind, "total": self.total,
+                **{k.lower(): v for k, v in self.states.items()}, "objects": self.named}  # fmt: skip
+
+
 async def _summarise(api: KubeApi, kind: Kind, namespace: str | None) -> Obj | Failure:
+    """Judged page by page, so a kind with thousands of objects is never held whole."""
+    tally = _Tally(kind)
     try:
-        items = await api.list_all(collection(kind, namespace))
-        verdicts = await _judge_all(api, kind, items, namespace)
+        services = await _service_names(api, namespace) if kind.kind == "Ingress" else set()
+        pages = api.chunks(collection(kind, namespace))
+        async with contextlib.aclosing(pages):
+            async for page in pages:
+                items = [i for i in page.get("items") or [] if isinstance(i, dict)]
+                tally.add(items, await _judge_page(api, kind, items, services))
     except WharfError as exc:
         return failure(kind.id, exc)
-    tally = dict.fromkeys((OK, ATTENTION, SUSPENDED, IDLE), 0)
-    named: list[Obj] = []
-    for item, (state, reason) in zip(items, verdicts, strict=True):
-        tally[state] += 1
-        if state != OK and len(named) < MAX_NAMED:
-            meta = item.get("metadata") or {}
-            named.append({"namespace": meta.get("namespace"), "name": meta.get("name"),
-                          "state": state, "reason": reason})  # fmt: skip
-    return {"resourceId": kind.id, "kind": kind.kind, "total": len(items),
-            **{k.lower(): v for k, v in tally.items()}, "objects": named}  # fmt: skip
+    return tally.encode()
 
 
-async def _judge_all(
-    api: KubeApi, kind: Kind, items: list[Obj], namespace: str | None
+async def _service_names(api: KubeApi, namespace: str | None) -> set[tuple[str, str]]:
+    services = await api.list_all(path_of("", "v1", "services", namespace=namespace))
+    return {((s.get("metadata") or {}).get("namespace", ""),
+             (s.get("metadata") or {}).get("name", "")) for s in services}  # fmt: skip
+
+
+async def _judge_page(
+    api: KubeApi, kind: Kind, items: list[Obj], services: set[tuple[str, str]]
 ) -> list[Verdict]:
     if kind.kind == "Service":
         gate = asyncio.Semaphore(8)
@@ -206,10 +238,7 @@ async def _judge_all(
 
         return list(await asyncio.gather(*(one(i) for i in items)))
     if kind.kind == "Ingress":
-        services = await api.list_all(path_of("", "v1", "services", namespace=namespace))
-        names = {((s.get("metadata") or {}).get("namespace", ""),
-                  (s.get("metadata") or {}).get("name", "")) for s in services}  # fmt: skip
-        return [_ingress(i, names) for i in items]
+        return [_ingress(i, services) for i in items]
     judge = JUDGES.get(kind.kind, _fine)
     return [judge(i) for i in items]
 

@@ -4,17 +4,21 @@ Each node looks like a kubeadm/kind worker (capacity, allocatable, the four kube
 addresses, ``nodeInfo``, a pod CIDR, zone labels) so ``kubectl describe node`` and ``kubectl top``
 have something real to show. The lifecycle controller keeps the
 ``node.kubernetes.io/unschedulable`` taint in step with ``spec.unschedulable`` (what ``kubectl
-cordon`` sets), as the real one does; scheduling itself lives in ``controllers.scheduler``.
+cordon`` sets), as the real one does, and deletes the pods of a node that was removed (the pod
+garbage collector); scheduling itself lives in ``controllers.scheduler``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import hashlib
 import uuid
 
+from common.kubesim import deletion
 from common.kubesim.controllers.base import Controller, Key
-from common.kubesim.controllers.client import NODES, Client, fmt_time, now_utc
+from common.kubesim.controllers.client import NODES, PODS, Client, fmt_time, now_utc
+from common.kubesim.status import KubeError
 from common.kubesim.store import Obj
 
 UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
@@ -164,6 +168,7 @@ class NodeLifecycle(Controller):
     def reconcile(self, key: Key) -> float | None:
         node = self.client.get(NODES, *key)
         if node is None:
+            self._collect_orphans(key[1])
             return None
         spec = node.get("spec") or {}
         taints = [t for t in spec.get("taints") or [] if t.get("key") != UNSCHEDULABLE_TAINT]
@@ -188,3 +193,18 @@ class NodeLifecycle(Controller):
             new["spec"].pop("taints", None)
         self.client.update(NODES, new)
         return None
+
+    def _collect_orphans(self, node: str) -> None:
+        """The pod garbage collector: pods bound to a node that no longer exists go at once."""
+        for pod in self.client.list(PODS):
+            if (pod.get("spec") or {}).get("nodeName") == node:
+                meta = pod["metadata"]
+                with contextlib.suppress(KubeError):
+                    deletion.delete(
+                        self.client.objs,
+                        self.client.rt(PODS),
+                        meta["namespace"],
+                        meta["name"],
+                        {"gracePeriodSeconds": 0, "preconditions": {"uid": meta["uid"]}},
+                        self.client.opts,
+                    )

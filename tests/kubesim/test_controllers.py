@@ -167,3 +167,13 @@ async def test_unschedulable_pod_and_cordoned_node(live: LiveCluster) -> None:
     create(objs, DEPLOY, "app", deployment("small", replicas=3))
     await until(lambda: _complete(live, "small"))
     assert {p["spec"]["nodeName"] for p in pods_of(objs, "app", "small")} == {"kubesim-node-2"}
+
+
+async def test_deleting_a_node_collects_its_pods(live: LiveCluster) -> None:
+    objs = live.objs
+    create(objs, DEPLOY, "app", deployment("move", replicas=2))
+    await until(lambda: _complete(live, "move"))
+    node = pods_of(objs, "app", "move")[0]["spec"]["nodeName"]
+    objs.store.remove(NODES, "", node)  # as if the node object were deleted
+    await until(lambda: all(p["spec"]["nodeName"] != node for p in pods_of(objs, "app", "move")))
+    await until(lambda: _complete(live, "move"))

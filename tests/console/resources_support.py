@@ -144,6 +144,34 @@ def namespace(name: str) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
 
 
+def widget_crd(group: str = "example.com", *, columns: bool = True) -> dict[str, Any]:
+    version: dict[str, Any] = {
+        "name": "v1",
+        "served": True,
+        "storage": True,
+        "schema": {
+            "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+        },
+    }
+    if columns:
+        version["additionalPrinterColumns"] = [
+            {"name": "Size", "type": "integer", "jsonPath": ".spec.size"},
+            {"name": "Colour", "type": "string", "jsonPath": ".spec.colour", "priority": 1,
+             "description": "what it looks like"},
+        ]  # fmt: skip
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"widgets.{group}"},
+        "spec": {
+            "group": group,
+            "scope": "Namespaced",
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+            "versions": [version],
+        },
+    }
+
+
 def labels_selector(labels: dict[str, str]) -> dict[str, Any]:
     return {"matchLabels": labels}
 

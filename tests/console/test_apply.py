@@ -9,7 +9,15 @@ import pytest
 import yaml
 
 from common.kubesim import Simulator
-from tests.console.resources_support import Kubectl, create, kube, namespace, read, unique
+from tests.console.resources_support import (
+    Kubectl,
+    create,
+    kube,
+    namespace,
+    read,
+    unique,
+    widget_crd,
+)
 from tests.console.support import ADMIN
 from tests.guards import assert_problem
 
@@ -203,3 +211,22 @@ async def test_merge_patch(client: Any, ns: str) -> None:
     await assert_problem(resp, 404, code="cluster-refused")
     resp = await client.patch(f"{BASE}/patch", params=params, json=[1, 2], headers=ADMIN)
     await assert_problem(resp, 400, code="invalid-request")
+
+
+async def test_custom_kinds_apply_and_patch(client: Any, sim: Simulator, ns: str) -> None:
+    group = unique("apply").replace("-", "") + ".example.com"
+    async with kube(sim) as api:
+        await create(api, widget_crd(group))
+    widget = {"apiVersion": f"{group}/v1", "kind": "Widget",
+              "metadata": {"name": "w1", "namespace": ns}, "spec": {"size": 3}}  # fmt: skip
+    resp = await client.post(f"{BASE}/apply", data=yaml.safe_dump(widget), headers=YAML)
+    assert resp.status == 200, await resp.text()
+    assert (await resp.json())["kind"] == "Widget"
+    params = {"resource": f"widgets.{group}", "name": "w1", "namespace": ns}
+    resp = await client.patch(f"{BASE}/patch", params=params, json={"spec": {"size": 4}},
+                              headers=ADMIN)  # fmt: skip
+    assert resp.status == 200, await resp.text()
+    stored = await (
+        await client.get(f"{BASE}/resources/widgets.{group}/object", params=params)
+    ).json()
+    assert stored["spec"] == {"size": 4}

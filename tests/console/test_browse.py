@@ -22,6 +22,7 @@ from tests.console.resources_support import (
     namespace,
     seed,
     unique,
+    widget_crd,
 )
 from tests.guards import assert_problem
 
@@ -32,34 +33,6 @@ BASE = "/api/v1/clusters/alpha"
 def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simulator]:
     """This module's ``alpha`` cluster is alive: controllers and a kubelet run its workloads."""
     yield from live_alpha(tmp_path_factory)
-
-
-def widget_crd(group: str = "example.com", *, columns: bool = True) -> dict[str, Any]:
-    version: dict[str, Any] = {
-        "name": "v1",
-        "served": True,
-        "storage": True,
-        "schema": {
-            "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
-        },
-    }
-    if columns:
-        version["additionalPrinterColumns"] = [
-            {"name": "Size", "type": "integer", "jsonPath": ".spec.size"},
-            {"name": "Colour", "type": "string", "jsonPath": ".spec.colour", "priority": 1,
-             "description": "what it looks like"},
-        ]  # fmt: skip
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"widgets.{group}"},
-        "spec": {
-            "group": group,
-            "scope": "Namespaced",
-            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
-            "versions": [version],
-        },
-    }
 
 
 def gateway_crd(plural: str, kind: str) -> dict[str, Any]:

@@ -110,6 +110,31 @@ def _resources(resources: Any, field: str) -> list[Cause]:
     return causes
 
 
+# apimachinery's ValidateObjectMeta limit on all annotations together.
+MAX_ANNOTATION_BYTES = 256 * 1024
+
+
+def _metadata(meta: Obj) -> list[Cause]:
+    """Annotation size (the classic over-long last-applied-configuration) and owner references."""
+    causes: list[Cause] = []
+    annotations = meta.get("annotations") or {}
+    if isinstance(annotations, dict):
+        size = sum(len(str(k)) + len(str(v)) for k, v in annotations.items())
+        if size > MAX_ANNOTATION_BYTES:
+            causes.append(
+                {
+                    "reason": "FieldValueTooLong",
+                    "field": "metadata.annotations",
+                    "message": f"Too long: must have at most {MAX_ANNOTATION_BYTES} bytes",
+                }
+            )
+    for i, ref in enumerate(meta.get("ownerReferences") or []):
+        for key in ("apiVersion", "kind", "name", "uid"):
+            if not isinstance(ref, dict) or not ref.get(key):
+                causes.append(_required(f"metadata.ownerReferences[{i}].{key}"))
+    return causes
+
+
 def _pod_spec(spec: Any, field: str, *, restart: tuple[str, ...] = ()) -> list[Cause]:
     if not isinstance(spec, dict):
         return [_required(field)]
@@ -326,7 +351,7 @@ def validate(rt: ResourceType, obj: Obj, old: Obj | None) -> None:
     if rt.group_resource == ("", "secrets"):
         _base64(rt, obj)
     meta = obj.get("metadata") or {}
-    causes = _labels(meta.get("labels"), "metadata.labels")
+    causes = _labels(meta.get("labels"), "metadata.labels") + _metadata(meta)
     rule = _RULES.get(rt.group_resource)
     if rule is not None:
         causes += rule(obj)

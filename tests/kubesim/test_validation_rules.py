@@ -248,3 +248,17 @@ async def test_container_resources(raw: Raw) -> None:
     assert body["details"]["causes"][0]["field"] == "spec.containers[0].resources.requests"
     status, body, _ = await raw("POST", pods, pod({"limits": {"memory": "lots"}}))
     assert (status, body["reason"]) == (400, "BadRequest")
+
+
+def test_last_applied_annotation_too_long(kubectl: Kubectl) -> None:
+    ns = f"v-{uuid.uuid4().hex[:8]}"
+    kubectl.run("create", "namespace", ns)
+    big = "x" * (300 * 1024)
+    manifest = (
+        f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: big, namespace: {ns}}}\n"
+        f"data: {{blob: {big}}}\n"
+    )
+    failed = kubectl.run("apply", "-f", "-", input=manifest, check=False)
+    assert failed.returncode == 1
+    assert "metadata.annotations: Too long: must have at most 262144 bytes" in failed.stderr
+    assert kubectl.run("apply", "--server-side", "-f", "-", input=manifest).returncode == 0

@@ -2,8 +2,8 @@
 
 ``create_app`` is synchronous and does no I/O beyond reading the packaged spec; the outbound HTTP
 session, repository service, OCI and hub clients open in ``_services`` and close after its ``yield``.
-The MCP endpoints open after them (``chartsvc.mcp.routes``); the release group is added by its own
-issue.
+The release group (only with a cluster, see ``create_app``) opens in ``_releases``; the MCP
+endpoints open after them (``chartsvc.mcp.routes``).
 """
 
 from __future__ import annotations
@@ -15,21 +15,24 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-import yaml
 from aiohttp import web
 from aiohttp.typedefs import Middleware
 
 from chartsvc import archives, engine
 from chartsvc.access import AccessPolicy
 from chartsvc.charts import ChartService
+from chartsvc.clusters import ClusterResolver, ClusterSource, default_target
 from chartsvc.gate import access_gate
-from chartsvc.http import charts, dependencies, hub, repos
+from chartsvc.http import charts, dependencies, hub, releases, repos
 from chartsvc.hub import HubClient
-from chartsvc.keys import CHARTS, HUB, OCI, POLICY, REPOS, SETTINGS
+from chartsvc.keys import CHARTS, CLUSTERS, HUB, OCI, POLICY, RELEASES, REPOS, SETTINGS
 from chartsvc.mcp import routes as mcp
 from chartsvc.oci import OciClient
 from chartsvc.operations import annotate_spec
 from chartsvc.registries import read_credentials
+from chartsvc.release_engine import HelmEngine
+from chartsvc.release_reads import ClusterReads
+from chartsvc.releases import ReleaseService
 from chartsvc.repos.cache import WeightedLRU
 from chartsvc.repos.fetch import Fetcher
 from chartsvc.repos.memory import tune_allocator
@@ -38,29 +41,49 @@ from chartsvc.repos.store import IndexFiles
 from chartsvc.settings import ChartsvcSettings, Settings
 from common.app import build_app
 from common.netguard import AddressPolicy, IPNetwork, guarded_session
-from common.openapi import Spec
+from common.openapi import Spec, load_document
 
 SPEC_PATH = Path(__file__).resolve().parent.parent / "spec" / "chartsvc.yaml"
-_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @functools.cache
-def load_spec() -> Spec:
-    """The spec with summaries and 401/403 responses filled in from ``chartsvc.operations``."""
-    document = yaml.load(SPEC_PATH.read_text("utf-8"), Loader=_LOADER)  # noqa: S506
+def load_spec(*, releases: bool = False) -> Spec:
+    """The spec with summaries and 401/403 responses filled in from ``chartsvc.operations``.
+
+    The release group's operations (``chartsvc.releases.yaml``) are in it only with ``releases``.
+    """
+    document = load_document(SPEC_PATH, exclude=() if releases else ("releases",))
     return Spec.from_document(annotate_spec(document))
 
 
-def create_app(settings: Settings, *, address_allow: tuple[IPNetwork, ...] = ()) -> web.Application:
-    """The chart service. ``address_allow`` widens the outbound address policy (tests only)."""
+def create_app(
+    settings: Settings,
+    *,
+    address_allow: tuple[IPNetwork, ...] = (),
+    cluster_resolver: ClusterResolver | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> web.Application:
+    """The chart service. ``address_allow`` widens the outbound address policy (tests only).
+
+    The release group is registered only when there is a cluster: ``cluster_resolver`` (a host's
+    per-request choice, see ``chartsvc.clusters``) or the default one found from the settings and
+    ``environ`` (``KUBECONFIG``, ``HOME``, the in-cluster variables) as kubectl finds it.
+    """
     svc = settings.chartsvc
+    clusters = ClusterSource(default_target(svc.kube, environ or {}), cluster_resolver)
     middlewares: list[Middleware] = []
     if svc.rest.access_interceptor.enabled:
         middlewares.append(access_gate(AccessPolicy.from_settings(svc.security)))
     app = build_app(
         service="chartsvc",
-        spec=load_spec(),
-        api_routes=[charts.routes, repos.routes, hub.routes, dependencies.routes],
+        spec=load_spec(releases=clusters.configured),
+        api_routes=[
+            charts.routes,
+            repos.routes,
+            hub.routes,
+            dependencies.routes,
+            *([releases.routes] if clusters.configured else []),
+        ],
         base_path=svc.rest.base_path,
         extra_routes=[mcp.routes],
         middlewares=middlewares,
@@ -73,6 +96,9 @@ def create_app(settings: Settings, *, address_allow: tuple[IPNetwork, ...] = ())
         block_private_networks=svc.security.block_private_networks, allow=address_allow
     )
     app.cleanup_ctx.append(_services)
+    if clusters.configured:
+        app[CLUSTERS] = clusters
+        app.cleanup_ctx.append(_releases)
     mcp.install(app)  # after the services its tools call
     return app
 
@@ -125,3 +151,16 @@ async def _services(app: web.Application) -> AsyncIterator[None]:
             yield
         finally:
             charts.close()
+
+
+async def _releases(app: web.Application) -> AsyncIterator[None]:
+    """The release service: Helm configs per cluster and namespace, cluster clients for reads."""
+    charts = app[CHARTS]
+    engine = HelmEngine(charts.charts)
+    reads = ClusterReads()
+    app[RELEASES] = ReleaseService(engine=engine, reads=reads, charts=charts)
+    try:
+        yield
+    finally:
+        await reads.close()
+        await asyncio.to_thread(engine.close)

@@ -5,8 +5,10 @@ from __future__ import annotations
 from aiohttp import web
 
 from chartsvc.charts import ChartService
+from chartsvc.clusters import ClusterSource
 from chartsvc.hub import HubClient
 from chartsvc.oci import OciClient
+from chartsvc.releases import ReleaseService
 from chartsvc.repos.service import RepoService
 from chartsvc.settings import ChartsvcSettings
 from common.netguard import AddressPolicy
@@ -17,3 +19,5 @@ REPOS = web.AppKey("chartsvc.repos", RepoService)
 CHARTS = web.AppKey("chartsvc.charts", ChartService)
 OCI = web.AppKey("chartsvc.oci", OciClient)
 HUB = web.AppKey("chartsvc.hub", HubClient)
+CLUSTERS = web.AppKey("chartsvc.clusters", ClusterSource)
+RELEASES = web.AppKey("chartsvc.releases", ReleaseService)

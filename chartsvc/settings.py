@@ -126,6 +126,19 @@ class OciSettings:
 
 
 @attrs.frozen
+class KubeSettings:
+    kubeconfig: Path | None = option(
+        None,
+        "Kubeconfig file of the cluster the release endpoints manage. Default: as kubectl finds "
+        "it (the KUBECONFIG list, else ~/.kube/config), else the in-cluster service account; "
+        "with none of them the release endpoints are not registered.",
+    )
+    context: str | None = option(
+        None, "Context of that kubeconfig to use. Default: its current-context."
+    )
+
+
+@attrs.frozen
 class ChartsvcSettings:
     data_dir: Path = option(
         default_data_dir("chartsvc"),
@@ -137,6 +150,7 @@ class ChartsvcSettings:
     charts: ChartLimits = section(ChartLimits, "Limits on chart archives.")
     hub: HubSettings = section(HubSettings, "Artifact Hub search.")
     oci: OciSettings = section(OciSettings, "OCI registries.")
+    kube: KubeSettings = section(KubeSettings, "The cluster of the release endpoints.")
 
     @property
     def repositories_file(self) -> Path:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -88,16 +88,9 @@ class Spec:
     operations: dict[str, Operation]
 
     @classmethod
-    def load(cls, path: Path) -> Spec:
-        """``spec/<service>.yaml`` merged with its fragments ``spec/<service>.<part>.yaml``.
-
-        Fragments let one service's groups be written side by side; the served document and every
-        check see the merged whole, and a path, method or component defined twice is refused.
-        """
-        document = _read_yaml(path)
-        for fragment in sorted(path.parent.glob(f"{path.stem}.*.yaml")):
-            merge_fragment(document, _read_yaml(fragment), source=fragment.name)
-        return cls.from_document(document)
+    def load(cls, path: Path, *, exclude: Collection[str] = ()) -> Spec:
+        """``spec/<service>.yaml`` merged with its fragments (see :func:`load_document`)."""
+        return cls.from_document(load_document(path, exclude=exclude))
 
     @classmethod
     def from_document(cls, document: dict[str, Any]) -> Spec:
@@ -121,6 +114,28 @@ class Spec:
         document = copy.deepcopy(self.document)
         document["servers"] = [{"url": base_path or "/"}]
         return document
+
+
+def load_document(path: Path, *, exclude: Collection[str] = ()) -> dict[str, Any]:
+    """``spec/<service>.yaml`` merged with its fragments ``spec/<service>.<part>.yaml``.
+
+    Fragments let one service's groups be written side by side; the served document and every
+    check see the merged whole, and a path, method or component defined twice is refused. A part
+    named in ``exclude`` is left out: a group the service registers only sometimes keeps its
+    operations in its own fragment, so spec and routes stay in parity either way.
+    """
+    document = _read_yaml(path)
+    fragments = {
+        f.name[len(path.stem) + 1 : -len(".yaml")]: f
+        for f in path.parent.glob(f"{path.stem}.*.yaml")
+    }
+    unknown = sorted(set(exclude) - set(fragments))
+    if unknown:
+        raise ValueError(f"{path.name}: no fragment to exclude named {', '.join(unknown)}")
+    for part, fragment in sorted(fragments.items()):
+        if part not in exclude:
+            merge_fragment(document, _read_yaml(fragment), source=fragment.name)
+    return document
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:

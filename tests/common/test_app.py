@@ -231,3 +231,21 @@ def test_spec_fragments_are_merged_and_duplicates_refused(tmp_path: Any) -> None
     )
     with pytest.raises(ValueError, match="get /boom is already defined"):
         Spec.load(tmp_path / "svc.yaml")
+
+
+def test_spec_fragments_can_be_left_out(tmp_path: Any) -> None:
+    import yaml
+
+    main = {k: v for k, v in DOCUMENT.items() if k != "paths"} | {
+        "paths": {"/things": DOCUMENT["paths"]["/things"]}
+    }
+    (tmp_path / "svc.yaml").write_text(yaml.safe_dump(main))
+    rest = {p: v for p, v in DOCUMENT["paths"].items() if p != "/things"}
+    (tmp_path / "svc.more.yaml").write_text(yaml.safe_dump({"paths": rest}))
+    assert set(Spec.load(tmp_path / "svc.yaml", exclude=("more",)).operations) == {
+        "createThing",
+        "listThings",
+    }
+    assert "getThing" in Spec.load(tmp_path / "svc.yaml").operations
+    with pytest.raises(ValueError, match="no fragment to exclude named typo"):
+        Spec.load(tmp_path / "svc.yaml", exclude=("typo",))

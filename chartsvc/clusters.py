@@ -1,0 +1,160 @@
+"""Which cluster a release call goes to: the service's own cluster, or the one a host picks per request.
+
+By default the service manages one cluster, found as kubectl finds it: ``chartsvc.kube.kubeconfig``
+(else the ``KUBECONFIG`` list, else ``~/.kube/config``) at ``chartsvc.kube.context`` (else the
+current-context), else the in-cluster service account. A host embedding the service may pass a
+resolver to ``create_app`` instead: a callable given the in-flight request that returns the
+:class:`ClusterTarget` for it. It is consulted once per release request, before its first cluster
+call, so every call of one request goes to one cluster; returning ``None`` is a server error that
+names the resolver. No HTTP parameter selects a cluster: routing is the host's business.
+
+A :class:`ClusterTarget` carries a kubeconfig, which is a credential: it never appears in ``repr``
+and nothing here logs it. This module reads kubeconfig files at start-up and talks to no cluster.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from chartsvc.settings import KubeSettings
+from common import kube
+from common.config import ConfigError
+from common.errors import WharfError
+from common.kube import KubeConfig, KubeConfigError
+
+if TYPE_CHECKING:
+    from aiohttp import web
+
+logger = logging.getLogger(__name__)
+
+IN_CLUSTER = "in-cluster"
+
+
+@attrs.frozen
+class ClusterTarget:
+    """One cluster as the release calls reach it.
+
+    ``kubeconfig`` is a standalone kubeconfig (one context, its cluster and user, files inlined);
+    None means this process's in-cluster service account. ``name`` names the cluster in errors.
+    """
+
+    name: str
+    kubeconfig: str | None = attrs.field(default=None, repr=False)
+    context: str | None = None
+
+    @classmethod
+    def from_kubeconfig(
+        cls, config: KubeConfig, context: str | None = None, *, name: str | None = None
+    ) -> ClusterTarget:
+        chosen = context or config.current_context
+        if not chosen:
+            raise KubeConfigError("the kubeconfig has no current-context and none was chosen")
+        return cls(name=name or chosen, kubeconfig=config.content_for(chosen), context=chosen)
+
+    @classmethod
+    def from_file(
+        cls, path: Path | str, context: str | None = None, *, name: str | None = None
+    ) -> ClusterTarget:
+        """The context (default: current) of the kubeconfig at ``path``; reads the file."""
+        config = kube.load([Path(path)])
+        if config is None:
+            raise KubeConfigError(f"no kubeconfig at {path}")
+        return cls.from_kubeconfig(config, context, name=name)
+
+    @classmethod
+    def in_cluster(cls, name: str = IN_CLUSTER) -> ClusterTarget:
+        return cls(name=name)
+
+    @property
+    def key(self) -> str:
+        """Identity for client caches and release locks; it changes when the credentials do."""
+        digest = hashlib.sha256((self.kubeconfig or "").encode()).hexdigest()[:16]
+        return f"{self.name}\0{self.context or ''}\0{digest}"
+
+
+ResolverResult = ClusterTarget | None | Awaitable[ClusterTarget | None]
+ClusterResolver = Callable[["web.Request"], ResolverResult]
+
+
+class ResolverFailed(WharfError):
+    """The host's resolver gave no cluster for a request: a server-side fault, not the caller's."""
+
+    default_code = "cluster-resolver-failed"
+
+
+def describe(resolver: object) -> str:
+    name = getattr(resolver, "__qualname__", None) or type(resolver).__qualname__
+    module = getattr(resolver, "__module__", None) or type(resolver).__module__
+    return f"{module}.{name}"
+
+
+@attrs.frozen
+class ClusterSource:
+    """Where release requests find their cluster: the resolver when given, else the default."""
+
+    default: ClusterTarget | None = None
+    resolver: ClusterResolver | None = None
+
+    @property
+    def configured(self) -> bool:
+        return self.default is not None or self.resolver is not None
+
+    async def resolve(self, request: web.Request) -> ClusterTarget:
+        if self.resolver is None:
+            if self.default is None:
+                raise ResolverFailed("no cluster is configured for the release endpoints")
+            return self.default
+        result: Any = self.resolver(request)
+        if inspect.isawaitable(result):
+            result = await result
+        if not isinstance(result, ClusterTarget):
+            got = "None" if result is None else type(result).__name__
+            raise ResolverFailed(
+                f"the cluster resolver {describe(self.resolver)} returned {got} for this "
+                "request instead of a ClusterTarget"
+            )
+        return result
+
+
+def default_target(settings: KubeSettings, environ: Mapping[str, str]) -> ClusterTarget | None:
+    """The service's own cluster, as kubectl would pick it; None when there is none.
+
+    An explicit setting that cannot work stops start-up (:class:`ConfigError`); a kubeconfig found
+    by the defaults that has no usable context only leaves the release endpoints unregistered.
+    """
+    if settings.kubeconfig is not None:
+        config = _load("chartsvc.kube.kubeconfig", [settings.kubeconfig])
+        if config is None:
+            raise ConfigError(
+                "chartsvc.kube.kubeconfig", f"an existing file ({settings.kubeconfig})"
+            )
+        return _target(config, settings.context)
+    config = _load("KUBECONFIG", kube.default_paths(environ))
+    if config is not None and (settings.context or config.current_context):
+        return _target(config, settings.context)
+    if config is not None:
+        logger.warning("the kubeconfig has no current-context: release endpoints are off")
+    if kube.in_cluster(environ):
+        return ClusterTarget.in_cluster()
+    return None
+
+
+def _load(key: str, paths: list[Path]) -> KubeConfig | None:
+    try:
+        return kube.load(paths)
+    except KubeConfigError as exc:
+        raise ConfigError(key, f"a usable kubeconfig ({exc.detail})") from None
+
+
+def _target(config: KubeConfig, context: str | None) -> ClusterTarget:
+    try:
+        return ClusterTarget.from_kubeconfig(config, context)
+    except KubeConfigError as exc:
+        raise ConfigError("chartsvc.kube.context", f"a usable context ({exc.detail})") from None

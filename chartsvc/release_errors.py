@@ -1,0 +1,129 @@
+"""Release errors, and Helm's failures translated into them.
+
+Helm hands a cluster's refusal back as text: the Kubernetes status code is gone by then, but the
+API server's messages have stable shapes (``<kind> "<name>" is forbidden: ...``, ``... is invalid:
+...``, ``admission webhook "..." denied the request``), and so do dial errors. The status is
+recovered from those shapes, so an RBAC refusal stays 403 and an invalid object 422, while a cluster
+that cannot be reached (or refuses the service's own credentials) is a 502. Upstream text is
+truncated, never echoed whole: it can quote manifests back. This module knows nothing of HTTP.
+"""
+
+from __future__ import annotations
+
+import re
+
+import helm_python as helm
+
+from chartsvc.engine import ChartInvalid, RenderFailed
+from common.errors import (
+    BadGateway,
+    BadRequest,
+    Conflict,
+    NotFound,
+    UpstreamStatus,
+    WharfError,
+)
+
+DETAIL_LIMIT = 1000
+
+
+class ReleaseNotFound(NotFound):
+    default_code = "release-not-found"
+
+    def __init__(self, namespace: str, name: str) -> None:
+        super().__init__(f"release {name!r} not found in namespace {namespace!r}")
+
+
+class RevisionNotFound(NotFound):
+    default_code = "revision-not-found"
+
+
+class NamespaceNotFound(NotFound):
+    default_code = "namespace-not-found"
+
+
+class ReleaseExists(Conflict):
+    default_code = "release-exists"
+
+    def __init__(self, namespace: str, name: str) -> None:
+        super().__init__(
+            f"release {name!r} already exists in namespace {namespace!r}; upgrade it or "
+            "uninstall it first"
+        )
+
+
+class InvalidReleaseName(BadRequest):
+    default_code = "invalid-release-name"
+
+
+class InvalidNamespace(BadRequest):
+    default_code = "invalid-namespace"
+
+
+class ClusterUnreachable(BadGateway):
+    default_code = "cluster-unreachable"
+
+
+class ReleaseFailed(WharfError):
+    """Helm failed for a reason none of the shapes below names (a hook failed, say)."""
+
+    default_code = "release-failed"
+
+
+# (pattern, status, code): the first match wins; statuses are the API server's own.
+_REFUSALS: tuple[tuple[re.Pattern[str], int, str], ...] = tuple(
+    (re.compile(pattern, re.IGNORECASE), status, code)
+    for pattern, status, code in (
+        (r"\bis forbidden\b|because it is being terminated", 403, "cluster-forbidden"),
+        (r"admission webhook .* denied the request|denied request", 422, "cluster-admission"),
+        (r"\bis invalid\b", 422, "cluster-invalid"),
+        (r"already exists|cannot be imported into the current release", 409, "cluster-conflict"),
+        (r"the object has been modified", 409, "cluster-conflict"),
+        (r"context deadline exceeded|timed out waiting", 504, "cluster-timeout"),
+    )
+)
+_UNREACHABLE = re.compile(
+    r"connection refused|no such host|i/o timeout|dial tcp|cluster unreachable|connection reset"
+    r"|tls: |x509: |EOF$|server has asked for the client to provide credentials|Unauthorized",
+    re.IGNORECASE,
+)
+_BUSY = re.compile(r"another operation \(.*\) is in progress")
+_MISSING_NAMESPACE = re.compile(r'namespaces "([^"]+)" not found')
+_MISSING_REVISION = re.compile(r"release has no (\d+) version")
+
+
+def translate(exc: helm.HelmError, *, cluster: str, namespace: str, name: str) -> WharfError:
+    """Our error for a Helm failure on release ``name`` in ``namespace`` of ``cluster``."""
+    detail = str(exc)[:DETAIL_LIMIT]
+    if isinstance(exc, helm.HelmNotFoundError):
+        return ReleaseNotFound(namespace, name)
+    if isinstance(exc, helm.HelmChartLoadError | helm.HelmChartInvalidError):
+        return ChartInvalid(f"invalid chart archive: {detail}")
+    if isinstance(exc, helm.HelmValuesError | helm.HelmRenderError):
+        return RenderFailed(f"chart failed to render: {detail}")
+    if isinstance(exc, helm.HelmInvalidArgError):
+        return BadRequest(detail)
+    if isinstance(exc, helm.HelmKubeError):
+        return ClusterUnreachable(f"cluster {cluster!r} cannot be reached: {detail}")
+    return _from_text(detail, cluster=cluster, namespace=namespace, name=name)
+
+
+def _from_text(detail: str, *, cluster: str, namespace: str, name: str) -> WharfError:
+    if "cannot reuse a name that is still in use" in detail:
+        return ReleaseExists(namespace, name)
+    if _BUSY.search(detail):  # someone else (the helm CLI, say) is writing this release
+        return Conflict(f"release {name!r} is busy: {detail}", code="release-busy")
+    if "has no deployed releases" in detail:
+        return ReleaseNotFound(namespace, name)
+    revision = _MISSING_REVISION.search(detail)
+    if revision is not None:
+        return RevisionNotFound(f"release {name!r} has no revision {revision.group(1)}")
+    missing = _MISSING_NAMESPACE.search(detail)
+    if missing is not None:
+        return NamespaceNotFound(f"namespace {missing.group(1)!r} not found")
+    for pattern, status, code in _REFUSALS:
+        if pattern.search(detail):
+            return UpstreamStatus(status, f"cluster {cluster!r} refused: {detail}", code=code)
+    if _UNREACHABLE.search(detail):
+        return ClusterUnreachable(f"cluster {cluster!r} cannot be reached: {detail}")
+    return ReleaseFailed(f"helm failed on release {name!r}: {detail}")

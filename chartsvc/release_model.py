@@ -1,0 +1,166 @@
+"""Release value objects: a stored release, the write requests, test and resource results.
+
+A :class:`Release` is Helm's own record (``helm get``'s JSON): name, namespace, ``version`` (the
+revision), ``info`` (status, first/last deployed, description, notes), the chart's metadata, the
+user's ``config``, the manifest and hooks. The chart's templates and files stay out: they are the
+chart, not the release, and can weigh megabytes. Names follow Helm's rules: a release name is a
+DNS-1123 subdomain of at most 53 characters, a namespace a DNS-1123 label of at most 63.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from chartsvc.release_errors import InvalidNamespace, InvalidReleaseName
+
+DEFAULT_NAMESPACE = "default"
+_RELEASE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+
+
+def check_release_name(name: str) -> None:
+    if len(name) > 53 or not _RELEASE_NAME.match(name):
+        raise InvalidReleaseName(
+            f"invalid release name {name[:80]!r}: a DNS-1123 subdomain (lower case letters, "
+            "digits, '-' and '.') of at most 53 characters"
+        )
+
+
+def check_namespace(namespace: str) -> None:
+    if len(namespace) > 63 or not _LABEL.match(namespace):
+        raise InvalidNamespace(
+            f"invalid namespace {namespace[:80]!r}: a DNS-1123 label (lower case letters, "
+            "digits and '-') of at most 63 characters"
+        )
+
+
+@attrs.frozen
+class Release:
+    name: str
+    namespace: str
+    version: int
+    info: Mapping[str, Any]
+    chart: Mapping[str, Any]
+    config: Mapping[str, Any]
+    manifest: str
+    hooks: tuple[Mapping[str, Any], ...] = ()
+
+    @property
+    def status(self) -> str:
+        return str(self.info.get("status", ""))
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> Release:
+        chart = record.get("chart") or {}
+        return cls(
+            name=record.get("name", ""),
+            namespace=record.get("namespace", ""),
+            version=int(record.get("version", 0)),
+            info=record.get("info") or {},
+            chart={"metadata": chart.get("metadata") or {}},
+            config=record.get("config") or {},
+            manifest=record.get("manifest") or "",
+            hooks=tuple(record.get("hooks") or ()),
+        )
+
+    @classmethod
+    def from_summary(
+        cls,
+        summary: Mapping[str, Any],
+        *,
+        chart: Mapping[str, Any],
+        config: Mapping[str, Any],
+        description: str,
+    ) -> Release:
+        """A release Helm computed but did not store (a dry run), from helm_python's summary."""
+        deployed = summary.get("deployed_at")
+        info = {
+            "status": summary.get("status", ""),
+            "first_deployed": deployed,
+            "last_deployed": deployed,
+            "description": description,
+            "notes": summary.get("notes") or "",
+        }
+        return cls(
+            name=summary.get("name", ""),
+            namespace=summary.get("namespace", ""),
+            version=int(summary.get("revision", 0)),
+            info={k: v for k, v in info.items() if v is not None},
+            chart={"metadata": dict(chart)},
+            config=config,
+            manifest=summary.get("manifest") or "",
+        )
+
+    def uninstalled(self, deleted: str) -> Release:
+        """This release as Helm describes it once uninstalled (``helm uninstall``'s record)."""
+        info = {
+            **self.info,
+            "status": "uninstalled",
+            "deleted": deleted,
+            "description": "Uninstallation complete",
+        }
+        return attrs.evolve(self, info=info)
+
+
+@attrs.frozen
+class InstallRequest:
+    release_name: str
+    namespace: str = DEFAULT_NAMESPACE
+    values: Mapping[str, Any] = attrs.field(factory=dict)
+    dry_run: bool = False
+    chart_ref: str | None = None
+    version: str | None = None
+
+    @classmethod
+    def from_body(cls, body: Mapping[str, Any]) -> InstallRequest:
+        return cls(
+            release_name=body.get("releaseName") or "",
+            namespace=body.get("namespace") or DEFAULT_NAMESPACE,
+            values=body.get("values") or {},
+            dry_run=bool(body.get("dryRun")),
+            chart_ref=body.get("chartRef"),
+            version=body.get("version"),
+        )
+
+
+@attrs.frozen
+class UpgradeRequest:
+    values: Mapping[str, Any] | None = None
+    dry_run: bool = False
+    chart_ref: str | None = None
+    version: str | None = None
+
+    @classmethod
+    def from_body(cls, body: Mapping[str, Any]) -> UpgradeRequest:
+        return cls(
+            values=body.get("values"),
+            dry_run=bool(body.get("dryRun")),
+            chart_ref=body.get("chartRef"),
+            version=body.get("version"),
+        )
+
+
+@attrs.frozen
+class TestResult:
+    name: str
+    kind: str
+    phase: str
+    started_at: str | None
+    completed_at: str | None
+    logs: str
+    message: str | None = None
+
+
+@attrs.frozen
+class ResourceStatus:
+    api_version: str
+    kind: str
+    name: str
+    namespace: str | None
+    status: str
+    ready: bool
+    message: str

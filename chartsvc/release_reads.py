@@ -1,0 +1,249 @@
+"""Reads from the cluster with kubernetes-asyncio: Helm's stored release records and live objects.
+
+Helm keeps every revision of a release as a Secret ``sh.helm.release.v1.<name>.v<revision>``,
+labelled ``owner=helm``, ``name``, ``status`` and ``version``; its ``release`` field is the release
+JSON, gzip'd and base64'd by Helm (and base64'd again by the Secret). Reading those Secrets gives the
+whole record Helm stored — info with first_deployed and description, chart metadata, config, hooks,
+manifest — in one request, where helm_python's read calls return summaries without most of it. This
+module never writes: Helm owns its storage.
+
+One ApiClient per cluster, opened on first use and closed at shutdown. Calls are raw
+(``_preload_content=False``) and check the status themselves; a cluster that cannot be reached is
+a 502, a refusal keeps its status (``common.kube.cluster_error``). Nothing here logs a kubeconfig.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import gzip
+import json
+import time
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import attrs
+
+from chartsvc.clusters import ClusterTarget
+from common import kube
+from common.errors import BadGateway, WharfError
+
+HELM_OWNER = "owner=helm"
+REQUEST_TIMEOUT_S = 30
+DISCOVERY_TTL_S = 60.0
+LOG_LIMIT = 64 * 1024  # a test pod's log, as reported; enough for a failure's story
+_GZIP = b"\x1f\x8b\x08"
+_INLINE_DECODE = 64 * 1024  # larger records are decoded in a worker thread
+
+
+@attrs.frozen
+class StoredRevision:
+    """One stored revision as its Secret's labels describe it; ``decode`` gives the record."""
+
+    name: str
+    version: int
+    status: str
+    encoded: str = attrs.field(repr=False)
+
+    @classmethod
+    def from_secret(cls, secret: dict[str, Any]) -> StoredRevision | None:
+        labels = secret.get("metadata", {}).get("labels") or {}
+        encoded = (secret.get("data") or {}).get("release")
+        if not encoded or not str(labels.get("version", "")).isdigit():
+            return None  # not a Helm release record
+        return cls(
+            labels.get("name", ""), int(labels["version"]), labels.get("status", ""), encoded
+        )
+
+    async def decode(self) -> dict[str, Any]:
+        if len(self.encoded) > _INLINE_DECODE:
+            return await asyncio.to_thread(decode_record, self.encoded)
+        return decode_record(self.encoded)
+
+
+def decode_record(encoded: str) -> dict[str, Any]:
+    """Helm's ``decodeRelease``: base64 (the Secret's), base64 (Helm's), gzip when gzip'd, JSON."""
+    raw = base64.b64decode(base64.b64decode(encoded))
+    if raw[:3] == _GZIP:
+        raw = gzip.decompress(raw)
+    record: dict[str, Any] = json.loads(raw)
+    return record
+
+
+@attrs.frozen
+class ApiResource:
+    plural: str
+    namespaced: bool
+
+
+@attrs.define
+class ClusterReads:
+    _clients: dict[str, Any] = attrs.field(factory=dict)
+    _client_lock: asyncio.Lock = attrs.field(factory=asyncio.Lock)
+    _discovery: dict[tuple[str, str], tuple[float, dict[str, ApiResource]]] = attrs.field(
+        factory=dict
+    )
+
+    async def client(self, target: ClusterTarget) -> Any:
+        client = self._clients.get(target.key)
+        if client is not None:
+            return client
+        async with self._client_lock:
+            client = self._clients.get(target.key)
+            if client is None:
+                client = await _new_client(target)
+                self._clients[target.key] = client
+            return client
+
+    async def get(
+        self, target: ClusterTarget, path: str, query: Sequence[tuple[str, str]] = ()
+    ) -> dict[str, Any] | None:
+        """GET ``path`` as JSON; None on 404, our error on any other failure."""
+        body = await self._get(target, path, query, accept="application/json")
+        if body is None:
+            return None
+        document: dict[str, Any] = json.loads(body)
+        return document
+
+    async def pod_logs(
+        self, target: ClusterTarget, namespace: str, pod: str, *, limit: int = LOG_LIMIT
+    ) -> str | None:
+        """The last run's log of ``pod`` (its first ``limit`` bytes); None when the pod is gone."""
+        path = f"/api/v1/namespaces/{namespace}/pods/{pod}/log"
+        body = await self._get(target, path, [("limitBytes", str(limit))], accept="text/plain")
+        return body.decode("utf-8", "replace") if body is not None else None
+
+    async def _get(
+        self, target: ClusterTarget, path: str, query: Sequence[tuple[str, str]], *, accept: str
+    ) -> bytes | None:
+        client = await self.client(target)
+        try:
+            resp = await client.call_api(
+                path,
+                "GET",
+                query_params=list(query),
+                header_params={"Accept": accept},
+                auth_settings=["BearerToken"],
+                _preload_content=False,
+                _request_timeout=REQUEST_TIMEOUT_S,
+            )
+            try:
+                body: bytes = await resp.read()
+            finally:
+                resp.release()
+        except WharfError:
+            raise
+        except Exception as exc:  # aiohttp, TLS, timeouts: the request never got an answer
+            raise _unreachable(target, exc) from None
+        if resp.status == 404:
+            return None
+        if resp.status >= 400:
+            raise _refused(target, resp.status, body)
+        return body
+
+    async def revisions(
+        self, target: ClusterTarget, namespace: str, name: str | None = None
+    ) -> list[StoredRevision]:
+        """Helm's records in ``namespace`` (of release ``name`` only when given)."""
+        selector = HELM_OWNER if name is None else f"{HELM_OWNER},name={name}"
+        path = f"/api/v1/namespaces/{namespace}/secrets"
+        listed = await self.get(target, path, [("labelSelector", selector)])
+        items = (listed or {}).get("items") or []
+        found = (StoredRevision.from_secret(item) for item in items)
+        return [r for r in found if r is not None and (name is None or r.name == name)]
+
+    async def revision(
+        self, target: ClusterTarget, namespace: str, name: str, version: int
+    ) -> StoredRevision | None:
+        path = f"/api/v1/namespaces/{namespace}/secrets/sh.helm.release.v1.{name}.v{version}"
+        secret = await self.get(target, path)
+        return StoredRevision.from_secret(secret) if secret is not None else None
+
+    async def resources(
+        self, target: ClusterTarget, api_version: str, kind: str
+    ) -> ApiResource | None:
+        """What discovery says of ``kind`` in ``api_version``: its plural and scope."""
+        key = (target.key, api_version)
+        cached = self._discovery.get(key)
+        if cached is not None:
+            age, kinds = time.monotonic() - cached[0], cached[1]
+            # A kind not listed may be a CRD created a moment ago: ask again, at most once a second.
+            if age < DISCOVERY_TTL_S and (kind in kinds or age < 1.0):
+                return kinds.get(kind)
+        prefix = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
+        listed = await self.get(target, prefix)
+        kinds = _kinds((listed or {}).get("resources") or [])
+        self._discovery[key] = (time.monotonic(), kinds)
+        return kinds.get(kind)
+
+    async def objects(
+        self, target: ClusterTarget, paths: Iterable[str | None], *, concurrency: int = 16
+    ) -> list[dict[str, Any] | None]:
+        """Each object at ``paths`` (None for a missing one, or for a None path)."""
+        gate = asyncio.Semaphore(concurrency)
+
+        async def one(path: str | None) -> dict[str, Any] | None:
+            if path is None:
+                return None
+            async with gate:
+                return await self.get(target, path)
+
+        return list(await asyncio.gather(*(one(p) for p in paths)))
+
+    async def close(self) -> None:
+        clients, self._clients = list(self._clients.values()), {}
+        for client in clients:
+            await client.close()
+
+
+def object_path(api_version: str, resource: ApiResource, namespace: str, name: str) -> str:
+    prefix = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
+    scope = f"/namespaces/{namespace}" if resource.namespaced else ""
+    return f"{prefix}{scope}/{resource.plural}/{name}"
+
+
+def _kinds(resources: list[dict[str, Any]]) -> dict[str, ApiResource]:
+    return {
+        r["kind"]: ApiResource(r["name"], bool(r.get("namespaced")))
+        for r in resources
+        if "/" not in r.get("name", "/") and r.get("kind")
+    }
+
+
+async def _new_client(target: ClusterTarget) -> Any:
+    if target.kubeconfig is None:
+        try:
+            return kube.in_cluster_client()
+        except Exception:  # no service account mounted after all
+            raise BadGateway(
+                f"cluster {target.name!r}: this process has no in-cluster service account",
+                code="cluster-unreachable",
+            ) from None
+    config = kube.parse(target.kubeconfig, source=f"the kubeconfig of cluster {target.name!r}")
+    context = target.context or config.current_context or ""
+    return await kube.api_client(config, context)
+
+
+def _unreachable(target: ClusterTarget, exc: BaseException) -> WharfError:
+    return BadGateway(
+        f"cluster {target.name!r} cannot be reached ({type(exc).__name__})",
+        code="cluster-unreachable",
+    )
+
+
+def _refused(target: ClusterTarget, status: int, body: bytes) -> WharfError:
+    if status == 401:  # the service's own credentials, not the caller's: an upstream failure
+        return BadGateway(
+            f"cluster {target.name!r} refused the service's credentials (HTTP 401)",
+            code="cluster-unreachable",
+        )
+    return kube.cluster_error(_StatusError(status, body), code="cluster-refused")
+
+
+class _StatusError(Exception):
+    """What ``common.kube.cluster_error`` reads: the status and the Status body."""
+
+    def __init__(self, status: int, body: bytes) -> None:
+        super().__init__(status)
+        self.status = status
+        self.body = body

@@ -1,0 +1,227 @@
+"""Release operations shared by the HTTP routes (and later the MCP tools): Helm's lifecycle, and reads.
+
+Writes go through Helm (``chartsvc.release_engine``), so the release state is Helm's own and the
+``helm`` CLI on the same cluster sees exactly what the service did, and the other way round. Writes
+to one release (same cluster, namespace and name) run one at a time, as Helm requires; different
+releases run concurrently. Reads take Helm's stored records (``chartsvc.release_reads``) and, for
+resources, the live objects. Every operation names its cluster explicitly: which one is the caller's
+business (``chartsvc.clusters``). This module knows nothing of HTTP.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime
+from typing import Any
+
+import attrs
+
+from chartsvc import release_resources, release_tests
+from chartsvc.charts import ChartService
+from chartsvc.clusters import ClusterTarget
+from chartsvc.release_engine import HelmEngine, Installed
+from chartsvc.release_errors import ReleaseNotFound
+from chartsvc.release_model import (
+    InstallRequest,
+    Release,
+    ResourceStatus,
+    TestResult,
+    UpgradeRequest,
+    check_namespace,
+    check_release_name,
+)
+from chartsvc.release_reads import ClusterReads, StoredRevision
+from common.errors import ValidationFailed
+
+
+@attrs.define
+class KeyedLocks:
+    """An asyncio lock per key, dropped once nobody holds or waits for it."""
+
+    _locks: dict[tuple[str, ...], tuple[asyncio.Lock, int]] = attrs.field(factory=dict)
+
+    @asynccontextmanager
+    async def hold(self, *key: str) -> AsyncIterator[None]:
+        lock, users = self._locks.get(key) or (asyncio.Lock(), 0)
+        self._locks[key] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, users = self._locks[key]
+            if users == 1:
+                del self._locks[key]
+            else:
+                self._locks[key] = (lock, users - 1)
+
+
+@attrs.define
+class ReleaseService:
+    engine: HelmEngine
+    reads: ClusterReads
+    charts: ChartService
+    _locks: KeyedLocks = attrs.field(factory=KeyedLocks)
+
+    # --- reads ---------------------------------------------------------------------------------
+
+    async def list_releases(self, target: ClusterTarget, namespace: str) -> list[Release]:
+        """The latest revision of every release, whatever its status, by name (``helm list -a``,
+        and the SDK's list): a failed, pending or kept-uninstalled release still holds its name."""
+        check_namespace(namespace)
+        latest: dict[str, StoredRevision] = {}
+        for rev in await self.reads.revisions(target, namespace):
+            if rev.name not in latest or rev.version > latest[rev.name].version:
+                latest[rev.name] = rev
+        return [
+            Release.from_record(await r.decode()) for r in sorted(latest.values(), key=_by_name)
+        ]
+
+    async def status(self, target: ClusterTarget, namespace: str, name: str) -> Release:
+        return (await self.history(target, namespace, name, latest_only=True))[-1]
+
+    async def history(
+        self, target: ClusterTarget, namespace: str, name: str, *, latest_only: bool = False
+    ) -> list[Release]:
+        """Every stored revision, oldest first (``helm history``); 404 when there is none."""
+        check_namespace(namespace)
+        check_release_name(name)
+        revisions = sorted(
+            await self.reads.revisions(target, namespace, name), key=lambda r: r.version
+        )
+        if not revisions:
+            raise ReleaseNotFound(namespace, name)
+        chosen = revisions[-1:] if latest_only else revisions
+        return [Release.from_record(await r.decode()) for r in chosen]
+
+    async def values(
+        self, target: ClusterTarget, namespace: str, name: str, *, all_values: bool
+    ) -> Mapping[str, Any]:
+        """The user's values, or (``all_values``) those coalesced over the chart's defaults."""
+        if not all_values:
+            return (await self.status(target, namespace, name)).config
+        check_namespace(namespace)
+        check_release_name(name)
+        return await self.engine.computed_values(target, namespace, name)
+
+    async def resources(
+        self, target: ClusterTarget, namespace: str, name: str
+    ) -> list[ResourceStatus]:
+        release = await self.status(target, namespace, name)
+        return await release_resources.statuses(self.reads, target, release)
+
+    # --- writes --------------------------------------------------------------------------------
+
+    async def install(
+        self, target: ClusterTarget, request: InstallRequest, archive: bytes | None = None
+    ) -> Release:
+        """``helm install`` of ``archive`` (an upload) or of the chart ``request`` names."""
+        name, namespace = request.release_name, request.namespace
+        _check_install(request, upload=archive is not None)
+        check_namespace(namespace)
+        data = await self._chart(request.chart_ref, request.version, archive)
+        async with self._locks.hold(target.key, namespace, name):
+            done = await self.engine.install(
+                target, namespace, name, data, values=dict(request.values), dry_run=request.dry_run
+            )
+        return await self._result(target, done, request.values, dry_run=request.dry_run)
+
+    async def upgrade(
+        self,
+        target: ClusterTarget,
+        namespace: str,
+        name: str,
+        request: UpgradeRequest,
+        archive: bytes | None = None,
+    ) -> Release:
+        check_namespace(namespace)
+        check_release_name(name)
+        if archive is None and not request.chart_ref:
+            raise _missing("chartRef")
+        data = await self._chart(request.chart_ref, request.version, archive)
+        values = dict(request.values) if request.values is not None else None
+        async with self._locks.hold(target.key, namespace, name):
+            done = await self.engine.upgrade(
+                target, namespace, name, data, values=values, dry_run=request.dry_run
+            )
+        return await self._result(target, done, values or {}, dry_run=request.dry_run)
+
+    async def uninstall(
+        self, target: ClusterTarget, namespace: str, name: str
+    ) -> tuple[Release, str]:
+        """``helm uninstall``: the release as it was, marked uninstalled, and Helm's info text."""
+        async with self._locks.hold(target.key, namespace, name):
+            release = await self.status(target, namespace, name)
+            info = await self.engine.uninstall(target, namespace, name)
+        return release.uninstalled(_now()), info
+
+    async def rollback(
+        self, target: ClusterTarget, namespace: str, name: str, revision: int | None
+    ) -> Release:
+        """``helm rollback`` to ``revision`` (None: the previous one); returns the new revision."""
+        check_namespace(namespace)
+        check_release_name(name)
+        async with self._locks.hold(target.key, namespace, name):
+            await self.engine.rollback(target, namespace, name, revision or None)
+            return await self.status(target, namespace, name)
+
+    async def test(
+        self, target: ClusterTarget, namespace: str, name: str, *, timeout: int
+    ) -> list[TestResult]:
+        """``helm test --logs``: each test hook's phase and logs; a failing test is a result."""
+        check_namespace(namespace)
+        check_release_name(name)
+        async with self._locks.hold(target.key, namespace, name):
+            run = await self.engine.test(target, namespace, name, timeout=timeout)
+            release = await self.status(target, namespace, name)
+        return await release_tests.collect(self.reads, target, release, run)
+
+    # --- helpers -------------------------------------------------------------------------------
+
+    async def _chart(self, ref: str | None, version: str | None, upload: bytes | None) -> bytes:
+        if upload is not None:
+            await asyncio.to_thread(self.charts.checker.check, upload)
+            return upload
+        assert ref is not None
+        return await self.charts.archive(ref, version)
+
+    async def _result(
+        self,
+        target: ClusterTarget,
+        done: Installed,
+        values: Mapping[str, Any],
+        *,
+        dry_run: bool,
+    ) -> Release:
+        summary = done.summary
+        if not dry_run:
+            stored = await self.reads.revision(
+                target, summary["namespace"], summary["name"], int(summary["revision"])
+            )
+            if stored is not None:
+                return Release.from_record(await stored.decode())
+        description = "Dry run complete" if dry_run else ""
+        return Release.from_summary(
+            summary, chart=done.chart, config=values, description=description
+        )
+
+
+def _check_install(request: InstallRequest, *, upload: bool) -> None:
+    if not request.release_name:
+        raise _missing("releaseName")
+    check_release_name(request.release_name)
+    if not upload and not request.chart_ref:
+        raise _missing("chartRef")
+
+
+def _missing(field: str) -> ValidationFailed:
+    return ValidationFailed([{"in": "body", "field": field, "message": "is required"}])
+
+
+def _by_name(rev: StoredRevision) -> str:
+    return rev.name
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat().replace("+00:00", "Z")

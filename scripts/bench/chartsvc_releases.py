@@ -1,0 +1,279 @@
+"""Benchmark: install + uninstall of the ``helm create`` scaffold through the service, against Helm.
+
+Prints, measured in the same run against the same simulated cluster:
+- the median time of install + uninstall through the service (``POST /releases/upload`` then
+  ``DELETE /releases/{name}``) and calling ``helm_python`` directly (target: service within 1.2x);
+- 8 concurrent installs of different releases against one install, through the service (target:
+  under 2x) and, next to it, through helm_python alone.
+
+Each is measured twice. Against the bare simulator an install is pure CPU (about 65 ms of it in
+Helm itself, parsing the cluster's OpenAPI schema for validation, plus the simulator's share), so on
+a machine with two cores eight installs cannot finish in under 2x one, whoever runs them: the
+helm_python figure shows that floor. Then through a proxy that delays each client write by
+``--latency-ms`` (20 by default, a real API server's round trip with an etcd write), where an install
+waits on the cluster as it does in practice, and concurrency shows whether writes to different
+releases overlap.
+
+The simulator (``wharf kubesim``) and the service (``wharf serve chartsvc``) run as child processes,
+so neither shares this process's interpreter; both get ``KUBECACHEDIR`` under the run's temporary
+directory (Helm reads its environment at process start).
+Run: ``.venv/bin/python scripts/bench/chartsvc_releases.py [--rounds 15 --concurrency 8]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import aiohttp
+import helm_python as helm
+
+from chartsvc.release_engine import BURST, MAX_CALLS, QPS
+
+KEY = "bench-key"
+NAMESPACE = "default"
+WHARF = str(Path(sys.executable).parent / "wharf")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@contextlib.contextmanager
+def child(args: list[str], env: dict[str, str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
+    with log.open("wb") as out:
+        proc = subprocess.Popen(args, env=env, stdout=out, stderr=subprocess.STDOUT)
+        try:
+            yield proc
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+async def wait_until(check: Callable[[], Awaitable[bool]], what: str, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with contextlib.suppress(OSError, aiohttp.ClientError):
+            if await check():
+                return
+        await asyncio.sleep(0.2)
+    raise SystemExit(f"{what} did not start within {timeout:g}s")
+
+
+def scaffold(work: Path) -> bytes:
+    helm.Chart.create("bench", work).close()
+    return Path(helm.package(work / "bench", destination=work)).read_bytes()
+
+
+class Direct:
+    """helm_python on the same cluster, each call on a worker thread of its own pool, as the
+    service does."""
+
+    def __init__(self, kubeconfig: Path, archive: bytes) -> None:
+        self.pool = ThreadPoolExecutor(MAX_CALLS)
+        # The service's own client limits, so both sides wait on the cluster, not on themselves.
+        self.config = helm.Config(
+            kubeconfig_path=str(kubeconfig), namespace=NAMESPACE, qps=QPS, burst_limit=BURST
+        )
+        self.chart = helm.Chart.load_archive(archive)
+
+    async def install(self, name: str) -> None:
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(self.pool, self.config.install, self.chart, name)
+
+    async def uninstall(self, name: str) -> None:
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(self.pool, self.config.uninstall, name)
+
+    def close(self) -> None:
+        self.pool.shutdown()
+        self.chart.close()
+        self.config.close()
+
+
+class Service:
+    def __init__(self, session: aiohttp.ClientSession, base: str, archive: bytes) -> None:
+        self.session, self.base, self.archive = session, base, archive
+
+    async def install(self, name: str) -> None:
+        form = aiohttp.FormData()
+        form.add_field("chart", self.archive, filename="bench.tgz", content_type="application/gzip")
+        form.add_field(
+            "request", json.dumps({"releaseName": name}), content_type="application/json"
+        )
+        url = f"{self.base}/releases/upload"
+        async with self.session.post(url, data=form, headers={"X-API-Key": KEY}) as resp:
+            assert resp.status == 201, await resp.text()
+
+    async def uninstall(self, name: str) -> None:
+        url = f"{self.base}/releases/{name}"
+        async with self.session.delete(url, headers={"X-API-Key": KEY}) as resp:
+            assert resp.status == 200, await resp.text()
+
+
+async def cycle(side: Direct | Service, name: str) -> float:
+    start = time.perf_counter()
+    await side.install(name)
+    await side.uninstall(name)
+    return time.perf_counter() - start
+
+
+async def concurrent_installs(side: Direct | Service, prefix: str, n: int) -> tuple[float, float]:
+    """(seconds for one install, seconds for ``n`` concurrent installs); uninstalls not timed."""
+    start = time.perf_counter()
+    await side.install(f"{prefix}-one")
+    one = time.perf_counter() - start
+    names = [f"{prefix}-{i}" for i in range(n)]
+    start = time.perf_counter()
+    await asyncio.gather(*(side.install(name) for name in names))
+    many = time.perf_counter() - start
+    await asyncio.gather(*(side.uninstall(name) for name in [*names, f"{prefix}-one"]))
+    return one, many
+
+
+async def measure(args: argparse.Namespace, direct: Direct, service: Service) -> None:
+    for i in range(3):  # warm both: clients, discovery, chart caches
+        await cycle(direct, f"warm-d{i}")
+        await cycle(service, f"warm-s{i}")
+    times: dict[str, list[float]] = {"direct": [], "service": []}
+    for i in range(args.rounds):  # interleaved, so drift hits both alike
+        times["direct"].append(await cycle(direct, f"d{i}"))
+        times["service"].append(await cycle(service, f"s{i}"))
+    d, s = (statistics.median(times[k]) for k in ("direct", "service"))
+    print(f"install+uninstall  helm_python {d * 1000:7.1f} ms   service {s * 1000:7.1f} ms")
+    print(f"  service / helm_python = {s / d:.2f}x   (target <= 1.2x)")
+
+    ratios = {}
+    for label, side in (("helm_python", direct), ("service", service)):
+        runs = [
+            await concurrent_installs(side, f"c{label[0]}{r}", args.concurrency) for r in range(3)
+        ]
+        one = statistics.median(r[0] for r in runs)
+        many = statistics.median(r[1] for r in runs)
+        ratios[label] = many / one
+        print(
+            f"{args.concurrency} concurrent installs  {label:11s} one {one * 1000:7.1f} ms   "
+            f"{args.concurrency} {many * 1000:7.1f} ms   = {many / one:.2f}x"
+        )
+    print(
+        f"  service: {args.concurrency} concurrent / one = {ratios['service']:.2f}x (target < 2x)"
+    )
+
+
+async def bench(args: argparse.Namespace) -> None:
+    with tempfile.TemporaryDirectory(prefix="bench-releases-") as tmp:
+        work = Path(tmp)
+        env = {**os.environ, "KUBECACHEDIR": str(work / "kubecache"), "HOME": str(work)}
+        kubeconfig, sim_port = work / "kubeconfig", free_port()
+        sim_args = [WHARF, "kubesim", "--port", str(sim_port), "--kubeconfig", str(kubeconfig)]
+        archive = scaffold(work)
+        with child(sim_args, env, work / "kubesim.log"):
+            await wait_until(_exists(kubeconfig), "wharf kubesim")
+            print("== the bare simulator")
+            await scenario(args, work, env, kubeconfig, archive)
+            proxy_port = free_port()
+            proxy = await asyncio.start_server(
+                _delaying(sim_port, args.latency_ms / 1000), "127.0.0.1", proxy_port
+            )
+            async with proxy:
+                delayed = _pointed_at(kubeconfig, proxy_port, work / "kubeconfig-delayed")
+                print(f"== through {args.latency_ms:g} ms of latency per client write")
+                await scenario(args, work, env, delayed, archive)
+
+
+async def scenario(
+    args: argparse.Namespace, work: Path, env: dict[str, str], kubeconfig: Path, archive: bytes
+) -> None:
+    svc_port = free_port()
+    svc_args = [WHARF, "serve", "chartsvc", "--port", str(svc_port), "--log-level", "WARNING"]
+    for setting in (
+        f"chartsvc.data-dir={work / 'data'}",
+        f"chartsvc.kube.kubeconfig={kubeconfig}",
+        "chartsvc.security.mode=FULL",
+        f"chartsvc.security.api-key={KEY}",
+    ):
+        svc_args += ["--set", setting]
+    with child(svc_args, env, work / f"chartsvc-{svc_port}.log"):
+        async with aiohttp.ClientSession() as session:
+            base = f"http://127.0.0.1:{svc_port}"
+            await wait_until(_healthy(session, base), "wharf serve chartsvc")
+            direct = Direct(kubeconfig, archive)
+            try:
+                await measure(args, direct, Service(session, f"{base}/api/v1", archive))
+            finally:
+                direct.close()
+
+
+def _pointed_at(kubeconfig: Path, port: int, target: Path) -> Path:
+    text = kubeconfig.read_text()
+    server = next(line for line in text.splitlines() if "server:" in line)
+    target.write_text(text.replace(server, server.rsplit(":", 1)[0] + f":{port}"))
+    return target
+
+
+def _delaying(upstream_port: int, delay: float) -> Callable[..., Awaitable[None]]:
+    """A TCP proxy to the simulator that holds each client write for ``delay`` seconds."""
+
+    async def pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, wait: float) -> None:
+        try:
+            while data := await reader.read(65536):
+                if wait:
+                    await asyncio.sleep(wait)
+                writer.write(data)
+                await writer.drain()
+        except (ConnectionError, asyncio.CancelledError):
+            pass
+        finally:
+            writer.close()
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", upstream_port)
+        await asyncio.gather(pipe(reader, up_writer, delay), pipe(up_reader, writer, 0))
+
+    return handle
+
+
+def _exists(path: Path) -> Callable[[], Awaitable[bool]]:
+    async def check() -> bool:
+        return await asyncio.to_thread(path.exists)
+
+    return check
+
+
+def _healthy(session: aiohttp.ClientSession, base: str) -> Callable[[], Awaitable[bool]]:
+    async def check() -> bool:
+        async with session.get(f"{base}/actuator/health/liveness") as resp:
+            return resp.status == 200
+
+    return check
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--latency-ms", type=float, default=20.0)
+    asyncio.run(bench(parser.parse_args()))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,129 @@
+"""Cluster fixtures for the release tests: a simulator, a namespace per test, the service pointed at it.
+
+Each test module that imports ``sim`` gets its own simulator (module scope); tests keep to their own
+namespaces. The service reaches the simulator through ``chartsvc.kube.kubeconfig``, the way an
+operator would point it at a cluster, and the loopback chart repository of the chart tests is added
+as ``r``. ``helm_config`` is helm_python itself on the same cluster and namespace, to check that
+what one side does the other sees. Import the fixtures explicitly and list them in ``__all__``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import helm_python as helm
+import pytest
+import yaml
+from aiohttp import FormData
+from aiohttp.test_utils import TestClient
+from kubernetes_asyncio import config as kconfig
+from kubernetes_asyncio.client import ApiClient, Configuration, CoreV1Api
+
+from common.kubesim import Simulator
+from tests.chartsvc.conftest import FULL, KEY, ChartRepo, MakeClient
+
+API = "/api/v1"
+
+TEST_HOOK = """apiVersion: v1
+kind: Pod
+metadata:
+  name: {{ .Release.Name }}-check
+  annotations:
+    "helm.sh/hook": test
+spec:
+  restartPolicy: Never
+  containers:
+    - name: check
+      image: busybox
+      command: ["sh", "-c", {{ .Values.testScript | quote }}]
+"""
+CONFIGMAP = """apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ .Release.Name }}-settings
+data:
+  greeting: {{ .Values.greeting | quote }}
+"""
+NOTES = "Greeting is {{ .Values.greeting }} in {{ .Release.Namespace }}.\n"
+
+
+@pytest.fixture(scope="module")
+def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simulator]:
+    """A live cluster (one node: pods run, test hooks finish, logs are served)."""
+    with Simulator(tmp_path_factory.mktemp("kubesim"), nodes=1) as running:
+        yield running
+
+
+@contextlib.asynccontextmanager
+async def kube_api(sim: Simulator) -> AsyncIterator[ApiClient]:
+    """A kubernetes-asyncio client of ``sim``, to look at the cluster behind the service's back."""
+    configuration = Configuration()
+    await kconfig.load_kube_config(
+        config_file=str(sim.kubeconfig_path), client_configuration=configuration
+    )
+    async with ApiClient(configuration) as api:
+        yield api
+
+
+async def create_namespace(sim: Simulator, name: str) -> None:
+    async with kube_api(sim) as api:
+        await CoreV1Api(api).create_namespace({"metadata": {"name": name}})
+
+
+@pytest.fixture
+async def namespace(sim: Simulator) -> str:
+    name = f"t-{uuid.uuid4().hex[:8]}"
+    await create_namespace(sim, name)
+    return name
+
+
+@pytest.fixture
+async def releases(make_client: MakeClient, sim: Simulator, chart_repo: ChartRepo) -> Any:
+    """The service in FULL mode (send ``KEY``) on ``sim``, with the loopback repository as ``r``."""
+    client: TestClient[Any, Any] = await make_client(
+        *FULL, f"chartsvc.kube.kubeconfig={sim.kubeconfig_path}"
+    )
+    resp = await client.post(f"{API}/repos", json={"name": "r", "url": chart_repo.url}, headers=KEY)
+    assert resp.status == 201, await resp.text()
+    return client
+
+
+@pytest.fixture
+def helm_config(sim: Simulator, namespace: str) -> Iterator[helm.Config]:
+    config = helm.Config(kubeconfig_path=str(sim.kubeconfig_path), namespace=namespace)
+    yield config
+    config.close()
+
+
+def build_chart(
+    workdir: Path,
+    name: str = "probe",
+    *,
+    version: str = "0.1.0",
+    templates: dict[str, str] | None = None,
+    values: dict[str, Any] | None = None,
+) -> bytes:
+    """A small packaged chart: a ConfigMap, NOTES.txt and a test hook, unless ``templates`` say."""
+    root = workdir / f"{name}-{version}-{uuid.uuid4().hex[:6]}" / name
+    (root / "templates").mkdir(parents=True)
+    chart = {"apiVersion": "v2", "name": name, "version": version, "appVersion": "1.0"}
+    (root / "Chart.yaml").write_text(yaml.safe_dump(chart))
+    defaults = {"greeting": "hello", "testScript": "echo checked"} | (values or {})
+    (root / "values.yaml").write_text(yaml.safe_dump(defaults))
+    files = templates or {"configmap.yaml": CONFIGMAP, "NOTES.txt": NOTES, "test.yaml": TEST_HOOK}
+    for path, text in files.items():
+        (root / "templates" / path).write_text(text)
+    return Path(helm.package(root, destination=root.parent)).read_bytes()
+
+
+def upload_form(archive: bytes, request: dict[str, Any] | None = None) -> FormData:
+    form = FormData()
+    form.add_field("chart", archive, filename="chart.tgz", content_type="application/gzip")
+    if request is not None:
+        form.add_field("request", json.dumps(request), content_type="application/json")
+    return form

@@ -1,0 +1,208 @@
+"""Release errors over HTTP: unknown, existing and invalid names, cluster refusals and an unreachable
+cluster; the access gate on mutating release operations; writes to one release serialised."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import yaml
+from kubernetes_asyncio.client import CoreV1Api
+
+from common.kubesim import Simulator
+from tests.chartsvc.conftest import FULL, KEY, MakeClient
+from tests.chartsvc.fixtures_cluster import (
+    API,
+    build_chart,
+    create_namespace,
+    kube_api,
+    namespace,
+    releases,
+    sim,
+    upload_form,
+)
+from tests.guards import assert_problem
+
+__all__ = ["namespace", "releases", "sim"]
+
+Client = Any
+INVALID_SERVICE = """apiVersion: v1
+kind: Service
+metadata:
+  name: {{ .Release.Name }}
+spec:
+  ports:
+    - port: 99999
+"""
+
+
+async def install(client: Client, namespace: str, name: str = "web", **extra: Any) -> Any:
+    body = {"chartRef": "r/demo", "version": "0.1.0", "releaseName": name, "namespace": namespace}
+    return await client.post(f"{API}/releases", json=body | extra, headers=KEY)
+
+
+async def test_unknown_release_is_404_everywhere(releases: Client, namespace: str) -> None:
+    where = f"?namespace={namespace}"
+    for method, path in [
+        ("GET", "/releases/ghost"),
+        ("GET", "/releases/ghost/history"),
+        ("GET", "/releases/ghost/values"),
+        ("GET", "/releases/ghost/values?all=true&namespace=" + namespace),
+        ("GET", "/releases/ghost/manifest"),
+        ("GET", "/releases/ghost/notes"),
+        ("GET", "/releases/ghost/hooks"),
+        ("GET", "/releases/ghost/resources"),
+        ("DELETE", "/releases/ghost"),
+        ("POST", "/releases/ghost/rollback"),
+        ("POST", "/releases/ghost/test"),
+    ]:
+        url = API + path + ("" if "?" in path else where)
+        resp = await releases.request(method, url, headers=KEY)
+        body = await assert_problem(resp, 404)
+        assert "ghost" in body["detail"], (method, path)
+    resp = await releases.put(
+        f"{API}/releases/ghost{where}", json={"chartRef": "r/demo"}, headers=KEY
+    )
+    await assert_problem(resp, 404, code="release-not-found")
+
+
+async def test_install_over_existing_release_is_409(releases: Client, namespace: str) -> None:
+    assert (await install(releases, namespace)).status == 201
+    await assert_problem(await install(releases, namespace), 409, code="release-exists")
+
+
+async def test_invalid_names_and_missing_fields_are_400(releases: Client, namespace: str) -> None:
+    for name in ("Bad_Name", "x" * 54, "-lead"):
+        resp = await install(releases, namespace, name)
+        await assert_problem(resp, 400, code="invalid-release-name")
+    resp = await install(releases, "Not.A.Label")
+    await assert_problem(resp, 400, code="invalid-namespace")
+    resp = await releases.get(f"{API}/releases?namespace=UPPER")
+    await assert_problem(resp, 400, code="invalid-namespace")
+    resp = await releases.get(f"{API}/releases/Bad_Name")
+    await assert_problem(resp, 400, code="invalid-release-name")
+    resp = await releases.post(f"{API}/releases", json={"releaseName": "x"}, headers=KEY)
+    body = await assert_problem(resp, 400)
+    assert "chartRef" in body["message"]
+    resp = await releases.post(f"{API}/releases", json={"chartRef": "r/demo"}, headers=KEY)
+    assert "releaseName" in (await assert_problem(resp, 400))["message"]
+    resp = await releases.post(
+        f"{API}/releases/web/test?timeoutSeconds=0&namespace={namespace}", headers=KEY
+    )
+    assert "timeoutSeconds" in (await assert_problem(resp, 400))["message"]
+
+
+async def test_upload_errors(releases: Client, namespace: str, tmp_path: Path) -> None:
+    archive = build_chart(tmp_path)
+    resp = await releases.post(
+        f"{API}/releases/upload", data=upload_form(archive, {"namespace": namespace}), headers=KEY
+    )
+    assert "releaseName" in (await assert_problem(resp, 400))["message"]
+    resp = await releases.post(
+        f"{API}/releases/upload",
+        data=upload_form(archive, {"releaseName": "u", "dryRun": "yes"}),
+        headers=KEY,
+    )
+    assert "request.dryRun" in (await assert_problem(resp, 400))["message"]
+    resp = await releases.post(
+        f"{API}/releases/upload",
+        data=upload_form(b"not a chart", {"releaseName": "u", "namespace": namespace}),
+        headers=KEY,
+    )
+    await assert_problem(resp, 400, code="invalid-chart")
+
+
+async def test_missing_namespace_is_404(releases: Client) -> None:
+    resp = await install(releases, "no-such-namespace")
+    body = await assert_problem(resp, 404, code="namespace-not-found")
+    assert "no-such-namespace" in body["detail"]
+
+
+async def test_cluster_refusals_keep_their_status(
+    releases: Client, namespace: str, sim: Simulator, tmp_path: Path
+) -> None:
+    chart = build_chart(tmp_path, name="bad", templates={"svc.yaml": INVALID_SERVICE})
+    request = {"releaseName": "bad", "namespace": namespace}
+    resp = await releases.post(
+        f"{API}/releases/upload", data=upload_form(chart, request), headers=KEY
+    )
+    body = await assert_problem(resp, 422, code="cluster-invalid")
+    assert "is invalid" in body["detail"]
+    assert "spec.ports[0].port" in body["detail"]
+    status = await releases.get(f"{API}/releases/bad?namespace={namespace}")
+    assert (await status.json())["info"]["status"] == "failed"  # Helm recorded the failure
+
+    closing = f"{namespace}-closing"
+    await create_namespace(sim, closing)
+    async with kube_api(sim) as api:
+        core = CoreV1Api(api)
+        await core.create_namespaced_config_map(
+            closing, {"metadata": {"name": "held", "finalizers": ["example.com/hold"]}}
+        )
+        await core.delete_namespace(closing)
+    body = await assert_problem(await install(releases, closing), 403, code="cluster-forbidden")
+    assert "being terminated" in body["detail"]
+
+
+async def test_unreachable_cluster_is_502(
+    make_client: MakeClient, sim: Simulator, tmp_path: Path
+) -> None:
+    config = yaml.safe_load(sim.kubeconfig_path.read_text())
+    config["clusters"][0]["cluster"]["server"] = "https://127.0.0.1:1"
+    dead = tmp_path / "dead-kubeconfig"
+    dead.write_text(yaml.safe_dump(config))
+    client = await make_client(*FULL, f"chartsvc.kube.kubeconfig={dead}")
+    await assert_problem(await client.get(f"{API}/releases"), 502, code="cluster-unreachable")
+    await assert_problem(await client.get(f"{API}/releases/x"), 502, code="cluster-unreachable")
+    resp = await client.post(
+        f"{API}/releases/upload",
+        data=upload_form(build_chart(tmp_path), {"releaseName": "x"}),
+        headers=KEY,
+    )
+    body = await assert_problem(resp, 502, code="cluster-unreachable")
+    assert "token" not in body["detail"]
+
+
+async def test_gate_covers_every_mutating_release_operation(
+    make_client: MakeClient, sim: Simulator, namespace: str
+) -> None:
+    kube = f"chartsvc.kube.kubeconfig={sim.kubeconfig_path}"
+    writes = [
+        ("POST", "/releases"),
+        ("POST", "/releases/upload"),
+        ("PUT", "/releases/web"),
+        ("POST", "/releases/web/upgrade/upload"),
+        ("DELETE", "/releases/web"),
+        ("POST", "/releases/web/rollback"),
+        ("POST", "/releases/web/test"),
+    ]
+    read_only = await make_client(kube)
+    for method, path in writes:
+        await assert_problem(
+            await read_only.request(method, API + path), 403, code="mutations-disabled"
+        )
+    assert (await read_only.get(f"{API}/releases?namespace={namespace}")).status == 200
+    full = await make_client(*FULL, kube)
+    for method, path in writes:
+        resp = await full.request(method, API + path, headers={"X-API-Key": "wrong"})
+        await assert_problem(resp, 401, code="invalid-api-key")
+    resp = await full.delete(f"{API}/releases/web?namespace={namespace}", headers=KEY)
+    await assert_problem(resp, 404)  # the key lets the request through to the release
+
+
+async def test_writes_to_one_release_are_serialised(releases: Client, namespace: str) -> None:
+    assert (await install(releases, namespace)).status == 201
+    url = f"{API}/releases/web?namespace={namespace}"
+
+    async def upgrade(count: int) -> int:
+        body = {"chartRef": "r/demo", "version": "0.1.0", "values": {"replicaCount": count}}
+        resp = await releases.put(url, json=body, headers=KEY)
+        assert resp.status == 200, await resp.text()  # Helm refuses overlapping writes (409)
+        version: int = (await resp.json())["version"]
+        return version
+
+    versions = await asyncio.gather(*(upgrade(n) for n in range(2, 7)))
+    assert sorted(versions) == [2, 3, 4, 5, 6]
+    history = await (await releases.get(f"{API}/releases/web/history?namespace={namespace}")).json()
+    assert [h["info"]["status"] for h in history] == ["superseded"] * 5 + ["deployed"]

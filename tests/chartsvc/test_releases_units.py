@@ -1,0 +1,277 @@
+"""Release domain pieces without HTTP or a cluster: readiness rules, Helm error translation, test
+logs, manifest parsing, stored-record decoding, the per-release locks and the config pool."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import gzip
+import json
+from typing import Any
+
+import helm_python as helm
+import pytest
+
+from chartsvc import kstatus
+from chartsvc.clusters import ClusterTarget
+from chartsvc.release_engine import ConfigPool
+from chartsvc.release_errors import translate
+from chartsvc.release_model import Release, check_namespace, check_release_name
+from chartsvc.release_reads import StoredRevision, decode_record
+from chartsvc.release_resources import manifest_objects
+from chartsvc.release_tests import split_logs
+from chartsvc.releases import KeyedLocks
+from common.errors import BadRequest
+
+
+def deployment(replicas: int = 2, status: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {
+        "kind": "Deployment",
+        "metadata": {"generation": 2},
+        "spec": {"replicas": replicas},
+        "status": {"observedGeneration": 2, **(status or {})},
+    }
+
+
+@pytest.mark.parametrize(
+    ("obj", "state", "message"),
+    [
+        (None, kstatus.NOT_FOUND, "not found in the cluster"),
+        (deployment(), kstatus.IN_PROGRESS, "replicas: 0/2"),
+        (
+            deployment(1, {"replicas": 1}),
+            kstatus.IN_PROGRESS,
+            "updated: 0/1",
+        ),
+        (
+            deployment(
+                2, {"replicas": 2, "updatedReplicas": 2, "readyReplicas": 1, "availableReplicas": 1}
+            ),
+            kstatus.IN_PROGRESS,
+            "ready: 1/2",
+        ),
+        (
+            deployment(
+                1,
+                {
+                    "replicas": 1,
+                    "updatedReplicas": 1,
+                    "readyReplicas": 1,
+                    "availableReplicas": 1,
+                    "conditions": [{"type": "Available", "status": "True"}],
+                },
+            ),
+            kstatus.CURRENT,
+            "available, 1 replicas",
+        ),
+        (
+            deployment(
+                2, {"conditions": [{"type": "Progressing", "reason": "ProgressDeadlineExceeded"}]}
+            ),
+            kstatus.FAILED,
+            "progress deadline exceeded",
+        ),
+        (
+            {**deployment(), "metadata": {"generation": 3}},
+            kstatus.IN_PROGRESS,
+            "generation 3 not yet observed (2)",
+        ),
+        (
+            {"kind": "Pod", "status": {"phase": "Succeeded"}},
+            kstatus.CURRENT,
+            "completed",
+        ),
+        (
+            {
+                "kind": "Pod",
+                "status": {
+                    "phase": "Running",
+                    "containerStatuses": [
+                        {"name": "web", "state": {"waiting": {"reason": "CrashLoopBackOff"}}}
+                    ],
+                },
+            },
+            kstatus.FAILED,
+            "container web: CrashLoopBackOff",
+        ),
+        (
+            {"kind": "Pod", "status": {"phase": "Running", "conditions": [{"type": "Ready"}]}},
+            kstatus.IN_PROGRESS,
+            "pod is running",
+        ),
+        (
+            {"kind": "Job", "status": {"conditions": [{"type": "Complete", "status": "True"}]}},
+            kstatus.CURRENT,
+            "completed, 0 succeeded",
+        ),
+        (
+            {"kind": "Service", "spec": {"type": "LoadBalancer"}, "status": {}},
+            kstatus.IN_PROGRESS,
+            "waiting for a load balancer address",
+        ),
+        (
+            {"kind": "PersistentVolumeClaim", "status": {"phase": "Pending"}},
+            kstatus.IN_PROGRESS,
+            "claim is pending",
+        ),
+        (
+            {"kind": "ConfigMap", "metadata": {"deletionTimestamp": "2026-01-01T00:00:00Z"}},
+            kstatus.TERMINATING,
+            "being deleted",
+        ),
+        (
+            {
+                "kind": "Widget",
+                "status": {"conditions": [{"type": "Ready", "status": "False", "reason": "Wait"}]},
+            },
+            kstatus.IN_PROGRESS,
+            "Wait",
+        ),
+        ({"kind": "ConfigMap"}, kstatus.CURRENT, "exists"),
+    ],
+)
+def test_readiness_rules(obj: dict[str, Any] | None, state: str, message: str) -> None:
+    result = kstatus.readiness(obj)
+    assert (result.status, result.message) == (state, message)
+    assert result.ready == (state == kstatus.CURRENT)
+
+
+@pytest.mark.parametrize(
+    ("error", "status", "code"),
+    [
+        (helm.HelmNotFoundError("release: not found"), 404, "release-not-found"),
+        (
+            helm.HelmReleaseError(
+                "release name check failed: cannot reuse a name that is still in use"
+            ),
+            409,
+            "release-exists",
+        ),
+        (helm.HelmReleaseError('"web" has no deployed releases'), 404, "release-not-found"),
+        (helm.HelmReleaseError("release has no 7 version"), 404, "revision-not-found"),
+        (
+            helm.HelmReleaseError('create: failed to create: namespaces "x" not found'),
+            404,
+            "namespace-not-found",
+        ),
+        (
+            helm.HelmReleaseError(
+                'secrets is forbidden: User "sa" cannot list resource "secrets" in the namespace "a"'
+            ),
+            403,
+            "cluster-forbidden",
+        ),
+        (
+            helm.HelmReleaseError(
+                'admission webhook "policy.example.com" denied the request: no latest tags'
+            ),
+            422,
+            "cluster-admission",
+        ),
+        (
+            helm.HelmReleaseError('Service "x" is invalid: spec.ports[0].port: Invalid value'),
+            422,
+            "cluster-invalid",
+        ),
+        (
+            helm.HelmReleaseError("another operation (install/upgrade/rollback) is in progress"),
+            409,
+            "release-busy",
+        ),
+        (
+            helm.HelmKubeError("kubernetes cluster unreachable: dial tcp: connection refused"),
+            502,
+            "cluster-unreachable",
+        ),
+        (
+            helm.HelmReleaseError("list: failed to list: Unauthorized"),
+            502,
+            "cluster-unreachable",
+        ),
+        (helm.HelmReleaseError("pre-install hook failed: job failed"), 500, "release-failed"),
+        (helm.HelmRenderError("template: x: nil pointer"), 400, "render-failed"),
+    ],
+)
+def test_helm_errors_are_translated(error: helm.HelmError, status: int, code: str) -> None:
+    translated = translate(error, cluster="east", namespace="apps", name="web")
+    assert (translated.status, translated.code) == (status, code)
+
+
+def test_translated_detail_is_truncated() -> None:
+    error = helm.HelmReleaseError("Service is invalid: " + "x" * 5000)
+    assert len(translate(error, cluster="c", namespace="n", name="r").detail) < 1200
+
+
+def test_split_logs() -> None:
+    text = "POD LOGS: a-check\nline one\nline two\n\nPOD LOGS: b-check\nok\n\n"
+    assert split_logs(text) == {"a-check": "line one\nline two\n", "b-check": "ok\n"}
+    assert split_logs("") == {}
+
+
+def test_manifest_objects_in_order_with_lists_flattened() -> None:
+    manifest = (
+        "---\n# Source: c/templates/a.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"
+        "---\n# Source: c/templates/empty.yaml\n"
+        "---\napiVersion: v1\nkind: List\nitems:\n"
+        "- {apiVersion: v1, kind: Secret, metadata: {name: s}}\n"
+        "---\nnot: an object\n"
+    )
+    assert [(o["kind"], o["metadata"]["name"]) for o in manifest_objects(manifest)] == [
+        ("ConfigMap", "a"),
+        ("Secret", "s"),
+    ]
+
+
+def test_stored_records_decode_like_helm() -> None:
+    record = {"name": "web", "version": 2, "info": {"status": "deployed"}, "chart": {}}
+    encoded = base64.b64encode(base64.b64encode(gzip.compress(json.dumps(record).encode())))
+    assert decode_record(encoded.decode()) == record
+    plain = base64.b64encode(base64.b64encode(json.dumps(record).encode())).decode()
+    assert decode_record(plain) == record
+    secret = {"metadata": {"labels": {"name": "web", "version": "2", "status": "deployed"}}}
+    secret["data"] = {"release": plain}
+    stored = StoredRevision.from_secret(secret)
+    assert stored is not None
+    assert (stored.name, stored.version, stored.status) == ("web", 2, "deployed")
+    assert StoredRevision.from_secret({"metadata": {"labels": {}}, "data": {}}) is None
+    assert Release.from_record(record).status == "deployed"
+
+
+def test_name_rules() -> None:
+    check_release_name("a" * 53)
+    check_release_name("web.v2")
+    check_namespace("a" * 63)
+    for bad in ("a" * 54, "Web", "web_", "-web", ""):
+        with pytest.raises(BadRequest):
+            check_release_name(bad)
+    for bad in ("a" * 64, "a.b", "A"):
+        with pytest.raises(BadRequest):
+            check_namespace(bad)
+
+
+async def test_locks_serialise_one_key_and_not_others() -> None:
+    locks = KeyedLocks()
+    order: list[str] = []
+
+    async def hold(key: str, tag: str) -> None:
+        async with locks.hold("cluster", "ns", key):
+            order.append(f"{tag}+")
+            await asyncio.sleep(0.01)
+            order.append(f"{tag}-")
+
+    await asyncio.gather(hold("a", "a1"), hold("a", "a2"), hold("b", "b1"))
+    assert order.index("a1-") < order.index("a2+")
+    assert order.index("b1+") < order.index("a1-")  # another release did not wait
+    assert locks._locks == {}  # nothing left behind
+
+
+def test_config_pool_reuses_and_evicts(tmp_path: Any) -> None:
+    target = ClusterTarget(name="t", kubeconfig="apiVersion: v1\nkind: Config\n", context=None)
+    pool = ConfigPool(max_configs=2)
+    with pool.use(target, "a") as first, pool.use(target, "a") as again:
+        assert first is again
+    with pool.use(target, "b"), pool.use(target, "c") as third:
+        assert third is not first
+    with pool.use(target, "a") as fresh:
+        assert fresh is not first  # "a" was evicted (and closed) as least recently used
+    pool.close()

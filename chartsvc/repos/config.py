@@ -20,6 +20,7 @@ import yarl
 
 from chartsvc.repos.files import write_atomic
 from common.errors import BadRequest, WharfError
+from common.netguard import AddressPolicy
 
 NAME = re.compile(r"^[A-Za-z0-9._-]+$")
 _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -96,6 +97,16 @@ class EntriesCache:
     def forget(self) -> None:
         """After our own write: a reused inode within one clock tick must not look unchanged."""
         self._stamp = None
+
+
+def check_url(policy: AddressPolicy, url: str) -> None:
+    """An http(s) URL the address policy allows, or a 400 naming ``url``."""
+    if policy.check_url(url).scheme not in ("http", "https"):
+        raise BadRequest(
+            "a chart repository URL must be http(s); use oci:// references directly "
+            "in chartRef or pull instead of adding a registry",
+            extra={"errors": [{"in": "body", "field": "url", "message": "must be http(s)"}]},
+        )
 
 
 def read_entries(path: Path) -> list[dict[str, Any]]:

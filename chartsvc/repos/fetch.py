@@ -109,6 +109,12 @@ def resolve_chart_url(repo_url: str, chart_url: str) -> str:
     return str(base.join(yarl.URL(chart_url)))
 
 
+def normal_url(url: str) -> str:
+    """A repository URL compared without its trailing slash."""
+    parsed = yarl.URL(url)
+    return str(parsed.with_path(parsed.path.rstrip("/")))
+
+
 def _shown(url: yarl.URL) -> str:
     return str(url.with_user(None).with_query(None).with_fragment(None))
 

@@ -17,12 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-import yarl
 
 from chartsvc import archives
 from chartsvc.repos import config, index
 from chartsvc.repos.cache import WeightedLRU
-from chartsvc.repos.fetch import Fetcher, resolve_chart_url
+from chartsvc.repos.fetch import Fetcher, normal_url, resolve_chart_url
 from chartsvc.repos.files import remove_quietly
 from chartsvc.repos.memory import release_freed_memory
 from chartsvc.repos.model import (
@@ -34,7 +33,7 @@ from chartsvc.repos.model import (
     update_result,
 )
 from chartsvc.repos.store import IndexFiles
-from common.errors import BadRequest, Conflict, WharfError
+from common.errors import Conflict, WharfError
 from common.netguard import AddressPolicy
 
 logger = logging.getLogger(__name__)
@@ -111,13 +110,7 @@ class RepoService:
                 self._indexes.discard(name)
 
     def _check_url(self, url: str) -> None:
-        parsed = self.policy.check_url(url)
-        if parsed.scheme not in ("http", "https"):
-            raise BadRequest(
-                "a chart repository URL must be http(s); use oci:// references directly "
-                "in chartRef or pull instead of adding a registry",
-                extra={"errors": [{"in": "body", "field": "url", "message": "must be http(s)"}]},
-            )
+        config.check_url(self.policy, url)
 
     # --- index download ------------------------------------------------------------------------
 
@@ -281,15 +274,15 @@ class RepoService:
         for prefix in ("@", "alias:"):
             if repo_url.startswith(prefix):
                 return await self.require_index((await self.get(repo_url[len(prefix) :])).name)
-        wanted = _normal(repo_url)
+        wanted = normal_url(repo_url)
         for repo in await self.configured():
-            if _normal(repo.url) == wanted:
+            if normal_url(repo.url) == wanted:
                 return await self.require_index(repo.name)
         return await self._adhoc_index(repo_url)
 
     async def _adhoc_index(self, repo_url: str) -> index.PreparedIndex:
         """An unconfigured repository's index, kept a few minutes: nothing updates it explicitly."""
-        key = "url:" + _normal(repo_url)
+        key = "url:" + normal_url(repo_url)
         cached = self._indexes.get(key)
         if cached is not None and time.monotonic() - cached.source["at"] < self.adhoc_ttl_s:
             return cached
@@ -302,8 +295,3 @@ class RepoService:
         prepared = await asyncio.to_thread(index.parse, download.body, source=source)
         self._indexes.put(key, prepared, prepared.weight)
         return prepared
-
-
-def _normal(url: str) -> str:
-    parsed = yarl.URL(url)
-    return str(parsed.with_path(parsed.path.rstrip("/")))

@@ -63,13 +63,16 @@ def text(rendered: dict[str, str]) -> str:
     for path in sorted(rendered):
         if path.endswith("NOTES.txt"):
             continue
-        for doc in _DOC_SPLIT.split(rendered[path]):
+        source = rendered[path]
+        # Substring tests first: most files hold one document and no hook, and the regexes cost
+        # more than the rest of the join.
+        for doc in _DOC_SPLIT.split(source) if "---" in source else (source,):
             body = doc.strip()
             if not body:
                 continue
             kind_match = _KIND.search(body)
             kind = kind_match.group(1) if kind_match else ""
-            hook = 1 if _HOOK.search(body) else 0
+            hook = 1 if "helm.sh/hook" in body and _HOOK.search(body) else 0
             docs.append((hook, _KIND_RANK.get(kind, len(_KIND_RANK)), kind, path, body))
     docs.sort(key=lambda d: (d[0], d[1], d[2] if d[1] == len(_KIND_RANK) else "", d[3]))
     return "".join(f"---\n# Source: {path}\n{body}\n" for _, _, _, path, body in docs)

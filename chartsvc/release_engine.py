@@ -9,8 +9,7 @@ is closed only once it is evicted *and* no thread still uses it. Release records
 checked. This module knows nothing of HTTP and does not serialise writes: the caller does.
 
 Helm reports a cluster's refusal as text, so its status is recovered from the Kubernetes message
-shapes (``... is forbidden``, ``... is invalid``, ``connection refused``) — see :mod:`chartsvc.
-release_errors`.
+shapes (``... is forbidden``, ``... is invalid``, ``connection refused``): see ``release_errors``.
 
 The discovery cache: helm-c's Go runtime reads the environment the process *started* with, so
 ``KUBECACHEDIR`` set from Python after start-up never reaches it; it can only be set by whoever

@@ -7,7 +7,7 @@ whole record Helm stored — info with first_deployed and description, chart met
 manifest — in one request, where helm_python's read calls return summaries without most of it. This
 module never writes: Helm owns its storage.
 
-One ApiClient per cluster, opened on first use and closed at shutdown. Calls are raw
+Clients come from a bounded pool, one per cluster (``chartsvc.kube_clients``). Calls are raw
 (``_preload_content=False``) and check the status themselves; a cluster that cannot be reached is
 a 502, a refusal keeps its status (``common.kube.cluster_error``). Nothing here logs a kubeconfig.
 """
@@ -25,6 +25,7 @@ from typing import Any
 import attrs
 
 from chartsvc.clusters import ClusterTarget
+from chartsvc.kube_clients import KubeClients
 from common import kube
 from common.errors import BadGateway, WharfError
 
@@ -78,22 +79,10 @@ class ApiResource:
 
 @attrs.define
 class ClusterReads:
-    _clients: dict[str, Any] = attrs.field(factory=dict)
-    _client_lock: asyncio.Lock = attrs.field(factory=asyncio.Lock)
+    clients: KubeClients = attrs.field(factory=KubeClients)
     _discovery: dict[tuple[str, str], tuple[float, dict[str, ApiResource]]] = attrs.field(
         factory=dict
     )
-
-    async def client(self, target: ClusterTarget) -> Any:
-        client = self._clients.get(target.key)
-        if client is not None:
-            return client
-        async with self._client_lock:
-            client = self._clients.get(target.key)
-            if client is None:
-                client = await _new_client(target)
-                self._clients[target.key] = client
-            return client
 
     async def get(
         self, target: ClusterTarget, path: str, query: Sequence[tuple[str, str]] = ()
@@ -116,25 +105,23 @@ class ClusterReads:
     async def _get(
         self, target: ClusterTarget, path: str, query: Sequence[tuple[str, str]], *, accept: str
     ) -> bytes | None:
-        client = await self.client(target)
-        try:
-            resp = await client.call_api(
-                path,
-                "GET",
-                query_params=list(query),
-                header_params={"Accept": accept},
-                auth_settings=["BearerToken"],
-                _preload_content=False,
-                _request_timeout=REQUEST_TIMEOUT_S,
-            )
+        async with self.clients.use(target) as client:
             try:
-                body: bytes = await resp.read()
-            finally:
-                resp.release()
-        except WharfError:
-            raise
-        except Exception as exc:  # aiohttp, TLS, timeouts: the request never got an answer
-            raise _unreachable(target, exc) from None
+                resp = await client.call_api(
+                    path,
+                    "GET",
+                    query_params=list(query),
+                    header_params={"Accept": accept},
+                    auth_settings=["BearerToken"],
+                    _preload_content=False,
+                    _request_timeout=REQUEST_TIMEOUT_S,
+                )
+                try:
+                    body: bytes = await resp.read()
+                finally:
+                    resp.release()
+            except Exception as exc:  # aiohttp, TLS, timeouts: the request never got an answer
+                raise _unreachable(target, exc) from None
         if resp.status == 404:
             return None
         if resp.status >= 400:
@@ -191,9 +178,7 @@ class ClusterReads:
         return list(await asyncio.gather(*(one(p) for p in paths)))
 
     async def close(self) -> None:
-        clients, self._clients = list(self._clients.values()), {}
-        for client in clients:
-            await client.close()
+        await self.clients.close()
 
 
 def object_path(api_version: str, resource: ApiResource, namespace: str, name: str) -> str:
@@ -208,20 +193,6 @@ def _kinds(resources: list[dict[str, Any]]) -> dict[str, ApiResource]:
         for r in resources
         if "/" not in r.get("name", "/") and r.get("kind")
     }
-
-
-async def _new_client(target: ClusterTarget) -> Any:
-    if target.kubeconfig is None:
-        try:
-            return kube.in_cluster_client()
-        except Exception:  # no service account mounted after all
-            raise BadGateway(
-                f"cluster {target.name!r}: this process has no in-cluster service account",
-                code="cluster-unreachable",
-            ) from None
-    config = kube.parse(target.kubeconfig, source=f"the kubeconfig of cluster {target.name!r}")
-    context = target.context or config.current_context or ""
-    return await kube.api_client(config, context)
 
 
 def _unreachable(target: ClusterTarget, exc: BaseException) -> WharfError:

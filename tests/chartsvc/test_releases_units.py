@@ -14,6 +14,7 @@ import pytest
 
 from chartsvc import kstatus
 from chartsvc.clusters import ClusterTarget
+from chartsvc.kube_clients import KubeClients
 from chartsvc.release_engine import ConfigPool
 from chartsvc.release_errors import translate
 from chartsvc.release_model import Release, check_namespace, check_release_name
@@ -21,7 +22,7 @@ from chartsvc.release_reads import StoredRevision, decode_record
 from chartsvc.release_resources import manifest_objects
 from chartsvc.release_tests import split_logs
 from chartsvc.releases import KeyedLocks
-from common.errors import BadRequest
+from common.errors import BadGateway, BadRequest
 
 
 def deployment(replicas: int = 2, status: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -275,3 +276,42 @@ def test_config_pool_reuses_and_evicts(tmp_path: Any) -> None:
     with pool.use(target, "a") as fresh:
         assert fresh is not first  # "a" was evicted (and closed) as least recently used
     pool.close()
+
+
+def fake_target(name: str) -> ClusterTarget:
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "current-context": name,
+        "clusters": [{"name": name, "cluster": {"server": "https://127.0.0.1:1"}}],
+        "users": [{"name": name, "user": {"token": "secret-token"}}],
+        "contexts": [{"name": name, "context": {"cluster": name, "user": name}}],
+    }
+    return ClusterTarget(name=name, kubeconfig=json.dumps(config), context=name)
+
+
+def closed(client: Any) -> bool:
+    return bool(client.rest_client.pool_manager.closed)
+
+
+async def test_kube_clients_are_shared_bounded_and_closed_when_idle() -> None:
+    clients = KubeClients(max_clients=1)
+    async with clients.use(fake_target("a")) as a, clients.use(fake_target("a")) as again:
+        assert a is again
+        async with clients.use(fake_target("b")) as b:
+            assert not closed(a)  # evicted while in use: closed only once released
+        assert not closed(b)
+    assert closed(a)
+    await clients.close()
+    assert closed(b)
+
+
+async def test_unusable_kubeconfig_is_a_502_without_its_content() -> None:
+    clients = KubeClients()
+    broken = ClusterTarget(name="broken", kubeconfig="token: secret-token\nkind: [", context=None)
+    with pytest.raises(BadGateway) as caught:
+        async with clients.use(broken):
+            pass
+    assert "broken" in caught.value.detail
+    assert "secret-token" not in caught.value.detail
+    await clients.close()

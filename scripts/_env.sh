@@ -5,9 +5,9 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
 find_python() {
-  for candidate in python3.13 python3.12 python3.11 python3; do
+  for candidate in python3 python3.13 python3.12 python3.11; do
     if command -v "$candidate" >/dev/null 2>&1 &&
-       "$candidate" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)'; then
+       "$candidate" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' 2>/dev/null; then
       command -v "$candidate"; return 0
     fi
   done
@@ -25,7 +25,11 @@ ensure_venv() {
   stamp=.venv/.wharf-installed
   want="$(sha256sum pyproject.toml | cut -d' ' -f1) [$extras]"
   if [ ! -f "$stamp" ] || ! grep -qxF "$want" "$stamp"; then
-    .venv/bin/python -m pip install --quiet -e ".[$extras]"
+    if [ -n "$extras" ]; then
+      .venv/bin/python -m pip install --quiet -e ".[$extras]"
+    else
+      .venv/bin/python -m pip install --quiet -e .
+    fi
     echo "$want" >> "$stamp"
   fi
   export PATH="$ROOT/.venv/bin:$PATH"

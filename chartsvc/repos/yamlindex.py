@@ -34,6 +34,8 @@ class _Unusual(Exception):
 
 def read(text: str) -> dict[str, Any] | None:
     """``{"apiVersion", "entries": {chart: [entry fields]}}``, or None when not in Helm's shape."""
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")  # YAML reads CRLF as a line break too
     if _TAB_INDENT.search(text):
         return None
     try:

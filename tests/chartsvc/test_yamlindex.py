@@ -205,3 +205,10 @@ def test_an_index_written_by_helm_itself(chart_archives: dict[str, Path], tmp_pa
     assert (fast.entries("other") or [])[0][index.URLS] == [
         "https://charts.example.com/stable/other-2.3.4.tgz"
     ]
+
+
+def test_crlf_line_ends_read_fast_too() -> None:
+    text = HELM_STYLE.replace("\n", "\r\n")
+    assert yamlindex.read(text) is not None
+    fast, library = both(text)
+    assert fast == library

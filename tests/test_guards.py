@@ -25,3 +25,69 @@ def test_every_setting_has_a_doc_and_appears_in_the_docs() -> None:
         for info in describe(importlib.import_module(f"{service}.settings").Settings):
             assert len(info.doc) > 10, info.key
             assert f"`{info.key}`" in docs, info.key
+
+
+# Domain modules: plain async functions and attrs classes that know nothing of HTTP serving.
+# import-linter cannot forbid a subpackage of an external package (aiohttp.web), so this reads
+# the imports itself.
+DOMAIN = [
+    "chartsvc/charts.py",
+    "chartsvc/repos",
+    "chartsvc/deps",
+    "chartsvc/semver.py",
+    "chartsvc/hub.py",
+    "chartsvc/oci",
+    "chartsvc/operations.py",
+    "chartsvc/releases.py",
+    "chartsvc/engine.py",
+    "results/parsers",
+    "results/ingest.py",
+    "results/gate.py",
+    "results/accounts.py",
+    "results/store",
+    "results/runs.py",
+    "console/resources",
+    "console/actions",
+    "console/clusters",
+]
+
+
+def _imports(path: Path) -> set[str]:
+    import ast
+
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def test_domain_modules_never_import_aiohttp_web() -> None:
+    offenders = []
+    for entry in DOMAIN:
+        target = ROOT / entry
+        files = sorted(target.rglob("*.py")) if target.is_dir() else [target]
+        assert files, entry
+        assert all(f.exists() for f in files), entry
+        for file in files:
+            bad = {n for n in _imports(file) if n == "aiohttp.web" or n.startswith("aiohttp.web")}
+            if bad:
+                offenders.append(f"{file.relative_to(ROOT)}: {sorted(bad)}")
+    assert not offenders, offenders
+
+
+def test_every_package_directory_is_a_package() -> None:
+    """A folder of modules without __init__.py is left out of a normal install."""
+    missing = [
+        str(d.relative_to(ROOT))
+        for top in ("chartsvc", "results", "console", "common")
+        for d in [ROOT / top, *(ROOT / top).rglob("*")]
+        if d.is_dir()
+        and d.name != "__pycache__"
+        and any(d.glob("*.py"))
+        and not (d / "__init__.py").exists()
+    ]
+    assert not missing, missing

@@ -1,0 +1,1 @@
+"""Console browsing domain: discovery-driven catalog, listing, projection, search, detail, overview."""

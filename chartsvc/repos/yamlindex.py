@@ -36,7 +36,7 @@ def read(text: str) -> dict[str, Any] | None:
     """``{"apiVersion", "entries": {chart: [entry fields]}}``, or None when not in Helm's shape."""
     if "\r" in text:
         text = text.replace("\r\n", "\n")  # YAML reads CRLF as a line break too
-    if _TAB_INDENT.search(text):
+    if "\r" in text or _TAB_INDENT.search(text):  # a lone CR is a line break as well: leave it
         return None
     try:
         return _Reader(text.split("\n")).document()

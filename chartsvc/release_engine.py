@@ -170,7 +170,14 @@ class HelmEngine:
                 raise translate(exc, cluster=target.name, namespace=namespace, name=name) from exc
 
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self.executor, contextvars.copy_context().run, work)
+        future = loop.run_in_executor(self.executor, contextvars.copy_context().run, work)
+        try:
+            return await asyncio.shield(future)
+        except asyncio.CancelledError:
+            # A thread cannot be stopped, so Helm goes on; the caller (and its hold on the
+            # release's lock) waits for it, or the next write to the release would overlap.
+            await asyncio.wait([future])
+            raise
 
     async def install(
         self,

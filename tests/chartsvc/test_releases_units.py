@@ -7,6 +7,7 @@ import asyncio
 import base64
 import gzip
 import json
+import time
 from typing import Any
 
 import helm_python as helm
@@ -14,8 +15,9 @@ import pytest
 
 from chartsvc import kstatus
 from chartsvc.clusters import ClusterTarget
+from chartsvc.engine import ChartCache
 from chartsvc.kube_clients import KubeClients
-from chartsvc.release_engine import ConfigPool
+from chartsvc.release_engine import ConfigPool, HelmEngine
 from chartsvc.release_errors import translate
 from chartsvc.release_model import Release, check_namespace, check_release_name
 from chartsvc.release_reads import StoredRevision, decode_record
@@ -315,3 +317,28 @@ async def test_unusable_kubeconfig_is_a_502_without_its_content() -> None:
     assert "broken" in caught.value.detail
     assert "secret-token" not in caught.value.detail
     await clients.close()
+
+
+async def test_a_cancelled_write_keeps_the_release_lock_until_helm_is_done() -> None:
+    engine = HelmEngine(ChartCache())
+    locks = KeyedLocks()
+    target = fake_target("slow")
+    finished: list[str] = []
+
+    def slow(config: Any) -> str:
+        time.sleep(0.3)
+        finished.append("helm")
+        return "done"
+
+    async def write() -> None:
+        async with locks.hold(target.key, "ns", "web"):
+            await engine._run(target, "ns", "web", slow)
+
+    task = asyncio.create_task(write())
+    await asyncio.sleep(0.05)
+    task.cancel()
+    async with locks.hold(target.key, "ns", "web"):  # the next write to the same release
+        assert finished == ["helm"]
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await asyncio.to_thread(engine.close)

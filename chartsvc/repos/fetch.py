@@ -103,10 +103,16 @@ def index_url(repo_url: str) -> yarl.URL:
 
 
 def resolve_chart_url(repo_url: str, chart_url: str) -> str:
-    """An index's chart URL made absolute against the repository URL (Helm's ResolveReferenceURL)."""
+    """An index's chart URL made absolute against the repository URL, as Helm's
+    ResolveReferenceURL does: absolute URLs stay, relative ones resolve under the repository path
+    and carry the repository URL's query (some repositories authenticate with a query token)."""
+    ref = yarl.URL(chart_url)
+    if ref.absolute:
+        return chart_url
     base = yarl.URL(repo_url)
     base = base.with_path(base.path.rstrip("/") + "/", keep_query=True)
-    return str(base.join(yarl.URL(chart_url)))
+    resolved = base.join(ref)
+    return str(resolved.with_query(base.raw_query_string) if base.raw_query_string else resolved)
 
 
 def normal_url(url: str) -> str:

@@ -373,3 +373,19 @@ async def test_repository_list_follows_every_rewrite(service: RepoService, tmp_p
     for name in ("aaa", "bbb", "ccc"):  # same size, same second: only the inode tells them apart
         config.write_entries(path, [config.new_entry(name, "https://charts.example.com")])
         assert [r.name for r in await service.configured()] == [name]
+
+
+@pytest.mark.parametrize(
+    ("repo", "chart", "expected"),
+    [
+        ("https://x.io/charts", "a-1.tgz", "https://x.io/charts/a-1.tgz"),
+        ("https://x.io/charts/", "sub/a-1.tgz", "https://x.io/charts/sub/a-1.tgz"),
+        ("https://x.io/charts?token=abc", "a-1.tgz", "https://x.io/charts/a-1.tgz?token=abc"),
+        ("https://x.io/charts", "/abs/a-1.tgz", "https://x.io/abs/a-1.tgz"),
+        ("https://x.io/charts", "https://cdn.io/a.tgz?sig=1", "https://cdn.io/a.tgz?sig=1"),
+    ],
+)
+def test_chart_urls_resolve_like_helm(repo: str, chart: str, expected: str) -> None:
+    from chartsvc.repos.fetch import resolve_chart_url
+
+    assert resolve_chart_url(repo, chart) == expected

@@ -389,3 +389,15 @@ def test_chart_urls_resolve_like_helm(repo: str, chart: str, expected: str) -> N
     from chartsvc.repos.fetch import resolve_chart_url
 
     assert resolve_chart_url(repo, chart) == expected
+
+
+async def test_archive_not_matching_the_index_digest_is_refused(
+    service: RepoService, chart_repo: ChartRepo, chart_archives: dict[str, Path]
+) -> None:
+    document = index_document(chart_archives)
+    for entry in document["entries"]["other"]:
+        entry["digest"] = "0" * 64
+    chart_repo.set_index(document)
+    await service.add("r", chart_repo.url)
+    with pytest.raises(BadGateway, match="does not match its digest"):
+        await service.chart_archive("r", "other", None)

@@ -29,6 +29,8 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
+#: The scope entry holding the aiohttp request, for code downstream of the ASGI app that needs it.
+SCOPE_REQUEST = "wharf.aiohttp_request"
 POLL_S = 0.5
 WIND_DOWN_S = 10.0
 CHUNK = 64 * 1024
@@ -101,7 +103,7 @@ class Exchange:
         return response
 
 
-def scope_of(request: web.Request) -> Scope:
+def scope_of(request: web.Request, *, root_path: str = "") -> Scope:
     peer = request.transport.get_extra_info("peername") if request.transport else None
     return {
         "type": "http",
@@ -112,14 +114,17 @@ def scope_of(request: web.Request) -> Scope:
         "path": request.path,
         "raw_path": request.raw_path.split("?", 1)[0].encode("latin-1"),
         "query_string": request.query_string.encode("latin-1"),
-        "root_path": "",
+        "root_path": root_path,
         "headers": [(name.lower(), value) for name, value in request.raw_headers],
         "client": tuple(peer[:2]) if isinstance(peer, tuple) else None,
         "server": None,
+        SCOPE_REQUEST: request,
     }
 
 
-async def serve(app: ASGIApp, request: web.Request, exchanges: Exchanges) -> web.StreamResponse:
+async def serve(
+    app: ASGIApp, request: web.Request, exchanges: Exchanges, *, root_path: str = ""
+) -> web.StreamResponse:
     """Run ``app`` for ``request``; its response, streamed as the application sends it.
 
     The application runs in a task of its own: when aiohttp cancels the handler (a client that
@@ -129,7 +134,8 @@ async def serve(app: ASGIApp, request: web.Request, exchanges: Exchanges) -> web
     """
     exchange = Exchange(request)
     exchanges.open.add(exchange)
-    task = asyncio.ensure_future(app(scope_of(request), exchange.receive, exchange.send))
+    scope = scope_of(request, root_path=root_path)
+    task = asyncio.ensure_future(app(scope, exchange.receive, exchange.send))
     try:
         await asyncio.shield(task)
     except asyncio.CancelledError:

@@ -23,10 +23,11 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from sse_starlette import sse as sse_starlette
 
 from chartsvc.access import API_KEY_HEADER, AccessPolicy
-from chartsvc.keys import CHARTS, HUB, REPOS, SETTINGS
+from chartsvc.keys import CHARTS, CLUSTERS, HUB, RELEASES, REPOS, SETTINGS
 from chartsvc.mcp import asgi
-from chartsvc.mcp.calls import CALLS, Services
+from chartsvc.mcp.calls import CALLS
 from chartsvc.mcp.server import build_server
+from chartsvc.mcp.services import Services
 from chartsvc.mcp.state import MCP, McpState
 from chartsvc.mcp.tools import build_tools
 from common.app import SERVICE, wharf_version
@@ -53,7 +54,9 @@ async def legacy_sse(request: web.Request) -> web.StreamResponse:
         async with state.sse.connect_sse(scope, receive, send) as (read, write):
             await state.server.run(read, write, state.server.create_initialization_options())
 
-    return await asgi.serve(connect, request, state.exchanges)
+    # Under a host's prefix (a sub-application) the message endpoint the client is sent is too.
+    prefix = request.path.removesuffix(SSE_PATH)
+    return await asgi.serve(connect, request, state.exchanges, root_path=prefix)
 
 
 @routes.post(MESSAGES_PATH)
@@ -84,7 +87,13 @@ async def _disconnect(app: web.Application) -> None:
 async def mcp_context(app: web.Application) -> AsyncIterator[None]:
     svc = app[SETTINGS]
     policy = AccessPolicy.from_settings(svc.security)
-    services = Services(repos=app[REPOS], charts=app[CHARTS], hub=app[HUB])
+    services = Services(
+        repos=app[REPOS],
+        charts=app[CHARTS],
+        hub=app[HUB],
+        releases=app.get(RELEASES),
+        clusters=app.get(CLUSTERS),
+    )
     server = build_server(
         build_tools(app[SPEC], policy, CALLS),
         services,

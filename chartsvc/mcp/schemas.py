@@ -127,10 +127,29 @@ def output_schema(spec: Spec, op: Operation) -> dict[str, Any] | None:
     return None
 
 
-def structured_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    if schema.get("type") == "object":
-        return schema
+def structured_schema(schema: dict[str, Any]) -> dict[str, Any] | None:
+    """The schema of ``structured(body)``: MCP wants ``type: object`` at the root.
+
+    None when the schema does not say whether the body is an object (then nothing is promised).
+    """
+    kind = _kind(schema)
+    if kind == "object":
+        return {"type": "object", **schema}
+    if kind is None:
+        return None
     return {"type": "object", "properties": {RESULT_KEY: schema}, "required": [RESULT_KEY]}
+
+
+def _kind(schema: Mapping[str, Any]) -> str | None:
+    """``object``, another JSON type, or None when the schema leaves it open."""
+    declared = schema.get("type")
+    if isinstance(declared, str):
+        return declared
+    if "properties" in schema or "additionalProperties" in schema:
+        return "object"
+    kinds = {_kind(part) for part in schema.get("allOf", []) if isinstance(part, Mapping)}
+    kinds.discard(None)
+    return kinds.pop() if len(kinds) == 1 else None
 
 
 def structured(body: Any) -> dict[str, Any]:

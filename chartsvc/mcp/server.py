@@ -4,7 +4,8 @@ A call is validated with the operation's own compiled validators (the 400s and `
 the REST route), then runs its ``calls`` function. The result carries the REST body: JSON as text
 and, for JSON, as structured content; a failure is a tool error (``isError``) whose text and
 structured content are the REST problem document, status and code included. An unknown tool is a
-protocol error, as MCP asks. This module does not know any transport.
+protocol error, as MCP asks. Of the transports it knows only where an HTTP one leaves the aiohttp
+request (a host's cluster resolver chooses by it).
 """
 
 from __future__ import annotations
@@ -16,14 +17,18 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
 
+import attrs
 import mcp.types as types
+from aiohttp import web
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
-from chartsvc.mcp.calls import CALLS, Reply, Services
-from chartsvc.mcp.progress import with_progress
+from chartsvc.mcp.asgi import SCOPE_REQUEST
+from chartsvc.mcp.calls import CALLS
+from chartsvc.mcp.progress import Reporter, with_progress
 from chartsvc.mcp.schemas import structured
+from chartsvc.mcp.services import Reply, Services
 from chartsvc.mcp.tools import ToolDef
 from common.errors import ValidationFailed, WharfError, problem_body
 from common.openapi import Validated, validate_arguments
@@ -53,8 +58,9 @@ def build_server(
         tool = tools.get(params.name)
         if tool is None:
             raise MCPError(types.INVALID_PARAMS, f"unknown tool: {params.name[:100]}")
+        per_call = attrs.evolve(services, request=_http_request(ctx))
         return await invoke(
-            tool, services, params.arguments or {}, ctx.session.report_progress, base_path
+            tool, per_call, params.arguments or {}, ctx.session.report_progress, base_path
         )
 
     return Server(
@@ -70,7 +76,7 @@ async def invoke(
     tool: ToolDef,
     services: Services,
     arguments: Mapping[str, Any],
-    report: Any,
+    report: Reporter,
     base_path: str,
 ) -> types.CallToolResult:
     instance = _instance(tool, arguments, base_path)
@@ -131,6 +137,13 @@ def error_result(problem: dict[str, Any]) -> types.CallToolResult:
         is_error=True,
         _meta={"httpStatus": problem["status"]},
     )
+
+
+def _http_request(ctx: ServerRequestContext[Any]) -> web.Request | None:
+    """The aiohttp request that carried the call, when an HTTP transport did (see ``asgi``)."""
+    scope = getattr(ctx.request, "scope", None)
+    found = scope.get(SCOPE_REQUEST) if isinstance(scope, dict) else None
+    return found if isinstance(found, web.Request) else None
 
 
 def _instance(tool: ToolDef, arguments: Mapping[str, Any], base_path: str) -> str:

@@ -32,16 +32,21 @@ KEY = "test-key"  # the key of tests.chartsvc.conftest.FULL
 @attrs.frozen
 class McpServer:
     server: TestServer
+    prefix: str = ""  # where a host mounted the service
 
     @property
     def url(self) -> str:
-        return str(self.server.make_url("")).rstrip("/")
+        return str(self.server.make_url("")).rstrip("/") + self.prefix
 
     @contextlib.asynccontextmanager
     async def session(
-        self, transport: str = "streamable-http", *, key: str | None = None
+        self,
+        transport: str = "streamable-http",
+        *,
+        key: str | None = None,
+        headers: dict[str, str] | None = None,
     ) -> AsyncIterator[ClientSession]:
-        headers = {"X-API-Key": key} if key is not None else None
+        headers = {**(headers or {}), **({"X-API-Key": key} if key is not None else {})}
         async with contextlib.AsyncExitStack() as stack:
             if transport == "streamable-http":
                 http = await stack.enter_async_context(create_mcp_http_client(headers=headers))

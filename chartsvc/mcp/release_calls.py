@@ -1,0 +1,109 @@
+"""The release tools: each calls the ``ReleaseService`` operation its REST route calls.
+
+The cluster is chosen as for the routes (``Services.cluster``: the service's own, or the host's
+resolver given the HTTP request that carried the call), once per call, before the first cluster
+call. Answers use the routes' encoders (``chartsvc.http.release_bodies``, plain functions without
+aiohttp), so the JSON is the REST JSON.
+"""
+
+from __future__ import annotations
+
+from chartsvc.http.release_bodies import (
+    encode_release,
+    encode_resource,
+    encode_summary,
+    encode_test,
+    encode_uninstalled,
+)
+from chartsvc.mcp.services import Call, Reply, Services, registrar
+from chartsvc.release_model import InstallRequest, UpgradeRequest
+from common.openapi import Validated
+
+CALLS: dict[str, Call] = {}
+call = registrar(CALLS)
+
+
+def _where(v: Validated) -> tuple[str, str]:
+    return v.query["namespace"], v.path["name"]
+
+
+@call("listReleases")
+async def list_releases(s: Services, v: Validated) -> Reply:
+    found = await s.release_service.list_releases(await s.cluster(), v.query["namespace"])
+    return Reply([encode_summary(r) for r in found])
+
+
+@call("getReleaseStatus")
+async def get_release_status(s: Services, v: Validated) -> Reply:
+    return Reply(encode_release(await s.release_service.status(await s.cluster(), *_where(v))))
+
+
+@call("installRelease")
+async def install_release(s: Services, v: Validated) -> Reply:
+    install = InstallRequest.from_body(v.body)
+    release = await s.release_service.install(await s.cluster(), install)
+    return Reply(encode_release(release), status=200 if install.dry_run else 201)
+
+
+@call("upgradeRelease")
+async def upgrade_release(s: Services, v: Validated) -> Reply:
+    upgrade = UpgradeRequest.from_body(v.body)
+    release = await s.release_service.upgrade(await s.cluster(), *_where(v), upgrade)
+    return Reply(encode_release(release))
+
+
+@call("uninstallRelease")
+async def uninstall_release(s: Services, v: Validated) -> Reply:
+    release, info = await s.release_service.uninstall(await s.cluster(), *_where(v))
+    return Reply(encode_uninstalled(release, info))
+
+
+@call("getReleaseHistory")
+async def get_release_history(s: Services, v: Validated) -> Reply:
+    revisions = await s.release_service.history(await s.cluster(), *_where(v))
+    return Reply([encode_summary(r) for r in revisions])
+
+
+@call("rollbackRelease")
+async def rollback_release(s: Services, v: Validated) -> Reply:
+    revision = v.body.get("revision")
+    return Reply(
+        encode_release(await s.release_service.rollback(await s.cluster(), *_where(v), revision))
+    )
+
+
+@call("testRelease")
+async def test_release(s: Services, v: Validated) -> Reply:
+    timeout = v.query["timeoutSeconds"]
+    results = await s.release_service.test(await s.cluster(), *_where(v), timeout=timeout)
+    return Reply([encode_test(r) for r in results])
+
+
+@call("getReleaseValues")
+async def get_release_values(s: Services, v: Validated) -> Reply:
+    everything = v.query["all"]
+    values = await s.release_service.values(await s.cluster(), *_where(v), all_values=everything)
+    return Reply(dict(values))
+
+
+@call("getReleaseManifest")
+async def get_release_manifest(s: Services, v: Validated) -> Reply:
+    return Reply(text=(await s.release_service.status(await s.cluster(), *_where(v))).manifest)
+
+
+@call("getReleaseNotes")
+async def get_release_notes(s: Services, v: Validated) -> Reply:
+    release = await s.release_service.status(await s.cluster(), *_where(v))
+    return Reply(text=str(release.info.get("notes") or ""))
+
+
+@call("getReleaseHooks")
+async def get_release_hooks(s: Services, v: Validated) -> Reply:
+    release = await s.release_service.status(await s.cluster(), *_where(v))
+    return Reply([dict(hook) for hook in release.hooks])
+
+
+@call("getReleaseResources")
+async def get_release_resources(s: Services, v: Validated) -> Reply:
+    statuses = await s.release_service.resources(await s.cluster(), *_where(v))
+    return Reply([encode_resource(r) for r in statuses])

@@ -1,0 +1,191 @@
+"""The release tools against the cluster simulator, in FULL mode with the key, over the official client.
+
+Install (with progress), status, upgrade, history, values, manifest, test, rollback and uninstall
+through MCP, each compared with the REST route's answer on the same service; the release tools
+exist only with a cluster, and only the read ones without FULL mode and a key.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import ClientSession as HttpSession
+from aiohttp import web
+
+from chartsvc.app import create_app
+from chartsvc.clusters import ClusterTarget
+from common.kubesim import Simulator
+from tests.chartsvc.conftest import FULL, LOOPBACK, ChartRepo, MakeSettings, index_document
+from tests.chartsvc.fixtures_cluster import build_chart, namespace, sim
+from tests.chartsvc.mcp_support import (
+    KEY,
+    TRANSPORTS,
+    MakeMcp,
+    McpServer,
+    json_of,
+    mcp_factory,
+    problem_of,
+    text_of,
+)
+
+__all__ = ["namespace", "sim"]
+
+RELEASE_READS = {
+    "listReleases",
+    "getReleaseStatus",
+    "getReleaseHistory",
+    "getReleaseValues",
+    "getReleaseManifest",
+    "getReleaseNotes",
+    "getReleaseHooks",
+    "getReleaseResources",
+}
+RELEASE_WRITES = {
+    "installRelease",
+    "upgradeRelease",
+    "uninstallRelease",
+    "rollbackRelease",
+    "testRelease",
+}
+
+
+@pytest.fixture
+def make_mcp(aiohttp_server: Any, make_settings: MakeSettings) -> MakeMcp:
+    return mcp_factory(aiohttp_server, make_settings)
+
+
+@pytest.fixture
+async def cluster_mcp(
+    make_mcp: MakeMcp, sim: Simulator, chart_repo: ChartRepo, tmp_path: Path
+) -> McpServer:
+    """FULL mode with the key on ``sim``; the loopback repository (with a test-hook chart) is ``r``."""
+    probe = tmp_path / "probe-0.1.0.tgz"
+    probe.write_bytes(build_chart(tmp_path))
+    chart_repo.archives["probe-0.1.0"] = probe
+    chart_repo.set_index(index_document(chart_repo.archives), etag='"with-probe"')
+    server = await make_mcp(*FULL, f"chartsvc.kube.kubeconfig={sim.kubeconfig_path}")
+    async with server.session(key=KEY) as session:
+        added = await session.call_tool("addRepository", {"name": "r", "url": chart_repo.url})
+        assert not added.is_error, added
+    return server
+
+
+async def rest_get(server: McpServer, path: str) -> Any:
+    async with HttpSession() as http:
+        resp = await http.get(server.url + "/api/v1" + path)
+        return await (resp.json(content_type=None) if "json" in resp.content_type else resp.text())
+
+
+async def test_the_release_lifecycle_through_mcp(cluster_mcp: McpServer, namespace: str) -> None:
+    progress: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        progress.append((done, total, message))
+
+    where = {"name": "web", "namespace": namespace}
+    q = f"?namespace={namespace}"
+    async with cluster_mcp.session(key=KEY) as s:
+        tools = {t.name for t in (await s.list_tools()).tools}
+        assert tools >= RELEASE_READS | RELEASE_WRITES
+        install = {
+            "chartRef": "r/probe",
+            "releaseName": "web",
+            "namespace": namespace,
+            "values": {"greeting": "hi"},
+        }
+        installed = await s.call_tool("installRelease", install, progress_callback=on_progress)
+        assert installed.meta == {"httpStatus": 201}
+        body = json_of(installed)
+        assert (body["version"], body["info"]["status"]) == (1, "deployed")
+        assert progress[0][2] == "Install a chart: started"
+        assert progress[-1][0] == progress[-1][1]
+        assert progress[-1][2] == "Install a chart: done"
+
+        status = json_of(await s.call_tool("getReleaseStatus", where))
+        assert status == await rest_get(cluster_mcp, f"/releases/web{q}")
+        assert status["config"] == {"greeting": "hi"}
+
+        progress.clear()
+        upgrade = {**where, "chartRef": "r/probe", "values": {"greeting": "hello again"}}
+        upgraded = json_of(
+            await s.call_tool("upgradeRelease", upgrade, progress_callback=on_progress)
+        )
+        assert (upgraded["version"], upgraded["info"]["description"]) == (2, "Upgrade complete")
+        assert progress[-1][2] == "Upgrade a release: done"
+        assert json_of(await s.call_tool("getReleaseValues", where)) == {"greeting": "hello again"}
+        manifest = text_of(await s.call_tool("getReleaseManifest", where))
+        assert manifest == await rest_get(cluster_mcp, f"/releases/web/manifest{q}")
+        assert "hello again" in manifest
+        notes = text_of(await s.call_tool("getReleaseNotes", where))
+        assert notes == f"Greeting is hello again in {namespace}.\n"
+
+        test = {**where, "timeoutSeconds": 30}
+        tested = json_of(await s.call_tool("testRelease", test, progress_callback=on_progress))
+        assert [(r["name"], r["phase"]) for r in tested] == [("web-check", "Succeeded")]
+
+        rolled = json_of(await s.call_tool("rollbackRelease", {**where, "revision": 1}))
+        assert rolled["version"] == 3
+        assert rolled["config"] == {"greeting": "hi"}
+        history = json_of(await s.call_tool("getReleaseHistory", where))
+        assert [h["version"] for h in history] == [1, 2, 3]
+        assert history == await rest_get(cluster_mcp, f"/releases/web/history{q}")
+        listed = json_of(await s.call_tool("listReleases", {"namespace": namespace}))
+        assert [r["name"] for r in listed] == ["web"]
+
+        uninstalled = json_of(await s.call_tool("uninstallRelease", where))
+        assert uninstalled["release"]["info"]["status"] == "uninstalled"
+        gone = problem_of(await s.call_tool("getReleaseStatus", where), 404)
+        assert gone == await rest_get(cluster_mcp, f"/releases/web{q}")
+
+
+async def test_release_errors_are_tool_errors(cluster_mcp: McpServer, namespace: str) -> None:
+    async with cluster_mcp.session("sse", key=KEY) as s:
+        missing = await s.call_tool(
+            "installRelease", {"chartRef": "r/probe", "namespace": namespace}
+        )
+        assert problem_of(missing, 400)["errors"][0]["field"] == "releaseName"
+        bad = await s.call_tool("getReleaseStatus", {"name": "Not_A_Name", "namespace": namespace})
+        problem_of(bad, 400)
+        assert json_of(await s.call_tool("listReleases", {"namespace": namespace})) == []
+
+
+async def test_without_the_key_only_release_reads_are_tools(
+    make_mcp: MakeMcp, sim: Simulator
+) -> None:
+    server = await make_mcp(f"chartsvc.kube.kubeconfig={sim.kubeconfig_path}")
+    async with server.session() as session:
+        tools = {t.name for t in (await session.list_tools()).tools}
+    assert tools >= RELEASE_READS
+    assert not RELEASE_WRITES & tools
+
+
+async def test_a_hosts_resolver_picks_the_cluster_from_the_calls_http_request(
+    aiohttp_server: Any, make_settings: MakeSettings, sim: Simulator, namespace: str
+) -> None:
+    """Mounted in a host app (as ``/svc``): the legacy SSE message endpoint keeps the prefix."""
+    target = ClusterTarget.from_file(sim.kubeconfig_path)
+    consulted: list[tuple[str, str | None]] = []
+
+    def by_header(request: web.Request) -> ClusterTarget | None:
+        consulted.append((request.path, request.headers.get("X-Cluster")))
+        return target if request.headers.get("X-Cluster") == "main" else None
+
+    service = create_app(make_settings(), address_allow=LOOPBACK, cluster_resolver=by_header)
+    host = web.Application()
+    host.add_subapp("/svc", service)
+    server = McpServer(await aiohttp_server(host), prefix="/svc")
+    listing = {"namespace": namespace}
+    for transport in TRANSPORTS:
+        async with server.session(transport, headers={"X-Cluster": "main"}) as session:
+            assert json_of(await session.call_tool("listReleases", listing)) == []
+        async with server.session(transport) as session:
+            refused = await session.call_tool("listReleases", listing)
+            assert "by_header" in problem_of(refused, 500, "cluster-resolver-failed")["detail"]
+    assert consulted == [
+        ("/svc/mcp", "main"),
+        ("/svc/mcp", None),
+        ("/svc/messages/", "main"),
+        ("/svc/messages/", None),
+    ]

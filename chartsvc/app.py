@@ -24,6 +24,8 @@ from chartsvc.charts import ChartService
 from chartsvc.clusters import ClusterResolver, ClusterSource, default_target
 from chartsvc.gate import access_gate
 from chartsvc.http import charts, dependencies, hub, releases, repos
+from chartsvc.http.budget import UploadBudget, upload_budget
+from chartsvc.http.forms import MAX_TEXT_BYTES
 from chartsvc.hub import HubClient
 from chartsvc.keys import CHARTS, CLUSTERS, HUB, OCI, POLICY, RELEASES, REPOS, SETTINGS
 from chartsvc.mcp import routes as mcp
@@ -74,6 +76,8 @@ def create_app(
     middlewares: list[Middleware] = []
     if svc.rest.access_interceptor.enabled:
         middlewares.append(access_gate(AccessPolicy.from_settings(svc.security)))
+    upload_cap = svc.rest.max_upload_size + MAX_TEXT_BYTES
+    middlewares.append(upload_budget(UploadBudget.for_cap(upload_cap), cap=upload_cap))
     app = build_app(
         service="chartsvc",
         spec=load_spec(releases=clusters.configured),

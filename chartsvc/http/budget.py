@@ -1,0 +1,74 @@
+"""A byte budget for uploads in flight, so concurrent large uploads cannot exhaust memory.
+
+Chart uploads are held in memory (Helm loads archives as bytes; see ``chartsvc.http.forms``), so
+twenty simultaneous 100 MiB uploads would need gigabytes. Each multipart request reserves its
+declared length (the upload cap when it declares none) before its body is read and releases it when
+the response is done; a request that cannot get its share within ``wait_s`` gets 503 with
+``Retry-After``. The budget is four times the upload cap, at least 256 MiB. This module only meters;
+it does not read bodies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+
+import attrs
+from aiohttp import web
+from aiohttp.typedefs import Handler, Middleware
+
+from common.errors import ServiceUnavailable
+
+MiB = 1024 * 1024
+
+
+@attrs.define
+class UploadBudget:
+    total: int
+    wait_s: float = 30.0
+    _used: int = 0
+    _changed: asyncio.Condition = attrs.field(factory=asyncio.Condition)
+
+    @classmethod
+    def for_cap(cls, max_upload_size: int) -> UploadBudget:
+        return cls(total=max(4 * max_upload_size, 256 * MiB))
+
+    @property
+    def used(self) -> int:
+        return self._used
+
+    @contextlib.asynccontextmanager
+    async def reserve(self, size: int) -> AsyncIterator[None]:
+        size = min(size, self.total)  # one request may always use the whole budget alone
+        async with self._changed:
+            try:
+                await asyncio.wait_for(
+                    self._changed.wait_for(lambda: self._used + size <= self.total), self.wait_s
+                )
+            except TimeoutError:
+                raise ServiceUnavailable(
+                    "too many uploads in progress; retry shortly", headers={"Retry-After": "5"}
+                ) from None
+            self._used += size
+        try:
+            yield
+        finally:
+            async with self._changed:
+                self._used -= size
+                self._changed.notify_all()
+
+
+def upload_budget(budget: UploadBudget, *, cap: int) -> Middleware:
+    """Meter multipart requests; ``cap`` is the largest body the handlers accept."""
+
+    @web.middleware
+    async def meter(request: web.Request, handler: Handler) -> web.StreamResponse:
+        size = request.content_length or cap
+        multipart = request.headers.get("Content-Type", "").startswith("multipart/")
+        if not multipart or size > cap:  # over the cap: refused (413) before any byte is read
+            return await handler(request)
+        async with budget.reserve(size):
+            return await handler(request)
+
+    return meter

@@ -6,6 +6,7 @@ Baselines, measured in the same run and process:
 
 Prints the upload-render p50 and its ratio to (render p50 + hello p50) (target <= 1.3x), and the
 throughput with concurrent clients (target >= 300 renders/s).
+Both servers run in their own processes (``--in-process`` puts them in the client's).
 Run: ``.venv/bin/python scripts/bench/chartsvc_template.py [--requests 400 --concurrency 8]``
 """
 
@@ -15,6 +16,8 @@ import argparse
 import asyncio
 import json
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -112,20 +115,58 @@ async def bench(args: argparse.Namespace) -> None:
             render_times.append(time.perf_counter() - start_t)
         loaded_times = render_loaded(archive, args.requests)
 
-        hello_app = web.Application()
-        hello_app.router.add_get("/hello", _hello)
-        hello_app.router.add_post("/hello", _hello_upload)
-        settings = load_settings(Settings, overrides=[f"chartsvc.data-dir={work}/data"])
-        hello_runner, hello_url = await start(hello_app)
-        svc_runner, svc_url = await start(create_app(settings))
+        if args.in_process:
+            hello_runner, hello_url = await start(hello_app())
+            svc_runner, svc_url = await start(chartsvc_app(Path(work)))
+        else:  # each server in its own process, as in production; the client has this one
+            hello_proc, hello_url = spawn("hello", args.port)
+            svc_proc, svc_url = spawn("chartsvc", args.port + 1, work)
         try:
             async with aiohttp.ClientSession() as session:
                 await _report(
                     args, session, archive, (render_times, loaded_times), hello_url, svc_url
                 )
         finally:
-            await svc_runner.cleanup()
-            await hello_runner.cleanup()
+            if args.in_process:
+                await svc_runner.cleanup()
+                await hello_runner.cleanup()
+            else:
+                for proc in (hello_proc, svc_proc):
+                    proc.terminate()
+                    proc.wait()
+
+
+def hello_app() -> web.Application:
+    app = web.Application()
+    app.router.add_get("/hello", _hello)
+    app.router.add_post("/hello", _hello_upload)
+    return app
+
+
+def chartsvc_app(work: Path) -> web.Application:
+    return create_app(load_settings(Settings, overrides=[f"chartsvc.data-dir={work}/data"]))
+
+
+def spawn(which: str, port: int, *extra: str) -> tuple[subprocess.Popen[str], str]:
+    proc = subprocess.Popen(
+        [sys.executable, __file__, "--serve", which, str(port), *extra],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    assert proc.stdout.readline().startswith("ready")
+    return proc, f"http://127.0.0.1:{port}"
+
+
+def serve(which: str, port: int, work: str = "") -> None:
+    app = hello_app() if which == "hello" else chartsvc_app(Path(work))
+    web.run_app(
+        app,
+        host="127.0.0.1",
+        port=port,
+        access_log=None,
+        print=lambda _: print("ready", flush=True),
+    )
 
 
 async def _hello(_: web.Request) -> web.Response:
@@ -191,7 +232,16 @@ def _p95(values: list[float]) -> float:
 
 
 def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--serve":
+        serve(*sys.argv[2:3], int(sys.argv[3]), *sys.argv[4:])
+        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, default=18941, help="hello-world; chartsvc gets +1")
+    parser.add_argument(
+        "--in-process",
+        action="store_true",
+        help="run both servers in this process, with the client",
+    )
     parser.add_argument("--requests", type=int, default=400)
     parser.add_argument("--concurrency", type=int, default=8)
     asyncio.run(bench(parser.parse_args()))

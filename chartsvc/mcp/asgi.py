@@ -85,7 +85,7 @@ class Exchange:
         if self.response is None:
             self.response = self._prepare_response(length=None if more else len(data))
             await self.response.prepare(self.request)
-        if data:
+        if data and self.request.method != "HEAD":  # headers as for GET, never a body
             await self.response.write(data)
         if not more:
             await self.response.write_eof()
@@ -142,9 +142,17 @@ async def serve(
         exchange.ended.set()
         await _wind_down(task)
         raise
-    except OSError:
+    except Exception as exc:
         if exchange.response is None:
-            raise
+            raise  # nothing sent yet: the problem middleware answers
+        # The response has started; all that is left is to end it. A departed client is routine.
+        level = logging.DEBUG if isinstance(exc, OSError) else logging.WARNING
+        logger.log(
+            level,
+            "ASGI application failed mid-response: %r",
+            exc,
+            exc_info=level >= logging.WARNING,
+        )
     finally:
         exchange.ended.set()
         exchanges.open.discard(exchange)

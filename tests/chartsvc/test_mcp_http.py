@@ -10,6 +10,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import httpx2
 import mcp.types as types
 import pytest
@@ -286,3 +287,24 @@ async def test_shutdown_ends_open_event_streams(make_mcp: MakeMcp) -> None:
         async with asyncio.timeout(5):  # not the server's shutdown timeout
             await server.server.close()
         assert await resp.content.read() is not None
+
+
+async def test_odd_requests_get_the_sdks_answers_on_a_connection_that_stays_usable(
+    make_mcp: MakeMcp,
+) -> None:
+    server = await make_mcp()
+    mcp_json = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    expected = [
+        ("HEAD", "/mcp", {}, 405, b""),  # headers only: the next response must not read a body
+        ("GET", "/mcp", {}, 400, b"Missing session ID"),
+        ("PUT", "/mcp", {}, 405, b"Method Not Allowed"),
+        ("POST", "/mcp", {"data": b"{", "headers": mcp_json}, 400, b"Parse error"),
+        ("POST", "/mcp", {"data": b" " * (5 << 20), "headers": mcp_json}, 413, b"too large"),
+        ("POST", "/messages/?session_id=zz", {"json": {}}, 400, b"Invalid session ID"),
+    ]
+    connector = aiohttp.TCPConnector(limit=1)  # one connection for every request
+    async with HttpSession(connector=connector) as http:
+        for method, path, kwargs, status, fragment in expected:
+            async with http.request(method, server.url + path, **kwargs) as resp:
+                assert resp.status == status, (method, path)
+                assert fragment in await resp.read(), (method, path)

@@ -28,6 +28,7 @@ class UploadBudget:
     total: int
     wait_s: float = 30.0
     _used: int = 0
+    _waiting: int = 0
     _changed: asyncio.Condition = attrs.field(factory=asyncio.Condition)
 
     @classmethod
@@ -41,22 +42,30 @@ class UploadBudget:
     @contextlib.asynccontextmanager
     async def reserve(self, size: int) -> AsyncIterator[None]:
         size = min(size, self.total)  # one request may always use the whole budget alone
-        async with self._changed:
-            try:
-                await asyncio.wait_for(
-                    self._changed.wait_for(lambda: self._used + size <= self.total), self.wait_s
-                )
-            except TimeoutError:
-                raise ServiceUnavailable(
-                    "too many uploads in progress; retry shortly", headers={"Retry-After": "5"}
-                ) from None
-            self._used += size
+        if self._used + size > self.total:  # the common case (room) needs no lock and no task
+            await self._wait_for_room(size)
+        self._used += size
         try:
             yield
         finally:
+            self._used -= size
+            if self._waiting:
+                async with self._changed:
+                    self._changed.notify_all()
+
+    async def _wait_for_room(self, size: int) -> None:
+        self._waiting += 1
+        try:
             async with self._changed:
-                self._used -= size
-                self._changed.notify_all()
+                await asyncio.wait_for(
+                    self._changed.wait_for(lambda: self._used + size <= self.total), self.wait_s
+                )
+        except TimeoutError:
+            raise ServiceUnavailable(
+                "too many uploads in progress; retry shortly", headers={"Retry-After": "5"}
+            ) from None
+        finally:
+            self._waiting -= 1
 
 
 def upload_budget(budget: UploadBudget, *, cap: int) -> Middleware:

@@ -1,11 +1,13 @@
 """Turn a raw repository index into the compact prepared form, once, off the event loop.
 
-A 15 MB index takes ~17 s to parse as YAML and ~0.2 s as JSON, and a parsed index costs many times its
-size in memory. So an index is parsed once per download (JSON first, YAML with the C loader only when
-JSON fails), each entry is cut down to the fields we serve while parsing, invalid entries are skipped as
-Helm skips them, versions are sorted newest first by SemVer, and the result is kept as a small JSON file
-next to the raw one (see :class:`PreparedIndex`). Requests only ever read the prepared form. This module does no I/O but what its
-callers pass in; it must not be called on the event loop.
+A 15 MB index takes ~17 s to parse with a general YAML parser and ~0.2 s as JSON, and a parsed index
+costs many times its size in memory. So an index is parsed once per download: JSON first; then YAML
+in the shape Helm writes it through ``chartsvc.repos.yamlindex``; any other YAML through libyaml
+with scalars kept as strings. Each entry is cut down to the fields we serve while parsing, invalid
+entries are skipped as Helm skips them, versions are sorted newest first by SemVer, and the result is
+kept as a small file next to the raw one (see :class:`PreparedIndex`). Requests only ever read the
+prepared form. This module does no I/O but what its callers pass in; it must not be called on the
+event loop.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """The release tools against the cluster simulator, in FULL mode with the key, over the official client.
 
 Install (with progress), status, upgrade, history, values, manifest, test, rollback and uninstall
-through MCP, each compared with the REST route's answer on the same service; the release tools
-exist only with a cluster, and only the read ones without FULL mode and a key.
+over /mcp, each compared with the REST route's answer on the same service, and a lifecycle over
+stdio with no key; the release tools exist only with a cluster, and only the read ones without FULL
+mode and a key; a host's cluster resolver chooses by the HTTP request that carried the call.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from tests.chartsvc.mcp_support import (
     problem_of,
     text_of,
 )
+from tests.chartsvc.test_mcp_stdio import ALLOWED, stdio_session
 
 __all__ = ["namespace", "sim"]
 
@@ -189,3 +191,22 @@ async def test_a_hosts_resolver_picks_the_cluster_from_the_calls_http_request(
         ("/svc/messages/", "main"),
         ("/svc/messages/", None),
     ]
+
+
+async def test_the_release_lifecycle_over_stdio(
+    tmp_path: Path, chart_repo: ChartRepo, sim: Simulator, namespace: str
+) -> None:
+    cluster = f"chartsvc.kube.kubeconfig={sim.kubeconfig_path}"
+    where = {"name": "api", "namespace": namespace}
+    async with stdio_session(tmp_path, *FULL, cluster, module=ALLOWED) as s:  # no key presented
+        await s.call_tool("addRepository", {"name": "r", "url": chart_repo.url})
+        install = {"chartRef": "r/demo", "version": "0.1.0", "releaseName": "api"}
+        installed = await s.call_tool("installRelease", {**install, "namespace": namespace})
+        assert (installed.meta, json_of(installed)["version"]) == ({"httpStatus": 201}, 1)
+        assert json_of(await s.call_tool("getReleaseStatus", where))["info"]["status"] == "deployed"
+        upgrade = {**where, "chartRef": "r/demo", "values": {"replicaCount": 2}}
+        assert json_of(await s.call_tool("upgradeRelease", upgrade))["version"] == 2
+        rolled = json_of(await s.call_tool("rollbackRelease", {**where, "revision": 1}))
+        assert (rolled["version"], rolled["config"]) == (3, {})
+        assert json_of(await s.call_tool("uninstallRelease", where))["release"]["name"] == "api"
+        problem_of(await s.call_tool("getReleaseStatus", where), 404)

@@ -1,8 +1,10 @@
 """``wharf mcp``: the MCP tool server over stdio, spawned as a real process by the official client.
 
-The subprocess gets no loopback allow-list (there is no such setting), so its outbound fetches to
-the loopback fakes are refused: the repository state it serves is written beforehand by an
-in-process service that may reach the loopback repository, into the same data directory.
+``wharf mcp`` gets no loopback allow-list (no setting feeds one), so its fetches to the loopback
+fakes are refused: the repository state it serves is written beforehand, into the same data
+directory, by an in-process service that may reach the loopback repository. The calls that must
+reach the fakes themselves go to ``tests.chartsvc.mcp_stdio_server``: the same stdio server with the
+allow-list, spawned the same way.
 """
 
 from __future__ import annotations
@@ -18,14 +20,19 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from tests.chartsvc.conftest import FULL, KEY, ChartRepo, MakeClient
-from tests.chartsvc.mcp_support import json_of, problem_of
+from tests.chartsvc.mcp_support import hub_setting, json_of, problem_of, start_hub, text_of
 from tests.chartsvc.test_mcp_http import MUTATING, READS
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+ALLOWED = "tests.chartsvc.mcp_stdio_server"
 
 
 @contextlib.asynccontextmanager
-async def stdio_session(tmp_path: Path, *overrides: str) -> AsyncIterator[ClientSession]:
+async def stdio_session(
+    tmp_path: Path, *overrides: str, module: str = "common.cli"
+) -> AsyncIterator[ClientSession]:
+    """An MCP session with ``python -m common.cli mcp`` (or the loopback-allowed test module)."""
+    command = ["-m", module, "mcp"] if module == "common.cli" else ["-m", module]
     settings = [
         f"chartsvc.data-dir={tmp_path / 'data'}",
         f"chartsvc.rest.temp-dir={tmp_path / 'tmp'}",
@@ -33,7 +40,7 @@ async def stdio_session(tmp_path: Path, *overrides: str) -> AsyncIterator[Client
     ]
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "common.cli", "mcp", *(a for s in settings for a in ("--set", s))],
+        args=[*command, *(a for s in settings for a in ("--set", s))],
         cwd=REPO_ROOT,
         env={"HOME": str(tmp_path)},  # no ~/.kube/config: no cluster, no release tools
     )
@@ -72,3 +79,22 @@ async def test_stdio_needs_no_key_for_the_writes_the_settings_enable(
         removed = await session.call_tool("removeRepository", {"name": "r"})
         assert (removed.is_error, removed.meta) == (False, {"httpStatus": 204})
         assert json_of(await session.call_tool("listRepositories", {})) == []
+
+
+async def test_the_chart_tools_over_stdio(
+    tmp_path: Path, chart_repo: ChartRepo, aiohttp_server: Any
+) -> None:
+    hub = await start_hub(aiohttp_server)
+    async with stdio_session(tmp_path, *FULL, hub_setting(hub), module=ALLOWED) as session:
+        found = await session.call_tool("searchHub", {"keyword": "nginx", "maxResults": 1})
+        assert [r["name"] for r in json_of(found)] == ["nginx"]
+        added = await session.call_tool("addRepository", {"name": "r", "url": chart_repo.url})
+        assert added.meta == {"httpStatus": 201}
+        charts = json_of(await session.call_tool("listRepositoryCharts", {"name": "r"}))
+        assert [c["name"] for c in charts] == ["r/demo", "r/other"]
+        args = {"chartRef": "r/demo", "releaseName": "web", "values": {"replicaCount": 4}}
+        assert "replicas: 4" in text_of(await session.call_tool("templateChart", args))
+        values = text_of(await session.call_tool("showChartValues", {"chartRef": "r/demo"}))
+        assert "replicaCount: 1" in values
+        lock = await session.call_tool("resolveDependencies", {"chartRef": "r/demo"})
+        assert "dependencies: []" in text_of(lock)

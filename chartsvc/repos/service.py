@@ -75,22 +75,24 @@ class RepoService:
         """Add after downloading its index (as ``helm repo add`` does); (repo, created)."""
         config.check_name(name)
         self._check_url(url)
-        async with self._config_lock:
+
+        def append(entries: config.Entries) -> config.Entries:
+            if any(e.get("name") == name for e in entries):  # the helm CLI was quicker
+                raise Conflict(f"repository {name!r} was added meanwhile")
+            return [*entries, config.new_entry(name, url)]
+
+        # Lock order everywhere: the repository's own lock, then the file's. A large index
+        # downloads under the first only, so other repositories can be added meanwhile.
+        async with self._locks[name]:
             existing = next((r for r in await self.configured() if r.name == name), None)
             if existing is not None:
                 if existing.url.rstrip("/") != url.rstrip("/"):
                     raise Conflict(f"repository {name!r} already exists with another URL")
                 return existing, False
-            async with self._locks[name]:
-                await self._download(name, url, previous=None)
-
-            def append(entries: config.Entries) -> config.Entries:
-                if any(e.get("name") == name for e in entries):  # the helm CLI was quicker
-                    raise Conflict(f"repository {name!r} was added meanwhile")
-                return [*entries, config.new_entry(name, url)]
-
-            await asyncio.to_thread(config.change_entries, self.repositories_file, append)
-            self._repo_file.forget()
+            await self._download(name, url, previous=None)
+            async with self._config_lock:
+                await asyncio.to_thread(config.change_entries, self.repositories_file, append)
+                self._repo_file.forget()
         return config.Repository(name, url), True
 
     async def remove(self, name: str) -> None:
@@ -102,12 +104,12 @@ class RepoService:
                 raise RepositoryNotFound(name)
             return kept
 
-        async with self._config_lock:
-            await asyncio.to_thread(config.change_entries, self.repositories_file, drop)
-            self._repo_file.forget()
-            async with self._locks[name]:
-                await asyncio.to_thread(self.files.remove, name)
-                self._indexes.discard(name)
+        async with self._locks[name]:
+            async with self._config_lock:
+                await asyncio.to_thread(config.change_entries, self.repositories_file, drop)
+                self._repo_file.forget()
+            await asyncio.to_thread(self.files.remove, name)
+            self._indexes.discard(name)
 
     def _check_url(self, url: str) -> None:
         config.check_url(self.policy, url)

@@ -7,6 +7,7 @@ service reaches it only because the tests widen the address policy with an expli
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import ipaddress
@@ -110,6 +111,8 @@ class ChartRepo:
     status: int = 200
     server: TestServer | None = None
     basic_auth: str | None = None  # "user:password" the repository demands, like a private repo
+    # Requests with ?hold=<key> wait for gates[key]: a slow repository, on demand.
+    gates: dict[str, asyncio.Event] = attrs.field(factory=dict)
 
     def _refused(self, request: web.Request) -> bool:
         if self.basic_auth is None:
@@ -130,6 +133,8 @@ class ChartRepo:
 
     async def serve_index(self, request: web.Request) -> web.StreamResponse:
         self.requests.append((request.path, request.headers.get("If-None-Match", "")))
+        if (hold := request.query.get("hold")) in self.gates:
+            await self.gates[hold].wait()
         if self._refused(request):
             return web.Response(status=401, headers={"WWW-Authenticate": 'Basic realm="charts"'})
         if self.status != 200:

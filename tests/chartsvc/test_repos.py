@@ -401,3 +401,18 @@ async def test_archive_not_matching_the_index_digest_is_refused(
     await service.add("r", chart_repo.url)
     with pytest.raises(BadGateway, match="does not match its digest"):
         await service.chart_archive("r", "other", None)
+
+
+async def test_adds_of_different_repositories_do_not_wait_for_each_other(
+    service: RepoService, chart_repo: ChartRepo
+) -> None:
+    import asyncio
+
+    chart_repo.gates["a"] = asyncio.Event()
+    adding_a = asyncio.ensure_future(service.add("a", chart_repo.url + "/?hold=a"))
+    await asyncio.sleep(0.1)
+    await asyncio.wait_for(service.add("b", chart_repo.url), 5)  # not stuck behind a
+    assert not adding_a.done()
+    chart_repo.gates["a"].set()
+    await asyncio.wait_for(adding_a, 5)
+    assert sorted(r.name for r in await service.configured()) == ["a", "b"]

@@ -117,8 +117,9 @@ class RepoService:
     # --- index download ------------------------------------------------------------------------
 
     async def update(self, name: str) -> UpdateResult:
-        repo = await self.get(name)
+        config.check_name(name)
         async with self._locks[name]:
+            repo = await self.get(name)  # under the lock: a removal that went first wins
             previous = self._indexes.get(name) or await asyncio.to_thread(
                 self.files.load, name, repair=False
             )
@@ -208,8 +209,8 @@ class RepoService:
         prepared = await self._prepared(name)
         if prepared is not None:
             return prepared
-        repo = await self.get(name)
         async with self._locks[name]:
+            repo = await self.get(name)
             prepared = await self._prepared(name)
             if prepared is None:
                 await self._download(name, repo.url, previous=None, credentials=repo.credentials)

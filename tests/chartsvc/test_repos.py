@@ -416,3 +416,18 @@ async def test_adds_of_different_repositories_do_not_wait_for_each_other(
     chart_repo.gates["a"].set()
     await asyncio.wait_for(adding_a, 5)
     assert sorted(r.name for r in await service.configured()) == ["a", "b"]
+
+
+async def test_an_update_queued_behind_a_removal_leaves_no_files(
+    service: RepoService, chart_repo: ChartRepo, tmp_path: Path
+) -> None:
+    import asyncio
+
+    await service.add("r", chart_repo.url)
+    chart_repo.etag = '"newer"'
+    removing = asyncio.ensure_future(service.remove("r"))
+    updating = asyncio.ensure_future(service.update("r"))
+    await removing
+    with pytest.raises(RepositoryNotFound):
+        await updating
+    assert list((tmp_path / "cache").iterdir()) == []

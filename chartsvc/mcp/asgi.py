@@ -21,6 +21,8 @@ from typing import Any
 import attrs
 from aiohttp import web
 
+from common.app import REQUEST_ID, REQUEST_ID_HEADER
+
 logger = logging.getLogger(__name__)
 
 Scope = MutableMapping[str, Any]
@@ -100,6 +102,8 @@ class Exchange:
                 response.headers.add(name, raw_value.decode("latin-1"))
         if length is not None:
             response.content_length = length
+        # The request id middleware cannot stamp a response that is already streaming: do it here.
+        response.headers[REQUEST_ID_HEADER] = self.request.get(REQUEST_ID, "-")
         return response
 
 

@@ -307,4 +307,5 @@ async def test_odd_requests_get_the_sdks_answers_on_a_connection_that_stays_usab
         for method, path, kwargs, status, fragment in expected:
             async with http.request(method, server.url + path, **kwargs) as resp:
                 assert resp.status == status, (method, path)
+                assert len(resp.headers["X-Request-Id"]) == 32  # as on every other response
                 assert fragment in await resp.read(), (method, path)

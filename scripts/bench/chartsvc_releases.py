@@ -2,7 +2,8 @@
 
 Prints, measured in the same run against the same simulated cluster:
 - the median time of install + uninstall through the service (``POST /releases/upload`` then
-  ``DELETE /releases/{name}``) and calling ``helm_python`` directly (target: service within 1.2x);
+  ``DELETE /releases/{name}``) and calling ``helm_python`` directly (target: service within 1.2x),
+  and the CPU each side spends per cycle, Helm's own included (the steadier figure on a busy host);
 - 8 concurrent installs of different releases against one install, through the service (target:
   under 2x) and, next to it, through helm_python alone.
 
@@ -79,6 +80,12 @@ async def wait_until(check: Callable[[], Awaitable[bool]], what: str, timeout: f
     raise SystemExit(f"{what} did not start within {timeout:g}s")
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU of process ``pid`` so far (Linux ``/proc``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def scaffold(work: Path) -> bytes:
     helm.Chart.create("bench", work).close()
     return Path(helm.package(work / "bench", destination=work)).read_bytes()
@@ -150,17 +157,26 @@ async def concurrent_installs(side: Direct | Service, prefix: str, n: int) -> tu
     return one, many
 
 
-async def measure(args: argparse.Namespace, direct: Direct, service: Service) -> None:
+async def measure(
+    args: argparse.Namespace, direct: Direct, service: Service, service_pid: int
+) -> None:
     for i in range(3):  # warm both: clients, discovery, chart caches
         await cycle(direct, f"warm-d{i}")
         await cycle(service, f"warm-s{i}")
     times: dict[str, list[float]] = {"direct": [], "service": []}
+    cpu = {"direct": 0.0, "service": 0.0}
     for i in range(args.rounds):  # interleaved, so drift hits both alike
+        before = time.process_time()
         times["direct"].append(await cycle(direct, f"d{i}"))
+        cpu["direct"] += time.process_time() - before
+        before = cpu_seconds(service_pid)
         times["service"].append(await cycle(service, f"s{i}"))
+        cpu["service"] += cpu_seconds(service_pid) - before
     d, s = (statistics.median(times[k]) for k in ("direct", "service"))
     print(f"install+uninstall  helm_python {d * 1000:7.1f} ms   service {s * 1000:7.1f} ms")
     print(f"  service / helm_python = {s / d:.2f}x   (target <= 1.2x)")
+    d, s = (cpu[k] / args.rounds * 1000 for k in ("direct", "service"))
+    print(f"  CPU per cycle (Helm included): helm_python {d:.1f} ms, service process {s:.1f} ms")
 
     ratios = {}
     for label, side in (("helm_python", direct), ("service", service)):
@@ -212,13 +228,13 @@ async def scenario(
         f"chartsvc.security.api-key={KEY}",
     ):
         svc_args += ["--set", setting]
-    with child(svc_args, env, work / f"chartsvc-{svc_port}.log"):
+    with child(svc_args, env, work / f"chartsvc-{svc_port}.log") as svc:
         async with aiohttp.ClientSession() as session:
             base = f"http://127.0.0.1:{svc_port}"
             await wait_until(_healthy(session, base), "wharf serve chartsvc")
             direct = Direct(kubeconfig, archive)
             try:
-                await measure(args, direct, Service(session, f"{base}/api/v1", archive))
+                await measure(args, direct, Service(session, f"{base}/api/v1", archive), svc.pid)
             finally:
                 direct.close()
 

@@ -13,18 +13,34 @@ import os
 import tempfile
 from pathlib import Path
 
+from common.errors import WharfError
+
+
+class StorageFailed(WharfError):
+    """The service's own files could not be written (disk full, permissions, read-only mount)."""
+
+    default_code = "storage-failed"
+
+    def __init__(self, path: Path, exc: OSError) -> None:
+        super().__init__(f"could not write {path.name} in {path.parent}: {exc.strerror or exc}")
+
 
 def stage(path: Path, data: bytes) -> Path:
     """``data`` in a durable temp file next to ``path``; publish with :func:`publish`."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise StorageFailed(path, exc) from exc
     try:
         with os.fdopen(fd, "wb") as out:
             out.write(data)
             out.flush()
             os.fsync(out.fileno())
-    except BaseException:
+    except BaseException as exc:
         remove_quietly(Path(temp))
+        if isinstance(exc, OSError):
+            raise StorageFailed(path, exc) from exc
         raise
     return Path(temp)
 
@@ -32,9 +48,9 @@ def stage(path: Path, data: bytes) -> Path:
 def publish(staged: Path, path: Path) -> None:
     try:
         os.replace(staged, path)
-    except BaseException:
+    except OSError as exc:
         remove_quietly(staged)
-        raise
+        raise StorageFailed(path, exc) from exc
 
 
 def write_atomic(path: Path, data: bytes) -> None:

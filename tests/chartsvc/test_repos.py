@@ -431,3 +431,17 @@ async def test_an_update_queued_behind_a_removal_leaves_no_files(
     with pytest.raises(RepositoryNotFound):
         await updating
     assert list((tmp_path / "cache").iterdir()) == []
+
+
+async def test_unwritable_state_is_a_clear_error_and_nothing_is_recorded(
+    chart_repo: ChartRepo, tmp_path: Path
+) -> None:
+    from chartsvc.repos.files import StorageFailed
+
+    (tmp_path / "cache").write_text("a file where the cache directory should be")
+    policy = AddressPolicy(allow=LOOPBACK)
+    async with guarded_session(policy) as session:
+        service = make_service(tmp_path, session, policy)
+        with pytest.raises(StorageFailed, match="could not write r-index"):
+            await service.add("r", chart_repo.url)
+        assert await service.configured() == []

@@ -22,7 +22,8 @@ class StorageFailed(WharfError):
     default_code = "storage-failed"
 
     def __init__(self, path: Path, exc: OSError) -> None:
-        super().__init__(f"could not write {path.name} in {path.parent}: {exc.strerror or exc}")
+        # The file name only: server paths are nobody else's business; the log has the traceback.
+        super().__init__(f"could not write {path.name}: {exc.strerror or type(exc).__name__}")
 
 
 def stage(path: Path, data: bytes) -> Path:

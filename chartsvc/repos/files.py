@@ -9,11 +9,14 @@ written.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import tempfile
 from pathlib import Path
 
 from common.errors import WharfError
+
+logger = logging.getLogger(__name__)
 
 
 class StorageFailed(WharfError):
@@ -22,8 +25,13 @@ class StorageFailed(WharfError):
     default_code = "storage-failed"
 
     def __init__(self, path: Path, exc: OSError) -> None:
-        # The file name only: server paths are nobody else's business; the log has the traceback.
+        # The file name only: server paths are nobody else's business; the log has the path.
         super().__init__(f"could not write {path.name}: {exc.strerror or type(exc).__name__}")
+
+
+def _failed(path: Path, exc: OSError) -> StorageFailed:
+    logger.error("writing %s failed: %s", path, exc)
+    return StorageFailed(path, exc)
 
 
 def stage(path: Path, data: bytes) -> Path:
@@ -32,7 +40,7 @@ def stage(path: Path, data: bytes) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     except OSError as exc:
-        raise StorageFailed(path, exc) from exc
+        raise _failed(path, exc) from exc
     try:
         with os.fdopen(fd, "wb") as out:
             out.write(data)
@@ -41,7 +49,7 @@ def stage(path: Path, data: bytes) -> Path:
     except BaseException as exc:
         remove_quietly(Path(temp))
         if isinstance(exc, OSError):
-            raise StorageFailed(path, exc) from exc
+            raise _failed(path, exc) from exc
         raise
     return Path(temp)
 
@@ -51,7 +59,7 @@ def publish(staged: Path, path: Path) -> None:
         os.replace(staged, path)
     except OSError as exc:
         remove_quietly(staged)
-        raise StorageFailed(path, exc) from exc
+        raise _failed(path, exc) from exc
 
 
 def write_atomic(path: Path, data: bytes) -> None:

@@ -28,7 +28,9 @@ T = TypeVar("T")
 
 ShowFormat = Literal["all", "chart", "values", "readme", "crds"]
 
-CHART_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+# Helm's own rule for chart names (chartutil.ValidateMetadataName); it also keeps "/" and ".." out of
+# the scaffold's path.
+CHART_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 
 
 class ChartInvalid(BadRequest):
@@ -217,7 +219,10 @@ async def show(archive: bytes, what: ShowFormat, *, temp_dir: Path | None = None
 
 def _create_sync(name: str, temp_dir: Path | None) -> bytes:
     if not CHART_NAME.match(name) or len(name) > 253:
-        raise BadRequest(f"invalid chart name {name!r}: must match {CHART_NAME.pattern}")
+        raise BadRequest(
+            f"invalid chart name {name[:100]!r}: must match {CHART_NAME.pattern}",
+            extra={"errors": [{"in": "body", "field": "name", "message": "is invalid"}]},
+        )
     with tempfile.TemporaryDirectory(dir=temp_dir, prefix="chartsvc-create-") as work:
         helm.Chart.create(name, work).close()
         archive = helm.package(Path(work) / name, destination=work)

@@ -130,3 +130,9 @@ async def test_concurrent_renders_share_the_cache_safely(chart_archives: dict[st
         assert f"app.kubernetes.io/instance: r{n}" in text
     cache.close()
     assert helm_python.open_handles_count() == before
+
+
+async def test_create_accepts_what_helm_accepts() -> None:
+    data = await engine.create("my.app-2")
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+        assert "my.app-2/Chart.yaml" in tar.getnames()

@@ -34,8 +34,9 @@ def _failed(path: Path, exc: OSError) -> StorageFailed:
     return StorageFailed(path, exc)
 
 
-def stage(path: Path, data: bytes) -> Path:
-    """``data`` in a durable temp file next to ``path``; publish with :func:`publish`."""
+def stage(path: Path, data: bytes, *, durable: bool = True) -> Path:
+    """``data`` in a temp file next to ``path`` (fsync'd when ``durable``); publish with
+    :func:`publish`. Files that can be rebuilt from others need not pay for the fsync."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -45,7 +46,8 @@ def stage(path: Path, data: bytes) -> Path:
         with os.fdopen(fd, "wb") as out:
             out.write(data)
             out.flush()
-            os.fsync(out.fileno())
+            if durable:
+                os.fsync(out.fileno())
     except BaseException as exc:
         remove_quietly(Path(temp))
         if isinstance(exc, OSError):
@@ -62,8 +64,8 @@ def publish(staged: Path, path: Path) -> None:
         raise _failed(path, exc) from exc
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    publish(stage(path, data), path)
+def write_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
+    publish(stage(path, data, durable=durable), path)
 
 
 def remove_quietly(*paths: Path) -> None:

@@ -23,7 +23,7 @@ from chartsvc import semver
 from chartsvc.repos import yamlindex
 from common.errors import BadGateway
 
-FORMAT = 2
+FORMAT = 3
 _BASE_LOADER: Any = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
 
 # Position of each field in a prepared entry (a list keeps the prepared file and memory small).
@@ -73,7 +73,7 @@ class PreparedIndex:
     def to_lines(self) -> bytes:
         """The prepared file: a header line, then ``name TAB latest TAB entries`` per chart."""
         header = {"format": FORMAT, "source": self.source, "skipped": self.skipped}
-        lines = [_dumps({**header, "versions": self.versions})]
+        lines = [_dumps({**header, "versions": self.versions, "charts": len(self.charts)})]
         for name in sorted(self.charts):
             lines.append(b"\t".join((_dumps(name), _dumps(self.latest[name]), self.charts[name])))
         return b"\n".join(lines) + b"\n"
@@ -94,6 +94,8 @@ class PreparedIndex:
                 newest[json.loads(name)] = json.loads(top)
         except ValueError:
             return None
+        if len(charts) != header.get("charts"):
+            return None  # cut short (a crash mid-write): rebuild from the raw index
         return cls(charts, newest, header["source"], header["skipped"], header["versions"])
 
 

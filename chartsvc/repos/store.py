@@ -36,14 +36,19 @@ class IndexFiles:
         return stage(self.raw(name), raw)
 
     def commit(self, name: str, staged_raw: Path, prepared: index.PreparedIndex) -> None:
-        """Publish the prepared file, then the staged raw index, then the chart names."""
+        """Publish the prepared file, then the staged raw index, then the chart names.
+
+        Only the raw index is fsync'd (while it was staged): a prepared file a crash left stale or
+        cut short is rebuilt from it (the prepared file records the raw file's size and its chart
+        count), and the chart names are rewritten by every update.
+        """
         try:
-            write_atomic(self.prepared(name), prepared.to_lines())
+            write_atomic(self.prepared(name), prepared.to_lines(), durable=False)
         except BaseException:
             remove_quietly(staged_raw)
             raise
         publish(staged_raw, self.raw(name))
-        write_atomic(self.names(name), index.chart_names(prepared))
+        write_atomic(self.names(name), index.chart_names(prepared), durable=False)
 
     def load(self, name: str, *, repair: bool = True) -> index.PreparedIndex | None:
         """The prepared index; re-prepared from the raw file when stale or missing (unless

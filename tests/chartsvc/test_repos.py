@@ -160,7 +160,7 @@ async def test_restart_reads_the_prepared_form_without_reparsing(
         assert len(await again.charts("r")) == 2
     assert prepared.stat().st_mtime_ns == stamp
     # A prepared file that does not match the raw index is rebuilt, never served.
-    prepared.write_bytes(b'{"format": 2, "source": {"size": 1}, "skipped": 0, "versions": 0}\n')
+    prepared.write_bytes(b'{"format": 3, "source": {"size": 1}, "skipped": 0, "versions": 0}\n')
     async with guarded_session(policy) as session:
         assert len(await make_service(tmp_path, session, policy).charts("r")) == 2
 
@@ -445,3 +445,14 @@ async def test_unwritable_state_is_a_clear_error_and_nothing_is_recorded(
         with pytest.raises(StorageFailed, match="could not write r-index"):
             await service.add("r", chart_repo.url)
         assert await service.configured() == []
+
+
+async def test_a_prepared_file_cut_short_is_rebuilt(chart_repo: ChartRepo, tmp_path: Path) -> None:
+    policy = AddressPolicy(allow=LOOPBACK)
+    async with guarded_session(policy) as session:
+        await make_service(tmp_path, session, policy).add("r", chart_repo.url)
+    prepared = tmp_path / "cache" / "r-index.prepared"
+    lines = prepared.read_bytes().splitlines(keepends=True)
+    prepared.write_bytes(b"".join(lines[:-1]))  # lost its last chart, on a line boundary
+    async with guarded_session(policy) as session:
+        assert len(await make_service(tmp_path, session, policy).charts("r")) == 2

@@ -19,7 +19,6 @@ import yarl
 from common.errors import BadGateway, NotFound
 from common.netguard import AddressPolicy, guarded_request
 
-_CHUNK = 256 * 1024
 Credentials = tuple[str, str] | None
 _TIMEOUT = aiohttp.ClientTimeout(total=300, sock_connect=15, sock_read=60)
 
@@ -141,7 +140,7 @@ async def _read_capped(response: aiohttp.ClientResponse, cap: int, url: yarl.URL
     chunks: list[bytes] = []
     size = 0
     try:
-        async for chunk in response.content.iter_chunked(_CHUNK):
+        async for chunk in response.content.iter_any():  # as received: no re-chunking copies
             size += len(chunk)
             if size > cap:
                 raise UpstreamTooLarge(f"{_shown(url)} is larger than the limit of {cap} bytes")

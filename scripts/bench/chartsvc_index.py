@@ -174,12 +174,13 @@ async def _measure(
             json={"name": "big", "url": f"http://127.0.0.1:{repo_port}"},
         )
         after_add = rss_kib(pid)
-        updates, loads_times = [], []
+        updates: list[float] = []
+        loads_times: list[float] = []
         for i in range(args.rounds):
-            # json.loads right before each update, so both see the same machine load.
-            loads_times.append(_time(lambda: json.loads(raw)))
             state["etag"] = f'"v{i + 2}"'  # a changed index: full download and prepare every time
             updates.append(await timed(s, "POST", f"{base}/repos/big/update"))
+            # json.loads right after each update, so both see the same machine load.
+            loads_times.append(_time(lambda: json.loads(raw)))
         not_modified = await timed(s, "POST", f"{base}/repos/big/update")
         charts = [await timed(s, "GET", f"{base}/repos/big/charts") for _ in range(30)]
         versions = [

@@ -204,11 +204,11 @@ async def metadata(archive: bytes) -> dict[str, Any]:
 
 
 def _show_sync(archive: bytes, what: ShowFormat, temp_dir: Path | None) -> str:
+    helm.Chart.load_archive(archive).close()  # a bad archive: a 400 that names no server path
     # helm's show reads a path; a local file keeps it away from any network code.
     with tempfile.TemporaryDirectory(dir=temp_dir, prefix="chartsvc-show-") as work:
         path = Path(work) / "chart.tgz"
         path.write_bytes(archive)
-        helm.Chart.load(path).close()  # a clean 400 for a bad archive before show runs
         return helm.show(str(path), output_format=what)
 
 

@@ -136,3 +136,10 @@ async def test_create_accepts_what_helm_accepts() -> None:
     data = await engine.create("my.app-2")
     with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
         assert "my.app-2/Chart.yaml" in tar.getnames()
+
+
+async def test_errors_name_no_server_paths(tmp_path: Path) -> None:
+    with pytest.raises(engine.ChartInvalid) as failed:
+        await engine.show(b"garbage", "chart", temp_dir=tmp_path)
+    assert str(tmp_path) not in failed.value.detail
+    assert "/tmp" not in failed.value.detail

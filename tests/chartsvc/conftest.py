@@ -111,6 +111,7 @@ class ChartRepo:
     status: int = 200
     server: TestServer | None = None
     basic_auth: str | None = None  # "user:password" the repository demands, like a private repo
+    redirect_to: str | None = None  # answer index requests with a 302 to this URL
     # Requests with ?hold=<key> wait for gates[key]: a slow repository, on demand.
     gates: dict[str, asyncio.Event] = attrs.field(factory=dict)
 
@@ -137,6 +138,8 @@ class ChartRepo:
             await self.gates[hold].wait()
         if self._refused(request):
             return web.Response(status=401, headers={"WWW-Authenticate": 'Basic realm="charts"'})
+        if self.redirect_to is not None:
+            return web.Response(status=302, headers={"Location": self.redirect_to})
         if self.status != 200:
             return web.Response(status=self.status, text="nope")
         if request.headers.get("If-None-Match") == self.etag:

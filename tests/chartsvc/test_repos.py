@@ -456,3 +456,13 @@ async def test_a_prepared_file_cut_short_is_rebuilt(chart_repo: ChartRepo, tmp_p
     prepared.write_bytes(b"".join(lines[:-1]))  # lost its last chart, on a line boundary
     async with guarded_session(policy) as session:
         assert len(await make_service(tmp_path, session, policy).charts("r")) == 2
+
+
+async def test_a_redirect_to_the_metadata_service_is_refused(
+    service: RepoService, chart_repo: ChartRepo, tmp_path: Path
+) -> None:
+    chart_repo.redirect_to = "http://169.254.169.254/latest/meta-data/index.yaml"
+    with pytest.raises(AddressRefused) as refused:
+        await service.add("r", chart_repo.url)
+    assert refused.value.address_class == "metadata"
+    assert not (tmp_path / "repositories.yaml").exists()

@@ -91,7 +91,7 @@ def create_app(
         base_path=svc.rest.base_path,
         extra_routes=[mcp.routes],
         middlewares=middlewares,
-        client_max_size=svc.rest.max_upload_size,
+        client_max_size=svc.rest.max_json_size,  # multipart bodies are streamed, not read whole
         info={"security": {"mode": svc.security.mode.value}},
         readiness={"repositories": _repositories_ready},
     )

@@ -43,6 +43,11 @@ class RestSettings:
         100 * MiB,
         "Largest accepted multipart upload, in bytes; larger bodies get 413. Default 100 MiB.",
     )
+    max_json_size: int = option(
+        16 * MiB,
+        "Largest accepted JSON request body (values included), in bytes; larger bodies get 413. "
+        "Parsed JSON takes several times its size in memory, and reads need no key. Default 16 MiB.",
+    )
     access_interceptor: AccessInterceptorSettings = section(
         AccessInterceptorSettings, "The built-in access-mode gate."
     )

@@ -176,3 +176,12 @@ async def test_temp_dir_is_used_and_left_clean(repo_client: Client, tmp_path: Pa
     resp = await repo_client.post("/api/v1/dependencies/resolve", json={"chartRef": "r/demo"})
     assert resp.status == 200
     assert list(temp.iterdir()) == []
+
+
+async def test_json_bodies_over_their_cap_are_413(make_client: Any) -> None:
+    small = await make_client("chartsvc.rest.max-json-size=2000")
+    values = {"blob": "x" * 5000}
+    resp = await small.post(
+        "/api/v1/charts/template", json={"chartRef": "r/demo", "values": values}
+    )
+    await assert_problem(resp, 413)

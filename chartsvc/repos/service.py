@@ -9,12 +9,9 @@ nothing of HTTP and never hands credentials from repositories.yaml to callers.
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 from collections import defaultdict
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import attrs
 
@@ -22,21 +19,17 @@ from chartsvc import archives
 from chartsvc.repos import config, index
 from chartsvc.repos.cache import WeightedLRU
 from chartsvc.repos.fetch import Fetcher, normal_url, resolve_chart_url
-from chartsvc.repos.files import remove_quietly
-from chartsvc.repos.memory import release_freed_memory
 from chartsvc.repos.model import (
     ChartNotFound,
     ChartVersion,
     RepositoryNotFound,
     UpdateResult,
     chart_version,
-    update_result,
 )
 from chartsvc.repos.store import IndexFiles
+from chartsvc.repos.updates import IndexUpdater
 from common.errors import Conflict, WharfError
 from common.netguard import AddressPolicy
-
-logger = logging.getLogger(__name__)
 
 ARCHIVE_MEMORY = 64 * 1024 * 1024  # downloaded archives kept by digest; charts are ~10-100 KB
 UPDATE_ALL_CONCURRENCY = 3
@@ -55,8 +48,14 @@ class RepoService:
     adhoc_ttl_s: float = 300
     _archives: WeightedLRU[str, bytes] = attrs.field(factory=lambda: WeightedLRU(ARCHIVE_MEMORY))
     _repo_file: config.EntriesCache = attrs.field(factory=config.EntriesCache)
+    _updater: IndexUpdater = attrs.field(init=False)
+    _finished: dict[str, tuple[float, UpdateResult]] = attrs.field(factory=dict)
     _config_lock: asyncio.Lock = attrs.field(factory=asyncio.Lock)
     _locks: defaultdict[str, asyncio.Lock] = attrs.field(factory=lambda: defaultdict(asyncio.Lock))
+
+    @_updater.default
+    def _make_updater(self) -> IndexUpdater:
+        return IndexUpdater(self.files, self.fetcher, self._indexes, self.max_index_size)
 
     # --- repositories.yaml --------------------------------------------------------------------
 
@@ -89,7 +88,7 @@ class RepoService:
                 if existing.url.rstrip("/") != url.rstrip("/"):
                     raise Conflict(f"repository {name!r} already exists with another URL")
                 return existing, False
-            await self._download(name, url, previous=None)
+            await self._updater.download(name, url, previous=None)
             async with self._config_lock:
                 await asyncio.to_thread(config.change_entries, self.repositories_file, append)
                 self._repo_file.forget()
@@ -117,15 +116,23 @@ class RepoService:
     # --- index download ------------------------------------------------------------------------
 
     async def update(self, name: str) -> UpdateResult:
+        """Update one index. Requests that queued behind a running update share its result:
+        update needs no key, so a burst of them must not mean a burst of downloads."""
         config.check_name(name)
+        asked = time.monotonic()
         async with self._locks[name]:
+            done = self._finished.get(name)
+            if done is not None and done[0] > asked:
+                return done[1]
             repo = await self.get(name)  # under the lock: a removal that went first wins
             previous = self._indexes.get(name) or await asyncio.to_thread(
                 self.files.load, name, repair=False
             )
-            return await self._download(
+            result = await self._updater.download(
                 name, repo.url, previous=previous, credentials=repo.credentials
             )
+            self._finished[name] = (time.monotonic(), result)
+            return result
 
     async def update_all(self) -> list[UpdateResult]:
         repos = await self.configured()
@@ -146,75 +153,19 @@ class RepoService:
             results.append(outcome)
         return results
 
-    async def _download(
-        self,
-        name: str,
-        url: str,
-        *,
-        previous: index.PreparedIndex | None,
-        credentials: tuple[str, str] | None = None,
-    ) -> UpdateResult:
-        started = time.monotonic()
-        source = previous.source if previous and previous.source.get("url") == url else {}
-        download = await self.fetcher.index(
-            url,
-            etag=source.get("etag"),
-            last_modified=source.get("lastModified"),
-            max_bytes=self.max_index_size,
-            credentials=credentials,
-        )
-        if download is None and previous is not None:
-            return update_result(name, previous, updated=False)
-        assert download is not None  # no validators were sent without a previous index
-        fetched = datetime.now(UTC).isoformat()
-        meta = {"url": url, "etag": download.etag, "lastModified": download.last_modified}
-        prepared = await self._prepare(name, download.body, {**meta, "fetched": fetched})
-        del download, previous  # let the raw bytes and the old index go before trimming
-        self._indexes.put(name, prepared, prepared.weight)
-        await asyncio.to_thread(release_freed_memory)
-        logger.info(
-            "repository %s: index prepared, %d charts, %d versions, %d invalid entries skipped, "
-            "%.0f ms",
-            name,
-            len(prepared.charts),
-            prepared.versions,
-            prepared.skipped,
-            (time.monotonic() - started) * 1000,
-        )
-        return update_result(name, prepared, updated=True)
-
-    async def _prepare(self, name: str, raw: bytes, source: dict[str, Any]) -> index.PreparedIndex:
-        """Parse while the raw file is written; publish both only when the parse succeeded."""
-        staging = asyncio.ensure_future(asyncio.to_thread(self.files.stage_raw, name, raw))
-        try:
-            prepared = await asyncio.to_thread(index.parse, raw, source=source)
-        except BaseException:
-            await asyncio.to_thread(remove_quietly, await staging)
-            raise
-        staged = await staging
-        await asyncio.to_thread(self.files.commit, name, staged, prepared)
-        return prepared
-
-    async def _prepared(self, name: str) -> index.PreparedIndex | None:
-        cached = self._indexes.get(name)
-        if cached is not None:
-            return cached
-        loaded = await asyncio.to_thread(self.files.load, name)
-        if loaded is not None:
-            self._indexes.put(name, loaded, loaded.weight)
-        return loaded
-
     async def require_index(self, name: str) -> index.PreparedIndex:
         """The prepared index, downloaded first if this repository has never been updated."""
-        prepared = await self._prepared(name)
+        prepared = await self._updater.prepared(name)
         if prepared is not None:
             return prepared
         async with self._locks[name]:
             repo = await self.get(name)
-            prepared = await self._prepared(name)
+            prepared = await self._updater.prepared(name)
             if prepared is None:
-                await self._download(name, repo.url, previous=None, credentials=repo.credentials)
-                prepared = await self._prepared(name)
+                await self._updater.download(
+                    name, repo.url, previous=None, credentials=repo.credentials
+                )
+                prepared = await self._updater.prepared(name)
         assert prepared is not None
         return prepared
 

@@ -22,14 +22,19 @@ from tests.chartsvc.conftest import LOOPBACK, ChartRepo, index_document
 
 
 def make_service(
-    tmp_path: Path, session: Any, policy: AddressPolicy, *, index_memory: int = 64 * 1024 * 1024
+    tmp_path: Path,
+    session: Any,
+    policy: AddressPolicy,
+    *,
+    index_memory: int = 64 * 1024 * 1024,
+    max_index_size: int = 10 * 1024 * 1024,
 ) -> RepoService:
     return RepoService(
         repositories_file=tmp_path / "repositories.yaml",
         files=IndexFiles(tmp_path / "cache"),
         fetcher=Fetcher(session, policy),
         policy=policy,
-        max_index_size=10 * 1024 * 1024,
+        max_index_size=max_index_size,
         limits=archives.ArchiveLimits(),
         indexes=WeightedLRU(index_memory),
     )
@@ -300,19 +305,22 @@ async def test_writes_wait_for_helms_lock_file(
 
 
 async def test_index_served_as_a_gzip_file_and_size_cap(
-    service: RepoService, chart_repo: ChartRepo, chart_archives: dict[str, Path]
+    chart_repo: ChartRepo, chart_archives: dict[str, Path], tmp_path: Path
 ) -> None:
     import gzip
     import json
 
+    policy = AddressPolicy(allow=LOOPBACK)
     chart_repo.index = gzip.compress(json.dumps(index_document(chart_archives)).encode())
-    assert (await service.add("gz", chart_repo.url))[1]  # no Content-Encoding, gzip magic
-    assert len(await service.versions("gz", "demo")) == 3
-    service.max_index_size = 1000
-    chart_repo.etag = '"bigger"'
-    with pytest.raises(BadGateway, match="limit of 1000 bytes"):
-        await service.update("gz")
-    assert len(await service.versions("gz", "demo")) == 3  # the old index still serves
+    async with guarded_session(policy) as session:
+        service = make_service(tmp_path, session, policy)
+        assert (await service.add("gz", chart_repo.url))[1]  # no Content-Encoding, gzip magic
+        assert len(await service.versions("gz", "demo")) == 3
+        capped = make_service(tmp_path, session, policy, max_index_size=1000)
+        chart_repo.etag = '"bigger"'
+        with pytest.raises(BadGateway, match="limit of 1000 bytes"):
+            await capped.update("gz")
+        assert len(await capped.versions("gz", "demo")) == 3  # the old index still serves
 
 
 async def test_unconfigured_dependency_repository_is_fetched_and_refreshed(
@@ -466,3 +474,17 @@ async def test_a_redirect_to_the_metadata_service_is_refused(
         await service.add("r", chart_repo.url)
     assert refused.value.address_class == "metadata"
     assert not (tmp_path / "repositories.yaml").exists()
+
+
+async def test_updates_queued_behind_a_running_one_share_its_download(
+    service: RepoService, chart_repo: ChartRepo
+) -> None:
+    import asyncio
+
+    await service.add("r", chart_repo.url)
+    chart_repo.etag = '"changed"'
+    before = len(chart_repo.requests)
+    results = await asyncio.gather(*(service.update("r") for _ in range(5)))
+    assert len(chart_repo.requests) - before == 1
+    assert all(r.updated for r in results)
+    assert (await service.update("r")).updated is False  # a later request asks again: 304

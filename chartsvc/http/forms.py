@@ -115,9 +115,14 @@ async def _read_body(request: web.Request, cap: int) -> bytes:
 
 def _split(body: bytes, boundary: bytes) -> dict[str, bytes]:
     """RFC 7578 parts by name. A part's content ends right before CRLF "--" boundary."""
-    sections = (b"\r\n" + body).split(b"\r\n--" + boundary)
+    delimiter = b"--" + boundary
+    sections = body.split(b"\r\n" + delimiter)
+    if sections[0].startswith(delimiter):  # no preamble: the first delimiter opens the body
+        sections[0] = sections[0][len(delimiter) :]
+    else:
+        sections.pop(0)  # the preamble, ignored
     parts: dict[str, bytes] = {}
-    for section in sections[1:]:
+    for section in sections:
         if section.startswith(b"--"):
             return parts  # the close delimiter; the epilogue after it is ignored
         head, sep, content = section.partition(b"\r\n\r\n")

@@ -101,3 +101,16 @@ async def test_chunked_upload_over_the_cap_is_413(make_client: Any) -> None:
         URL, data=chunks(), headers={"Content-Type": "multipart/form-data; boundary=xyz"}
     )
     await assert_problem(resp, 413)
+
+
+async def test_body_without_preamble_and_part_without_headers(client: Any, archive: bytes) -> None:
+    data = (
+        b'--xyz\r\nContent-Disposition: form-data; name="chart"\r\n\r\n'
+        + archive
+        + b"\r\n--xyz--\r\n"
+    )
+    headers = {"Content-Type": "multipart/form-data; boundary=xyz"}
+    resp = await client.post(URL, data=data, headers=headers)
+    assert resp.status == 200, await resp.text()
+    nameless = b"--xyz\r\n\r\nbody\r\n--xyz--\r\n"
+    await assert_problem(await client.post(URL, data=nameless, headers=headers), 400)

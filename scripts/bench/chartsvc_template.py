@@ -47,17 +47,12 @@ def render_once(archive: bytes) -> None:
         chart.close()
 
 
-def render_loaded(archive: bytes, n: int) -> list[float]:
-    """Render only, the chart loaded once: what the service does once its chart cache is warm."""
-    chart = helm.Chart.load_archive(archive)
+def timed_calls(n: int, call: Any) -> list[float]:
     times = []
-    try:
-        for _ in range(n):
-            start_t = time.perf_counter()
-            chart.render(REQUEST["values"], name="bench", namespace="default")  # type: ignore[arg-type]
-            times.append(time.perf_counter() - start_t)
-    finally:
-        chart.close()
+    for _ in range(n):
+        start_t = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - start_t)
     return times
 
 
@@ -108,12 +103,6 @@ async def bench(args: argparse.Namespace) -> None:
         archive = scaffold_archive(Path(work))
         for _ in range(50):
             render_once(archive)
-        render_times = []
-        for _ in range(args.requests):
-            start_t = time.perf_counter()
-            render_once(archive)
-            render_times.append(time.perf_counter() - start_t)
-        loaded_times = render_loaded(archive, args.requests)
 
         if args.in_process:
             hello_runner, hello_url = await start(hello_app())
@@ -123,9 +112,7 @@ async def bench(args: argparse.Namespace) -> None:
             svc_proc, svc_url = spawn("chartsvc", args.port + 1, work)
         try:
             async with aiohttp.ClientSession() as session:
-                await _report(
-                    args, session, archive, (render_times, loaded_times), hello_url, svc_url
-                )
+                await _report(args, session, archive, hello_url, svc_url)
         finally:
             if args.in_process:
                 await svc_runner.cleanup()
@@ -182,7 +169,6 @@ async def _report(
     args: argparse.Namespace,
     session: aiohttp.ClientSession,
     archive: bytes,
-    renders: tuple[list[float], list[float]],
     hello_url: str,
     svc_url: str,
 ) -> None:
@@ -196,35 +182,53 @@ async def _report(
         return s.post(f"{svc_url}/api/v1/charts/template/upload", data=form(archive))
 
     await sequential(session, 50, upload)  # warm up
-    hello_times = await sequential(session, args.requests, hello)
-    hello_post_times = await sequential(session, args.requests, hello_post)
-    upload_times = await sequential(session, args.requests, upload)
+    series = await interleaved(
+        args, session, archive, {"hello": hello, "post": hello_post, "upload": upload}
+    )
     rate = await throughput(session, args.requests, args.concurrency, upload)
     hello_rate = await throughput(session, args.requests, args.concurrency, hello)
-    render_p50, hello_p50 = statistics.median(renders[0]), statistics.median(hello_times)
-    loaded_p50 = statistics.median(renders[1])
-    hello_post_p50 = statistics.median(hello_post_times)
-    upload_p50 = statistics.median(upload_times)
-    baseline = render_p50 + hello_post_p50
-    print(f"in-process helm_python render p50 (load + render): {render_p50 * 1000:6.2f} ms")
-    print(f"aiohttp hello-world GET round trip p50:            {hello_p50 * 1000:6.2f} ms")
-    print(f"aiohttp hello-world POST of the same form p50:     {hello_post_p50 * 1000:6.2f} ms")
+    p50 = {name: statistics.median(times) for name, times in series.items()}
+    baseline = p50["render"] + p50["post"]
+    print(f"in-process helm_python render p50 (load + render): {p50['render'] * 1000:6.2f} ms")
+    print(f"aiohttp hello-world GET round trip p50:            {p50['hello'] * 1000:6.2f} ms")
+    print(f"aiohttp hello-world POST of the same form p50:     {p50['post'] * 1000:6.2f} ms")
     print(f"baseline (render + hello POST) p50:                {baseline * 1000:6.2f} ms")
     print(
-        f"POST /charts/template/upload p50:                  {upload_p50 * 1000:6.2f} ms   "
-        f"ratio {upload_p50 / baseline:.2f}x (target <= 1.3x); "
-        f"vs render + hello GET {upload_p50 / (render_p50 + hello_p50):.2f}x"
+        f"POST /charts/template/upload p50:                  {p50['upload'] * 1000:6.2f} ms   "
+        f"ratio {p50['upload'] / baseline:.2f}x (target <= 1.3x); "
+        f"vs render + hello GET {p50['upload'] / (p50['render'] + p50['hello']):.2f}x"
     )
-    strict = upload_p50 / (loaded_p50 + hello_post_p50)
+    strict = p50["upload"] / (p50["loaded"] + p50["post"])
     print(
-        f"  strictest view, chart already loaded in-process ({loaded_p50 * 1000:.2f} ms render): "
-        f"ratio {strict:.2f}x"
+        f"  strictest view, chart already loaded in-process ({p50['loaded'] * 1000:.2f} ms "
+        f"render): ratio {strict:.2f}x"
     )
-    print(f"upload p95:                         {_p95(upload_times) * 1000:6.2f} ms")
+    print(f"upload p95:                         {_p95(series['upload']) * 1000:6.2f} ms")
     print(
         f"throughput, {args.concurrency} concurrent clients:   {rate:6.0f} renders/s (target >= 300); "
         f"hello-world {hello_rate:.0f} req/s"
     )
+
+
+async def interleaved(
+    args: argparse.Namespace, session: aiohttp.ClientSession, archive: bytes, sends: dict[str, Any]
+) -> dict[str, list[float]]:
+    """Every series in short alternating rounds, so all of them see the same machine load."""
+    series: dict[str, list[float]] = {"render": [], "loaded": [], **{k: [] for k in sends}}
+    per = max(args.requests // args.rounds, 1)
+    chart = helm.Chart.load_archive(archive)
+    try:
+        for _ in range(args.rounds):
+            series["render"] += timed_calls(per, lambda: render_once(archive))
+            series["loaded"] += timed_calls(
+                per,
+                lambda: chart.render(REQUEST["values"], name="bench", namespace="default"),  # type: ignore[arg-type]
+            )
+            for name, send in sends.items():
+                series[name] += await sequential(session, per, send)
+    finally:
+        chart.close()
+    return series
 
 
 def _p95(values: list[float]) -> float:
@@ -244,6 +248,7 @@ def main() -> None:
     )
     parser.add_argument("--requests", type=int, default=400)
     parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--rounds", type=int, default=8, help="alternating measurement rounds")
     asyncio.run(bench(parser.parse_args()))
 
 

@@ -136,7 +136,7 @@ async def bench(args: argparse.Namespace) -> None:
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()
-    repo_port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    repo_port = runner.addresses[0][1]
     with tempfile.TemporaryDirectory() as data:
         child = subprocess.Popen(  # noqa: ASYNC220 - started once, before any timing
             [sys.executable, __file__, "--serve", str(args.port), data],

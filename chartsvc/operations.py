@@ -257,6 +257,12 @@ _GATE_RESPONSES = {
     "401": {"$ref": "#/components/responses/Unauthorized"},
     "403": {"$ref": "#/components/responses/Forbidden"},
 }
+# The contract gives every operation these; an operation's own entries for them win.
+_SHARED_RESPONSES = {
+    "400": {"$ref": "#/components/responses/BadRequest"},
+    "404": {"$ref": "#/components/responses/NotFound"},
+    "500": {"$ref": "#/components/responses/ServerError"},
+}
 
 
 def is_mutating(operation_id: str | None) -> bool:
@@ -264,7 +270,8 @@ def is_mutating(operation_id: str | None) -> bool:
 
 
 def annotate_spec(document: Mapping[str, Any]) -> dict[str, Any]:
-    """A copy of the spec with each operation's summary, tag, ``x-mutating`` and 401/403 from here.
+    """A copy of the spec with each operation's summary, tag, ``x-mutating``, the shared 400/404/500
+    and, on mutating operations, 401/403 from here.
 
     Raises ValueError for an operation the table does not declare, so the two cannot drift.
     """
@@ -279,6 +286,7 @@ def annotate_spec(document: Mapping[str, Any]) -> dict[str, Any]:
             node["summary"] = op.summary
             node.setdefault("tags", [op.group])
             node["x-mutating"] = op.mutating
+            node["responses"] = {**_SHARED_RESPONSES, **node.get("responses", {})}
             if op.mutating:
                 node["responses"] = {**node.get("responses", {}), **_GATE_RESPONSES}
                 node["security"] = [{"ApiKey": []}]

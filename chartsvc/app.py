@@ -64,8 +64,11 @@ def create_app(
     address_allow: tuple[IPNetwork, ...] = (),
     cluster_resolver: ClusterResolver | None = None,
     environ: Mapping[str, str] | None = None,
+    api_info: Mapping[str, Any] | None = None,
 ) -> web.Application:
-    """The chart service. ``address_allow`` widens the outbound address policy (tests only).
+    """The chart service. ``address_allow`` widens the outbound address policy (tests only);
+    ``api_info`` replaces fields of the OpenAPI document's ``info`` (title, description, version,
+    license, contact) for a host that embeds the service.
 
     The release group is registered only when there is a cluster: ``cluster_resolver`` (a host's
     per-request choice, see ``chartsvc.clusters``) or the default one found from the settings and
@@ -80,7 +83,7 @@ def create_app(
     middlewares.append(upload_budget(UploadBudget.for_cap(upload_cap), cap=upload_cap))
     app = build_app(
         service="chartsvc",
-        spec=load_spec(releases=clusters.configured),
+        spec=_with_info(load_spec(releases=clusters.configured), api_info),
         api_routes=[
             charts.routes,
             repos.routes,
@@ -105,6 +108,12 @@ def create_app(
         app.cleanup_ctx.append(_releases)
     mcp.install(app)  # after the services its tools call
     return app
+
+
+def _with_info(spec: Spec, api_info: Mapping[str, Any] | None) -> Spec:
+    if not api_info:
+        return spec
+    return Spec.from_document({**spec.document, "info": {**spec.document["info"], **api_info}})
 
 
 async def _repositories_ready(app: web.Application) -> Mapping[str, Any]:

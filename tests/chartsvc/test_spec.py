@@ -73,3 +73,15 @@ async def test_readiness_reports_repositories(make_client: MakeClient, tmp_path:
     (tmp_path / "data" / "repositories.yaml").write_text("repositories: {broken")
     resp = await client.get("/actuator/health/readiness")
     assert resp.status == 503
+
+
+async def test_a_host_may_replace_the_document_info(api_client: Any, make_settings: Any) -> None:
+    from chartsvc.app import create_app
+
+    app = create_app(make_settings(), api_info={"title": "Acme Helm API", "version": "7"})
+    client = await api_client(app)
+    info = (await (await client.get("/v3/api-docs")).json())["info"]
+    assert info["title"] == "Acme Helm API"
+    assert info["version"] == "7"
+    assert info["license"]["name"] == "Apache-2.0"  # what the host did not replace stays
+    assert "contact" in info

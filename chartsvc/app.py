@@ -65,10 +65,13 @@ def create_app(
     cluster_resolver: ClusterResolver | None = None,
     environ: Mapping[str, str] | None = None,
     api_info: Mapping[str, Any] | None = None,
+    groups: Mapping[str, web.RouteTableDef] | None = None,
 ) -> web.Application:
     """The chart service. ``address_allow`` widens the outbound address policy (tests only);
     ``api_info`` replaces fields of the OpenAPI document's ``info`` (title, description, version,
-    license, contact) for a host that embeds the service.
+    license, contact) for a host that embeds the service, and ``groups`` replaces a whole group's
+    routes ("charts", "repos", "hub", "dependencies", "releases") with the host's own at the same
+    mapping (same paths and operationIds; the start-up parity check holds them to the spec).
 
     The release group is registered only when there is a cluster: ``cluster_resolver`` (a host's
     per-request choice, see ``chartsvc.clusters``) or the default one found from the settings and
@@ -84,13 +87,7 @@ def create_app(
     app = build_app(
         service="chartsvc",
         spec=_with_info(load_spec(releases=clusters.configured), api_info),
-        api_routes=[
-            charts.routes,
-            repos.routes,
-            hub.routes,
-            dependencies.routes,
-            *([releases.routes] if clusters.configured else []),
-        ],
+        api_routes=_route_tables(clusters.configured, groups or {}),
         base_path=svc.rest.base_path,
         extra_routes=[mcp.routes],
         middlewares=middlewares,
@@ -108,6 +105,22 @@ def create_app(
         app.cleanup_ctx.append(_releases)
     mcp.install(app)  # after the services its tools call
     return app
+
+
+def _route_tables(
+    with_releases: bool, replaced: Mapping[str, web.RouteTableDef]
+) -> list[web.RouteTableDef]:
+    tables = {
+        "charts": charts.routes,
+        "repos": repos.routes,
+        "hub": hub.routes,
+        "dependencies": dependencies.routes,
+        **({"releases": releases.routes} if with_releases else {}),
+    }
+    unknown = set(replaced) - set(tables)
+    if unknown:
+        raise ValueError(f"no such group to replace: {', '.join(sorted(unknown))}")
+    return [replaced.get(group, table) for group, table in tables.items()]
 
 
 def _with_info(spec: Spec, api_info: Mapping[str, Any] | None) -> Spec:

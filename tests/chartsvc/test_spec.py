@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from chartsvc.operations import BY_ID
 from tests.chartsvc.conftest import MakeClient
 
@@ -85,3 +87,21 @@ async def test_a_host_may_replace_the_document_info(api_client: Any, make_settin
     assert info["version"] == "7"
     assert info["license"]["name"] == "Apache-2.0"  # what the host did not replace stays
     assert "contact" in info
+
+
+async def test_a_host_may_replace_a_group(api_client: Any, make_settings: Any) -> None:
+    from aiohttp import web
+
+    from chartsvc.app import create_app
+
+    own = web.RouteTableDef()
+
+    @own.get("/hub/search", name="searchHub")
+    async def search(request: web.Request) -> web.Response:
+        return web.json_response([])
+
+    client = await api_client(create_app(make_settings(), groups={"hub": own}))
+    resp = await client.get("/api/v1/hub/search", params={"keyword": "x"})
+    assert await resp.json() == []
+    with pytest.raises(ValueError, match="no such group"):
+        create_app(make_settings(), groups={"nope": own})

@@ -10,6 +10,7 @@ OCI client do, through the address guard.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import tempfile
 from pathlib import Path
 from typing import Any, Protocol
@@ -17,11 +18,13 @@ from typing import Any, Protocol
 import attrs
 
 from chartsvc import archives, deps, engine
+from chartsvc.repos.cache import WeightedLRU
 from chartsvc.repos.service import RepoService
 from common.errors import BadRequest, ValidationFailed
 
 DEFAULT_RELEASE_NAME = "release-name"  # what `helm template` uses without a name
 DEFAULT_NAMESPACE = "default"
+SHOW_MEMORY = 8 * 1024 * 1024  # `helm show` output kept by archive digest
 
 
 class ChartPuller(Protocol):
@@ -83,6 +86,7 @@ class ChartService:
     checker: archives.ArchiveChecker
     charts: engine.ChartCache
     temp_dir: Path | None = None
+    shown: WeightedLRU[str, str] = attrs.field(factory=lambda: WeightedLRU(SHOW_MEMORY))
 
     async def archive(self, ref: str, version: str | None, *, field: str = "chartRef") -> bytes:
         return (await self.pull(ref, version, field=field))[0]
@@ -117,8 +121,15 @@ class ChartService:
         )
 
     async def show(self, ref: str, version: str | None, what: engine.ShowFormat) -> str:
+        """``helm show``; its output depends on the archive alone, so it is kept by digest."""
         data = await self.archive(ref, version)
-        return await engine.show(data, what, temp_dir=self.temp_dir)
+        digest = await asyncio.to_thread(lambda: hashlib.sha256(data).hexdigest())
+        key = f"{digest}:{what}"
+        text = self.shown.get(key)
+        if text is None:
+            text = await engine.show(data, what, temp_dir=self.temp_dir)
+            self.shown.put(key, text, len(text))
+        return text
 
     async def create(self, name: str) -> bytes:
         return await engine.create(name, temp_dir=self.temp_dir)

@@ -11,7 +11,7 @@ from typing import Any
 import yaml
 from aiohttp import FormData
 
-from tests.chartsvc.conftest import MakeClient
+from tests.chartsvc.conftest import ChartRepo, MakeClient
 from tests.guards import assert_problem
 
 Client = Any
@@ -185,3 +185,14 @@ async def test_json_bodies_over_their_cap_are_413(make_client: Any) -> None:
         "/api/v1/charts/template", json={"chartRef": "r/demo", "values": values}
     )
     await assert_problem(resp, 413)
+
+
+async def test_repeated_show_is_served_from_memory(
+    repo_client: Client, chart_repo: ChartRepo
+) -> None:
+    params = {"chartRef": "r/demo", "version": "0.2.0"}
+    first = await (await repo_client.get("/api/v1/charts/show/values", params=params)).text()
+    fetched = len(chart_repo.requests)
+    second = await (await repo_client.get("/api/v1/charts/show/values", params=params)).text()
+    assert second == first
+    assert len(chart_repo.requests) == fetched  # the archive cache and the show cache held

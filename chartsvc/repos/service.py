@@ -28,7 +28,7 @@ from chartsvc.repos.model import (
 )
 from chartsvc.repos.store import IndexFiles
 from chartsvc.repos.updates import IndexUpdater
-from common.errors import Conflict, WharfError
+from common.errors import BadGateway, Conflict, WharfError
 from common.netguard import AddressPolicy
 
 ARCHIVE_MEMORY = 64 * 1024 * 1024  # downloaded archives kept by digest; charts are ~10-100 KB
@@ -244,7 +244,8 @@ class RepoService:
         download = await self.fetcher.index(
             repo_url, etag=None, last_modified=None, max_bytes=self.max_index_size
         )
-        assert download is not None
+        if download is None:
+            raise BadGateway(f"{repo_url} answered 304 Not Modified to an unconditional request")
         source = {"url": repo_url, "at": time.monotonic()}
         prepared = await asyncio.to_thread(index.parse, download.body, source=source)
         self._indexes.put(key, prepared, prepared.weight)

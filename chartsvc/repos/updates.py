@@ -22,6 +22,7 @@ from chartsvc.repos.files import remove_quietly
 from chartsvc.repos.memory import release_freed_memory
 from chartsvc.repos.model import UpdateResult, update_result
 from chartsvc.repos.store import IndexFiles
+from common.errors import BadGateway
 
 logger = logging.getLogger(__name__)
 
@@ -50,9 +51,10 @@ class IndexUpdater:
             max_bytes=self.max_index_size,
             credentials=credentials,
         )
-        if download is None and previous is not None:
+        if download is None:
+            if previous is None:  # validators go out only with a previous index
+                raise BadGateway(f"{url} answered 304 Not Modified to an unconditional request")
             return update_result(name, previous, updated=False)
-        assert download is not None  # no validators were sent without a previous index
         fetched = datetime.now(UTC).isoformat()
         meta = {"url": url, "etag": download.etag, "lastModified": download.last_modified}
         prepared = await self._prepare(name, download.body, {**meta, "fetched": fetched})

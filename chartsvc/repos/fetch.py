@@ -77,7 +77,7 @@ class Fetcher:
         expected = digest.removeprefix("sha256:").lower()
         if expected and hashlib.sha256(body).hexdigest() != expected:
             raise BadGateway(
-                f"chart archive from {_shown(yarl.URL(url))} does not match its digest"
+                f"chart archive from {shown_url(yarl.URL(url))} does not match its digest"
             )
         return body
 
@@ -92,7 +92,7 @@ class Fetcher:
                 self.session, self.policy, "GET", url, headers=headers, timeout=_TIMEOUT
             )
         except (aiohttp.ClientError, TimeoutError) as exc:
-            raise BadGateway(f"could not reach {_shown(url)}: {type(exc).__name__}") from exc
+            raise BadGateway(f"could not reach {shown_url(url)}: {type(exc).__name__}") from exc
 
 
 def index_url(repo_url: str) -> yarl.URL:
@@ -120,14 +120,16 @@ def normal_url(url: str) -> str:
     return str(parsed.with_path(parsed.path.rstrip("/")))
 
 
-def _shown(url: yarl.URL) -> str:
+def shown_url(url: yarl.URL | str) -> str:
+    """A URL as errors may show it: no credentials, query or fragment."""
+    url = yarl.URL(url)
     return str(url.with_user(None).with_query(None).with_fragment(None))
 
 
 def _raise_for_status(response: aiohttp.ClientResponse, url: yarl.URL, *, what: str) -> None:
     if response.status == 200:
         return
-    detail = f"{what} at {_shown(url)} answered HTTP {response.status}"
+    detail = f"{what} at {shown_url(url)} answered HTTP {response.status}"
     if response.status == 404 and what == "chart archive":
         raise NotFound(detail)
     raise BadGateway(detail)
@@ -136,17 +138,17 @@ def _raise_for_status(response: aiohttp.ClientResponse, url: yarl.URL, *, what: 
 async def _read_capped(response: aiohttp.ClientResponse, cap: int, url: yarl.URL) -> bytes:
     declared = response.content_length
     if declared is not None and declared > cap and not response.headers.get("Content-Encoding"):
-        raise UpstreamTooLarge(f"{_shown(url)} is larger than the limit of {cap} bytes")
+        raise UpstreamTooLarge(f"{shown_url(url)} is larger than the limit of {cap} bytes")
     chunks: list[bytes] = []
     size = 0
     try:
         async for chunk in response.content.iter_any():  # as received: no re-chunking copies
             size += len(chunk)
             if size > cap:
-                raise UpstreamTooLarge(f"{_shown(url)} is larger than the limit of {cap} bytes")
+                raise UpstreamTooLarge(f"{shown_url(url)} is larger than the limit of {cap} bytes")
             chunks.append(chunk)
     except (aiohttp.ClientError, TimeoutError) as exc:
-        raise BadGateway(f"download from {_shown(url)} failed: {type(exc).__name__}") from exc
+        raise BadGateway(f"download from {shown_url(url)} failed: {type(exc).__name__}") from exc
     return b"".join(chunks)
 
 
@@ -158,7 +160,7 @@ def _gunzip(body: bytes, cap: int, url: yarl.URL) -> bytes:
         inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
         out = inflater.decompress(body, cap + 1)
     except (zlib.error, gzip.BadGzipFile) as exc:
-        raise BadGateway(f"{_shown(url)} sent a corrupt gzip body") from exc
+        raise BadGateway(f"{shown_url(url)} sent a corrupt gzip body") from exc
     if len(out) > cap:
-        raise UpstreamTooLarge(f"{_shown(url)} expands beyond the limit of {cap} bytes")
+        raise UpstreamTooLarge(f"{shown_url(url)} expands beyond the limit of {cap} bytes")
     return out

@@ -18,7 +18,7 @@ import attrs
 from chartsvc import archives
 from chartsvc.repos import config, index
 from chartsvc.repos.cache import WeightedLRU
-from chartsvc.repos.fetch import Fetcher, normal_url, resolve_chart_url
+from chartsvc.repos.fetch import Fetcher, normal_url, resolve_chart_url, shown_url
 from chartsvc.repos.model import (
     ChartNotFound,
     ChartVersion,
@@ -245,7 +245,9 @@ class RepoService:
             repo_url, etag=None, last_modified=None, max_bytes=self.max_index_size
         )
         if download is None:
-            raise BadGateway(f"{repo_url} answered 304 Not Modified to an unconditional request")
+            raise BadGateway(
+                f"{shown_url(repo_url)} answered 304 Not Modified to an unconditional request"
+            )
         source = {"url": repo_url, "at": time.monotonic()}
         prepared = await asyncio.to_thread(index.parse, download.body, source=source)
         self._indexes.put(key, prepared, prepared.weight)

@@ -17,7 +17,7 @@ import attrs
 
 from chartsvc.repos import index
 from chartsvc.repos.cache import WeightedLRU
-from chartsvc.repos.fetch import Fetcher
+from chartsvc.repos.fetch import Fetcher, shown_url
 from chartsvc.repos.files import remove_quietly
 from chartsvc.repos.memory import release_freed_memory
 from chartsvc.repos.model import UpdateResult, update_result
@@ -53,7 +53,9 @@ class IndexUpdater:
         )
         if download is None:
             if previous is None:  # validators go out only with a previous index
-                raise BadGateway(f"{url} answered 304 Not Modified to an unconditional request")
+                raise BadGateway(
+                    f"{shown_url(url)} answered 304 Not Modified to an unconditional request"
+                )
             return update_result(name, previous, updated=False)
         fetched = datetime.now(UTC).isoformat()
         meta = {"url": url, "etag": download.etag, "lastModified": download.last_modified}

@@ -46,11 +46,12 @@ class Repository:
 
     @classmethod
     def from_entry(cls, entry: dict[str, Any]) -> Repository:
+        url, in_url = split_credentials(str(entry.get("url", "")))
         user, password = entry.get("username"), entry.get("password")
         return cls(
             name=str(entry.get("name", "")),
-            url=str(entry.get("url", "")),
-            credentials=(str(user), str(password or "")) if user else None,
+            url=url,
+            credentials=(str(user), str(password or "")) if user else in_url,
             pass_credentials_all=bool(entry.get("pass_credentials_all", False)),
         )
 
@@ -127,8 +128,23 @@ def read_entries(path: Path) -> list[dict[str, Any]]:
     return [e for e in entries if isinstance(e, dict) and e.get("name")]
 
 
+def split_credentials(url: str) -> tuple[str, tuple[str, str] | None]:
+    """The URL without ``user:password@`` and those credentials. Listings need no key, so a URL
+    with credentials in it must never be shown as it was given."""
+    try:
+        parsed = yarl.URL(url)
+    except ValueError:
+        return url, None
+    if not parsed.user:
+        return url, None
+    return str(parsed.with_user(None)), (parsed.user, parsed.password or "")
+
+
 def new_entry(name: str, url: str) -> dict[str, Any]:
-    """An entry with every field ``helm repo add`` writes, so Helm reads it without surprises."""
+    """An entry with every field ``helm repo add`` writes, so Helm reads it without surprises;
+    credentials given inside the URL go where ``helm repo add --username`` puts them."""
+    url, credentials = split_credentials(url)
+    user, password = credentials or ("", "")
     return {
         "caFile": "",
         "certFile": "",
@@ -136,9 +152,9 @@ def new_entry(name: str, url: str) -> dict[str, Any]:
         "keyFile": "",
         "name": name,
         "pass_credentials_all": False,
-        "password": "",
+        "password": password,
         "url": url,
-        "username": "",
+        "username": user,
     }
 
 

@@ -74,25 +74,29 @@ class RepoService:
         """Add after downloading its index (as ``helm repo add`` does); (repo, created)."""
         config.check_name(name)
         self._check_url(url)
+        entry = config.new_entry(name, url)
+        repo = config.Repository.from_entry(entry)  # credentials out of the URL
 
         def append(entries: config.Entries) -> config.Entries:
             if any(e.get("name") == name for e in entries):  # the helm CLI was quicker
                 raise Conflict(f"repository {name!r} was added meanwhile")
-            return [*entries, config.new_entry(name, url)]
+            return [*entries, entry]
 
         # Lock order everywhere: the repository's own lock, then the file's. A large index
         # downloads under the first only, so other repositories can be added meanwhile.
         async with self._locks[name]:
             existing = next((r for r in await self.configured() if r.name == name), None)
             if existing is not None:
-                if existing.url.rstrip("/") != url.rstrip("/"):
+                if existing.url.rstrip("/") != repo.url.rstrip("/"):
                     raise Conflict(f"repository {name!r} already exists with another URL")
                 return existing, False
-            await self._updater.download(name, url, previous=None)
+            await self._updater.download(
+                name, repo.url, previous=None, credentials=repo.credentials
+            )
             async with self._config_lock:
                 await asyncio.to_thread(config.change_entries, self.repositories_file, append)
                 self._repo_file.forget()
-        return config.Repository(name, url), True
+        return repo, True
 
     async def remove(self, name: str) -> None:
         config.check_name(name)

@@ -488,3 +488,18 @@ async def test_updates_queued_behind_a_running_one_share_its_download(
     assert len(chart_repo.requests) - before == 1
     assert all(r.updated for r in results)
     assert (await service.update("r")).updated is False  # a later request asks again: 304
+
+
+async def test_credentials_in_a_url_are_stored_apart_and_never_listed(
+    service: RepoService, chart_repo: ChartRepo, tmp_path: Path
+) -> None:
+    chart_repo.basic_auth = "ci:hunter2"
+    with_credentials = chart_repo.url.replace("http://", "http://ci:hunter2@")
+    repo, created = await service.add("private", with_credentials)
+    assert created
+    assert repo.url == chart_repo.url
+    assert [r.url for r in await service.configured()] == [chart_repo.url]
+    [entry] = yaml.safe_load((tmp_path / "repositories.yaml").read_text())["repositories"]
+    assert (entry["url"], entry["username"], entry["password"]) == (chart_repo.url, "ci", "hunter2")
+    data, _ = await service.chart_archive("private", "demo", None)  # the credentials still work
+    assert data[:2] == b"\x1f\x8b"

@@ -12,8 +12,12 @@ event loop.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
 import re
+import threading
+from collections.abc import Iterator
 from typing import Any
 
 import attrs
@@ -165,11 +169,43 @@ def _text(value: Any) -> str:
     return "" if value is None else str(value)
 
 
+_gc_lock = threading.Lock()
+_gc_pausers = 0
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """The cyclic GC off while an index is parsed (process-wide, so counted across threads).
+
+    A parse allocates ~100k containers, so generation counters trip full collections that walk
+    every object of the process (all imported libraries included): in the service that made one
+    update in three about a third slower. What a parse allocates holds no cycles; reference
+    counting frees it either way.
+    """
+    global _gc_pausers
+    with _gc_lock:
+        _gc_pausers += 1
+        was_enabled = gc.isenabled()
+        gc.disable()
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_pausers -= 1
+            if _gc_pausers == 0 and was_enabled:
+                gc.enable()
+
+
 def parse(raw: bytes, *, source: dict[str, Any], fast_yaml: bool = True) -> PreparedIndex:
     """Parse ``raw`` (JSON or YAML) into a prepared index; raise InvalidIndex if it is not one.
 
     ``fast_yaml=False`` skips the Helm-shape reader (tests compare the two paths).
     """
+    with _gc_paused():
+        return _parse(raw, source=source, fast_yaml=fast_yaml)
+
+
+def _parse(raw: bytes, *, source: dict[str, Any], fast_yaml: bool) -> PreparedIndex:
     try:
         document = json.loads(raw, object_hook=_trim)
     except ValueError:

@@ -212,3 +212,20 @@ def test_crlf_line_ends_read_fast_too() -> None:
     assert yamlindex.read(text) is not None
     fast, library = both(text)
     assert fast == library
+
+
+def test_parsing_leaves_the_collector_as_it_found_it() -> None:
+    import gc
+
+    assert gc.isenabled()
+    index.parse(HELM_STYLE.encode(), source={})
+    assert gc.isenabled()
+    with pytest.raises(index.InvalidIndex):
+        index.parse(b"{}", source={})
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        index.parse(HELM_STYLE.encode(), source={})
+        assert not gc.isenabled()  # a caller's choice is kept
+    finally:
+        gc.enable()

@@ -171,6 +171,7 @@ def _text(value: Any) -> str:
 
 _gc_lock = threading.Lock()
 _gc_pausers = 0
+_gc_was_enabled = True
 
 
 @contextlib.contextmanager
@@ -182,17 +183,18 @@ def _gc_paused() -> Iterator[None]:
     update in three about a third slower. What a parse allocates holds no cycles; reference
     counting frees it either way.
     """
-    global _gc_pausers
+    global _gc_pausers, _gc_was_enabled
     with _gc_lock:
+        if _gc_pausers == 0:  # the first of overlapping parses records the state to restore
+            _gc_was_enabled = gc.isenabled()
+            gc.disable()
         _gc_pausers += 1
-        was_enabled = gc.isenabled()
-        gc.disable()
     try:
         yield
     finally:
         with _gc_lock:
             _gc_pausers -= 1
-            if _gc_pausers == 0 and was_enabled:
+            if _gc_pausers == 0 and _gc_was_enabled:
                 gc.enable()
 
 

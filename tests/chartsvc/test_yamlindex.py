@@ -229,3 +229,13 @@ def test_parsing_leaves_the_collector_as_it_found_it() -> None:
         assert not gc.isenabled()  # a caller's choice is kept
     finally:
         gc.enable()
+
+
+def test_overlapping_parses_restore_the_collector() -> None:
+    import gc
+    from concurrent.futures import ThreadPoolExecutor
+
+    raw = HELM_STYLE.encode()
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(lambda _: index.parse(raw, source={}), range(40)))
+    assert gc.isenabled()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+import urllib.parse
 from typing import Any
 
 import attrs
@@ -29,6 +30,10 @@ _TEXT_FIELDS = ("releaseName", "namespace")
 # Boundary and part names, read directly: aiohttp's part-by-part reader with its RFC 6266 parser
 # cost more than the wait for a small chart's render; form-data names are tokens or quoted strings.
 _BOUNDARY = re.compile(r'boundary\s*=\s*(?:"([^"]{1,70})"|([^;\s]{1,70}))', re.IGNORECASE)
+# RFC 5987 extended form (name*=utf-8''%C3%BC), which aiohttp's client writes for non-ASCII names.
+_PART_NAME_EXT = re.compile(
+    r"(?:^|;)\s*name\*\s*=\s*([A-Za-z0-9_-]+)'[^']*'([^;\s]+)", re.IGNORECASE
+)
 _PART_NAME = re.compile(r'(?:^|;)\s*name\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^;\s]+))', re.IGNORECASE)
 
 
@@ -82,14 +87,19 @@ def _check_fields(name: str, body: dict[str, Any]) -> None:
 
 async def read_chart_form(request: web.Request) -> ChartForm:
     cap = request.app[SETTINGS].rest.max_upload_size
-    boundary = _boundary(request.headers.get("Content-Type", ""))
-    body = await _read_body(request, cap + MAX_TEXT_BYTES)
-    parts = _split(body, boundary)
+    content_type = request.headers.get("Content-Type", "")
+    _boundary(content_type)  # a wrong Content-Type is refused before the body is read
+    parts = split_form(await _read_body(request, cap + MAX_TEXT_BYTES), content_type)
     for name, data in parts.items():
         if len(data) > (cap if name == ARCHIVE_PART else MAX_TEXT_BYTES):
             raise PayloadTooLarge(f"part {name[:50]!r} is larger than its limit")
     _check_required(request, parts)
     return ChartForm(parts)
+
+
+def split_form(body: bytes, content_type: str) -> dict[str, bytes]:
+    """A multipart/form-data body's parts by name (the last of a repeated name wins)."""
+    return _split(body, _boundary(content_type))
 
 
 def _boundary(content_type: str) -> bytes:
@@ -140,6 +150,13 @@ def _part_name(head: str) -> str:
             if match is not None:
                 quoted, token = match.groups()
                 return re.sub(r"\\(.)", r"\1", quoted) if quoted is not None else token
+            extended = _PART_NAME_EXT.search(value)
+            if extended is not None:
+                charset, encoded = extended.groups()
+                try:
+                    return urllib.parse.unquote(encoded, encoding=charset, errors="strict")
+                except (LookupError, UnicodeDecodeError):
+                    break
     raise BadRequest("every multipart part needs a name in its Content-Disposition")
 
 

@@ -114,3 +114,38 @@ async def test_body_without_preamble_and_part_without_headers(client: Any, archi
     assert resp.status == 200, await resp.text()
     nameless = b"--xyz\r\n\r\nbody\r\n--xyz--\r\n"
     await assert_problem(await client.post(URL, data=nameless, headers=headers), 400)
+
+
+@pytest.mark.parametrize("seed", range(40))
+async def test_bodies_written_by_aiohttp_split_as_written(seed: int) -> None:
+    import random
+
+    from aiohttp import FormData
+
+    from chartsvc.http.forms import split_form
+
+    rng = random.Random(seed)
+    form = FormData(default_to_multipart=True)
+    expected: dict[str, bytes] = {}
+    for i in range(rng.randint(1, 4)):
+        name = rng.choice(["chart", "request", "remote", "x y", "ü", 'a"b', "名前"]) + str(i)
+        data = bytes(rng.randrange(256) for _ in range(rng.randint(0, 2000)))
+        # aiohttp writes non-ASCII names (RFC 5987 name*=) for file parts only
+        if rng.random() < 0.5 or not name.isascii():
+            form.add_field(name, data, filename=rng.choice(["a.tgz", "ä.tgz", "x;y.tgz"]))
+        else:
+            form.add_field(name, data.decode("latin-1"))
+            data = data.decode("latin-1").encode("utf-8")
+        expected[name] = data
+    writer = form()
+
+    class Sink:
+        def __init__(self) -> None:
+            self.body = bytearray()
+
+        async def write(self, chunk: bytes) -> None:
+            self.body += chunk
+
+    sink = Sink()
+    await writer.write(sink)  # type: ignore[arg-type]
+    assert split_form(bytes(sink.body), writer.content_type) == expected

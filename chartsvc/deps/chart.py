@@ -44,7 +44,9 @@ def read_chart_files(archive: Path) -> ChartFiles:
     if archive.stat().st_size > MAX_ARCHIVE_BYTES:
         raise ChartArchiveTooLarge(f"chart archive is larger than {MAX_ARCHIVE_BYTES} bytes")
     try:
-        with tarfile.open(archive, mode="r|gz") as tar:
+        # Python 3.11's "r|gz" stream reader mis-skips the gzip FEXTRA field that `helm package`
+        # writes; GzipFile parses the header correctly and still streams.
+        with gzip.GzipFile(archive) as raw, tarfile.open(fileobj=raw, mode="r|") as tar:
             return _scan(tar)
     except (tarfile.TarError, gzip.BadGzipFile, zlib.error, EOFError) as exc:
         raise BadChartArchive("not a chart archive (.tgz)") from exc

@@ -99,11 +99,6 @@ async def test_push_without_credentials_is_refused_by_the_registry(
     assert resp.content_type == "application/problem+json"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="chartsvc.deps.chart reads archives with tarfile 'r|gz', which on Python 3.11 mis-skips "
-    "the gzip FEXTRA field `helm package` writes, so the OCI client refuses real Helm archives",
-)
 async def test_push_of_a_helm_packaged_archive(
     client: Any, registry: Registry, chart_archives: dict[str, Path]
 ) -> None:

@@ -11,17 +11,15 @@ import asyncio
 import hashlib
 import re
 import tempfile
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-import attrs
 import helm_python as helm
 
 from chartsvc import manifests
+from chartsvc.handles import HandlePool
 from common.errors import BadRequest, WharfError
 
 T = TypeVar("T")
@@ -80,83 +78,30 @@ def _loaded(archive: bytes) -> Iterator[helm.Chart]:
         chart.close()
 
 
-@attrs.define(eq=False)
-class _Slot:
-    chart: helm.Chart
-    weight: int
-    users: int = 0
-    evicted: bool = False
-
-
-@attrs.define
 class ChartCache:
     """Loaded charts by archive digest, least recently used first out, shared across threads.
 
     Loading is a third of a render's cost, and the same chart is rendered again and again. Charts
-    are immutable and thread-safe in helm_python; a handle is closed only once it has been evicted
-    *and* no thread still renders with it. The owner calls :meth:`close` at shutdown.
+    are immutable and thread-safe in helm_python; the pool closes a handle only once it has been
+    evicted *and* no thread still renders with it. The owner calls :meth:`close` at shutdown.
     """
 
-    max_charts: int = 32
-    # Compressed bytes; a loaded chart takes several times its archive size in the Go heap.
-    max_bytes: int = 16 * 1024 * 1024
-    _slots: OrderedDict[str, _Slot] = attrs.field(factory=OrderedDict)
-    _lock: threading.Lock = attrs.field(factory=threading.Lock)
-    _weight: int = 0
+    def __init__(self, max_charts: int = 32, max_bytes: int = 16 * 1024 * 1024) -> None:
+        # max_bytes counts compressed bytes; a loaded chart takes several times that in the Go heap.
+        self._pool: HandlePool[str, helm.Chart] = HandlePool(
+            max_count=max_charts, max_weight=max_bytes
+        )
 
     @contextmanager
     def use(self, archive: bytes) -> Iterator[helm.Chart]:
-        slot = self._acquire(hashlib.sha256(archive).hexdigest(), archive)
-        try:
-            yield slot.chart
-        finally:
-            self._release(slot)
-
-    def _acquire(self, key: str, archive: bytes) -> _Slot:
-        with self._lock:
-            slot = self._slots.get(key)
-            if slot is not None:
-                self._slots.move_to_end(key)
-                slot.users += 1
-                return slot
-        fresh = _Slot(helm.Chart.load_archive(archive), len(archive), users=1)
-        with self._lock:
-            replaced = self._slots.pop(key, None)  # another thread loaded it meanwhile
-            if replaced is not None:
-                self._weight -= replaced.weight
-                replaced.evicted = True
-            self._slots[key] = fresh
-            self._weight += fresh.weight
-            retired = self._evict()
-            if replaced is not None and replaced.users == 0:
-                retired.append(replaced.chart)
-        for chart in retired:
-            chart.close()
-        return fresh
-
-    def _evict(self) -> list[helm.Chart]:
-        retired = []
-        while self._slots and (len(self._slots) > self.max_charts or self._weight > self.max_bytes):
-            _, slot = self._slots.popitem(last=False)
-            self._weight -= slot.weight
-            slot.evicted = True
-            if slot.users == 0:
-                retired.append(slot.chart)
-        return retired
-
-    def _release(self, slot: _Slot) -> None:
-        with self._lock:
-            slot.users -= 1
-            done = slot.evicted and slot.users == 0
-        if done:
-            slot.chart.close()
+        key = hashlib.sha256(archive).hexdigest()
+        with self._pool.use(
+            key, lambda: helm.Chart.load_archive(archive), weight=len(archive)
+        ) as chart:
+            yield chart
 
     def close(self) -> None:
-        with self._lock:
-            self.max_charts = 0
-            retired = self._evict()
-        for chart in retired:
-            chart.close()
+        self._pool.close()
 
 
 def _render_sync(

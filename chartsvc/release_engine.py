@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -32,6 +30,7 @@ import helm_python as helm
 
 from chartsvc.clusters import ClusterTarget
 from chartsvc.engine import ChartCache
+from chartsvc.handles import HandlePool
 from chartsvc.release_errors import translate
 
 T = TypeVar("T")
@@ -56,71 +55,20 @@ class TestRun:
     error: str | None
 
 
-@attrs.define(eq=False)
-class _Slot:
-    config: helm.Config
-    users: int = 0
-    evicted: bool = False
-
-
-@attrs.define
 class ConfigPool:
     """``helm_python.Config`` handles by (cluster, namespace), least recently used out first."""
 
-    max_configs: int = 64
-    _slots: OrderedDict[tuple[str, str], _Slot] = attrs.field(factory=OrderedDict)
-    _lock: threading.Lock = attrs.field(factory=threading.Lock)
+    def __init__(self, max_configs: int = 64) -> None:
+        self._pool: HandlePool[tuple[str, str], helm.Config] = HandlePool(max_count=max_configs)
 
     @contextmanager
     def use(self, target: ClusterTarget, namespace: str) -> Iterator[helm.Config]:
-        slot = self._acquire((target.key, namespace), target, namespace)
-        try:
-            yield slot.config
-        finally:
-            self._release(slot)
-
-    def _acquire(self, key: tuple[str, str], target: ClusterTarget, namespace: str) -> _Slot:
-        with self._lock:
-            slot = self._slots.get(key)
-            if slot is not None:
-                self._slots.move_to_end(key)
-                slot.users += 1
-                return slot
-        fresh = _Slot(_new_config(target, namespace), users=1)
-        with self._lock:
-            replaced = self._slots.pop(key, None)  # another thread made one meanwhile
-            self._slots[key] = fresh
-            retired = self._evict()
-            if replaced is not None:
-                replaced.evicted = True
-                if replaced.users == 0:
-                    retired.append(replaced.config)
-        for config in retired:
-            config.close()
-        return fresh
-
-    def _evict(self) -> list[helm.Config]:
-        retired = []
-        while len(self._slots) > self.max_configs:
-            _, slot = self._slots.popitem(last=False)
-            slot.evicted = True
-            if slot.users == 0:
-                retired.append(slot.config)
-        return retired
-
-    def _release(self, slot: _Slot) -> None:
-        with self._lock:
-            slot.users -= 1
-            done = slot.evicted and slot.users == 0
-        if done:
-            slot.config.close()
+        key = (target.key, namespace)
+        with self._pool.use(key, lambda: _new_config(target, namespace)) as config:
+            yield config
 
     def close(self) -> None:
-        with self._lock:
-            self.max_configs = 0
-            retired = self._evict()
-        for config in retired:
-            config.close()
+        self._pool.close()
 
 
 #: Client-side rate limit of one Config's Kubernetes client. client-go's default (5 per second,

@@ -12,9 +12,12 @@ defines ``setup(app)``, called once the app is built, to set its keys and cleanu
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import importlib
 import importlib.util
 import logging
+import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from types import ModuleType
@@ -33,6 +36,7 @@ from console.http import actuator
 from console.keys import AUTH, CATALOGS, CLUSTERS, METRICS, SETTINGS
 from console.metrics import RequestMetrics, metrics_middleware
 from console.resources.discovery import Catalogs
+from console.resources.kubeapi import KubeApi
 from console.sessions import SessionStore
 from console.settings import ConsoleSettings, Settings, StoreBackend
 
@@ -41,6 +45,8 @@ logger = logging.getLogger(__name__)
 SPEC_PATH = Path(__file__).resolve().parent.parent / "spec" / "console.yaml"
 #: Route groups under /api/v1, by module; a group not yet in this build is skipped.
 API_GROUPS = ("clusters", "auth", "instance", "browse", "objects", "apply", "actions")
+#: Clusters connected to at once by the start-up warm-up.
+WARM_UP_CONCURRENCY = 4
 
 
 def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) -> web.Application:
@@ -111,18 +117,46 @@ def _clusters_context(
         store = make_store(svc)
         await store.open()
         registry = ClusterRegistry(static, store, probe_timeout=svc.clusters.probe_timeout_seconds)
+        warming: asyncio.Task[None] | None = None
         try:
             await registry.load()
             app[CLUSTERS] = registry
             app[METRICS].add_gauge(
                 "console_clusters", "Registered clusters.", lambda: len(registry.list())
             )
+            if svc.clusters.warm_up:
+                warming = asyncio.create_task(_warm_up(registry, app[CATALOGS]))
             yield
         finally:
+            if warming is not None:
+                warming.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await warming
+            await app[CATALOGS].close()
             await registry.close()
             await store.close()
 
     return clusters
+
+
+async def _warm_up(registry: ClusterRegistry, catalogs: Catalogs) -> None:
+    """Build each cluster's client (TLS handshake included) and read its discovery, a few clusters
+    at a time, so the first request to a cluster finds both ready. A request arriving meanwhile
+    shares the discovery under way. Failures are only logged: the cluster's first request reports
+    them as it would have anyway."""
+    gate = asyncio.Semaphore(WARM_UP_CONCURRENCY)
+
+    async def warm(cluster_id: str) -> None:
+        async with gate:
+            try:
+                await catalogs.get(KubeApi(await registry.client(cluster_id)))
+            except Exception as exc:  # an unreachable cluster is normal here
+                logger.info("cluster %r not warmed up: %s", cluster_id, type(exc).__name__)
+
+    started = time.monotonic()
+    clusters = [cluster.id for cluster in registry.list()]
+    await asyncio.gather(*(warm(cluster_id) for cluster_id in clusters))
+    logger.debug("warmed up %d clusters in %.2f s", len(clusters), time.monotonic() - started)
 
 
 async def _store_ready(app: web.Application) -> Mapping[str, object]:

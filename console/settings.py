@@ -45,6 +45,12 @@ class ClustersSettings:
         "How long adding or editing a cluster waits for its API server's /version and /api "
         "before refusing the definition as unreachable (invalid-cluster), in seconds. Default 5.",
     )
+    warm_up: bool = option(
+        True,
+        "Connect to every cluster and read its discovery in the background at start-up, so the "
+        "first browse request does not pay for them. Start-up never waits on it, and a cluster "
+        "that cannot be reached is simply left for its first request to report. Default true.",
+    )
 
 
 @attrs.frozen

@@ -18,7 +18,7 @@ routes = web.RouteTableDef()
 @routes.get("/clusters/{clusterId}/nav", name="getNav")
 async def get_nav(request: web.Request) -> web.Response:
     found = await target(request)
-    catalog = await found.catalogs.get(found.api, max_age_s=0)  # fresh: shows new CRDs at once
+    catalog = await found.catalogs.fresh(found.api)  # shows new CRDs at once
     return web.json_response(nav.encode(nav.build(catalog)))
 
 

@@ -58,7 +58,7 @@ async def _version(api: KubeApi) -> dict[str, Any] | None:
 
 async def _discovery(api: KubeApi, catalogs: Catalogs) -> dict[str, Any]:
     try:
-        catalog = await catalogs.get(api, max_age_s=0)
+        catalog = await catalogs.fresh(api)
     except WharfError as exc:
         return {"healthy": False, "groups": 0, "kinds": 0, "staleGroups": [],
                 "error": exc.detail, "catalog": None}  # fmt: skip

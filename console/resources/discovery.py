@@ -22,9 +22,8 @@ AGGREGATED = (
     "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,"
     "application/json"
 )
-# New CRDs show up within this many seconds; a miss on an older catalog re-discovers at once.
+# Removed kinds leave the catalog within this many seconds; a kind not in it re-discovers at once.
 TTL_S = 10.0
-MISS_REFRESH_S = 1.0
 
 
 async def discover(api: KubeApi) -> Catalog:
@@ -113,38 +112,76 @@ def _legacy_kinds(group: str, version: str, entries: list[Mapping[str, Any]]) ->
 
 
 class Catalogs:
-    """Each cluster's catalog, kept ``ttl_s`` seconds per client object."""
+    """Each cluster's catalog, kept ``ttl_s`` seconds (from the start of its discovery) per client
+    object. A kind missing from the catalog re-discovers, as kubectl does: a CRD just installed is
+    found at once. Callers share a discovery under way when it started late enough for them, so a
+    burst of first requests (or the start-up warm-up and a request) costs one discovery."""
 
     def __init__(self, *, ttl_s: float = TTL_S) -> None:
         self.ttl_s = ttl_s
+        # client -> (monotonic start of the discovery, its catalog / the discovery under way)
         self._entries: weakref.WeakKeyDictionary[Any, tuple[float, Catalog]] = (
             weakref.WeakKeyDictionary()
         )
+        self._reading: weakref.WeakKeyDictionary[Any, tuple[float, asyncio.Future[Catalog]]] = (
+            weakref.WeakKeyDictionary()
+        )
 
-    async def get(self, api: KubeApi, *, max_age_s: float | None = None) -> Catalog:
-        limit = self.ttl_s if max_age_s is None else max_age_s
-        entry = self._entries.get(api.client)
+    async def get(self, api: KubeApi, *, started_after: float | None = None) -> Catalog:
+        """A catalog whose discovery started within ``ttl_s`` and, when given, at or after the
+        monotonic time ``started_after``."""
         now = time.monotonic()
-        if entry is not None and now - entry[0] < limit:
+        oldest = now - self.ttl_s if started_after is None else max(now - self.ttl_s, started_after)
+        entry = self._entries.get(api.client)
+        if entry is not None and entry[0] >= oldest:
             return entry[1]
-        catalog = await discover(api)
-        self._entries[api.client] = (time.monotonic(), catalog)
-        return catalog
+        reading = self._reading.get(api.client)
+        if reading is None or reading[0] < oldest:
+            future = asyncio.ensure_future(self._discover(api, now))
+            # retrieved here too, so a read every waiter gave up on never logs "never retrieved"
+            future.add_done_callback(lambda done: done.cancelled() or done.exception())
+            reading = (now, future)
+            self._reading[api.client] = reading
+        # shielded: one caller giving up (its client went away) does not cancel the others' read
+        return await asyncio.shield(reading[1])
+
+    async def fresh(self, api: KubeApi) -> Catalog:
+        """A catalog from a discovery that started no earlier than this call."""
+        return await self.get(api, started_after=time.monotonic())
+
+    async def close(self) -> None:
+        """Stop the discoveries under way (at shutdown, before the clients close)."""
+        reading = [future for _, future in self._reading.values()]
+        for future in reading:
+            future.cancel()
+        await asyncio.gather(*reading, return_exceptions=True)
+
+    async def _discover(self, api: KubeApi, started: float) -> Catalog:
+        try:
+            catalog = await discover(api)
+            kept = self._entries.get(api.client)
+            if kept is None or kept[0] < started:
+                self._entries[api.client] = (started, catalog)
+            return catalog
+        finally:
+            reading = self._reading.get(api.client)
+            if reading is not None and reading[0] == started:
+                del self._reading[api.client]
 
     async def kind(self, api: KubeApi, resource_id: str) -> Kind:
         """The kind ``resource_id`` names; a miss re-discovers once (a CRD just installed)."""
-        catalog = await self.get(api)
-        found = catalog.find(resource_id)
+        asked = time.monotonic()
+        found = (await self.get(api)).find(resource_id)
         if found is None:
-            catalog = await self.get(api, max_age_s=MISS_REFRESH_S)
-            found = catalog.find(resource_id)
+            found = (await self.get(api, started_after=asked)).find(resource_id)
         if found is None:
             raise UnknownResource(resource_id)
         return found
 
     async def by_kind(self, api: KubeApi, api_version: str, kind: str) -> Kind | None:
         """The kind an ``apiVersion``/``kind`` pair names, re-discovering once on a miss."""
+        asked = time.monotonic()
         found = (await self.get(api)).by_kind(api_version, kind)
         if found is None:
-            found = (await self.get(api, max_age_s=MISS_REFRESH_S)).by_kind(api_version, kind)
+            found = (await self.get(api, started_after=asked)).by_kind(api_version, kind)
         return found

@@ -19,6 +19,7 @@ from aiohttp.test_utils import TestClient
 from common.kubesim import Simulator
 from console.app import create_app
 from tests.conftest import ApiClient
+from tests.console.fakeapi import fake_api as fake_api  # a fixture for every console test
 from tests.console.support import make_settings, merged_kubeconfig
 
 ConsoleApp = Callable[..., Awaitable[TestClient[Any, Any]]]

@@ -11,7 +11,6 @@ from typing import Any
 
 import aiohttp
 import pytest
-import yaml
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
@@ -19,40 +18,25 @@ from console.resources.catalog import Kind
 from console.resources.counts import count_kind
 from console.resources.kubeapi import KubeApi
 from tests.console.conftest import ConsoleApp
+from tests.console.fakeapi import LegacyApiServer, StartFake, fake_kubeconfig
 
 CONFIGMAPS = Kind("configmaps", "", "v1", "configmaps", "ConfigMap", True, frozenset({"list"}))
 
 
-class FakeApiServer:
+class FakeApiServer(LegacyApiServer):
     """Serves ``items`` ConfigMaps in pages; ``expire`` says how often a continue token is
     answered 410 before it works."""
 
     def __init__(self, items: int, *, expire: dict[str, int], remaining: bool = True) -> None:
+        super().__init__({"configmaps": "ConfigMap"})
         self.items = [{"metadata": {"name": f"cm-{i:04}", "namespace": "ns"}, "data": {"k": "v"}}
                       for i in range(items)]  # fmt: skip
         self.expire = expire
         self.remaining = remaining
         self.requests: list[str] = []
 
-    def app(self) -> web.Application:
-        app = web.Application()
-        app.router.add_get("/api", self.versions)
-        app.router.add_get("/apis", self.groups)
-        app.router.add_get("/api/v1", self.resources)
+    def routes(self, app: web.Application) -> None:
         app.router.add_get("/api/v1/configmaps", self.configmaps)
-        return app
-
-    async def versions(self, request: web.Request) -> web.Response:
-        return web.json_response({"kind": "APIVersions", "versions": ["v1"]})
-
-    async def groups(self, request: web.Request) -> web.Response:
-        return web.json_response({"kind": "APIGroupList", "apiVersion": "v1", "groups": []})
-
-    async def resources(self, request: web.Request) -> web.Response:
-        entry = {"name": "configmaps", "namespaced": True, "kind": "ConfigMap",
-                 "verbs": ["get", "list"]}  # fmt: skip
-        return web.json_response({"kind": "APIResourceList", "groupVersion": "v1",
-                                  "resources": [entry]})  # fmt: skip
 
     async def configmaps(self, request: web.Request) -> web.Response:
         token = request.query.get("continue", "")
@@ -82,24 +66,9 @@ async def api_for(server: TestServer) -> Any:
     return ApiClient(cfg)
 
 
-@pytest.fixture
-async def fake() -> Any:
-    servers: list[TestServer] = []
-
-    async def start(fake_api: FakeApiServer) -> TestServer:
-        server = TestServer(fake_api.app())
-        await server.start_server()
-        servers.append(server)
-        return server
-
-    yield start
-    for server in servers:
-        await server.close()
-
-
-async def test_an_expired_continue_token_starts_the_list_over_once(fake: Any) -> None:
+async def test_an_expired_continue_token_starts_the_list_over_once(fake_api: StartFake) -> None:
     server_api = FakeApiServer(25, expire={"10": 1})
-    server = await fake(server_api)
+    server = await fake_api(server_api)
     async with await api_for(server) as client:
         pages = [p async for p in KubeApi(client).chunks("/api/v1/configmaps", limit=10)]
     names = [i["metadata"]["name"] for p in pages for i in p["items"]]
@@ -107,27 +76,19 @@ async def test_an_expired_continue_token_starts_the_list_over_once(fake: Any) ->
     assert server_api.requests == ["", "10", "", "10", "20"]
 
 
-async def test_counts_page_through_when_the_server_omits_the_remaining_count(fake: Any) -> None:
-    server = await fake(FakeApiServer(1234, expire={}, remaining=False))
+async def test_counts_page_through_when_the_server_omits_the_remaining_count(
+    fake_api: StartFake,
+) -> None:
+    server = await fake_api(FakeApiServer(1234, expire={}, remaining=False))
     async with await api_for(server) as client:
         counted = await count_kind(KubeApi(client), CONFIGMAPS, None)
     assert (counted.count, counted.source, counted.exact) == (1234, "paged", True)
 
 
-def fake_kubeconfig(server: TestServer, path: Path) -> Path:
-    url = str(server.make_url("")).rstrip("/")
-    doc = {"apiVersion": "v1", "kind": "Config", "current-context": "fake",
-           "clusters": [{"name": "fake", "cluster": {"server": url}}],
-           "users": [{"name": "anon", "user": {"token": "x"}}],
-           "contexts": [{"name": "fake", "context": {"cluster": "fake", "user": "anon"}}]}  # fmt: skip
-    path.write_text(yaml.safe_dump(doc), "utf-8")
-    return path
-
-
 async def test_a_stream_broken_after_it_started_is_cut_off(
-    fake: Any, console_app: ConsoleApp, tmp_path: Path
+    fake_api: StartFake, console_app: ConsoleApp, tmp_path: Path
 ) -> None:
-    server = await fake(FakeApiServer(1200, expire={"500": 2}))
+    server = await fake_api(FakeApiServer(1200, expire={"500": 2}))
     kubeconfig = fake_kubeconfig(server, tmp_path / "kubeconfig")
     client = await console_app(environ={"KUBECONFIG": str(kubeconfig)})
     nav = await (await client.get("/api/v1/clusters/fake/nav")).json()  # legacy discovery
@@ -139,9 +100,9 @@ async def test_a_stream_broken_after_it_started_is_cut_off(
 
 
 async def test_a_stream_that_recovers_is_complete(
-    fake: Any, console_app: ConsoleApp, tmp_path: Path
+    fake_api: StartFake, console_app: ConsoleApp, tmp_path: Path
 ) -> None:
-    server = await fake(FakeApiServer(1200, expire={"500": 1}))
+    server = await fake_api(FakeApiServer(1200, expire={"500": 1}))
     kubeconfig = fake_kubeconfig(server, tmp_path / "kubeconfig")
     client = await console_app(environ={"KUBECONFIG": str(kubeconfig)})
     resp = await client.get("/api/v1/clusters/fake/resources/configmaps/objects")

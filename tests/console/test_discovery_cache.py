@@ -1,0 +1,122 @@
+"""Discovery as the console caches it, against a small fake API server that counts discovery reads:
+the start-up warm-up reads it before the first request, requests arriving together share one read,
+a kind that appears right after a read is found at once (as kubectl finds it), and a cluster that
+cannot be reached neither holds start-up back nor breaks the others."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import time
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from tests.console.conftest import ConsoleApp
+from tests.console.fakeapi import LegacyApiServer, StartFake, fake_kubeconfig
+
+
+class CountingApiServer(LegacyApiServer):
+    """Serves every kind in ``kinds`` as an empty list; each discovery read takes ``delay`` s."""
+
+    def __init__(self, *, delay: float = 0.0) -> None:
+        super().__init__({"configmaps": "ConfigMap"})
+        self.delay = delay
+
+    def routes(self, app: web.Application) -> None:
+        app.router.add_get("/api/v1/{plural}", self.list)
+
+    async def resources(self, request: web.Request) -> web.Response:
+        await asyncio.sleep(self.delay)
+        return await super().resources(request)
+
+    async def list(self, request: web.Request) -> web.Response:
+        kind = self.kinds.get(request.match_info["plural"])
+        if kind is None:
+            return web.json_response({"kind": "Status", "code": 404}, status=404)
+        return web.json_response({"kind": f"{kind}List", "apiVersion": "v1",
+                                  "metadata": {"resourceVersion": "1"}, "items": []})  # fmt: skip
+
+
+async def console_on(
+    fake: CountingApiServer, fake_api: StartFake, console_app: ConsoleApp, tmp_path: Path,
+    *overrides: str,
+) -> Any:  # fmt: skip
+    """A console whose one cluster, ``fake``, is served by ``fake``."""
+    kubeconfig = fake_kubeconfig(await fake_api(fake), tmp_path / "kubeconfig")
+    return await console_app(*overrides, environ={"KUBECONFIG": str(kubeconfig)})
+
+
+async def eventually(condition: Any, timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        await asyncio.sleep(0.01)
+
+
+OBJECTS = "/api/v1/clusters/fake/resources/configmaps/objects"
+
+
+async def test_start_up_reads_discovery_before_the_first_request(
+    fake_api: StartFake, console_app: ConsoleApp, tmp_path: Path
+) -> None:
+    fake = CountingApiServer()
+    client = await console_on(fake, fake_api, console_app, tmp_path)
+    await eventually(lambda: fake.discoveries == 1)
+    assert (await client.get(OBJECTS)).status == 200
+    assert fake.discoveries == 1
+
+
+async def test_without_warm_up_the_first_request_reads_discovery(
+    fake_api: StartFake, console_app: ConsoleApp, tmp_path: Path
+) -> None:
+    fake = CountingApiServer()
+    client = await console_on(fake, fake_api, console_app, tmp_path, "clusters.warm-up=false")
+    await asyncio.sleep(0.2)
+    assert fake.discoveries == 0
+    assert (await client.get(OBJECTS)).status == 200
+    assert fake.discoveries == 1
+
+
+async def test_requests_arriving_together_share_one_discovery(
+    fake_api: StartFake, console_app: ConsoleApp, tmp_path: Path
+) -> None:
+    fake = CountingApiServer(delay=0.2)
+    client = await console_on(fake, fake_api, console_app, tmp_path)  # warm-up under way
+    answers = await asyncio.gather(*(client.get(OBJECTS) for _ in range(6)))
+    assert [a.status for a in answers] == [200] * 6
+    assert fake.discoveries == 1
+
+
+async def test_a_kind_served_right_after_discovery_is_found_at_once(
+    fake_api: StartFake, console_app: ConsoleApp, tmp_path: Path
+) -> None:
+    fake = CountingApiServer()
+    client = await console_on(fake, fake_api, console_app, tmp_path)
+    await eventually(lambda: fake.discoveries == 1)
+    fake.kinds["widgets"] = "Widget"  # a CRD established a moment after the catalog was read
+    resp = await client.get("/api/v1/clusters/fake/resources/widgets/objects")
+    assert resp.status == 200, await resp.text()
+    assert fake.discoveries == 2
+    unknown = await client.get("/api/v1/clusters/fake/resources/gadgets/objects")
+    assert unknown.status == 404
+    assert fake.discoveries == 3  # a miss always looks again, once
+
+
+async def test_an_unreachable_cluster_neither_holds_start_up_nor_the_others(
+    fake_api: StartFake, console_app: ConsoleApp, tmp_path: Path
+) -> None:
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        dead_port = sock.getsockname()[1]
+    fake = CountingApiServer()
+    live = fake_kubeconfig(await fake_api(fake), tmp_path / "live")
+    dead = fake_kubeconfig(f"http://127.0.0.1:{dead_port}", tmp_path / "dead", context="dead")
+    started = time.monotonic()
+    client = await console_app(environ={"KUBECONFIG": f"{live}:{dead}"})
+    assert time.monotonic() - started < 2.0
+    await eventually(lambda: fake.discoveries == 1)
+    assert (await client.get(OBJECTS)).status == 200
+    resp = await client.get("/api/v1/clusters/dead/resources/configmaps/objects")
+    assert resp.status == 502

@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 import attrs
 import helm_python as helm
 
+from chartsvc import release_writes
 from chartsvc.clusters import ClusterTarget
 from chartsvc.engine import ChartCache
 from chartsvc.handles import HandlePool
@@ -139,8 +140,14 @@ class HelmEngine:
     ) -> Installed:
         def call(config: helm.Config) -> Installed:
             with self.charts.use(archive) as chart:
-                summary = config.install(
-                    chart, name, values, namespace=namespace, dry_run=_dry(dry_run)
+                summary = release_writes.write(
+                    "install",
+                    config,
+                    chart,
+                    name,
+                    values,
+                    namespace=namespace,
+                    dry_run=_dry(dry_run),
                 )
                 return Installed(summary, chart.metadata)
 
@@ -160,8 +167,14 @@ class HelmEngine:
 
         def call(config: helm.Config) -> Installed:
             with self.charts.use(archive) as chart:
-                summary = config.upgrade(
-                    chart, name, values or None, namespace=namespace, dry_run=_dry(dry_run)
+                summary = release_writes.write(
+                    "upgrade",
+                    config,
+                    chart,
+                    name,
+                    values or None,
+                    namespace=namespace,
+                    dry_run=_dry(dry_run),
                 )
                 return Installed(summary, chart.metadata)
 

@@ -3,9 +3,10 @@
 Helm hands a cluster's refusal back as text: the Kubernetes status code is gone by then, but the
 API server's messages have stable shapes (``<kind> "<name>" is forbidden: ...``, ``... is invalid:
 ...``, ``admission webhook "..." denied the request``), and so do dial errors. The status is
-recovered from those shapes, so an RBAC refusal stays 403 and an invalid object 422, while a cluster
-that cannot be reached (or refuses the service's own credentials) is a 502. Upstream text is
-truncated, never echoed whole: it can quote manifests back. This module knows nothing of HTTP.
+recovered from those shapes, so an RBAC refusal stays 403, an invalid object 422 and an object the
+server cannot decode (an unknown field, say) 400, while a cluster that cannot be reached (or
+refuses the service's own credentials) is a 502. Upstream text is truncated, never echoed whole:
+it can quote manifests back. This module knows nothing of HTTP.
 """
 
 from __future__ import annotations
@@ -77,6 +78,13 @@ _REFUSALS: tuple[tuple[re.Pattern[str], int, str], ...] = tuple(
         (r"\bis forbidden\b|because it is being terminated", 403, "cluster-forbidden"),
         (r"admission webhook .* denied the request|denied request", 422, "cluster-admission"),
         (r"\bis invalid\b", 422, "cluster-invalid"),
+        # a manifest the API server cannot decode: an unknown field under server-side apply or
+        # fieldValidation=Strict, a value of the wrong type
+        (
+            r"field not declared in schema|strict decoding error|cannot be handled as a",
+            400,
+            "cluster-bad-request",
+        ),
         (r"already exists|cannot be imported into the current release", 409, "cluster-conflict"),
         (r"the object has been modified", 409, "cluster-conflict"),
         (r"context deadline exceeded|timed out waiting", 504, "cluster-timeout"),

@@ -206,3 +206,35 @@ async def test_writes_to_one_release_are_serialised(releases: Client, namespace:
     assert sorted(versions) == [2, 3, 4, 5, 6]
     history = await (await releases.get(f"{API}/releases/web/history?namespace={namespace}")).json()
     assert [h["info"]["status"] for h in history] == ["superseded"] * 5 + ["deployed"]
+
+
+UNKNOWN_FIELD = """apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ .Release.Name }}
+bogusField: 1
+data:
+  a: b
+"""
+
+
+async def test_an_unknown_field_is_refused_by_the_cluster_on_install_and_upgrade(
+    releases: Client, namespace: str, tmp_path: Path
+) -> None:
+    # Helm's client-side OpenAPI pass is off (chartsvc.release_writes): the cluster still refuses.
+    bad = build_chart(tmp_path, name="typo", templates={"cm.yaml": UNKNOWN_FIELD})
+    request = {"releaseName": "typo", "namespace": namespace}
+    resp = await releases.post(
+        f"{API}/releases/upload", data=upload_form(bad, request), headers=KEY
+    )
+    body = await assert_problem(resp, 400, code="cluster-bad-request")
+    assert ".bogusField: field not declared in schema" in body["detail"]
+
+    assert (await install(releases, namespace, "fine")).status == 201
+    resp = await releases.post(
+        f"{API}/releases/fine/upgrade/upload?namespace={namespace}",
+        data=upload_form(bad, {}),
+        headers=KEY,
+    )
+    body = await assert_problem(resp, 400, code="cluster-bad-request")
+    assert ".bogusField: field not declared in schema" in body["detail"]

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 from collections import Counter
 
-import attrs
-
 from results.parsers.diagnostics import DiagnosticLog
 from results.parsers.model import TestCase, TestStatus
 
@@ -82,7 +80,7 @@ def _resolve(
         f"all kept, told apart as occurrences #1..#{len(cases)}",
     )
     return {
-        position: attrs.evolve(case, occurrence=number)
+        position: case._replace(occurrence=number)
         for number, (position, case) in enumerate(zip(positions, cases, strict=True), start=1)
     }
 
@@ -99,8 +97,7 @@ def _is_retry_sequence(positions: list[tuple[int, int]], cases: list[TestCase]) 
 def _fold(cases: list[TestCase]) -> TestCase:
     last_failure = cases[-2]
     durations = [case.duration_s for case in cases if case.duration_s is not None]
-    return attrs.evolve(
-        cases[-1],
+    return cases[-1]._replace(
         status=TestStatus.FLAKY,
         message=last_failure.message,
         failure_type=last_failure.failure_type,

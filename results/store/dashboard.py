@@ -25,7 +25,7 @@ _PROJECTS = f"""
 _RECENT = f"SELECT {RUN_COLUMNS} FROM {RUN_FROM} WHERE r.project_id = ? ORDER BY r.id DESC LIMIT ?"  # noqa: S608
 _CASES = """
     SELECT suite, classname, name, status, duration_ms, message, failure_type, trace, reruns
-    FROM test_cases WHERE run_id = ? AND status IN ('failed', 'error', 'flaky')
+    FROM test_cases WHERE run_id = ? AND status <> 'passed' AND status IN ('failed', 'error', 'flaky')
     ORDER BY status = 'flaky', id LIMIT ?
 """
 _COVERAGE = """

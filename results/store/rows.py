@@ -92,6 +92,17 @@ def suite_rows(run_id: int, upload_id: int, junit: JUnitReport) -> Iterator[tupl
         )
 
 
+def upload_counts(junit: JUnitReport | None) -> tuple[int, int, int, int, int, int, int]:
+    """(tests, passed, failures, errors, skipped, flaky, duration_ms) of the cases as stored: a
+    run's totals are these summed over its uploads."""
+    if junit is None:
+        return (0, 0, 0, 0, 0, 0, 0)
+    counts = junit.counts
+    duration_ms = sum(_ms(c.duration_s) or 0 for c in junit.cases if c.duration_s is not None)
+    return (counts.tests, counts.passed, counts.failed, counts.errors, counts.skipped,
+            counts.flaky, duration_ms)  # fmt: skip
+
+
 def case_rows(run_id: int, upload_id: int, junit: JUnitReport) -> Iterator[tuple[Any, ...]]:
     for case in junit.cases:
         yield (
@@ -101,7 +112,7 @@ def case_rows(run_id: int, upload_id: int, junit: JUnitReport) -> Iterator[tuple
             case.classname,
             case.name,
             case.key,
-            case.status.value,
+            case.status,  # a StrEnum: sqlite3 binds it as its text
             _ms(case.duration_s),
             case.message,
             case.failure_type,

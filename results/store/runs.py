@@ -8,7 +8,9 @@ event loop only waits.
 
 Shards: a ``run_key`` names a run within a project; later uploads with the same key join it. A
 file whose sha256 the run already holds is skipped, never counted twice. Totals are recomputed
-from the stored rows after every write, so they always equal what the run holds.
+from the stored rows after every write (test counts summed over the run's uploads, each of which
+holds the counts of its own cases; coverage over the merged files), so they always equal what the
+run holds.
 
 This module must not parse reports or decide gate outcomes.
 """
@@ -36,6 +38,7 @@ from results.store.rows import (
     project_from_row,
     suite_rows,
     summary_from_row,
+    upload_counts,
 )
 from results.store.sqlite import Database
 
@@ -119,11 +122,13 @@ async def _insert_report(conn: aiosqlite.Connection, run_id: int, report: Parsed
     sql = """
         INSERT INTO uploads (run_id, kind, sha256, filename, format, size, counter_lines_covered,
                              counter_lines_valid, counter_branches_covered,
-                             counter_branches_valid, created_at)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                             counter_branches_valid, tests, passed, failures, errors, skipped,
+                             flaky, duration_ms, created_at)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
     """
     head = (run_id, report.kind.value, report.sha256, report.filename, report.format, report.size)
-    async with conn.execute(sql, (*head, *counters, now())) as cursor:
+    tests = upload_counts(report.junit)
+    async with conn.execute(sql, (*head, *counters, *tests, now())) as cursor:
         upload_id = cursor.lastrowid
     if report.junit is not None and upload_id is not None:
         await conn.executemany(SUITE_INSERT, suite_rows(run_id, upload_id, report.junit))
@@ -179,23 +184,18 @@ _TOTALS = """
         skipped = t.skipped, flaky = t.flaky, duration_ms = t.duration_ms,
         status = CASE WHEN t.failures + t.errors > 0 THEN 'FAILED' ELSE 'PASSED' END,
         lines_covered = c.lc, lines_valid = c.lv, branches_covered = c.bc, branches_valid = c.bv,
-        uploads = u.n, updated_at = :now
+        uploads = t.n, updated_at = :now
     FROM (
-        SELECT COUNT(*) AS tests,
-               COUNT(*) FILTER (WHERE status = 'passed') AS passed,
-               COUNT(*) FILTER (WHERE status = 'failed') AS failures,
-               COUNT(*) FILTER (WHERE status = 'error') AS errors,
-               COUNT(*) FILTER (WHERE status = 'skipped') AS skipped,
-               COUNT(*) FILTER (WHERE status = 'flaky') AS flaky,
-               COALESCE(SUM(duration_ms), 0) AS duration_ms
-        FROM test_cases WHERE run_id = :run
+        SELECT COALESCE(SUM(tests), 0) AS tests, COALESCE(SUM(passed), 0) AS passed,
+               COALESCE(SUM(failures), 0) AS failures, COALESCE(SUM(errors), 0) AS errors,
+               COALESCE(SUM(skipped), 0) AS skipped, COALESCE(SUM(flaky), 0) AS flaky,
+               COALESCE(SUM(duration_ms), 0) AS duration_ms, COUNT(*) AS n
+        FROM uploads WHERE run_id = :run
     ) AS t, (
         SELECT COALESCE(SUM(lines_covered), 0) AS lc, COALESCE(SUM(lines_valid), 0) AS lv,
                COALESCE(SUM(branches_covered), 0) AS bc, COALESCE(SUM(branches_valid), 0) AS bv
         FROM coverage_files WHERE run_id = :run
-    ) AS c, (
-        SELECT COUNT(*) AS n FROM uploads WHERE run_id = :run
-    ) AS u
+    ) AS c
     WHERE runs.id = :run
 """
 

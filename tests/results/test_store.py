@@ -21,8 +21,10 @@ from results.parsers.model import (
 )
 from results.runs import RunStatus, Visibility
 from results.store import SqliteStore, open_store
+from results.store.dashboard import _CASES as CASES
 from results.store.linecodec import decode_branches, decode_lines, encode_branches, encode_lines
-from results.store.schema import MIGRATIONS, SchemaTooNew
+from results.store.queries import failing_keys_sql
+from results.store.schema import MIGRATIONS, SchemaTooNew, apply_migration
 from tests.results.support import RUN_TABLES
 
 
@@ -93,6 +95,49 @@ async def test_a_database_from_a_newer_build_is_refused(tmp_path: Path) -> None:
     with pytest.raises(SchemaTooNew):
         async with open_store(path):
             pass
+
+
+async def test_a_version_1_database_keeps_its_cases_and_gains_per_upload_counts(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "results.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA foreign_keys = ON")
+    apply_migration(conn, 1, MIGRATIONS[0])
+    conn.executescript("""
+        INSERT INTO projects (id, name, created_at) VALUES (1, 'p', 'x');
+        INSERT INTO runs (id, project_id, branch, commit_sha, created_at, updated_at, status)
+            VALUES (1, 1, 'main', 'abc', 'x', 'x', 'FAILED');
+        INSERT INTO uploads (id, run_id, kind, sha256, format, size, created_at)
+            VALUES (1, 1, 'junit', 'h', 'junit', 1, 'x');
+        INSERT INTO test_cases (run_id, upload_id, suite, classname, name, key, status, trace,
+                                duration_ms)
+            VALUES (1, 1, 's', 'C', 't1', 'C t1', 'passed', NULL, 1200),
+                   (1, 1, 's', 'C', 't2', 'C t2', 'failed', 'at C.t2', 34);
+    """)  # fmt: skip
+    conn.close()
+    async with open_store(path):
+        pass
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA foreign_keys = ON")
+    try:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+        rows = conn.execute("SELECT id, key, status, trace FROM test_cases ORDER BY id").fetchall()
+        assert rows == [(1, "C t1", "passed", None), (2, "C t2", "failed", "at C.t2")]
+        with pytest.raises(sqlite3.IntegrityError, match="CHECK"):
+            conn.execute("UPDATE test_cases SET status = 'bogus' WHERE id = 1")
+        counts = "SELECT tests, passed, failures, errors, skipped, flaky, duration_ms FROM uploads"
+        assert conn.execute(counts).fetchall() == [(2, 1, 1, 0, 0, 0, 1234)]
+        plan = conn.execute(
+            "EXPLAIN QUERY PLAN SELECT key FROM test_cases WHERE run_id IN (1, 2) "
+            "AND status <> 'passed' AND status IN ('failed', 'error')"
+        ).fetchall()
+        assert "test_cases_not_passed" in str(plan)
+        conn.execute("DELETE FROM runs WHERE id = 1")  # the cascade still reaches the cases
+        assert conn.execute("SELECT COUNT(*) FROM test_cases").fetchone()[0] == 0
+    finally:
+        conn.close()
 
 
 async def test_ingest_writes_the_run_with_totals(store: SqliteStore) -> None:
@@ -231,10 +276,12 @@ async def test_gate_lookups_use_their_indexes(store: SqliteStore, sql: str, inde
     assert "TEMP B-TREE" not in plan  # the newest is read off the index, not sorted
 
 
-async def test_failing_keys_use_the_run_index(store: SqliteStore) -> None:
-    sql = (
-        "EXPLAIN QUERY PLAN SELECT key FROM test_cases "
-        "WHERE run_id = 1 AND status IN ('failed', 'error')"
+async def test_the_failing_case_queries_use_the_run_index(store: SqliteStore) -> None:
+    for runs in (1, 3):
+        sql = "EXPLAIN QUERY PLAN " + failing_keys_sql(runs)
+        plan = " ".join(str(row[3]) for row in await store.db.fetchall(sql, tuple(range(runs))))
+        assert "INDEX test_cases_not_passed" in plan
+    plan = " ".join(
+        str(row[3]) for row in await store.db.fetchall(f"EXPLAIN QUERY PLAN {CASES}", (1, 5))
     )
-    plan = " ".join(str(row[3]) for row in await store.db.fetchall(sql))
-    assert "INDEX test_cases_by_run" in plan
+    assert "INDEX test_cases_not_passed" in plan  # the dashboard's failing cases of a run

@@ -94,11 +94,12 @@ def suite_rows(run_id: int, upload_id: int, junit: JUnitReport) -> Iterator[tupl
 
 def upload_counts(junit: JUnitReport | None) -> tuple[int, int, int, int, int, int, int]:
     """(tests, passed, failures, errors, skipped, flaky, duration_ms) of the cases as stored: a
-    run's totals are these summed over its uploads."""
+    run's totals are these summed over its uploads. A pass over every case: call it off the loop."""
     if junit is None:
         return (0, 0, 0, 0, 0, 0, 0)
     counts = junit.counts
-    duration_ms = sum(_ms(c.duration_s) or 0 for c in junit.cases if c.duration_s is not None)
+    durations = (case.duration_s for case in junit.cases)
+    duration_ms = sum(round(s * 1000) for s in durations if s is not None)  # as _ms rounds each
     return (counts.tests, counts.passed, counts.failed, counts.errors, counts.skipped,
             counts.flaky, duration_ms)  # fmt: skip
 

@@ -127,7 +127,7 @@ async def _insert_report(conn: aiosqlite.Connection, run_id: int, report: Parsed
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
     """
     head = (run_id, report.kind.value, report.sha256, report.filename, report.format, report.size)
-    tests = upload_counts(report.junit)
+    tests = await asyncio.to_thread(upload_counts, report.junit)
     async with conn.execute(sql, (*head, *counters, *tests, now())) as cursor:
         upload_id = cursor.lastrowid
     if report.junit is not None and upload_id is not None:

@@ -48,6 +48,13 @@ class ClusterTarget:
     name: str
     kubeconfig: str | None = attrs.field(default=None, repr=False)
     context: str | None = None
+    # Identity for client caches and release locks; it changes when the credentials do. Computed
+    # once: every cluster call of a request asks for it.
+    key: str = attrs.field(init=False, repr=False, eq=False)
+
+    def __attrs_post_init__(self) -> None:
+        digest = hashlib.sha256((self.kubeconfig or "").encode()).hexdigest()[:16]
+        object.__setattr__(self, "key", f"{self.name}\0{self.context or ''}\0{digest}")
 
     @classmethod
     def from_kubeconfig(
@@ -71,12 +78,6 @@ class ClusterTarget:
     @classmethod
     def in_cluster(cls, name: str = IN_CLUSTER) -> ClusterTarget:
         return cls(name=name)
-
-    @property
-    def key(self) -> str:
-        """Identity for client caches and release locks; it changes when the credentials do."""
-        digest = hashlib.sha256((self.kubeconfig or "").encode()).hexdigest()[:16]
-        return f"{self.name}\0{self.context or ''}\0{digest}"
 
 
 ResolverResult = ClusterTarget | None | Awaitable[ClusterTarget | None]

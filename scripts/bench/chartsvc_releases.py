@@ -29,7 +29,6 @@ import asyncio
 import contextlib
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -41,6 +40,7 @@ from pathlib import Path
 
 import aiohttp
 import helm_python as helm
+from harness import cpu_seconds, free_port
 
 from chartsvc import release_writes
 from chartsvc.release_engine import BURST, MAX_CALLS, QPS
@@ -48,13 +48,6 @@ from chartsvc.release_engine import BURST, MAX_CALLS, QPS
 KEY = "bench-key"
 NAMESPACE = "default"
 WHARF = str(Path(sys.executable).parent / "wharf")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 @contextlib.contextmanager
@@ -80,12 +73,6 @@ async def wait_until(check: Callable[[], Awaitable[bool]], what: str, timeout: f
                 return
         await asyncio.sleep(0.2)
     raise SystemExit(f"{what} did not start within {timeout:g}s")
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU of process ``pid`` so far (Linux ``/proc``)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def scaffold(work: Path) -> bytes:
@@ -257,7 +244,7 @@ async def scenario(
             same = Direct(kubeconfig, archive, as_service=True)
             service = Service(session, f"{base}/api/v1", archive)
             try:
-                sides = {"defaults": defaults, "same": same, "service": service}
+                sides: dict[str, Side] = {"defaults": defaults, "same": same, "service": service}
                 await measure(args, sides, svc.pid)
             finally:
                 defaults.close()

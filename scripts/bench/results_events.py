@@ -21,48 +21,22 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 import aiohttp
+from harness import free_port, wait_ready
+from harness import start_results as start_server
 
-ROOT = Path(__file__).resolve().parents[2]
 TARGET_S = 1.0
 REPORT = (
     b'<testsuite name="bench" tests="2"><testcase classname="c" name="ok"/>'
     b'<testcase classname="c" name="bad"><failure message="x">trace</failure></testcase>'
     b"</testsuite>"
 )
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def start_server(data_dir: Path, port: int) -> subprocess.Popen[bytes]:
-    command = [sys.executable, "-m", "common.cli", "serve", "results", "--port", str(port)]
-    command += ["--host", "127.0.0.1", "--set", f"results.data-dir={data_dir}"]
-    return subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
-async def wait_ready(session: aiohttp.ClientSession, base: str) -> None:
-    for _ in range(200):
-        try:
-            async with session.get(f"{base}/actuator/health/readiness") as resp:
-                if resp.status == 200:
-                    return
-        except aiohttp.ClientError:
-            pass
-        await asyncio.sleep(0.05)
-    raise RuntimeError("the results service did not become ready")
 
 
 class Subscriber:

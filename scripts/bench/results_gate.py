@@ -31,7 +31,8 @@ ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
-from results_ingest import free_port, start_server, wait_ready  # noqa: E402 - sibling script
+from harness import free_port, wait_ready  # noqa: E402 - sibling script
+from harness import start_results as start_server  # noqa: E402
 
 from results.store import open_store  # noqa: E402 - after the path set-up above
 

@@ -22,8 +22,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -37,6 +35,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 
+from harness import cpu_seconds, free_port, wait_ready  # noqa: E402 - a sibling, as below
+from harness import start_results as start_server  # noqa: E402
 from results_parse import (  # noqa: E402 - a sibling script, importable once HERE is on the path
     JACOCO_BYTES,
     TESTCASES,
@@ -50,36 +50,11 @@ RSS_TARGET_MB = 150.0
 SMALL = b'<testsuite name="warm"><testcase classname="c" name="t"/></testsuite>'
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def start_server(data_dir: Path, port: int) -> subprocess.Popen[bytes]:
-    command = [sys.executable, "-m", "common.cli", "serve", "results", "--port", str(port)]
-    command += ["--host", "127.0.0.1", "--set", f"results.data-dir={data_dir}"]
-    return subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
 def memory_kb(pid: int, field: str) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith(field + ":"):
             return int(line.split()[1])
     raise RuntimeError(f"{field} not in /proc/{pid}/status")
-
-
-async def wait_ready(session: aiohttp.ClientSession, base: str) -> None:
-    for _ in range(200):
-        try:
-            async with session.get(f"{base}/actuator/health/readiness") as resp:
-                if resp.status == 200:
-                    return
-        except aiohttp.ClientError:
-            pass
-        await asyncio.sleep(0.05)
-    raise RuntimeError("the results service did not become ready")
 
 
 async def ingest(
@@ -97,12 +72,6 @@ async def ingest(
         if resp.status != 201:
             raise RuntimeError(f"ingest answered {resp.status}: {body}")
     return elapsed, body
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process so far (``/proc/<pid>/stat`` fields 14 and 15)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def iterparse_sample(paths: list[Path]) -> tuple[float, float]:

@@ -1,0 +1,49 @@
+"""What several benchmarks share: a free loopback port, a service's CPU from ``/proc``, and the
+results service started as a child process and waited for. Imported by the sibling scripts (run
+as scripts, their own folder is on ``sys.path``); the services never import it."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import aiohttp
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU of process ``pid`` so far (``/proc/<pid>/stat`` fields 14 and 15)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def start_results(data_dir: Path, port: int) -> subprocess.Popen[bytes]:
+    """``wharf serve results`` on loopback with its own data directory; wait with
+    :func:`wait_ready`."""
+    command = [sys.executable, "-m", "common.cli", "serve", "results", "--port", str(port)]
+    command += ["--host", "127.0.0.1", "--set", f"results.data-dir={data_dir}"]
+    return subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+async def wait_ready(session: aiohttp.ClientSession, base: str) -> None:
+    for _ in range(200):
+        try:
+            async with session.get(f"{base}/actuator/health/readiness") as resp:
+                if resp.status == 200:
+                    return
+        except aiohttp.ClientError:
+            pass
+        await asyncio.sleep(0.05)
+    raise RuntimeError(f"the service at {base} did not become ready")

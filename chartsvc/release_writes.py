@@ -11,8 +11,8 @@ install's 68 ms of CPU and 90 of an upgrade's 130. Turning the pass off
 which ``tests/chartsvc/test_releases_errors.py`` checks: an unknown field is still refused by the
 cluster with its own message.
 
-helm_python does not expose the option, so these two calls go to helm-c directly with the
-arguments ``Config.install``/``Config.upgrade`` pass, plus the option. That reaches into helm_python's
+helm_python does not expose the option, so ``write`` calls helm-c directly with the arguments
+``Config.install``/``Config.upgrade`` pass, plus the option. That reaches into helm_python's
 private call layer (pinned to 0.2.x in ``pyproject.toml``); when the layer is missing (a future
 helm_python) the public methods are used instead, with the pass back on.
 """

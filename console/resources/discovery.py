@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import time
 import weakref
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from console.resources.catalog import Catalog, Kind, UnknownResource
@@ -170,18 +170,19 @@ class Catalogs:
 
     async def kind(self, api: KubeApi, resource_id: str) -> Kind:
         """The kind ``resource_id`` names; a miss re-discovers once (a CRD just installed)."""
-        asked = time.monotonic()
-        found = (await self.get(api)).find(resource_id)
-        if found is None:
-            found = (await self.get(api, started_after=asked)).find(resource_id)
+        found = await self._look(api, lambda catalog: catalog.find(resource_id))
         if found is None:
             raise UnknownResource(resource_id)
         return found
 
     async def by_kind(self, api: KubeApi, api_version: str, kind: str) -> Kind | None:
         """The kind an ``apiVersion``/``kind`` pair names, re-discovering once on a miss."""
+        return await self._look(api, lambda catalog: catalog.by_kind(api_version, kind))
+
+    async def _look(self, api: KubeApi, lookup: Callable[[Catalog], Kind | None]) -> Kind | None:
+        """``lookup`` in the catalog, then, on a miss, in one discovered after this call began."""
         asked = time.monotonic()
-        found = (await self.get(api)).by_kind(api_version, kind)
+        found = lookup(await self.get(api))
         if found is None:
-            found = (await self.get(api, started_after=asked)).by_kind(api_version, kind)
+            found = lookup(await self.get(api, started_after=asked))
         return found

@@ -1,8 +1,9 @@
 """Value objects produced by the report parsers, and the limits that bound a parse.
 
 The store, the ingest endpoint and the gate consume these objects; they are the only thing the
-parsers hand out. Everything here is immutable (``attrs.frozen``, or a named tuple) and picklable, and carries no
-behaviour beyond small derived values: this module must not parse, do I/O or know about HTTP.
+parsers hand out. Everything here is immutable (``attrs.frozen``, or a named tuple) and
+picklable, and carries no behaviour beyond small derived values: this module must not parse, do
+I/O or know about HTTP.
 """
 
 from __future__ import annotations

@@ -23,9 +23,11 @@ _PROJECTS = f"""
     ORDER BY p.name
 """  # noqa: S608 - constants only
 _RECENT = f"SELECT {RUN_COLUMNS} FROM {RUN_FROM} WHERE r.project_id = ? ORDER BY r.id DESC LIMIT ?"  # noqa: S608
-_CASES = """
+#: A run's cases that did not pass (``status <> 'passed'`` picks the partial index).
+RUN_CASES = """
     SELECT suite, classname, name, status, duration_ms, message, failure_type, trace, reruns
-    FROM test_cases WHERE run_id = ? AND status <> 'passed' AND status IN ('failed', 'error', 'flaky')
+    FROM test_cases
+    WHERE run_id = ? AND status <> 'passed' AND status IN ('failed', 'error', 'flaky')
     ORDER BY status = 'flaky', id LIMIT ?
 """
 _COVERAGE = """
@@ -56,7 +58,7 @@ class SqliteDashboardStore:
         return await queries.get_run(self.db, run_id)
 
     async def problem_cases(self, run_id: int, *, limit: int) -> list[CaseRow]:
-        rows = await self.db.fetchall(_CASES, (run_id, limit))
+        rows = await self.db.fetchall(RUN_CASES, (run_id, limit))
         return [CaseRow(*row) for row in rows]
 
     async def coverage(self, run_id: int, *, limit: int) -> tuple[list[CoverageRow], int]:

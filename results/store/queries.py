@@ -3,7 +3,9 @@
 All reads use the reader connection, which sees only committed data. "Latest" means the highest
 run id: ids grow with every new run and, unlike timestamps, do not depend on the clock. Every
 lookup below is served by an index (``runs_by_commit``, ``runs_by_branch``,
-``test_cases_not_passed``); ``scripts/bench/results_gate.py`` holds the gate to its budget with 100,000 runs.
+``test_cases_not_passed``); ``scripts/bench/results_gate.py`` holds the gate to its budget with
+100,000 runs. That index holds only cases that did not pass, and SQLite uses a partial index only
+for a query that repeats its condition, so queries of failing cases say ``status <> 'passed'``.
 This module must not write.
 """
 

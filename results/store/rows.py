@@ -98,8 +98,7 @@ def upload_counts(junit: JUnitReport | None) -> tuple[int, int, int, int, int, i
     if junit is None:
         return (0, 0, 0, 0, 0, 0, 0)
     counts = junit.counts
-    durations = (case.duration_s for case in junit.cases)
-    duration_ms = sum(round(s * 1000) for s in durations if s is not None)  # as _ms rounds each
+    duration_ms = sum(_ms(case.duration_s) or 0 for case in junit.cases)
     return (counts.tests, counts.passed, counts.failed, counts.errors, counts.skipped,
             counts.flaky, duration_ms)  # fmt: skip
 

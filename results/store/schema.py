@@ -168,7 +168,6 @@ CREATE TABLE coverage_files (
 ) WITHOUT ROWID;
 """
 
-#: Index ``n`` holds the script that takes the database from ``user_version`` n to n + 1.
 # V2, for the cost of a 20,000-case ingest (scripts/bench/results_ingest.py):
 # - The status check of test_cases as an OR chain. SQLite (3.40 here) evaluates ``x IN (...)`` in
 #   a CHECK by building a temporary table for every row it checks: 39 ms of a 130 ms insert, where
@@ -225,6 +224,7 @@ ALTER TABLE test_cases_v2 RENAME TO test_cases;
 CREATE INDEX test_cases_not_passed ON test_cases(run_id, status) WHERE status <> 'passed';
 """
 
+#: Index ``n`` holds the script that takes the database from ``user_version`` n to n + 1.
 MIGRATIONS: tuple[str, ...] = (V1, V2)
 
 

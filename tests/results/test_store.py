@@ -21,7 +21,7 @@ from results.parsers.model import (
 )
 from results.runs import RunStatus, Visibility
 from results.store import SqliteStore, open_store
-from results.store.dashboard import _CASES as CASES
+from results.store.dashboard import RUN_CASES
 from results.store.linecodec import decode_branches, decode_lines, encode_branches, encode_lines
 from results.store.queries import failing_keys_sql
 from results.store.schema import MIGRATIONS, SchemaTooNew, apply_migration
@@ -282,6 +282,6 @@ async def test_the_failing_case_queries_use_the_run_index(store: SqliteStore) ->
         plan = " ".join(str(row[3]) for row in await store.db.fetchall(sql, tuple(range(runs))))
         assert "INDEX test_cases_not_passed" in plan
     plan = " ".join(
-        str(row[3]) for row in await store.db.fetchall(f"EXPLAIN QUERY PLAN {CASES}", (1, 5))
+        str(row[3]) for row in await store.db.fetchall(f"EXPLAIN QUERY PLAN {RUN_CASES}", (1, 5))
     )
     assert "INDEX test_cases_not_passed" in plan  # the dashboard's failing cases of a run

@@ -65,15 +65,19 @@ def feed_xml(
 ) -> None:
     """Like ``stream_xml`` for a stream already opened with ``source.open_report``."""
     parser = _hardened_parser()
-    quiet = _install(parser, choose, limits, log)
+    _install(parser, choose, limits, log)
     first = True
+    fed = 0
     try:
         while chunk := stream.read(limits.chunk_bytes):
             if first:
                 chunk, first = _declaration_first(chunk, log), False
-            quiet[0] += len(chunk)
+            fed += len(chunk)
             parser.Parse(chunk, False)
-            if quiet[0] > limits.max_token_bytes:
+            # Between calls, expat's byte index is just past its last parse event, callback or
+            # not: what lies beyond it is one unfinished token (expat holds a whole start tag,
+            # every attribute, until it ends). Refuse it before expat turns it into a huge dict.
+            if fed - parser.CurrentByteIndex > limits.max_token_bytes:
                 raise _token_too_large(limits.max_token_bytes)
         parser.Parse(b"", True)
     except ExpatError as exc:
@@ -121,14 +125,11 @@ def _undefined_entity(name: str, is_parameter_entity: bool) -> None:
     )
 
 
-def _install(
-    parser: Any, choose: ChooseHandler, limits: ParseLimits, log: DiagnosticLog
-) -> list[int]:
+def _install(parser: Any, choose: ChooseHandler, limits: ParseLimits, log: DiagnosticLog) -> None:
     """Attach the element/text callbacks; all per-element state lives in these closures.
 
-    Returns the "quiet bytes" cell: bytes fed since the last element or text callback. expat
-    holds a whole start tag (every attribute) until it ends, so input that stays quiet for long
-    is one giant token, and the feed loop refuses it before expat turns it into a huge dict.
+    Text is delivered only while an element's text is being kept: otherwise there is no text
+    handler at all, and expat skips text without calling into Python.
     """
 
     handler_start: Callable[[str, dict[str, str]], int] = _unchosen_start
@@ -154,14 +155,9 @@ def _install(
     keep_left = 0
     seen_chars = 0
     parts: list[str] = []
-    quiet = [0]
-
-    def skip_text(data: str) -> None:
-        quiet[0] = 0
 
     def collect(data: str) -> None:
         nonlocal keep_left, seen_chars
-        quiet[0] = 0
         seen_chars += len(data)
         if keep_left > 0:
             piece = data[:keep_left]
@@ -170,7 +166,6 @@ def _install(
 
     def start(tag: str, attrs: dict[str, str]) -> None:
         nonlocal depth, elements, capture_depth, keep_left, seen_chars
-        quiet[0] = 0
         depth += 1
         elements += 1
         if depth > max_depth or elements > max_elements:
@@ -190,7 +185,7 @@ def _install(
         if "}" in tag:
             tag = tag.rpartition("}")[2]
         if depth == capture_depth:
-            parser.CharacterDataHandler = skip_text
+            parser.CharacterDataHandler = None
             capture_depth = -1
             handler_end(tag, _joined(parts, seen_chars))
         elif all_ends or tag in end_tags:
@@ -203,9 +198,7 @@ def _install(
 
     parser.StartElementHandler = start
     parser.EndElementHandler = end
-    parser.CharacterDataHandler = skip_text
     parser.StartDoctypeDeclHandler = doctype
-    return quiet
 
 
 def _unchosen_start(tag: str, attrs: dict[str, str]) -> int:

@@ -31,6 +31,7 @@ from results.store.linecodec import file_from_row, file_row
 from results.store.rows import (
     CASE_INSERT,
     COVERAGE_UPSERT,
+    PASSED_CASE_INSERT,
     RUN_COLUMNS,
     RUN_FROM,
     SUITE_INSERT,
@@ -127,12 +128,18 @@ async def _insert_report(conn: aiosqlite.Connection, run_id: int, report: Parsed
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
     """
     head = (run_id, report.kind.value, report.sha256, report.filename, report.format, report.size)
-    tests = await asyncio.to_thread(upload_counts, report.junit)
-    async with conn.execute(sql, (*head, *counters, *tests, now())) as cursor:
+    tests = upload_counts(report.junit)
+    async with conn.execute(sql, (*head, *counters, *tests, 0, now())) as cursor:
         upload_id = cursor.lastrowid
     if report.junit is not None and upload_id is not None:
         await conn.executemany(SUITE_INSERT, suite_rows(run_id, upload_id, report.junit))
-        await conn.executemany(CASE_INSERT, case_rows(run_id, upload_id, report.junit))
+        rows = await asyncio.to_thread(case_rows, run_id, upload_id, report.junit)
+        # Two statements: plain passes bind half the parameters (see PASSED_CASE_INSERT).
+        # Queries read cases in id order only among those that did not pass, which keep theirs.
+        await conn.executemany(PASSED_CASE_INSERT, rows.passed)
+        await conn.executemany(CASE_INSERT, rows.others)
+        sql = "UPDATE uploads SET duration_ms = ? WHERE id = ?"
+        await conn.execute(sql, (rows.duration_ms, upload_id))
 
 
 def _counters_only(

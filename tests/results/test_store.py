@@ -165,6 +165,35 @@ async def test_ingest_writes_the_run_with_totals(store: SqliteStore) -> None:
     assert await store.failing_keys([run.run_id, 999]) == {run.run_id: {"C b", "C c"}, 999: set()}
 
 
+async def test_every_case_is_stored_with_every_column(store: SqliteStore) -> None:
+    """Plain passes and all other cases go in by different statements; both keep everything."""
+    cases = (
+        TestCase("s", "C", "plain", TestStatus.PASSED, duration_s=0.5),
+        TestCase("s", "C", "untimed", TestStatus.PASSED),
+        TestCase("s", "C", "says", TestStatus.PASSED, 0.1, system_out="out"),
+        TestCase("s", "C", "grumbles", TestStatus.PASSED, 0.1, system_err="err"),
+        TestCase("s", "C", "rerun", TestStatus.PASSED, 0.2, reruns=2),
+        TestCase("s", "C", "bad", TestStatus.FAILED, 1.0, "boom", "E", "trace", occurrence=2),
+        TestCase("s", "", "off", TestStatus.SKIPPED, message="later"),
+        TestCase("s", "C", "shaky", TestStatus.FLAKY, 0.3, "once", "E", "t", reruns=1),
+    )
+    counts = TestCounts.of(cases)
+    report = JUnitReport(cases=cases, suites=(), counts=counts, dialect="generic")
+    upload = ParsedReport(ReportKind.JUNIT, "junit", "t.xml", "e" * 64, 10, junit=report)
+    await store.ingest(IngestBatch(target(), (upload,)))
+    columns = "suite, classname, name, key, status, duration_ms, message, failure_type, trace, "
+    columns += "reruns, system_out, system_err"
+    rows = await store.db.fetchall(f"SELECT {columns} FROM test_cases")  # noqa: S608 - constants
+    expected = {
+        (c.suite, c.classname, c.name, c.key, c.status.value,
+         None if c.duration_s is None else round(c.duration_s * 1000), c.message,
+         c.failure_type, c.trace, c.reruns, c.system_out, c.system_err)
+        for c in cases
+    }  # fmt: skip
+    assert {tuple(row) for row in rows} == expected
+    assert len(rows) == len(cases)
+
+
 async def test_shards_merge_coverage_by_line_union(store: SqliteStore) -> None:
     first = coverage({"a.py": ({1, 2}, {3, 4}), "b.py": ({1}, set())})
     second = coverage({"a.py": ({3}, {1, 2, 4}), "c.py": (set(), {1, 2})})

@@ -21,7 +21,13 @@ from results.parsers.diagnostics import DiagnosticLog
 from results.parsers.dialect import SAMPLE_CASES, DialectEvidence
 from results.parsers.durations import parse_duration
 from results.parsers.errors import InvalidReport
-from results.parsers.junit_parts import CaseBuilder, SuiteFrame, Tally, check_declared
+from results.parsers.junit_parts import (
+    CaseBuilder,
+    SuiteFrame,
+    Tally,
+    check_declared,
+    childless_case,
+)
 from results.parsers.junit_repeats import number_repeats
 from results.parsers.model import (
     Diagnostic,
@@ -59,6 +65,10 @@ class _JUnitHandler:
         self._tags: list[str] = []
         self._open: list[SuiteFrame] = []
         self._frames: list[SuiteFrame] = []
+        # The open <testcase>: its attributes and suite, and a builder only once it has a child
+        # element (most cases are one empty element and never need one).
+        self._case_attrs: dict[str, str] | None = None
+        self._case_frame: SuiteFrame | None = None
         self._case: CaseBuilder | None = None
         self._orphans: SuiteFrame | None = None
         self._root_tag = ""
@@ -74,10 +84,14 @@ class _JUnitHandler:
             frame = self._open[-1] if self._open else self._orphan_suite()
             if self._evidence.cases_seen < SAMPLE_CASES:
                 self._evidence.saw_case(attrs)
-            self._case = CaseBuilder(attrs, frame, self._limits)
+            self._case_attrs, self._case_frame, self._case = attrs, frame, None
             return 0
-        case = self._case
-        if case is not None:
+        case_attrs = self._case_attrs
+        if case_attrs is not None:
+            case = self._case
+            if case is None:
+                assert self._case_frame is not None
+                case = self._case = CaseBuilder(case_attrs, self._case_frame, self._limits)
             return self._case_child(case, tag, attrs, parent)
         if tag == "testsuite":
             self._open_suite(attrs)
@@ -91,11 +105,11 @@ class _JUnitHandler:
 
     def end(self, tag: str, text: str | None) -> None:
         self._tags.pop()
-        case = self._case
-        if tag == "testcase" and case is not None:
-            self._close_case(case)
-        elif case is not None:
-            case.child_end(tag, text)
+        if self._case_attrs is not None:
+            if tag == "testcase":
+                self._close_case()
+            elif self._case is not None:
+                self._case.child_end(tag, text)
         elif tag == "testsuite":
             self._close_suite()
         elif text is not None and tag in _OUTPUTS and self._open:
@@ -162,9 +176,12 @@ class _JUnitHandler:
             return limits.output_chars
         return 0
 
-    def _close_case(self, case: CaseBuilder) -> None:
-        self._case = None
-        time = case.attrs.get("time")
+    def _close_case(self) -> None:
+        attrs, frame, case = self._case_attrs, self._case_frame, self._case
+        self._case_attrs = self._case_frame = self._case = None
+        assert attrs is not None
+        assert frame is not None
+        time = attrs.get("time")
         duration: float | None = None
         plain = False
         if time is not None:
@@ -175,7 +192,10 @@ class _JUnitHandler:
                 pass
         if not plain:
             duration = self._lenient_duration(time)
-        case.frame.cases.append(case.build(duration))
+        if case is None:
+            frame.cases.append(childless_case(frame.name, attrs, duration))
+        else:
+            frame.cases.append(case.build(duration))
 
     def _lenient_duration(self, time: str | None) -> float | None:
         """Any notation ``durations`` understands; what had to be fixed becomes a diagnostic."""

@@ -133,16 +133,12 @@ class CaseBuilder:
 
     def build(self, duration: float | None) -> TestCase:
         attrs = self.attrs
-        classname = attrs.get("classname") or attrs.get("class") or ""
         if self.kind is None and not self.flaky and self.system_out is self.system_err is None:
-            status = TestStatus.PASSED  # the common case, kept short: a test that just passed
-            if attrs.get("status") in _NOT_RUN or attrs.get("result") in _NOT_RUN:
-                status = TestStatus.SKIPPED
-            return TestCase(self.frame.name, classname, attrs.get("name", ""), status, duration)
+            return childless_case(self.frame.name, attrs, duration)
         status, message, failure_type, trace = self._outcome()
         return TestCase(
             suite=self.frame.name,
-            classname=classname,
+            classname=attrs.get("classname") or attrs.get("class") or "",
             name=attrs.get("name", ""),
             status=status,
             duration_s=duration,
@@ -155,6 +151,8 @@ class CaseBuilder:
         )
 
     def _outcome(self) -> tuple[TestStatus, str | None, str | None, str | None]:
+        """Only for a case with an outcome, an attempt or output (``childless_case`` does the
+        rest): the status, message, failure type and trace."""
         kind = self.kind
         if kind == "skipped":
             message = self.message or (self.text.strip() if self.text else None)
@@ -167,9 +165,20 @@ class CaseBuilder:
                 self.attempt_trace, self.limits.message_chars
             )
             return TestStatus.FLAKY, message, self.attempt_type, self.attempt_trace
-        if self.attrs.get("status") in _NOT_RUN or self.attrs.get("result") in _NOT_RUN:
-            return TestStatus.SKIPPED, None, None, None
-        return TestStatus.PASSED, None, None, None
+        return _passed_or_not_run(self.attrs), None, None, None
+
+
+def childless_case(suite: str, attrs: dict[str, str], duration: float | None) -> TestCase:
+    """A ``<testcase>`` with nothing inside that matters: passed, or not run if its attributes
+    say so. Most cases of any report, so this is kept short."""
+    classname = attrs.get("classname") or attrs.get("class") or ""
+    return TestCase(suite, classname, attrs.get("name", ""), _passed_or_not_run(attrs), duration)
+
+
+def _passed_or_not_run(attrs: dict[str, str]) -> TestStatus:
+    if attrs.get("status") in _NOT_RUN or attrs.get("result") in _NOT_RUN:
+        return TestStatus.SKIPPED
+    return TestStatus.PASSED
 
 
 def cap(text: str | None, limit: int) -> str | None:

@@ -104,23 +104,54 @@ async def bench(args: argparse.Namespace) -> None:
         for _ in range(50):
             render_once(archive)
 
-        if args.in_process:
-            hello_runner, hello_url = await start(hello_app())
-            svc_runner, svc_url = await start(chartsvc_app(Path(work)))
-        else:  # each server in its own process, as in production; the client has this one
-            hello_proc, hello_url = spawn("hello", args.port)
-            svc_proc, svc_url = spawn("chartsvc", args.port + 1, work)
+        servers: InProcess | Spawned = (
+            InProcess(work) if args.in_process else Spawned(args.port, work)
+        )
+        hello_url, svc_url = await servers.start()
         try:
             async with aiohttp.ClientSession() as session:
                 await _report(args, session, archive, hello_url, svc_url)
         finally:
-            if args.in_process:
-                await svc_runner.cleanup()
-                await hello_runner.cleanup()
-            else:
-                for proc in (hello_proc, svc_proc):
-                    proc.terminate()
-                    proc.wait()
+            await servers.stop()
+
+
+class InProcess:
+    """Both servers in this process (``--in-process``): one event loop shared with the client."""
+
+    def __init__(self, work: str) -> None:
+        self.work = work
+        self.runners: list[web.AppRunner] = []
+
+    async def start(self) -> tuple[str, str]:
+        hello_runner, hello_url = await start(hello_app())
+        self.runners.append(hello_runner)
+        svc_runner, svc_url = await start(chartsvc_app(Path(self.work)))
+        self.runners.append(svc_runner)
+        return hello_url, svc_url
+
+    async def stop(self) -> None:
+        for runner in reversed(self.runners):
+            await runner.cleanup()
+
+
+class Spawned:
+    """Each server in its own process, as in production; the client has this one."""
+
+    def __init__(self, port: int, work: str) -> None:
+        self.port, self.work = port, work
+        self.procs: list[subprocess.Popen[str]] = []
+
+    async def start(self) -> tuple[str, str]:
+        hello_proc, hello_url = spawn("hello", self.port)
+        self.procs.append(hello_proc)
+        svc_proc, svc_url = spawn("chartsvc", self.port + 1, self.work)
+        self.procs.append(svc_proc)
+        return hello_url, svc_url
+
+    async def stop(self) -> None:
+        for proc in self.procs:
+            proc.terminate()
+            proc.wait()
 
 
 def hello_app() -> web.Application:
@@ -237,7 +268,7 @@ def _p95(values: list[float]) -> float:
 
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--serve":
-        serve(*sys.argv[2:3], int(sys.argv[3]), *sys.argv[4:])
+        serve(sys.argv[2], int(sys.argv[3]), *sys.argv[4:5])
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=18941, help="hello-world; chartsvc gets +1")

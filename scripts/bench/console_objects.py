@@ -25,7 +25,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import aiohttp
 
@@ -147,7 +147,9 @@ async def direct_raw(kubeconfig: str) -> tuple[float, int]:
     await config.load_kube_config(config_file=kubeconfig, client_configuration=cfg)
     async with client.ApiClient(cfg) as api:
         start_t = time.perf_counter()
-        resp = await client.CoreV1Api(api).list_pod_for_all_namespaces(_preload_content=False)
+        # Without preloading, the client hands back its raw aiohttp response, not a V1PodList.
+        raw = await client.CoreV1Api(api).list_pod_for_all_namespaces(_preload_content=False)
+        resp = cast(aiohttp.ClientResponse, raw)
         items = json.loads(await resp.read())["items"]
         resp.release()
         return time.perf_counter() - start_t, len(items)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import helm_python as helm
+import pytest
 import yaml
 from kubernetes_asyncio.client import CoreV1Api
 
@@ -343,3 +344,35 @@ async def test_test_hooks_that_outlast_the_timeout(
     assert results[0]["phase"] == "Failed"  # Helm gave up on it
     assert "deadline" in results[0]["message"]
     assert results[0]["logs"] == "started\n"  # read from the pod, still running
+
+
+async def test_writes_leave_validation_to_the_cluster(
+    releases: Client,
+    namespace: str,
+    helm_config: helm.Config,
+    sim: Simulator,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Installs and upgrades skip Helm's client-side OpenAPI pass (``release_writes``): the
+    cluster's OpenAPI documents are never read. Helm with its defaults reads them."""
+    openapi = sim.call(lambda state: state.openapi)
+    reads: list[str] = []
+    document = openapi.document
+
+    def counted(key: str) -> tuple[bytes, str]:
+        reads.append(key)
+        return document(key)
+
+    monkeypatch.setattr(openapi, "document", counted)
+    body = {"chartRef": "r/demo", "releaseName": "quiet", "namespace": namespace}
+    await json_of(await releases.post(f"{API}/releases", json=body, headers=KEY), 201)
+    upgrade = {"chartRef": "r/demo", "values": {"replicaCount": 3}}
+    where = f"?namespace={namespace}"
+    await json_of(await releases.put(f"{API}/releases/quiet{where}", json=upgrade, headers=KEY))
+    assert reads == []
+
+    chart = tmp_path / "probe.tgz"
+    chart.write_bytes(build_chart(tmp_path))
+    await asyncio.to_thread(helm_config.install, str(chart), "checked", None)
+    assert reads  # the counter sees what the service's writes skip

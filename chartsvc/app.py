@@ -164,7 +164,7 @@ async def _services(app: web.Application) -> AsyncIterator[None]:
     credentials = await asyncio.to_thread(read_credentials, svc.registry_config)
     async with (
         guarded_session(policy) as session,
-        HubClient(svc.hub.base_url, policy) as hub_client,
+        HubClient(policy, svc.hub.base_url) as hub_client,
         OciClient(policy, plain_http=svc.oci.plain_http, credentials=credentials) as oci_client,
     ):
         app[REPOS] = _repo_service(svc, session, policy)

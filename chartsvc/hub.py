@@ -14,15 +14,14 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Mapping
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 import aiohttp
 import attrs
 import yarl
 
 from common.errors import BadGateway
-from common.netguard import AddressPolicy, guarded_request, guarded_session
+from common.netguard import GuardedClient
 
 DEFAULT_RESULTS = 20
 MAX_RESULTS = 60  # Artifact Hub's own cap on ``limit``
@@ -83,29 +82,11 @@ def clamp_results(max_results: int) -> int:
 
 
 @attrs.define
-class HubClient:
-    """Artifact Hub search over one guarded session; ``async with`` it or call ``close()``."""
+class HubClient(GuardedClient):
+    """Artifact Hub search; ``async with`` it or call ``close()``."""
 
     base_url: str
-    policy: AddressPolicy
     timeout_s: float = attrs.field(default=10, kw_only=True)
-    _session: aiohttp.ClientSession | None = attrs.field(default=None, init=False)
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        await self.close()
-
-    async def close(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
 
     async def search(self, keyword: str, max_results: int = DEFAULT_RESULTS) -> list[HubResult]:
         """Helm charts matching ``keyword``, at most ``max_results`` (clamped to 1..60)."""
@@ -138,10 +119,7 @@ class HubClient:
         return yarl.URL(self.base_url.rstrip("/") + "/api/v1/packages/search").with_query(query)
 
     async def _get(self, url: yarl.URL) -> tuple[int, Mapping[str, str], bytes]:
-        if self._session is None:
-            self._session = guarded_session(self.policy)
-        headers = {"Accept": "application/json"}
-        response = await guarded_request(self._session, self.policy, "GET", url, headers=headers)
+        response = await self.request("GET", url, headers={"Accept": "application/json"})
         async with response:
             return response.status, response.headers, await self._body(response)
 

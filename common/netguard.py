@@ -11,7 +11,9 @@ addresses a fetch may reach and enforces it where it cannot be dodged:
   dials only addresses that passed, so there is no DNS-rebinding gap between check and connect;
 - the middleware ``guarded_session`` installs re-checks every request and every redirect hop
   aiohttp makes; ``guarded_request`` follows redirects itself (cap 10), checking each hop and
-  dropping credentials on cross-origin hops.
+  dropping credentials on cross-origin hops;
+- ``GuardedClient`` is the base of the outbound clients (hub, OCI): its ``request`` is
+  ``guarded_request`` on a guarded session of its own.
 
 Decisions: the shared address space 100.64.0.0/10 (CGNAT) and the deprecated site-local fec0::/10
 count as private (not globally routable: reaching them reaches someone's internal network).
@@ -30,7 +32,8 @@ import ipaddress
 import re
 import socket
 from collections.abc import Mapping
-from typing import Any
+from types import TracebackType
+from typing import Any, Self
 
 import aiohttp
 import attrs
@@ -414,6 +417,39 @@ async def guarded_request(
         if _origin(target) != _origin(current):
             kwargs = _without_credentials(kwargs)
         current = target
+
+
+@attrs.define
+class GuardedClient:
+    """Base of the outbound clients: one guarded session, opened by the first request (a client
+    that is never used opens nothing). ``async with`` one, or call ``close()``."""
+
+    policy: AddressPolicy
+    _session: aiohttp.ClientSession | None = attrs.field(default=None, init=False)
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    async def request(
+        self, method: str, url: str | yarl.URL, **kwargs: Any
+    ) -> aiohttp.ClientResponse:
+        """``guarded_request`` on this client's session; the caller releases the response."""
+        if self._session is None:
+            self._session = guarded_session(self.policy)
+        return await guarded_request(self._session, self.policy, method, url, **kwargs)
 
 
 def _redirect_location(response: aiohttp.ClientResponse) -> str | None:

@@ -13,8 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping
 from pathlib import Path
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 import aiohttp
 import attrs
@@ -46,7 +45,7 @@ from chartsvc.oci.reference import InvalidReference, Reference, tag_to_version, 
 from chartsvc.oci.wire import error_codes, next_page, read_capped, tags_in, token_in, with_digest
 from chartsvc.semver import Constraint, parse_version, sort_newest_first
 from common.errors import BadRequest
-from common.netguard import AddressPolicy, guarded_request, guarded_session
+from common.netguard import GuardedClient
 
 MAX_CHART_BYTES = 100 * 1024 * 1024  # Helm's own cap on a chart archive
 MAX_DOCUMENT_BYTES = 4 * 1024 * 1024  # manifests, tag lists, token replies, error bodies
@@ -63,33 +62,18 @@ class _Reply:
 
 
 @attrs.define
-class OciClient:
+class OciClient(GuardedClient):
     """An OCI registry client for Helm charts; ``async with`` it or call ``close()``."""
 
-    policy: AddressPolicy
     plain_http: bool = attrs.field(default=False, kw_only=True)
     credentials: Mapping[str, tuple[str, str]] | None = attrs.field(
         default=None, kw_only=True, repr=False
     )
     timeout_s: float = attrs.field(default=60, kw_only=True)
-    _session: aiohttp.ClientSession | None = attrs.field(default=None, init=False)
     _auth: dict[tuple[str, str], str] = attrs.field(factory=dict, init=False, repr=False)
 
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        await self.close()
-
     async def close(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        await super().close()
         self._auth.clear()
 
     # --- public operations -------------------------------------------------------------------
@@ -259,13 +243,9 @@ class OciClient:
         headers = dict(kwargs.pop("headers", None) or {})
         if authorization is not None:
             headers["Authorization"] = authorization
-        if self._session is None:
-            self._session = guarded_session(self.policy)
         try:
             async with asyncio.timeout(self.timeout_s):
-                response = await guarded_request(
-                    self._session, self.policy, method, url, headers=headers, **kwargs
-                )
+                response = await self.request(method, url, headers=headers, **kwargs)
                 async with response:
                     body = await read_capped(response, max_bytes, host)
                     return _Reply(response.status, response.headers, body, response.url)

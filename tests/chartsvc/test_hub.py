@@ -108,7 +108,7 @@ async def hub() -> AsyncIterator[tuple[FakeHub, str]]:
 
 async def test_search_maps_packages_to_results(hub: tuple[FakeHub, str]) -> None:
     fake, base = hub
-    async with HubClient(base, LOOPBACK) as client:
+    async with HubClient(LOOPBACK, base) as client:
         results = await client.search("nginx", 20)
     assert results == [
         HubResult(
@@ -140,7 +140,7 @@ async def test_search_maps_packages_to_results(hub: tuple[FakeHub, str]) -> None
 
 async def test_search_page_reports_the_total(hub: tuple[FakeHub, str]) -> None:
     _, base = hub
-    async with HubClient(base, LOOPBACK) as client:
+    async with HubClient(LOOPBACK, base) as client:
         page = await client.search_page("nginx")
     assert page.total == 412
     assert len(page.results) == 2
@@ -151,14 +151,14 @@ async def test_max_results_is_clamped_to_the_hubs_range(
     hub: tuple[FakeHub, str], asked: int, sent: str
 ) -> None:
     fake, base = hub
-    async with HubClient(base, LOOPBACK) as client:
+    async with HubClient(LOOPBACK, base) as client:
         await client.search("x", asked)
     assert fake.queries[0]["limit"] == sent
 
 
 async def test_default_is_twenty_and_keyword_is_encoded(hub: tuple[FakeHub, str]) -> None:
     fake, base = hub
-    async with HubClient(base + "/", LOOPBACK) as client:
+    async with HubClient(LOOPBACK, base + "/") as client:
         await client.search('"cert manager" & -legacy')
     assert fake.queries[0]["limit"] == "20"
     assert fake.queries[0]["ts_query_web"] == '"cert manager" & -legacy'
@@ -168,7 +168,7 @@ async def test_default_is_twenty_and_keyword_is_encoded(hub: tuple[FakeHub, str]
 async def test_upstream_error_status_is_502(hub: tuple[FakeHub, str], status: int) -> None:
     fake, base = hub
     fake.status = status
-    async with HubClient(base, LOOPBACK) as client:
+    async with HubClient(LOOPBACK, base) as client:
         with pytest.raises(HubUnavailable) as caught:
             await client.search("nginx", 5)
     assert caught.value.status == 502
@@ -184,7 +184,7 @@ async def test_reply_that_is_not_a_search_result_is_502(
 ) -> None:
     fake, base = hub
     fake.body = body
-    async with HubClient(base, LOOPBACK) as client:
+    async with HubClient(LOOPBACK, base) as client:
         with pytest.raises(HubUnavailable) as caught:
             await client.search("nginx", 5)
     assert caught.value.status == 502
@@ -193,7 +193,7 @@ async def test_reply_that_is_not_a_search_result_is_502(
 async def test_timeout_is_502(hub: tuple[FakeHub, str]) -> None:
     fake, base = hub
     fake.delay = 2
-    async with HubClient(base, LOOPBACK, timeout_s=0.2) as client:
+    async with HubClient(LOOPBACK, base, timeout_s=0.2) as client:
         with pytest.raises(HubUnavailable) as caught:
             await client.search("nginx", 5)
     assert "0.2 s" in caught.value.detail
@@ -204,7 +204,7 @@ async def test_unreachable_hub_is_502() -> None:
     await server.start_server()
     base = str(server.make_url(""))
     await server.close()  # nothing listens there now
-    async with HubClient(base, LOOPBACK) as client:
+    async with HubClient(LOOPBACK, base) as client:
         with pytest.raises(HubUnavailable) as caught:
             await client.search("nginx", 5)
     assert caught.value.status == 502
@@ -212,7 +212,7 @@ async def test_unreachable_hub_is_502() -> None:
 
 async def test_loopback_hub_is_refused_without_an_explicit_allow(hub: tuple[FakeHub, str]) -> None:
     fake, base = hub
-    async with HubClient(base, AddressPolicy()) as client:
+    async with HubClient(AddressPolicy(), base) as client:
         with pytest.raises(AddressRefused) as caught:
             await client.search("nginx", 5)
     assert caught.value.address_class == "loopback"
@@ -228,7 +228,7 @@ async def test_a_full_page_of_sixty_arrives_whole(hub: tuple[FakeHub, str]) -> N
     fake, base = hub
     many = [PACKAGES[0] | {"name": f"chart-{i}", "description": "d" * 4000} for i in range(60)]
     fake.body = json.dumps({"packages": many}).encode()  # ~250 KiB, many TCP reads
-    async with HubClient(base, LOOPBACK) as client:
+    async with HubClient(LOOPBACK, base) as client:
         results = await client.search("chart", 60)
     assert [r.name for r in results] == [f"chart-{i}" for i in range(60)]
 
@@ -236,7 +236,7 @@ async def test_a_full_page_of_sixty_arrives_whole(hub: tuple[FakeHub, str]) -> N
 async def test_an_endless_reply_is_502(hub: tuple[FakeHub, str]) -> None:
     fake, base = hub
     fake.body = b'{"packages": [' + b" " * (9 * 1024 * 1024) + b"]}"
-    async with HubClient(base, LOOPBACK) as client:
+    async with HubClient(LOOPBACK, base) as client:
         with pytest.raises(HubUnavailable) as caught:
             await client.search("chart", 60)
     assert "too large" in caught.value.detail

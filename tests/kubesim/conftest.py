@@ -7,11 +7,13 @@ import json
 import os
 import ssl
 import subprocess
+import uuid
 from collections.abc import AsyncIterator, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import aiohttp
+import helm_python
 import pytest
 from kubernetes_asyncio import config
 from kubernetes_asyncio.client import ApiClient, Configuration
@@ -63,6 +65,24 @@ class Kubectl:
 
     def json(self, *args: str) -> Any:
         return json.loads(self.run(*args, "-o", "json").stdout)
+
+
+@pytest.fixture
+def ns() -> str:
+    """A fresh namespace name for one test (not created: Helm creates it when asked)."""
+    return f"h-{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture
+def helm(
+    sim: Simulator, ns: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[helm_python.Config]:
+    """helm_python on the module's simulator and ``ns``, with its caches in the test's tmp dir."""
+    monkeypatch.setenv("KUBECACHEDIR", str(tmp_path / "kubecache"))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    cfg = helm_python.Config(kubeconfig_path=str(sim.kubeconfig_path), namespace=ns)
+    yield cfg
+    cfg.close()
 
 
 @pytest.fixture

@@ -10,8 +10,6 @@ import asyncio
 import base64
 import gzip
 import json
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -79,22 +77,6 @@ def chart(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ):
         (root / "templates" / f"{name}.yaml").write_text(text)
     return root
-
-
-@pytest.fixture
-def ns() -> str:
-    return f"h-{uuid.uuid4().hex[:8]}"
-
-
-@pytest.fixture
-def helm(
-    sim: Simulator, ns: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[helm_python.Config]:
-    monkeypatch.setenv("KUBECACHEDIR", str(tmp_path / "kubecache"))
-    monkeypatch.setenv("HOME", str(tmp_path))
-    cfg = helm_python.Config(kubeconfig_path=str(sim.kubeconfig_path), namespace=ns)
-    yield cfg
-    cfg.close()
 
 
 async def _release_configmaps(core: client.CoreV1Api, ns: str) -> list[str]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -70,22 +69,6 @@ def chart(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for name, text in TEMPLATES.items():
         (root / "templates" / f"{name}.yaml").write_text(text)
     return root
-
-
-@pytest.fixture
-def ns() -> str:
-    return f"h-{uuid.uuid4().hex[:8]}"
-
-
-@pytest.fixture
-def helm(
-    sim: Simulator, ns: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[helm_python.Config]:
-    monkeypatch.setenv("KUBECACHEDIR", str(tmp_path / "kubecache"))
-    monkeypatch.setenv("HOME", str(tmp_path))
-    cfg = helm_python.Config(kubeconfig_path=str(sim.kubeconfig_path), namespace=ns)
-    yield cfg
-    cfg.close()
 
 
 async def test_legacy_wait_and_test_hooks(

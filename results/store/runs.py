@@ -129,7 +129,8 @@ async def _insert_report(conn: aiosqlite.Connection, run_id: int, report: Parsed
     """
     head = (run_id, report.kind.value, report.sha256, report.filename, report.format, report.size)
     tests = upload_counts(report.junit)
-    async with conn.execute(sql, (*head, *counters, *tests, 0, now())) as cursor:
+    duration_ms = 0  # summed below, as the case rows are built
+    async with conn.execute(sql, (*head, *counters, *tests, duration_ms, now())) as cursor:
         upload_id = cursor.lastrowid
     if report.junit is not None and upload_id is not None:
         await conn.executemany(SUITE_INSERT, suite_rows(run_id, upload_id, report.junit))

@@ -114,7 +114,7 @@ async def compare(
     if baseline is not None:
         before = {c.test.id: c for c in await reads.failing_cases(baseline.run.run_id)}
         files = [f for f in await reads.coverage_pairs(run_id, baseline.run.run_id) if f.changed]
-    new = [_change(c, c.status, before.get(t)) for t, c in now.items() if t not in before]
+    new = await _new_failures(reads, baseline, [c for t, c in now.items() if t not in before])
     still = [_change(c, c.status, before[t]) for t, c in now.items() if t in before]
     fixed, gone = await _recovered(reads, run_id, [c for t, c in before.items() if t not in now])
     groups = {"newFailures": new, "stillFailing": still, "fixed": fixed, "gone": gone}
@@ -131,6 +131,17 @@ async def compare(
         files=files[:MAX_LISTED],
         files_changed=len(files),
     )
+
+
+async def _new_failures(
+    reads: CompareStore, baseline: Baseline | None, cases: list[FailingCase]
+) -> list[CaseChange]:
+    """Failing now, not in the baseline: there it passed, was skipped or did not run."""
+    was: dict[int, str] = {}
+    if baseline is not None and cases:
+        found = await reads.statuses([baseline.run.run_id], [c.test.id for c in cases])
+        was = {test: value for _, test, value in found}
+    return [CaseChange(c.test, c.status, was.get(c.test.id), c.message) for c in cases]
 
 
 async def _recovered(
@@ -150,8 +161,8 @@ async def _recovered(
     return fixed, gone
 
 
-def _change(case: FailingCase, status: str | None, base: FailingCase | None) -> CaseChange:
-    return CaseChange(case.test, status, base.status if base else None, case.message)
+def _change(case: FailingCase, status: str | None, base: FailingCase) -> CaseChange:
+    return CaseChange(case.test, status, base.status, case.message)
 
 
 def _listed(changes: Sequence[CaseChange]) -> list[CaseChange]:

@@ -17,8 +17,8 @@ from collections.abc import Callable, Sequence
 import attrs
 from markupsafe import Markup, escape
 
-WIDTH, HEIGHT = 720, 170
-LEFT, RIGHT, TOP, BOTTOM = 52, 14, 12, 22
+WIDTH, HEIGHT = 560, 190
+LEFT, RIGHT, TOP, BOTTOM = 58, 12, 12, 14
 #: Status colours (passed, failed, error, skipped, flaky) and the line colour.
 COLORS = {
     "passed": "#2e7d32",
@@ -28,6 +28,8 @@ COLORS = {
     "flaky": "#b7791f",
 }
 LINE = "#3056a0"
+#: How a value is written on an axis and in a description.
+Unit = Callable[[float], str]
 
 
 @attrs.frozen
@@ -55,13 +57,12 @@ def line_chart(
     points: Sequence[Point],
     *,
     title: str,
-    unit: Callable[[float], str],
+    unit: Unit,
     percent: bool = False,
 ) -> Markup:
     """A line over the runs, oldest left; ``percent`` zooms into 0-100 around the data."""
     values = [p.value for p in points if p.value is not None]
-    low, high = _range(values, percent=percent)
-    plot = _Plot(len(points), low, high)
+    plot = _Plot(len(points), *_scale(values, percent=percent))
     parts = [_open(ident, title, _describe(points, unit)), *plot.grid(unit)]
     for run in _runs_without_gaps(points, plot):
         parts.append(f'<polyline fill="none" stroke="{LINE}" stroke-width="2" points="{run}"/>')
@@ -84,9 +85,9 @@ def line_chart(
 def bar_chart(ident: str, bars: Sequence[Bar], *, title: str, desc: str) -> Markup:
     """Stacked bars over the runs, oldest left (failures: failed, errors, flaky)."""
     top = max((sum(v for v, _, _ in bar.segments) for bar in bars), default=0.0)
-    plot = _Plot(len(bars), 0.0, _nice(top) if top > 0 else 1.0)
+    plot = _Plot(len(bars), *_scale([0.0, top], percent=False, whole=True))
     parts = [_open(ident, title, desc), *plot.grid(lambda v: f"{v:g}")]
-    width = max(1.0, min(14.0, plot.step * 0.7))
+    width = max(1.0, min(14.0, plot.slot * 0.7))
     for i, bar in enumerate(bars):
         x = plot.x(i)
         if bar.highlight:
@@ -114,7 +115,7 @@ def bar_chart(ident: str, bars: Sequence[Bar], *, title: str, desc: str) -> Mark
 
 def strip(ident: str, cells: Sequence[tuple[str, str, str]], *, title: str, desc: str) -> Markup:
     """A test's outcomes as coloured cells, oldest left: (status, href, tooltip) each."""
-    size, gap = 14, 2
+    size, gap = 18, 2
     width = max(size, len(cells) * (size + gap))
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="strip" viewBox="0 0 {width} {size}" '
@@ -153,26 +154,30 @@ class _Plot:
     count: int
     low: float
     high: float
+    step: float  # between grid lines
 
     @property
-    def step(self) -> float:
+    def slot(self) -> float:
+        """Horizontal room of one run."""
         return (WIDTH - LEFT - RIGHT) / max(1, self.count)
 
     def x(self, index: int) -> float:
-        return LEFT + self.step * (index + 0.5)
+        return LEFT + self.slot * (index + 0.5)
 
     def y(self, value: float) -> float:
         span = (self.high - self.low) or 1.0
         return TOP + (HEIGHT - TOP - BOTTOM) * (1 - (value - self.low) / span)
 
-    def grid(self, unit: Callable[[float], str]) -> list[str]:
+    def grid(self, unit: Unit) -> list[str]:
         lines = []
-        for tick in _ticks(self.low, self.high):
+        ticks = round((self.high - self.low) / self.step)
+        for i in range(ticks + 1):
+            tick = self.low + i * self.step
             y = self.y(tick)
             lines.append(
                 f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y:.1f}" y2="{y:.1f}" '
                 'stroke="#dde1e8" stroke-width="1"/>'
-                f'<text x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end" font-size="11" '
+                f'<text x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end" font-size="12" '
                 f'fill="#5b6475">{escape(unit(tick))}</text>'
             )
         return lines
@@ -205,7 +210,7 @@ def _runs_without_gaps(points: Sequence[Point], plot: _Plot) -> list[str]:
     return [" ".join(piece) for piece in pieces if len(piece) > 1]
 
 
-def _describe(points: Sequence[Point], unit: Callable[[float], str]) -> str:
+def _describe(points: Sequence[Point], unit: Unit) -> str:
     values = [p.value for p in points if p.value is not None]
     if not values:
         return f"{len(points)} runs, none with a value."
@@ -215,24 +220,32 @@ def _describe(points: Sequence[Point], unit: Callable[[float], str]) -> str:
     )
 
 
-def _range(values: list[float], *, percent: bool) -> tuple[float, float]:
+def _scale(
+    values: list[float], *, percent: bool, whole: bool = False
+) -> tuple[float, float, float]:
+    """(low, high, step) of an axis: round numbers around the data, four or five grid lines.
+    Percentages zoom in (a 0.5 point drop must show) but stay within 0-100; counts start at 0."""
     if not values:
-        return (0.0, 100.0) if percent else (0.0, 1.0)
+        return (0.0, 100.0, 25.0) if percent else (0.0, 1.0, 0.25)
     low, high = min(values), max(values)
-    if not percent:
-        return 0.0, _nice(high) if high > 0 else 1.0
-    pad = max(1.0, (high - low) * 0.15)
-    return max(0.0, math.floor(low - pad)), min(100.0, math.ceil(high + pad))
+    if percent:
+        pad = max(1.0, (high - low) * 0.1)
+        low, high = max(0.0, low - pad), min(100.0, high + pad)
+    else:
+        low, high = 0.0, max(high, 1.0 if whole else 1e-9)
+    step = _nice((high - low) / 4)
+    if whole:
+        step = max(1.0, math.ceil(step))
+    low, high = math.floor(low / step) * step, math.ceil(high / step) * step
+    if percent:
+        low, high = max(0.0, low), min(100.0, high)
+    return low, max(high, low + step), step
 
 
 def _nice(value: float) -> float:
     """The next round number at or above ``value`` (1, 2, 2.5 or 5 times a power of ten)."""
     magnitude = 10.0 ** math.floor(math.log10(value))
     return next(m * magnitude for m in (1.0, 2.0, 2.5, 5.0, 10.0) if m * magnitude >= value - 1e-9)
-
-
-def _ticks(low: float, high: float) -> list[float]:
-    return [low + (high - low) * i / 4 for i in range(5)]
 
 
 def _text_width(text: str) -> int:

@@ -34,7 +34,7 @@ def trend_charts(
     def point(run: RunSummary, value: float | None, shown: str) -> svg.Point:
         return svg.Point(value, run.run_path, _tip(run, shown), run.run_id == highlight)
 
-    charts = [
+    return [
         _line(
             f"{prefix}-pass",
             f"Pass rate, {scope}",
@@ -66,7 +66,6 @@ def trend_charts(
             percent=True,
         ),
     ]
-    return charts
 
 
 def outcome_strip(project_id: int, outcomes: Sequence[Outcome], *, ident: str) -> Markup:

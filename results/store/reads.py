@@ -89,7 +89,7 @@ class SqliteReadStore:
         if before is not None:
             where.append("r.id < ?")
             params.append(before)
-        sql = f"{_SELECT_RUN} WHERE {' AND '.join(where)} ORDER BY r.id DESC LIMIT ?"
+        sql = f"{_SELECT_RUN} WHERE {' AND '.join(where)} ORDER BY {_newest_first(runs)} LIMIT ?"
         return [summary_from_row(row) for row in await self.db.fetchall(sql, (*params, limit))]
 
     async def trend_runs(
@@ -212,6 +212,13 @@ def _run_filter(project_id: int, runs: RunFilter) -> tuple[list[str], list[objec
         where.append(clause)
         params.extend(values)
     return where, params
+
+
+def _newest_first(runs: RunFilter) -> str:
+    """The order of a run list. A commit names a handful of runs: ``+r.id`` keeps SQLite from
+    walking every run of the project newest first to find them, and it finds them by
+    ``runs_by_commit`` and sorts the few instead."""
+    return "+r.id DESC" if runs.commit is not None else "r.id DESC"
 
 
 def _marks(values: Sequence[object]) -> str:

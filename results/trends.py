@@ -33,8 +33,8 @@ class Trend:
     project: Project
     query: TrendQuery
     runs: list[RunSummary]  # oldest first
-    flags: list[str]  # the project's flags, to choose from
-    branches: list[str]  # its most recently active branches
+    flags: list[str]  # the project's flags, to choose from (pages only: empty for the API)
+    branches: list[str]  # its most recently active branches (pages only)
 
     @property
     def latest(self) -> RunSummary | None:
@@ -69,17 +69,23 @@ async def trend(
     *,
     can_read: CanRead,
     or_every_branch: bool = False,
+    choices: bool = False,
 ) -> Trend:
     """The trend ``query`` asks for; with ``or_every_branch``, a branch without runs of the flag
-    (a page's default branch, say) gives way to every branch."""
+    (a page's default branch, say) gives way to every branch; with ``choices``, the flags and
+    branches to choose from come along (a page's filter form)."""
     project = await readable_project(store, project_id, can_read)
     query = attrs.evolve(query, points=max(1, min(query.points, MAX_POINTS)))
     newest = await _newest(store, project_id, query)
     if not newest and or_every_branch and query.branch is not None:
         query = attrs.evolve(query, branch=None)
         newest = await _newest(store, project_id, query)
-    flags = await store.flags(project_id)
-    branches = await store.branches(project_id, limit=MAX_BRANCHES)
+    flags, branches = [], []
+    if choices:
+        flags = await store.flags(project_id)
+        branches = await store.branches(project_id, limit=MAX_BRANCHES)
+        if query.branch is not None and query.branch not in branches:
+            branches.append(query.branch)
     return Trend(project, query, newest[::-1], flags, branches)
 
 

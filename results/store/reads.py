@@ -59,6 +59,24 @@ _COVERAGE_PAIRS = """
     WHERE b.run_id = :base
       AND NOT EXISTS (SELECT 1 FROM coverage_files a WHERE a.run_id = :run AND a.path = b.path)
 """
+#: A project's flags, one index seek each (SQLite does not skip-scan without statistics).
+_FLAGS = """
+    WITH RECURSIVE f(flag) AS (
+        SELECT min(flag) FROM runs WHERE project_id = :project
+        UNION ALL
+        SELECT (SELECT min(flag) FROM runs WHERE project_id = :project AND flag > f.flag)
+        FROM f WHERE f.flag IS NOT NULL
+    )
+    SELECT flag FROM f WHERE flag IS NOT NULL
+"""
+#: The branches of a project's newest runs, the most recently active first.
+_BRANCHES = """
+    SELECT branch FROM (SELECT branch, id FROM runs WHERE project_id = ? ORDER BY id DESC LIMIT ?)
+    GROUP BY branch ORDER BY max(id) DESC LIMIT ?
+"""
+#: Branches offered are those of the newest runs: a branch quiet for longer is still reachable
+#: by name, and listing it would cost a scan of every run of the project.
+RECENT_RUNS_FOR_BRANCHES = 2000
 #: SQLite's default LIKE escape is none; ours is backslash, so a search for ``50%`` means it.
 _LIKE_ESCAPE = str.maketrans({"\\": "\\\\", "%": "\\%", "_": "\\_"})
 
@@ -107,15 +125,11 @@ class SqliteReadStore:
         return [summary_from_row(row) for row in rows]
 
     async def flags(self, project_id: int) -> list[str]:
-        sql = "SELECT DISTINCT flag FROM runs WHERE project_id = ? ORDER BY flag"
-        return [row[0] for row in await self.db.fetchall(sql, (project_id,))]
+        return [row[0] for row in await self.db.fetchall(_FLAGS, {"project": project_id})]
 
     async def branches(self, project_id: int, *, limit: int) -> list[str]:
-        sql = """
-            SELECT branch FROM runs WHERE project_id = ?
-            GROUP BY branch ORDER BY max(id) DESC LIMIT ?
-        """
-        return [row[0] for row in await self.db.fetchall(sql, (project_id, limit))]
+        rows = await self.db.fetchall(_BRANCHES, (project_id, RECENT_RUNS_FOR_BRANCHES, limit))
+        return [row[0] for row in rows]
 
     async def test(self, project_id: int, test_id: int) -> TestRef | None:
         sql = f"SELECT {_TEST_COLUMNS} FROM tests t WHERE t.id = ? AND t.project_id = ?"  # noqa: S608

@@ -35,7 +35,9 @@ async def project_page(request: web.Request) -> web.Response:
     runs_page = await browse.run_page(reads, project_id, runs, can_read=reader, before=before)
     base = request.app[keys.SETTINGS].gate.base_branch
     wanted = trends.TrendQuery(branch=base, points=OVERVIEW_POINTS)
-    trend = await trends.trend(reads, project_id, wanted, can_read=reader, or_every_branch=True)
+    trend = await trends.trend(
+        reads, project_id, wanted, can_read=reader, or_every_branch=True, choices=True
+    )
     charts = trend_charts(trend.runs, prefix="overview")
     return page(
         request,

@@ -37,6 +37,7 @@ async def trends_page(request: web.Request) -> web.Response:
         wanted,
         can_read=can_read(request),
         or_every_branch="branch" not in request.query,
+        choices=True,
     )
     return page(
         request,

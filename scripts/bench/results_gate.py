@@ -83,12 +83,16 @@ async def seed(path: Path, runs: int) -> list[Run]:
             "INSERT INTO uploads (run_id, kind, sha256, format, size, created_at)"
             " SELECT id, 'junit', printf('%064d', id), 'generic', 1, 'now' FROM runs"
         )
+        cases = "(SELECT 0 AS n UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3) c"
         await conn.execute(
-            "INSERT INTO test_cases (run_id, upload_id, suite, classname, name, key, status)"
-            " SELECT r.id, r.id, 's', 'C', 't' || c.n, 'C t' || c.n,"
-            " CASE WHEN c.n = 0 AND r.failures > 0 THEN 'failed' ELSE 'passed' END"
-            " FROM runs r, (SELECT 0 AS n UNION ALL SELECT 1 UNION ALL SELECT 2"
-            " UNION ALL SELECT 3) c"
+            "INSERT INTO tests (project_id, key, suite, classname, name, first_run_id)"
+            f" SELECT p.id, 'C t' || c.n, 's', 'C', 't' || c.n, 1 FROM projects p, {cases}"
+        )
+        await conn.execute(
+            "INSERT INTO test_cases (run_id, upload_id, test_id, status)"
+            " SELECT r.id, r.id, t.id,"
+            " CASE WHEN t.name = 't0' AND r.failures > 0 THEN 'failed' ELSE 'passed' END"
+            " FROM runs r JOIN tests t ON t.project_id = r.project_id"
         )
     return [(row[0], row[1], row[2], row[3]) for row in rows]
 

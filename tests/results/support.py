@@ -19,7 +19,7 @@ from results.settings import Settings
 REFERENCE = Path(__file__).resolve().parents[2].parent / "shared" / "reference" / "results"
 
 #: Tables an ingest writes; all must be empty after a refused one.
-RUN_TABLES = ("projects", "runs", "uploads", "suites", "test_cases", "coverage_files")
+RUN_TABLES = ("projects", "runs", "uploads", "suites", "tests", "test_cases", "coverage_files")
 
 Report = tuple[str, bytes]  # (filename, content)
 

@@ -83,10 +83,10 @@ async def seed(path: Path, runs: int) -> list[Run]:
             "INSERT INTO uploads (run_id, kind, sha256, format, size, created_at)"
             " SELECT id, 'junit', printf('%064d', id), 'generic', 1, 'now' FROM runs"
         )
-        cases = "(SELECT 0 AS n UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3) c"
         await conn.execute(
             "INSERT INTO tests (project_id, key, suite, classname, name, first_run_id)"
-            f" SELECT p.id, 'C t' || c.n, 's', 'C', 't' || c.n, 1 FROM projects p, {cases}"
+            " SELECT p.id, 'C t' || c.n, 's', 'C', 't' || c.n, 1 FROM projects p,"
+            " (SELECT 0 AS n UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3) c"
         )
         await conn.execute(
             "INSERT INTO test_cases (run_id, upload_id, test_id, status)"

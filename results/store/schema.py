@@ -12,8 +12,9 @@ Decisions worth knowing:
 - Line data is stored per (run, file) as range text (``1-5,7``), so shards merge by line union
   without reading any other run.
 - ``users.username`` compares case-insensitively, so ``Alice`` and ``alice`` are one account.
-- Suites are indexed by run only, and test cases by run only where they did not pass (V2): uploads
-  are never deleted on their own, and a 20,000-case ingest pays for every extra index. A bulk
+- Suites are indexed by run only, and test cases by run where they did not pass (V2) and by run
+  and test (V3, for history): uploads are never deleted on their own, and a 20,000-case ingest
+  pays for every extra index. A case names its test by id in the project's catalog (``tests``). A bulk
   deletion of runs (retention, when it comes) should delete their cases by id range (an upload's
   cases go in together, so their ids are contiguous): the cascade through ``run_id`` would scan.
 

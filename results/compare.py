@@ -19,6 +19,7 @@ from results.browse import readable_run
 from results.flakiness import PASSING
 from results.gate import Baseline, find_baseline
 from results.history import HistoryStore, TestRef
+from results.parsers.model import percentage
 from results.runs import CanRead, RunSummary
 from results.settings import GateSettings
 from results.store import Store
@@ -176,4 +177,4 @@ def _file_order(delta: FileDelta) -> tuple[int, float, str]:
 
 
 def _pct(covered: int | None, valid: int | None) -> float | None:
-    return None if covered is None or not valid else 100.0 * covered / valid
+    return None if covered is None or valid is None else percentage(covered, valid)

@@ -13,8 +13,12 @@ from results.compare import CaseChange, FileDelta
 from results.dashboard import CaseRow, ProjectOverview
 from results.flakiness import Flakiness, Outcome
 from results.history import TestRef
-from results.http.ingest import pct
 from results.runs import RunSummary
+
+
+def pct(value: float | None) -> float | None:
+    """Percentages go out with two decimals: more is noise, and clients compare what they see."""
+    return None if value is None else round(value, 2)
 
 
 def project_path(project_id: int) -> str:

@@ -9,7 +9,7 @@ from aiohttp import web
 
 from common.openapi import validated
 from results import gate, keys
-from results.http.ingest import pct
+from results.http.encode import pct
 from results.http.viewer import can_read
 
 routes = web.RouteTableDef()

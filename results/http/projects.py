@@ -13,7 +13,6 @@ from aiohttp import web
 from common.openapi import validated
 from results import browse, fields, keys, trends
 from results.http.encode import encode_project, encode_run
-from results.http.ingest import pct
 from results.http.viewer import can_read
 
 routes = web.RouteTableDef()
@@ -76,24 +75,5 @@ def encode_trend(found: trends.Trend) -> dict[str, Any]:
         "project": found.project.name,
         "flag": found.query.flag,
         "branch": found.query.branch,
-        "points": [
-            {
-                "runId": run.run_id,
-                "branch": run.branch,
-                "commit": run.commit,
-                "createdAt": run.created_at,
-                "status": run.status.value,
-                "tests": run.tests,
-                "passed": run.passed,
-                "failures": run.failures,
-                "errors": run.errors,
-                "skipped": run.skipped,
-                "flaky": run.flaky,
-                "passRatePct": pct(run.pass_rate_pct),
-                "durationMs": run.duration_ms,
-                "lineCoveragePct": pct(run.line_coverage_pct),
-                "runPath": run.run_path,
-            }
-            for run in found.runs
-        ],
+        "points": [encode_run(run) for run in found.runs],
     }

@@ -9,9 +9,8 @@ from aiohttp import web
 
 from common.openapi import validated
 from results import browse, compare, fields, keys
-from results.http.encode import encode_change, encode_file, encode_problem_case, encode_run
+from results.http.encode import encode_change, encode_file, encode_problem_case, encode_run, pct
 from results.http.gate import encode_baseline
-from results.http.ingest import pct
 from results.http.viewer import can_read
 
 routes = web.RouteTableDef()

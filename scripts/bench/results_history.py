@@ -39,7 +39,7 @@ ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
-from harness import free_port, wait_ready  # noqa: E402 - sibling script
+from harness import free_port, percentile, timed_get, wait_ready  # noqa: E402 - sibling
 from harness import start_results as start_server  # noqa: E402
 
 from results.store import open_store  # noqa: E402 - after the path set-up above
@@ -176,15 +176,6 @@ async def ingest(session: aiohttp.ClientSession, base: str, tests: int, n: int) 
             raise RuntimeError(f"ingest answered {resp.status}: {await resp.text()}")
 
 
-async def timed(session: aiohttp.ClientSession, url: str) -> float:
-    started = time.perf_counter()
-    async with session.get(url) as resp:
-        await resp.read()
-        if resp.status != 200:
-            raise RuntimeError(f"{url} answered {resp.status}")
-    return (time.perf_counter() - started) * 1000
-
-
 def targets(project: int, test: int, run: int) -> dict[str, str]:
     return {
         "trends page": f"/projects/{project}/trends",
@@ -215,22 +206,17 @@ async def measure(data_dir: Path, runs: int, tests: int, calls: int) -> dict[str
             for plan in plans.values():  # warm-up: imports, templates, the page cache
                 for path in plan.values():
                     for _ in range(5):
-                        await timed(session, base + path)
+                        await timed_get(session, base + path)
             for _ in range(calls):  # interleaved, so machine load weighs on all alike
                 for size, plan in plans.items():
                     for name, path in plan.items():
                         figures.setdefault(f"{size}:{name}", []).append(
-                            await timed(session, base + path)
+                            await timed_get(session, base + path)
                         )
     finally:
         server.terminate()
         server.wait(timeout=30)
     return figures
-
-
-def percentile(values: list[float], pct: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * pct))]
 
 
 def main() -> int:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import getpass
+import os
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -22,6 +23,7 @@ from common.cli import load_service_settings, settings_args
 from common.errors import WharfError
 from results import credentials
 from results.accounts import Accounts, Role
+from results.ci import commands as ci
 from results.runs import Visibility
 from results.store import open_store
 from results.store.accounts import SqliteAccountStore
@@ -30,7 +32,9 @@ Action = Callable[[Accounts, argparse.Namespace], Awaitable[int]]
 
 
 def register(subparsers: Any) -> None:
-    results = subparsers.add_parser("results", help="administer the results service's accounts")
+    results = subparsers.add_parser(
+        "results", help="administer the results service's accounts; upload and gate from CI"
+    )
     sub = results.add_subparsers(dest="results_command", metavar="COMMAND", required=True)
     _user_commands(sub)
     _token_commands(sub)
@@ -42,6 +46,7 @@ def register(subparsers: Any) -> None:
     )
     hashing.add_argument("--password-stdin", action="store_true", required=True)
     hashing.set_defaults(func=_hash_password)
+    ci.register(sub, os.environ)  # CI tokens and variables come from the environment
 
 
 def _user_commands(sub: Any) -> None:

@@ -1,0 +1,214 @@
+"""``wharf results upload`` and ``wharf results gate``: the curl upload and the gate wrapper as
+commands a CI job runs.
+
+upload: sends the report files (``--junit``, ``--coverage``: files, directories or globs) to
+``POST /api/v1/ingest`` as one run; exits 0 when the server stored them, 1 when it refused or
+could not be reached (the message says why), 2 for a usage problem found before sending.
+gate: asks ``GET /api/v1/gate``, prints each rule, and exits 0 when the gate passed, 1 when it
+failed, 2 when there is no verdict (no such run or project, refused, unreachable).
+
+The server comes from ``--url`` or ``WHARF_RESULTS_URL``; the token only from the environment
+(``WHARF_RESULTS_TOKEN``, or the variable ``--token-env`` names): an argument would show in ``ps``
+and in CI logs. Commit, branch and build URL default to the CI system's variables
+(``results.ci.sources``). ``main`` hands the environment in: this module never reads it itself.
+Messages go to stderr; ``--json`` prints the server's answer on stdout for scripts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from results.ci.client import MAX_FILES, ApiError, ResultsClient, Retry
+from results.ci.sources import SourceError, Target, ci_target, report_files
+
+URL_ENV = "WHARF_RESULTS_URL"
+TOKEN_ENV = "WHARF_RESULTS_TOKEN"  # noqa: S105 - the name of a variable, not a token
+OK, FAILED, UNUSABLE = 0, 1, 2
+
+
+def register(sub: Any, environ: Mapping[str, str]) -> None:
+    """Add ``upload`` and ``gate`` to the ``wharf results`` subcommands."""
+    upload = sub.add_parser(
+        "upload",
+        help="upload JUnit and coverage reports as one run (CI)",
+        description="Send JUnit and coverage reports to a results server as one run. Exit code: "
+        "0 stored, 1 refused or unreachable (the message says why), 2 a usage problem. The API "
+        f"token comes from ${TOKEN_ENV} (or the variable --token-env names), never an argument.",
+        epilog="example: wharf results upload --url https://results.example.com --project shop "
+        "--junit target/surefire-reports --coverage target/site/jacoco/jacoco.xml",
+    )
+    _server_args(upload)
+    upload.add_argument("--project", required=True)
+    _target_args(upload)
+    upload.add_argument("--run-key", help="shards of one run share it (default: a new one)")
+    upload.add_argument(
+        "--build-url", help="link to the CI build (default: from the CI's variables)"
+    )
+    upload.add_argument("--junit", nargs="+", default=[], metavar="FILE", action="extend",
+                        help="JUnit XML files, directories of them, or globs")  # fmt: skip
+    upload.add_argument("--coverage", "--jacoco", nargs="+", default=[], metavar="FILE",
+                        action="extend", dest="coverage",
+                        help="JaCoCo, Cobertura, LCOV or Go coverage files, directories or globs")  # fmt: skip
+    upload.add_argument("--files-per-request", type=int, default=MAX_FILES, metavar="N",
+                        help=f"files per request; more go in several requests of one run "
+                        f"(default {MAX_FILES}, under the server's results.ingest.max-parts)")  # fmt: skip
+    upload.set_defaults(func=lambda args: _run(_upload, args, environ))
+    gate = sub.add_parser(
+        "gate",
+        help="ask the quality gate; exit 0 passed, 1 failed, 2 no verdict (CI)",
+        description="Exit code: 0 the gate passed, 1 it failed, 2 no verdict.",
+    )
+    _server_args(gate)
+    gate.add_argument("--project", required=True)
+    _target_args(gate)
+    gate.add_argument("--base-sha", help="commit whose run is the baseline (e.g. the merge base)")
+    gate.set_defaults(func=lambda args: _run(_gate, args, environ))
+
+
+def _server_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--url", help=f"the results server (default ${URL_ENV})")
+    parser.add_argument("--token-env", default=TOKEN_ENV, metavar="NAME",
+                        help=f"environment variable holding the API token (default {TOKEN_ENV})")  # fmt: skip
+    parser.add_argument("--retries", type=int, default=4, help="retries after the first try")
+    parser.add_argument("--timeout", type=float, default=300.0, help="seconds per request")
+    parser.add_argument("--json", action="store_true", help="print the server's answer on stdout")
+
+
+def _target_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--commit", help="default: the CI's commit variable")
+    parser.add_argument("--branch", help="default: the CI's branch variable")
+    parser.add_argument("--flag", default=None, help="component scope (default 'default')")
+
+
+def _run(action: Any, args: argparse.Namespace, environ: Mapping[str, str]) -> int:
+    try:
+        result: int = asyncio.run(action(args, environ))
+    except (SourceError, UsageError) as exc:
+        _say(f"wharf results {args.results_command}: {exc}")
+        return UNUSABLE
+    return result
+
+
+class UsageError(ValueError):
+    pass
+
+
+async def _upload(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
+    files = [("junit", p) for p in report_files(args.junit, coverage=False)]
+    files += [("jacoco", p) for p in report_files(args.coverage, coverage=True)]
+    if not files:
+        raise UsageError("name at least one report: --junit FILE... or --coverage FILE...")
+    target = _target(args, environ)
+    fields = {"project": args.project, "commit": target.commit or "", "branch": target.branch or ""}
+    fields["runKey"] = args.run_key or f"wharf-{uuid.uuid4().hex}"  # retries stay one run
+    if args.flag:
+        fields["flag"] = args.flag
+    if args.build_url or target.build_url:
+        fields["buildUrl"] = args.build_url or target.build_url or ""
+    try:
+        async with _client(args, environ) as client:
+            answer = await client.upload(fields, files, files_per_request=args.files_per_request)
+    except ApiError as exc:
+        _say(f"wharf results upload: {exc}")
+        return FAILED
+    _print_upload(answer, len(files), _base(args, environ), as_json=args.json)
+    return OK
+
+
+async def _gate(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
+    target = _target(args, environ, need_branch=False)
+    if target.commit is not None and not (args.commit is None and args.branch is not None):
+        params = {"project": args.project, "commit": target.commit}
+    else:  # --branch alone, or no commit known: the branch's latest run
+        params = {"project": args.project, "branch": target.branch or ""}
+    if args.flag:
+        params["flag"] = args.flag
+    if args.base_sha:
+        params["baseSha"] = args.base_sha
+    try:
+        async with _client(args, environ) as client:
+            verdict = await client.gate(params)
+    except ApiError as exc:
+        _say(f"wharf results gate: no verdict: {exc}")
+        return UNUSABLE
+    _print_verdict(verdict, _base(args, environ), as_json=args.json)
+    return OK if verdict.get("passed") is True else FAILED
+
+
+def _target(
+    args: argparse.Namespace, environ: Mapping[str, str], *, need_branch: bool = True
+) -> Target:
+    found = ci_target(environ)
+    commit, branch = args.commit or found.commit, args.branch or found.branch
+    if commit is None and need_branch:
+        raise UsageError("no commit: pass --commit (no CI commit variable is set)")
+    if commit is None and branch is None:
+        raise UsageError("no commit or branch: pass --commit or --branch (no CI variable is set)")
+    if need_branch and branch is None:
+        raise UsageError("no branch: pass --branch (no CI branch variable is set)")
+    return Target(commit, branch, found.build_url)
+
+
+def _base(args: argparse.Namespace, environ: Mapping[str, str]) -> str:
+    base = args.url or environ.get(URL_ENV, "").strip()
+    if not base:
+        raise UsageError(f"no server: pass --url or set {URL_ENV}")
+    if not base.startswith(("http://", "https://")):
+        raise UsageError(f"{base!r} is not an http(s) URL")
+    return base.rstrip("/").removesuffix("/api/v1")
+
+
+def _client(args: argparse.Namespace, environ: Mapping[str, str]) -> Any:
+    if args.retries < 0 or args.timeout <= 0 or getattr(args, "files_per_request", 1) < 1:
+        raise UsageError("--retries must be 0 or more, --timeout and --files-per-request above 0")
+    token = environ.get(args.token_env, "").strip() or None
+    return ResultsClient.open(
+        _base(args, environ),
+        token=token,
+        retry=Retry(attempts=args.retries + 1),
+        timeout_s=args.timeout,
+    )
+
+
+def _print_upload(answer: Mapping[str, Any], files: int, base: str, *, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(answer, indent=2))
+    coverage = answer.get("lineCoveragePct")
+    said = "no coverage" if coverage is None else f"line coverage {coverage:.2f}%"
+    _say(
+        f"uploaded {files} file(s) to run #{answer['runId']} of {answer['project']} "
+        f"({answer['branch']} @ {str(answer['commit'])[:12]}): {answer['tests']} tests, "
+        f"{answer['failures']} failed, {answer['errors']} errors, {answer['skipped']} skipped, "
+        f"{answer['flaky']} flaky; {said}; {answer['status']}\n  {base}{answer['runPath']}"
+    )
+    for diagnostic in answer.get("diagnostics", []):
+        if diagnostic.get("code") != "dialect":
+            _say(f"  note: {diagnostic.get('filename') or diagnostic.get('part')}: "
+                 f"{diagnostic.get('message')}")  # fmt: skip
+
+
+def _print_verdict(verdict: Mapping[str, Any], base: str, *, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(verdict, indent=2))
+    baseline = verdict.get("baseline")
+    against = f"baseline run #{baseline['runId']}" if baseline else "no baseline"
+    _say(
+        f"quality gate {verdict['status']} for {verdict['project']} run #{verdict['runId']} "
+        f"({verdict['branch']} @ {str(verdict['commit'])[:12]}, flag {verdict['flag']}), "
+        f"{against}"
+    )
+    for rule in verdict.get("rules", []):
+        _say(f"  {'PASS' if rule['passed'] else 'FAIL'} {rule['name']}: {rule['detail']}")
+    _say(f"  {base}{verdict['runPath']}")
+    if baseline and not verdict.get("passed"):
+        _say(f"  what changed: {base}{verdict['runPath']}/compare")
+
+
+def _say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)

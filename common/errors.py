@@ -13,6 +13,7 @@ exceptions into these at their boundary, with ``raise ... from exc``.
     ├── Conflict (409)
     ├── PayloadTooLarge (413)
     ├── Unprocessable (422)
+    ├── TooManyRequests (429)       one client holds or asks too much; Retry-After says when
     ├── BadGateway (502)            an upstream we called failed or never answered
     └── ServiceUnavailable (503)
 
@@ -106,6 +107,11 @@ class PayloadTooLarge(WharfError):
 class Unprocessable(WharfError):
     status = 422
     default_code = "unprocessable"
+
+
+class TooManyRequests(WharfError):
+    status = 429
+    default_code = "too-many-requests"
 
 
 class BadGateway(WharfError):

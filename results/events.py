@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import Counter
 from collections.abc import Callable
 from typing import Any, Protocol
 
 import attrs
 
-from common.errors import ServiceUnavailable
+from common.errors import ServiceUnavailable, TooManyRequests
 from results.runs import RunSummary, Visibility
 from results.users import Principal
 
@@ -66,6 +67,16 @@ class TooManySubscribers(ServiceUnavailable):
         )
 
 
+class TooManyFromAddress(TooManyRequests):
+    def __init__(self, limit: int) -> None:
+        super().__init__(
+            f"this address already holds {limit} anonymous event streams; close some, log in, "
+            "or retry later",
+            code="too-many-streams",
+            headers={"Retry-After": "10"},
+        )
+
+
 def visible(principal: Principal | None, run: RunSummary, *, member: bool) -> bool:
     """Public runs go to every stream; private ones to admins and, when ``member``, members."""
     if run.visibility is not Visibility.PRIVATE:
@@ -73,36 +84,53 @@ def visible(principal: Principal | None, run: RunSummary, *, member: bool) -> bo
     return principal is not None and (principal.is_admin or member)
 
 
-@attrs.define(eq=False)
+@attrs.define(eq=False, slots=True)
 class Subscription:
-    """One open stream's mailbox. ``None`` in the queue means: you were dropped, stop."""
+    """One open stream's mailbox: the events it has yet to send, at most ``limit`` of them.
+
+    Held by every idle stream, so it is small: a list that stays empty while nothing happens and
+    a future only while the stream waits (an ``asyncio.Queue`` holds three deques and an event,
+    3 KB, for the same job). ``next()`` returning None means: you were dropped, stop.
+    """
 
     principal: Principal | None
-    queue: asyncio.Queue[RunSummary | None]
+    limit: int
     on_drop: Callable[[], None] | None = None
     dropped: bool = False
+    address: str | None = None  # set for an anonymous stream: it counts against its address
+    pending: list[RunSummary] = attrs.field(factory=list)
+    _waiter: asyncio.Future[None] | None = None
 
     def offer(self, event: RunSummary) -> bool:
-        """Queue ``event`` without waiting; False (and the subscriber dropped) when it is full."""
+        """Keep ``event`` without waiting; False (and the subscriber dropped) when it is full."""
         if self.dropped:
             return False
-        try:
-            self.queue.put_nowait(event)
-        except asyncio.QueueFull:
+        if len(self.pending) >= self.limit:
             self.drop()
             return False
+        self.pending.append(event)
+        self._wake()
         return True
 
     def drop(self) -> None:
         self.dropped = True
-        while not self.queue.empty():
-            self.queue.get_nowait()
-        self.queue.put_nowait(None)
+        self.pending.clear()
+        self._wake()
         if self.on_drop is not None:
             self.on_drop()
 
     async def next(self) -> RunSummary | None:
-        return await self.queue.get()
+        while not self.pending and not self.dropped:
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+        return None if self.dropped else self.pending.pop(0)
+
+    def _wake(self) -> None:
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
 
 
 @attrs.define
@@ -111,18 +139,33 @@ class EventHub:
     queue_size: int = 256
     max_subscribers: int = 10_000
     replay_limit: int = 100
+    max_anonymous_per_address: int = 64
     subscriptions: set[Subscription] = attrs.field(factory=set)
     dropped_total: int = 0
+    anonymous: Counter[str] = attrs.field(factory=Counter)  # open anonymous streams by address
 
-    def subscribe(self, principal: Principal | None) -> Subscription:
+    def subscribe(self, principal: Principal | None, *, address: str | None = None) -> Subscription:
+        """A new stream's mailbox. Anonymous streams count against their client's address, so
+        one host cannot take the slots everyone shares."""
         if len(self.subscriptions) >= self.max_subscribers:
             raise TooManySubscribers(self.max_subscribers)
-        sub = Subscription(principal, asyncio.Queue(maxsize=self.queue_size))
+        counted = address if principal is None else None
+        if counted is not None:
+            if self.anonymous[counted] >= self.max_anonymous_per_address:
+                raise TooManyFromAddress(self.max_anonymous_per_address)
+            self.anonymous[counted] += 1
+        sub = Subscription(principal, self.queue_size, address=counted)
         self.subscriptions.add(sub)
         return sub
 
     def unsubscribe(self, sub: Subscription) -> None:
+        if sub not in self.subscriptions:
+            return
         self.subscriptions.discard(sub)
+        if sub.address is not None:
+            self.anonymous[sub.address] -= 1
+            if self.anonymous[sub.address] <= 0:
+                del self.anonymous[sub.address]
 
     async def publish(self, event: RunSummary) -> None:
         """Deliver ``event`` to every allowed subscriber; waits only for the membership lookup."""

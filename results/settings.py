@@ -184,6 +184,12 @@ class EventsSettings:
     max_subscribers: int = option(
         10_000, "Open event streams allowed at once; more get 503. Default 10000."
     )
+    max_anonymous_per_address: int = option(
+        64,
+        "Open anonymous event streams allowed from one client address; more get 429. Streams "
+        "of logged-in users and tokens do not count. Behind a reverse proxy every client has "
+        "the proxy's address: raise it there. Default 64.",
+    )
     replay_limit: int = option(
         100,
         "Most missed runs replayed to a stream reconnecting with Last-Event-ID (the newest "

@@ -62,6 +62,7 @@ async def events_context(app: web.Application) -> AsyncIterator[None]:
         queue_size=events.queue_size,
         max_subscribers=events.max_subscribers,
         replay_limit=events.replay_limit,
+        max_anonymous_per_address=events.max_anonymous_per_address,
     )
     app[keys.EVENTS] = hub
     listeners = app[keys.RUN_LISTENERS]

@@ -25,7 +25,7 @@ routes = web.RouteTableDef()
 async def stream_events(request: web.Request) -> web.StreamResponse:
     hub = request.app[keys.EVENTS]
     who = auth.principal(request)
-    sub = hub.subscribe(who)
+    sub = hub.subscribe(who, address=request.remote)
     try:
         async with sse.event_stream(request) as stream:
             sub.on_drop = stream.close

@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from aiohttp import web
+from aiohttp import ClientSession, web
 
 from common import sse
+from tests.common.serving import served
 
 KEEPALIVE_S = 0.05
 
@@ -75,3 +76,40 @@ async def test_shutdown_closes_open_streams(aiohttp_server: Any, aiohttp_client:
         await cleaned.wait()
         rest = await resp.content.read()
     assert isinstance(rest, bytes)
+
+
+def quiet_app(cleaned: asyncio.Event, subscribers: list[str]) -> web.Application:
+    """``stream_app`` with a keepalive far beyond any test: departures must be seen without one."""
+    app = stream_app(cleaned, subscribers)
+    app[sse.KEEPALIVE_S] = 60.0
+    app[sse.STREAMS].interval = 60.0
+    return app
+
+
+async def test_a_departure_is_noticed_at_once_not_at_the_next_keepalive() -> None:
+    cleaned = asyncio.Event()
+    async with served(quiet_app(cleaned, [])) as base, ClientSession() as session:
+        resp = await session.get(f"{base}/events")
+        assert resp.headers["Connection"] == "close"  # a stream's connection serves nothing else
+        await resp.content.readany()
+        resp.close()
+        async with asyncio.timeout(2):  # the keepalive is 60 s away
+            await cleaned.wait()
+
+
+async def test_one_ticker_writes_every_streams_keepalives(aiohttp_client: Any) -> None:
+    app = stream_app(asyncio.Event(), [])
+    client = await aiohttp_client(app)
+    first, second = await client.get("/events"), await client.get("/events")
+    tickers = [t for t in asyncio.all_tasks() if t.get_name() == "sse keepalives"]
+    assert len(tickers) == 1  # not one per stream
+    for resp in (first, second):
+        seen = b""
+        async with asyncio.timeout(2):
+            while b":keepalive\n\n" not in seen:
+                seen += await resp.content.readany()
+    first.close()
+    second.close()
+    async with asyncio.timeout(2):
+        while not tickers[0].done():  # the last stream gone, the ticker goes too
+            await asyncio.sleep(0.01)

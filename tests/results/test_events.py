@@ -7,12 +7,17 @@ import json
 from pathlib import Path
 from typing import Any
 
+from aiohttp import ClientSession
+
+from common.openapi import SPEC
 from results import keys
 from results.accounts import Role
+from results.app import create_app
 from results.events import EventHub
 from results.runs import RunStatus, RunSummary, Visibility
 from results.store import open_store
 from results.store.events import SqliteEventStore
+from tests.common.serving import served
 from tests.conftest import ApiClient
 from tests.guards import assert_problem
 from tests.results.people import (
@@ -23,7 +28,7 @@ from tests.results.people import (
     make_user,
     start,
 )
-from tests.results.support import coverage_for, form, junit_xml
+from tests.results.support import coverage_for, form, junit_xml, settings_for
 
 REPORT = junit_xml([("a", "pass"), ("b", "pass"), ("c", "fail"), ("d", "skip")])
 
@@ -188,11 +193,11 @@ async def test_publish_never_waits_for_a_full_queue(tmp_path: Path) -> None:
         lagging.on_drop = lambda: dropped.append(True)
         for _ in range(3):
             await hub.publish(summary)
-            keeping_up.queue.get_nowait()
+            keeping_up.pending.pop(0)
         assert dropped == [True]
         assert hub.dropped_total == 1
         assert await lagging.next() is None
-        assert keeping_up.queue.empty()
+        assert not keeping_up.pending
         assert not keeping_up.dropped
 
 
@@ -229,3 +234,67 @@ async def test_subscriber_limit(api_client: ApiClient, tmp_path: Path) -> None:
     resp = await client.get("/api/v1/events")
     await assert_problem(resp, 503, code="too-many-subscribers")
     first.resp.close()
+
+
+async def test_anonymous_streams_are_capped_per_address(tmp_path: Path) -> None:
+    app = create_app(settings_for(tmp_path, "results.events.max-anonymous-per-address=2"))
+    async with served(app) as base, ClientSession() as session:
+        first, second = [EventReader(await session.get(f"{base}/api/v1/events")) for _ in "ab"]
+        for stream in (first, second):
+            assert (await stream.next())["event"] == "connected"
+        resp = await session.get(f"{base}/api/v1/events")
+        body = await assert_problem(resp, 429, code="too-many-streams")
+        assert "2 anonymous event streams" in body["detail"]
+        assert resp.headers["Retry-After"] == "10"
+        await app[keys.ACCOUNTS].add_user("reader", password_hash=None)
+        token = (
+            await app[keys.ACCOUNTS].create_token(await app[keys.ACCOUNTS].user("reader"), "t")
+        ).value
+        logged_in = EventReader(await session.get(f"{base}/api/v1/events", headers=bearer(token)))
+        assert (await logged_in.next())["event"] == "connected"  # their streams do not count
+        first.resp.close()
+        async with asyncio.timeout(2):  # its slot is free the moment its client is gone
+            while sum(app[keys.EVENTS].anonymous.values()) > 1:
+                await asyncio.sleep(0.01)
+        third = EventReader(await session.get(f"{base}/api/v1/events"))
+        assert (await third.next())["event"] == "connected"
+        for stream in (second, third, logged_in):
+            stream.resp.close()
+
+
+async def test_dropped_streams_free_their_slots_at_once(tmp_path: Path) -> None:
+    """A small version of scripts/bench/results_events_flood.py: 200 open-and-drops through 10
+    slots, then a normal client gets in on its first try. Served as ``wharf serve`` serves it:
+    aiohttp's test server would cancel a departed client's handler by itself."""
+    app = create_app(
+        settings_for(
+            tmp_path,
+            "results.events.max-subscribers=10",
+            "results.events.max-anonymous-per-address=1000",
+        )
+    )
+    gate = asyncio.Semaphore(5)
+    async with served(app) as base, ClientSession() as session:
+
+        async def open_and_drop() -> int:
+            async with gate, session.get(f"{base}/api/v1/events") as resp:
+                if resp.status == 200:
+                    await EventReader(resp).next()
+                return resp.status  # leaving closes the connection: the client is gone
+
+        statuses = await asyncio.gather(*(open_and_drop() for _ in range(200)))
+        assert set(statuses) == {200}  # never more than 5 open at once: every one got in
+        normal = EventReader(await session.get(f"{base}/api/v1/events"))
+        assert (await normal.next())["event"] == "connected"
+        normal.resp.close()
+
+
+async def test_an_over_long_last_event_id_is_a_400_the_spec_lists(
+    api_client: ApiClient, tmp_path: Path
+) -> None:
+    client = await start(api_client, tmp_path)
+    resp = await client.get("/api/v1/events", headers={"Last-Event-ID": "9" * 65})
+    body = await assert_problem(resp, 400)
+    assert body["errors"][0]["field"] == "Last-Event-ID"
+    operation = client.app[SPEC].operations["streamEvents"]
+    assert {"400", "429", "503"} <= set(operation.statuses)

@@ -28,12 +28,13 @@ from common.app import build_app
 from common.openapi import Spec
 from results import keys, wiring
 from results import web as pages
-from results.http import accounts, events, gate, ingest
+from results.http import accounts, badges, events, gate, history, ingest, projects, runs
 from results.ingest import Ingestor
 from results.parsers.model import ParseLimits
 from results.runs import RunListener
 from results.settings import IngestSettings, Settings
 from results.store import open_store
+from results.store.reads import SqliteReadStore
 
 SPEC_PATH = Path(__file__).resolve().parent.parent / "spec" / "results.yaml"
 BASE_PATH = "/api/v1"
@@ -43,6 +44,10 @@ API_ROUTES: tuple[web.RouteTableDef, ...] = (
     gate.routes,
     accounts.routes,
     events.routes,
+    projects.routes,
+    runs.routes,
+    history.routes,
+    badges.routes,
 )
 
 
@@ -88,6 +93,7 @@ async def store_context(app: web.Application) -> AsyncIterator[None]:
     async with open_store(svc.db_path, busy_timeout_ms=svc.db.busy_timeout_ms) as store:
         app[keys.STORE] = store
         app[keys.DATABASE] = store.db
+        app[keys.READS] = SqliteReadStore(store.db)
         app[keys.INGESTOR] = Ingestor(
             store=store,
             limits=parse_limits(svc.ingest),

@@ -39,6 +39,8 @@ class CaseRow:
     failure_type: str | None
     trace: str | None
     reruns: int
+    test_id: int
+    key: str
 
 
 @attrs.frozen

@@ -10,7 +10,11 @@ from __future__ import annotations
 
 import re
 import string
+from collections.abc import Callable, Mapping
+from typing import Any
 from urllib.parse import urlsplit
+
+from common.errors import ValidationFailed
 
 PROJECT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,127}")
 FLAG = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
@@ -71,3 +75,33 @@ def build_url(value: str) -> str:
     if len(value) > MAX_URL or not _NO_SPACE.fullmatch(value):
         raise FieldError(f"must be at most {MAX_URL} characters without spaces")
     return value
+
+
+Check = Callable[[str], str]
+#: The checks of the query parameters that name runs, by parameter name.
+RUN_QUERY: Mapping[str, Check] = {
+    "project": project,
+    "commit": commit,
+    "branch": branch,
+    "flag": flag,
+    "baseSha": commit,
+}
+
+
+def read_query(
+    params: Mapping[str, Any], checks: Mapping[str, Check] = RUN_QUERY
+) -> dict[str, str]:
+    """The given parameters among ``checks``, checked and in normal form; every bad one is named
+    in one 400 (``ValidationFailed``)."""
+    errors: list[dict[str, str]] = []
+    values: dict[str, str] = {}
+    for name, check in checks.items():
+        if params.get(name) is None:
+            continue
+        try:
+            values[name] = check(str(params[name]).strip())
+        except FieldError as exc:
+            errors.append({"in": "query", "field": name, "message": str(exc)})
+    if errors:
+        raise ValidationFailed(errors)
+    return values

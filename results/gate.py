@@ -22,7 +22,6 @@ from typing import Any, NoReturn
 
 import attrs
 
-from common.errors import ValidationFailed
 from results import fields
 from results.errors import CommitOrBranchRequired, NoMatchingRun, ProjectNotFound
 from results.runs import CanRead, RunSummary
@@ -80,24 +79,7 @@ class Verdict:
 
 def read_query(params: Mapping[str, Any]) -> GateQuery:
     """The query in the normal forms ingest stored (hex commits lower-case, no refs/heads/)."""
-    errors: list[dict[str, str]] = []
-    checks = {
-        "project": fields.project,
-        "commit": fields.commit,
-        "branch": fields.branch,
-        "flag": fields.flag,
-        "baseSha": fields.commit,
-    }
-    values: dict[str, str] = {}
-    for name, check in checks.items():
-        if params.get(name) is None:
-            continue
-        try:
-            values[name] = check(str(params[name]).strip())
-        except fields.FieldError as exc:
-            errors.append({"in": "query", "field": name, "message": str(exc)})
-    if errors:
-        raise ValidationFailed(errors)
+    values = fields.read_query(params)
     return GateQuery(
         project=values["project"],
         commit=values.get("commit"),

@@ -1,7 +1,7 @@
 """Every ``web.AppKey`` and ``web.RequestKey`` of the results service, typed; no string keys anywhere.
 
-Set by: ``SETTINGS`` and ``RUN_LISTENERS`` in ``app.create_app``; ``STORE``, ``DATABASE`` and
-``INGESTOR`` by the store context in ``app``; ``ACCOUNTS`` and ``EVENTS`` by the accounts and
+Set by: ``SETTINGS`` and ``RUN_LISTENERS`` in ``app.create_app``; ``STORE``, ``DATABASE``,
+``READS`` and ``INGESTOR`` by the store context in ``app``; ``ACCOUNTS`` and ``EVENTS`` by the accounts and
 events contexts; ``PRINCIPAL`` by the auth middleware on each request.
 """
 
@@ -13,6 +13,7 @@ from results.accounts import Accounts, Principal
 from results.dashboard import Dashboard
 from results.events import EventHub
 from results.ingest import Ingestor
+from results.reads import ReadStore
 from results.runs import RunListener
 from results.settings import ResultsSettings
 from results.store import Database, Store
@@ -26,6 +27,8 @@ INGESTOR = web.AppKey("results.ingestor", Ingestor)
 RUN_LISTENERS: web.AppKey[list[RunListener]] = web.AppKey("results.run_listeners")
 ACCOUNTS = web.AppKey("results.accounts", Accounts)
 EVENTS = web.AppKey("results.events", EventHub)
+#: The read side's store (API and pages), set by the store context beside ``STORE``.
+READS: web.AppKey[ReadStore] = web.AppKey("results.reads")
 #: Set by the accounts context (``results.wiring``), read by the dashboard pages.
 DASHBOARD = web.AppKey("results.dashboard", Dashboard)
 PRINCIPAL = web.RequestKey("results.principal", Principal)

@@ -9,7 +9,7 @@ from aiohttp import web
 
 from common.openapi import validated
 from results import gate, keys
-from results.http.ingest import pct
+from results.http.encode import pct
 from results.http.viewer import can_read
 
 routes = web.RouteTableDef()
@@ -42,13 +42,13 @@ def encode_verdict(verdict: gate.Verdict) -> dict[str, Any]:
         "errors": run.errors,
         "rules": [{"name": r.name, "passed": r.passed, "detail": r.detail} for r in verdict.rules],
         "runPath": run.run_path,
-        "baseline": _baseline(verdict.baseline),
+        "baseline": encode_baseline(verdict.baseline),
         "missingData": list(verdict.missing),
         "notes": list(verdict.notes),
     }
 
 
-def _baseline(baseline: gate.Baseline | None) -> Mapping[str, Any] | None:
+def encode_baseline(baseline: gate.Baseline | None) -> Mapping[str, Any] | None:
     if baseline is None:
         return None
     run = baseline.run

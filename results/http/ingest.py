@@ -12,6 +12,7 @@ from aiohttp import web
 
 from common.uploads import MultipartForm, UploadLimits, read_multipart
 from results import keys
+from results.http.encode import encode_run
 from results.http.viewer import can_read
 from results.ingest import IngestForm, IngestResult, ReportFile
 from results.settings import IngestSettings
@@ -66,27 +67,9 @@ def encode_result(result: IngestResult) -> dict[str, Any]:
         for r in outcome.duplicates
     ]
     return {
-        "runId": run.run_id,
-        "projectId": run.project_id,
-        "project": run.project,
-        "branch": run.branch,
-        "commit": run.commit,
-        "flag": run.flag,
-        "runKey": run.run_key,
-        "status": run.status.value,
-        "tests": run.tests,
-        "passed": run.passed,
-        "failures": run.failures,
-        "errors": run.errors,
-        "skipped": run.skipped,
-        "flaky": run.flaky,
-        "lineCoveragePct": pct(run.line_coverage_pct),
-        "branchCoveragePct": pct(run.branch_coverage_pct),
-        "durationMs": run.duration_ms,
-        "uploads": run.uploads,
+        **encode_run(run),
         "created": outcome.created,
         "duplicates": len(outcome.duplicates),
-        "runPath": run.run_path,
         "diagnostics": diagnostics,
     }
 
@@ -95,8 +78,3 @@ def _diagnostic(
     part: str, filename: str | None, code: str, message: str, count: int
 ) -> dict[str, Any]:
     return {"part": part, "filename": filename, "code": code, "message": message, "count": count}
-
-
-def pct(value: float | None) -> float | None:
-    """Percentages go out with two decimals: more is noise, and clients compare what they see."""
-    return None if value is None else round(value, 2)

@@ -93,7 +93,11 @@ TestCase.__test__ = False  # type: ignore[attr-defined]
 
 @attrs.frozen
 class TestCounts:
-    """Totals computed from the test cases themselves, never from the producer's attributes."""
+    """Totals computed from the test cases themselves, never from the producer's attributes.
+
+    ``passed`` counts every test whose last attempt passed, the flaky ones included: a test that
+    failed and then passed on a rerun passed (and is flaky too), it never counts as not passed.
+    """
 
     __test__ = False
 
@@ -111,7 +115,7 @@ class TestCounts:
             tally[case.status] += 1
         return cls(
             tests=len(cases),
-            passed=tally[TestStatus.PASSED],
+            passed=tally[TestStatus.PASSED] + tally[TestStatus.FLAKY],
             failed=tally[TestStatus.FAILED],
             errors=tally[TestStatus.ERROR],
             skipped=tally[TestStatus.SKIPPED],

@@ -20,6 +20,7 @@ import attrs
 from results.batch import IngestBatch, IngestOutcome
 from results.runs import Project, RunSummary
 from results.store import queries
+from results.store.catalog import TestCatalog
 from results.store.runs import write_batch
 from results.store.sqlite import Database
 
@@ -65,9 +66,10 @@ class Store(Protocol):
 @attrs.define(eq=False)
 class SqliteStore:
     db: Database
+    catalog: TestCatalog = attrs.field(factory=TestCatalog)
 
     async def ingest(self, batch: IngestBatch) -> IngestOutcome:
-        return await write_batch(self.db, batch)
+        return await write_batch(self.db, batch, self.catalog)
 
     async def find_project(self, name: str) -> Project | None:
         return await queries.find_project(self.db, name)

@@ -20,15 +20,15 @@ _PROJECTS = f"""
            (SELECT count(*) FROM runs c WHERE c.project_id = p.id) AS run_count, {RUN_COLUMNS}
     FROM projects p
     LEFT JOIN runs r ON r.id = (SELECT max(id) FROM runs m WHERE m.project_id = p.id)
-    ORDER BY p.name
 """  # noqa: S608 - constants only
 _RECENT = f"SELECT {RUN_COLUMNS} FROM {RUN_FROM} WHERE r.project_id = ? ORDER BY r.id DESC LIMIT ?"  # noqa: S608
 #: A run's cases that did not pass (``status <> 'passed'`` picks the partial index).
 RUN_CASES = """
-    SELECT suite, classname, name, status, duration_ms, message, failure_type, trace, reruns
-    FROM test_cases
-    WHERE run_id = ? AND status <> 'passed' AND status IN ('failed', 'error', 'flaky')
-    ORDER BY status = 'flaky', id LIMIT ?
+    SELECT t.suite, t.classname, t.name, c.status, c.duration_ms, c.message, c.failure_type,
+           c.trace, c.reruns, t.id, t.key
+    FROM test_cases c JOIN tests t ON t.id = c.test_id
+    WHERE c.run_id = ? AND c.status <> 'passed' AND c.status IN ('failed', 'error', 'flaky')
+    ORDER BY c.status = 'flaky', c.id LIMIT ?
 """
 _COVERAGE = """
     SELECT path, lines_covered, lines_valid, branches_covered, branches_valid
@@ -43,7 +43,11 @@ class SqliteDashboardStore:
     db: Database
 
     async def projects(self) -> list[ProjectOverview]:
-        return [_overview(row) for row in await self.db.fetchall(_PROJECTS)]
+        return [_overview(row) for row in await self.db.fetchall(f"{_PROJECTS} ORDER BY p.name")]
+
+    async def project_overview(self, project_id: int) -> ProjectOverview | None:
+        row = await self.db.fetchone(f"{_PROJECTS} WHERE p.id = ?", (project_id,))
+        return _overview(row) if row is not None else None
 
     async def project(self, project_id: int) -> Project | None:
         sql = "SELECT id, name, visibility, created_at FROM projects WHERE id = ?"

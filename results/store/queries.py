@@ -90,6 +90,14 @@ async def _newest(
     return await _first(db, [*where, "r.branch = ?"], [*params, branch])
 
 
+def commit_clause(commit: str) -> tuple[str, list[object]]:
+    """Runs on ``commit``, or on any commit it is a 7+ hex prefix of (one index range)."""
+    if _is_sha_prefix(commit):
+        upper = commit[:-1] + chr(ord(commit[-1]) + 1)
+        return "r.commit_sha >= ? AND r.commit_sha < ?", [commit, upper]
+    return "r.commit_sha = ?", [commit]
+
+
 def _is_sha_prefix(commit: str) -> bool:
     return len(commit) >= MIN_SHA_PREFIX and all(c in string.hexdigits for c in commit)
 
@@ -111,8 +119,9 @@ async def failing_keys(db: Database, run_ids: Sequence[int]) -> dict[int, frozen
 def failing_keys_sql(runs: int) -> str:
     marks = ", ".join("?" for _ in range(runs))
     return (
-        f"SELECT run_id, key FROM test_cases WHERE run_id IN ({marks}) "  # noqa: S608 - marks only
-        "AND status <> 'passed' AND status IN ('failed', 'error')"  # the <> picks the index
+        "SELECT c.run_id, t.key FROM test_cases c JOIN tests t ON t.id = c.test_id "  # noqa: S608
+        f"WHERE c.run_id IN ({marks}) "
+        "AND c.status <> 'passed' AND c.status IN ('failed', 'error')"  # the <> picks the index
     )
 
 

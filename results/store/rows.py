@@ -8,7 +8,7 @@ This module must not execute SQL.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import attrs
@@ -112,17 +112,35 @@ class CaseRows:
     duration_ms: int  # the sum of the rows' durations
 
 
-def case_rows(run_id: int, upload_id: int, junit: JUnitReport) -> CaseRows:
+@attrs.frozen
+class CaseKeys:
+    """The keys of an upload's cases, their catalog ids where known (``None`` where not), and
+    the positions of the unknown ones."""
+
+    keys: list[str]
+    ids: list[int | None]
+    missing: list[int]
+
+
+def case_keys(junit: JUnitReport, known: Mapping[str, int]) -> CaseKeys:
+    """Every case's key looked up in the project's catalog; 20,000 take 6 ms, so off the loop."""
+    keys = [case.key for case in junit.cases]
+    get = known.get
+    ids = [get(key) for key in keys]
+    return CaseKeys(keys, ids, [i for i, found in enumerate(ids) if found is None])
+
+
+def case_rows(run_id: int, upload_id: int, junit: JUnitReport, test_ids: list[int]) -> CaseRows:
     """One pass over a report's cases; 20,000 of them take 11-15 ms, so call it off the loop.
 
     A plain pass (passed, nothing else to say: no message, output or reruns) becomes a row of
-    the seven columns that are not at their defaults.
+    the four columns that are not at their defaults.
     """
     passed: list[tuple[Any, ...]] = []
     others: list[tuple[Any, ...]] = []
     total_ms = 0
-    for case in junit.cases:
-        suite, classname, name, status, seconds, message, kind, trace, reruns, _, out, err = case
+    for case, test_id in zip(junit.cases, test_ids, strict=True):
+        _, _, _, status, seconds, message, kind, trace, reruns, _, out, err = case
         ms = _ms(seconds)
         if ms is not None:
             total_ms += ms
@@ -135,9 +153,9 @@ def case_rows(run_id: int, upload_id: int, junit: JUnitReport) -> CaseRows:
             and out is None
             and err is None
         ):
-            passed.append((run_id, upload_id, suite, classname, name, case.key, ms))
+            passed.append((run_id, upload_id, test_id, ms))
         else:
-            others.append((run_id, upload_id, suite, classname, name, case.key,
+            others.append((run_id, upload_id, test_id,
                            status.value,  # a plain str: sqlite3 binds str subclasses slowly
                            ms, message, kind, trace, reruns, out, err))  # fmt: skip
     return CaseRows(passed, others, total_ms)
@@ -153,16 +171,16 @@ SUITE_INSERT = """
     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
 CASE_INSERT = """
-    INSERT INTO test_cases (run_id, upload_id, suite, classname, name, key, status, duration_ms,
-                            message, failure_type, trace, reruns, system_out, system_err)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    INSERT INTO test_cases (run_id, upload_id, test_id, status, duration_ms, message,
+                            failure_type, trace, reruns, system_out, system_err)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
-#: Seven parameters, not fourteen: sqlite3 binds None (and str subclasses) through its adapter
+#: Four parameters, not eleven: sqlite3 binds None (and str subclasses) through its adapter
 #: lookup, two failed attribute lookups of about 0.3 µs each, which cost 40 of the 75 ms of a
 #: 20,000-case insert.
 PASSED_CASE_INSERT = """
-    INSERT INTO test_cases (run_id, upload_id, suite, classname, name, key, status, duration_ms)
-    VALUES (?, ?, ?, ?, ?, ?, 'passed', ?)
+    INSERT INTO test_cases (run_id, upload_id, test_id, status, duration_ms)
+    VALUES (?, ?, ?, 'passed', ?)
 """
 COVERAGE_UPSERT = """
     INSERT OR REPLACE INTO coverage_files (run_id, path, lines_covered, lines_valid,

@@ -27,6 +27,7 @@ from results.errors import RunKeyConflict
 from results.parsers.coverage import merge_coverage
 from results.parsers.model import CoverageReport
 from results.runs import Project, RunSummary
+from results.store.catalog import CatalogWrite, TestCatalog
 from results.store.linecodec import file_from_row, file_row
 from results.store.rows import (
     CASE_INSERT,
@@ -35,6 +36,7 @@ from results.store.rows import (
     RUN_COLUMNS,
     RUN_FROM,
     SUITE_INSERT,
+    case_keys,
     case_rows,
     project_from_row,
     suite_rows,
@@ -48,18 +50,23 @@ def now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-async def write_batch(db: Database, batch: IngestBatch) -> IngestOutcome:
+async def write_batch(db: Database, batch: IngestBatch, catalog: TestCatalog) -> IngestOutcome:
+    tests: CatalogWrite | None = None
     async with db.transaction() as conn:
         project = await _project(conn, batch.target)
         run_id, created = await _run(conn, project, batch.target)
         fresh, duplicates = await _split_duplicates(conn, run_id, batch.reports)
         for report in fresh:
-            await _insert_report(conn, run_id, report)
+            if report.junit is not None and tests is None:
+                tests = await CatalogWrite.open(conn, catalog, project.id)
+            await _insert_report(conn, run_id, report, tests)
         coverage = [r.coverage for r in fresh if r.coverage is not None]
         if coverage:
             await _merge_coverage(conn, run_id, coverage, fresh_run=created)
         await _update_totals(conn, run_id)
         run = await _summary(conn, run_id)
+    if tests is not None:  # committed: the ids it added exist now
+        catalog.commit(project.id, tests.ids)
     return IngestOutcome(run=run, created=created, duplicates=tuple(duplicates))
 
 
@@ -118,7 +125,9 @@ async def _split_duplicates(
     return fresh, duplicates
 
 
-async def _insert_report(conn: aiosqlite.Connection, run_id: int, report: ParsedReport) -> None:
+async def _insert_report(
+    conn: aiosqlite.Connection, run_id: int, report: ParsedReport, catalog: CatalogWrite | None
+) -> None:
     counters = _counters_only(report.coverage)
     sql = """
         INSERT INTO uploads (run_id, kind, sha256, filename, format, size, counter_lines_covered,
@@ -132,9 +141,11 @@ async def _insert_report(conn: aiosqlite.Connection, run_id: int, report: Parsed
     duration_ms = 0  # summed below, as the case rows are built
     async with conn.execute(sql, (*head, *counters, *tests, duration_ms, now())) as cursor:
         upload_id = cursor.lastrowid
-    if report.junit is not None and upload_id is not None:
+    if report.junit is not None and upload_id is not None and catalog is not None:
         await conn.executemany(SUITE_INSERT, suite_rows(run_id, upload_id, report.junit))
-        rows = await asyncio.to_thread(case_rows, run_id, upload_id, report.junit)
+        found = await asyncio.to_thread(case_keys, report.junit, catalog.ids)
+        test_ids = await catalog.test_ids(conn, run_id, report.junit.cases, found)
+        rows = await asyncio.to_thread(case_rows, run_id, upload_id, report.junit, test_ids)
         # Two statements: plain passes bind half the parameters (see PASSED_CASE_INSERT).
         # Queries read cases in id order only among those that did not pass, which keep theirs.
         await conn.executemany(PASSED_CASE_INSERT, rows.passed)

@@ -7,9 +7,9 @@ part of the OpenAPI spec. This package must not hold SQL or decide visibility.
 
 from __future__ import annotations
 
-from results.web import dashboard, session
+from results.web import dashboard, insights, session
 from results.web.render import html_errors, setup
 
-ROUTES = (dashboard.routes, session.routes)
+ROUTES = (dashboard.routes, insights.routes, session.routes)
 
 __all__ = ["ROUTES", "html_errors", "setup"]

@@ -57,16 +57,35 @@ def see_other(location: str) -> web.Response:
     return web.Response(status=303, headers={"Location": location})
 
 
+#: Paths that are not pages: an unknown one there stays a problem+json 404.
+NOT_PAGES = ("/api/", "/actuator/", "/v3/api-docs", "/swagger-ui")
+
+
 @web.middleware
 async def html_errors(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Our errors raised by a page handler become an HTML page with the same status."""
+    """Our errors raised by a page handler become an HTML page with the same status, and so does
+    a page address that does not exist (a mistyped link shows a page, not JSON)."""
     name = request.match_info.route.name or ""
     if not name.startswith(PAGE_ROUTE):
-        return await handler(request)
+        if request.match_info.http_exception is None or request.path.startswith(NOT_PAGES):
+            return await handler(request)
+        try:
+            return await handler(request)
+        except web.HTTPNotFound:
+            detail = "There is no page at this address."
+            return page(request, "message.html", status=404, title="Not found", detail=detail)
     try:
         return await handler(request)
     except WharfError as exc:
-        return page(request, "message.html", status=exc.status, title=exc.title, detail=exc.detail)
+        fields = getattr(exc, "errors", None) or []
+        return page(
+            request,
+            "message.html",
+            status=exc.status,
+            title=exc.title,
+            detail=exc.detail,
+            fields=fields,
+        )
 
 
 def pct(value: float | None) -> str:

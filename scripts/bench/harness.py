@@ -1,5 +1,5 @@
-"""What several benchmarks share: a free loopback port, a service's CPU from ``/proc``, and the
-results service started as a child process and waited for. Imported by the sibling scripts (run
+"""What several benchmarks share: a free loopback port, a service's CPU from ``/proc``, the
+results service started as a child process and waited for, timed GETs and percentiles. Imported by the sibling scripts (run
 as scripts, their own folder is on ``sys.path``); the services never import it."""
 
 from __future__ import annotations
@@ -9,11 +9,30 @@ import os
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import aiohttp
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    """The value below which ``fraction`` of ``values`` lie (0.95: the 95th percentile)."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * fraction))]
+
+
+async def timed_get(
+    session: aiohttp.ClientSession, url: str, params: dict[str, str] | None = None
+) -> float:
+    """Milliseconds from sending a GET to its whole body read; raises unless it answered 200."""
+    started = time.perf_counter()
+    async with session.get(url, params=params) as resp:
+        await resp.read()
+        if resp.status != 200:
+            raise RuntimeError(f"{url} {params or ''} answered {resp.status}")
+    return (time.perf_counter() - started) * 1000
 
 
 def free_port() -> int:

@@ -31,7 +31,7 @@ ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
-from harness import free_port, wait_ready  # noqa: E402 - sibling script
+from harness import free_port, percentile, timed_get, wait_ready  # noqa: E402 - sibling
 from harness import start_results as start_server  # noqa: E402
 
 from results.store import open_store  # noqa: E402 - after the path set-up above
@@ -84,22 +84,17 @@ async def seed(path: Path, runs: int) -> list[Run]:
             " SELECT id, 'junit', printf('%064d', id), 'generic', 1, 'now' FROM runs"
         )
         await conn.execute(
-            "INSERT INTO test_cases (run_id, upload_id, suite, classname, name, key, status)"
-            " SELECT r.id, r.id, 's', 'C', 't' || c.n, 'C t' || c.n,"
-            " CASE WHEN c.n = 0 AND r.failures > 0 THEN 'failed' ELSE 'passed' END"
-            " FROM runs r, (SELECT 0 AS n UNION ALL SELECT 1 UNION ALL SELECT 2"
-            " UNION ALL SELECT 3) c"
+            "INSERT INTO tests (project_id, key, suite, classname, name, first_run_id)"
+            " SELECT p.id, 'C t' || c.n, 's', 'C', 't' || c.n, 1 FROM projects p,"
+            " (SELECT 0 AS n UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3) c"
+        )
+        await conn.execute(
+            "INSERT INTO test_cases (run_id, upload_id, test_id, status)"
+            " SELECT r.id, r.id, t.id,"
+            " CASE WHEN t.name = 't0' AND r.failures > 0 THEN 'failed' ELSE 'passed' END"
+            " FROM runs r JOIN tests t ON t.project_id = r.project_id"
         )
     return [(row[0], row[1], row[2], row[3]) for row in rows]
-
-
-async def timed(session: aiohttp.ClientSession, url: str, params: dict[str, str]) -> float:
-    started = time.perf_counter()
-    async with session.get(url, params=params) as resp:
-        await resp.read()
-        if resp.status != 200:
-            raise RuntimeError(f"{url} {params} answered {resp.status}")
-    return (time.perf_counter() - started) * 1000
 
 
 def queries(runs: list[Run], calls: int) -> list[dict[str, str]]:
@@ -129,18 +124,13 @@ async def measure(data_dir: Path, runs: list[Run], calls: int) -> dict[str, Any]
             await wait_ready(session, base)
             plan = queries(runs, calls)
             for params in plan[:50]:  # warm-up: imports, page cache, prepared statements
-                await timed(session, f"{base}/api/v1/gate", params)
-            gate = [await timed(session, f"{base}/api/v1/gate", q) for q in plan]
-            live = [await timed(session, f"{base}/actuator/health/liveness", {}) for _ in plan]
+                await timed_get(session, f"{base}/api/v1/gate", params)
+            gate = [await timed_get(session, f"{base}/api/v1/gate", q) for q in plan]
+            live = [await timed_get(session, f"{base}/actuator/health/liveness", {}) for _ in plan]
     finally:
         server.terminate()
         server.wait(timeout=30)
     return {"gate": gate, "liveness": live}
-
-
-def percentile(values: list[float], pct: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * pct))]
 
 
 def main() -> int:

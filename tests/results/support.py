@@ -19,7 +19,7 @@ from results.settings import Settings
 REFERENCE = Path(__file__).resolve().parents[2].parent / "shared" / "reference" / "results"
 
 #: Tables an ingest writes; all must be empty after a refused one.
-RUN_TABLES = ("projects", "runs", "uploads", "suites", "test_cases", "coverage_files")
+RUN_TABLES = ("projects", "runs", "uploads", "suites", "tests", "test_cases", "coverage_files")
 
 Report = tuple[str, bytes]  # (filename, content)
 
@@ -77,12 +77,15 @@ async def ingest_ok(client: TestClient[Any, Any], **kwargs: Any) -> dict[str, An
 
 
 def junit_xml(cases: Sequence[tuple[str, str]], *, suite: str = "suite") -> Report:
-    """A JUnit report from (name, outcome) pairs; outcome is pass, fail, error or skip."""
+    """A JUnit report from (name, outcome) pairs; outcome is pass, fail, error, skip or flaky
+    (Surefire's failed-then-passed-on-a-rerun)."""
     body = {
         "pass": "",
         "fail": '<failure message="boom">trace</failure>',
         "error": '<error message="crash">trace</error>',
         "skip": "<skipped/>",
+        "flaky": '<flakyFailure message="first try" type="E"><stackTrace>t</stackTrace>'
+        "</flakyFailure>",
     }
     rows = "".join(
         f'<testcase classname="pkg.Tests" name="{name}" time="0.5">{body[outcome]}</testcase>'

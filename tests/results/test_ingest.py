@@ -30,7 +30,7 @@ from tests.results.support import (
 
 # name: (tests, passed, failures, errors, skipped, flaky), counted independently from the files.
 JUNIT_TRUTH = {
-    "junit-surefire3-rerun-flaky.xml": (4, 0, 1, 1, 0, 2),
+    "junit-surefire3-rerun-flaky.xml": (4, 2, 1, 1, 0, 2),
     "junit-gradle-TEST-BarTest.xml": (1, 1, 0, 0, 0, 0),
     "junit-pytest-xunit1-skipped.xml": (14, 10, 0, 0, 4, 0),
     "junit-jest-junit.xml": (2, 2, 0, 0, 0, 0),

@@ -16,7 +16,7 @@ REFERENCE = Path(__file__).resolve().parents[2].parent / "shared" / "reference" 
 
 # file: (tests, passed, failed, errors, skipped, flaky, dialect)
 TRUTH = {
-    "junit-surefire3-rerun-flaky.xml": (4, 0, 1, 1, 0, 2, "surefire"),
+    "junit-surefire3-rerun-flaky.xml": (4, 2, 1, 1, 0, 2, "surefire"),
     "junit-gradle-TEST-BarTest.xml": (1, 1, 0, 0, 0, 0, "gradle"),
     "junit-pytest-xunit1-skipped.xml": (14, 10, 0, 0, 4, 0, "pytest-xunit1"),
     "junit-jest-junit.xml": (2, 2, 0, 0, 0, 0, "jest-junit"),

@@ -123,7 +123,7 @@ def test_gradle_style_reruns_fold_into_one_flaky_case() -> None:
         '<testcase classname="C" name="other"/></testsuite>'
     )
     assert report.counts.tests == 2
-    assert (report.counts.failed, report.counts.flaky, report.counts.passed) == (0, 1, 1)
+    assert (report.counts.failed, report.counts.flaky, report.counts.passed) == (0, 1, 2)
     flaky = report.cases[0]
     assert (flaky.status, flaky.reruns, flaky.message) == (TestStatus.FLAKY, 2, "second")
     assert flaky.duration_s == 6

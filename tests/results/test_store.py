@@ -123,14 +123,17 @@ async def test_a_version_1_database_keeps_its_cases_and_gains_per_upload_counts(
     conn.execute("PRAGMA foreign_keys = ON")
     try:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
-        rows = conn.execute("SELECT id, key, status, trace FROM test_cases ORDER BY id").fetchall()
+        rows = conn.execute(
+            "SELECT c.id, t.key, c.status, c.trace FROM test_cases c "
+            "JOIN tests t ON t.id = c.test_id ORDER BY c.id"
+        ).fetchall()
         assert rows == [(1, "C t1", "passed", None), (2, "C t2", "failed", "at C.t2")]
         with pytest.raises(sqlite3.IntegrityError, match="CHECK"):
             conn.execute("UPDATE test_cases SET status = 'bogus' WHERE id = 1")
         counts = "SELECT tests, passed, failures, errors, skipped, flaky, duration_ms FROM uploads"
         assert conn.execute(counts).fetchall() == [(2, 1, 1, 0, 0, 0, 1234)]
         plan = conn.execute(
-            "EXPLAIN QUERY PLAN SELECT key FROM test_cases WHERE run_id IN (1, 2) "
+            "EXPLAIN QUERY PLAN SELECT test_id FROM test_cases WHERE run_id IN (1, 2) "
             "AND status <> 'passed' AND status IN ('failed', 'error')"
         ).fetchall()
         assert "test_cases_not_passed" in str(plan)
@@ -153,7 +156,7 @@ async def test_ingest_writes_the_run_with_totals(store: SqliteStore) -> None:
     assert outcome.created
     assert (run.tests, run.passed, run.failures, run.errors, run.skipped, run.flaky) == (
         5,
-        1,
+        2,  # the flaky one passed on its rerun
         1,
         1,
         1,
@@ -181,9 +184,11 @@ async def test_every_case_is_stored_with_every_column(store: SqliteStore) -> Non
     report = JUnitReport(cases=cases, suites=(), counts=counts, dialect="generic")
     upload = ParsedReport(ReportKind.JUNIT, "junit", "t.xml", "e" * 64, 10, junit=report)
     await store.ingest(IngestBatch(target(), (upload,)))
-    columns = "suite, classname, name, key, status, duration_ms, message, failure_type, trace, "
-    columns += "reruns, system_out, system_err"
-    rows = await store.db.fetchall(f"SELECT {columns} FROM test_cases")  # noqa: S608 - constants
+    columns = "t.suite, t.classname, t.name, t.key, c.status, c.duration_ms, c.message, "
+    columns += "c.failure_type, c.trace, c.reruns, c.system_out, c.system_err"
+    rows = await store.db.fetchall(
+        f"SELECT {columns} FROM test_cases c JOIN tests t ON t.id = c.test_id"  # noqa: S608
+    )
     expected = {
         (c.suite, c.classname, c.name, c.key, c.status.value,
          None if c.duration_s is None else round(c.duration_s * 1000), c.message,

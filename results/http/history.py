@@ -1,0 +1,86 @@
+"""Read API of tests: finding one, its history, and a project's flaky tests.
+
+This module must not decide visibility, score flakiness or hold SQL.
+"""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from common.openapi import validated
+from results import fields, history, keys
+from results.http.encode import encode_flakiness, encode_outcome, encode_test
+from results.http.viewer import can_read
+
+routes = web.RouteTableDef()
+_FILTERS = {"branch": fields.branch, "flag": fields.flag}
+
+
+@routes.get("/projects/{projectId}/tests", name="searchTests")
+async def search_tests(request: web.Request) -> web.Response:
+    args = validated(request)
+    reads, project_id = request.app[keys.READS], args.path["projectId"]
+    key = args.query.get("key")
+    if key is not None:
+        found = [await history.find_test(reads, project_id, key, can_read=can_read(request))]
+    else:
+        text = args.query.get("q", "").strip()
+        _, found = await history.search_tests(
+            reads, project_id, text, can_read=can_read(request), limit=args.query["limit"]
+        )
+    return web.json_response({"tests": [encode_test(t) for t in found]})
+
+
+@routes.get("/projects/{projectId}/tests/{testId}/history", name="getTestHistory")
+async def get_test_history(request: web.Request) -> web.Response:
+    args = validated(request)
+    filters = fields.read_query(args.query, _FILTERS)
+    query = history.HistoryQuery(
+        flag=filters.get("flag"), branch=filters.get("branch"), limit=args.query["limit"]
+    )
+    found = await history.test_history(
+        request.app[keys.READS],
+        args.path["projectId"],
+        args.path["testId"],
+        query,
+        can_read=can_read(request),
+    )
+    body = {
+        "test": encode_test(found.test),
+        "flag": query.flag,
+        "branch": query.branch,
+        "outcomes": [encode_outcome(o) for o in found.outcomes],
+        "flakiness": encode_flakiness(found.flakiness),
+        "medianDurationMs": found.duration_ms(0.5),
+        "p90DurationMs": found.duration_ms(0.9),
+    }
+    return web.json_response(body)
+
+
+@routes.get("/projects/{projectId}/flaky", name="listFlakyTests")
+async def list_flaky_tests(request: web.Request) -> web.Response:
+    args = validated(request)
+    filters = fields.read_query(args.query, _FILTERS)
+    query = history.FlakyQuery(
+        flag=filters.get("flag"),
+        branch=filters.get("branch"),
+        window=args.query["runs"],
+        limit=args.query["limit"],
+    )
+    found = await history.flaky_tests(
+        request.app[keys.READS], args.path["projectId"], query, can_read=can_read(request)
+    )
+    body = {
+        "projectId": found.project.id,
+        "flag": query.flag,
+        "branch": query.branch,
+        "runs": len(found.runs),
+        "oldestRunId": found.runs[-1].run_id if found.runs else None,
+        "newestRunId": found.runs[0].run_id if found.runs else None,
+        "tests": [
+            {"test": encode_test(t.test), "flakiness": encode_flakiness(t.flakiness)}
+            for t in found.tests
+        ],
+        "total": found.total,
+    }
+    return web.json_response(body)

@@ -18,22 +18,21 @@ import aiohttp
 from aiohttp import web
 from aiohttp.typedefs import Middleware
 
-from chartsvc import archives, engine
+from chartsvc import archives
 from chartsvc.access import AccessPolicy
 from chartsvc.charts import ChartService
 from chartsvc.clusters import ClusterResolver, ClusterSource, default_target
 from chartsvc.gate import access_gate
+from chartsvc.helm import Helm
 from chartsvc.http import charts, dependencies, hub, releases, repos
 from chartsvc.http.budget import UploadBudget, upload_budget
 from chartsvc.http.forms import MAX_TEXT_BYTES
 from chartsvc.hub import HubClient
-from chartsvc.keys import CHARTS, CLUSTERS, HUB, OCI, POLICY, RELEASES, REPOS, SETTINGS
+from chartsvc.keys import CHARTS, CLUSTERS, HELM, HUB, OCI, POLICY, RELEASES, REPOS, SETTINGS
 from chartsvc.mcp import routes as mcp
 from chartsvc.oci import OciClient
 from chartsvc.operations import annotate_spec
 from chartsvc.registries import read_credentials
-from chartsvc.release_engine import HelmEngine
-from chartsvc.release_reads import ClusterReads
 from chartsvc.releases import ReleaseService
 from chartsvc.repos.cache import WeightedLRU
 from chartsvc.repos.fetch import Fetcher
@@ -170,23 +169,19 @@ async def _services(app: web.Application) -> AsyncIterator[None]:
         app[REPOS] = _repo_service(svc, session, policy)
         app[OCI] = oci_client
         app[HUB] = hub_client
-        charts = engine.ChartCache()
+        helm = app[HELM] = Helm(temp_dir=svc.rest.temp_dir)
         checker = archives.ArchiveChecker(archive_limits(svc))
-        app[CHARTS] = ChartService(app[REPOS], oci_client, checker, charts, svc.rest.temp_dir)
+        app[CHARTS] = ChartService(app[REPOS], oci_client, checker, helm.charts)
         try:
             yield
         finally:
-            charts.close()
+            await asyncio.to_thread(helm.close)
 
 
 async def _releases(app: web.Application) -> AsyncIterator[None]:
     """The release service: Helm configs per cluster and namespace, cluster clients for reads."""
-    charts = app[CHARTS]
-    engine = HelmEngine(charts.charts)
-    reads = ClusterReads()
-    app[RELEASES] = ReleaseService(engine=engine, reads=reads, charts=charts)
+    app[RELEASES] = service = ReleaseService(engine=app[HELM].releases, charts=app[CHARTS])
     try:
         yield
     finally:
-        await reads.close()
-        await asyncio.to_thread(engine.close)
+        await service.close()

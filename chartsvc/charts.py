@@ -1,4 +1,4 @@
-"""Chart operations shared by the HTTP routes and (later) the MCP tools: render, show, create, pull.
+"""Chart operations shared by every door (HTTP routes, MCP tools): render, show, create, pull, push.
 
 A chart reference is ``<repo>/<chart>`` (a configured repository), optionally ``<repo>/<chart>:<version>``
 where a version is accepted, or ``oci://<registry>/<path>[:<tag>]``. Every archive that enters (pulled
@@ -17,7 +17,8 @@ from typing import Any, Protocol
 
 import attrs
 
-from chartsvc import archives, deps, engine
+from chartsvc import archives, deps
+from chartsvc.helm import ChartEngine, ShowFormat
 from chartsvc.repos.cache import WeightedLRU
 from chartsvc.repos.service import RepoService
 from common.errors import BadRequest, ValidationFailed
@@ -84,9 +85,12 @@ class ChartService:
     repos: RepoService
     oci: ChartPuller
     checker: archives.ArchiveChecker
-    charts: engine.ChartCache
-    temp_dir: Path | None = None
+    engine: ChartEngine
     shown: WeightedLRU[str, str] = attrs.field(factory=lambda: WeightedLRU(SHOW_MEMORY))
+
+    @property
+    def temp_dir(self) -> Path | None:
+        return self.engine.temp_dir
 
     async def archive(self, ref: str, version: str | None, *, field: str = "chartRef") -> bytes:
         return (await self.pull(ref, version, field=field))[0]
@@ -98,7 +102,7 @@ class ChartService:
         if ref.startswith("oci://"):
             data = await self.oci.pull(ref, version=version or None)
             await asyncio.to_thread(self.checker.check, data)
-            meta = await engine.metadata(data)
+            meta = await self.engine.metadata(data)
             return data, f"{meta.get('name', 'chart')}-{meta.get('version', '0')}.tgz"
         parsed = ChartRef.parse(ref, version, field=field)
         return await self.repos.chart_archive(parsed.repo, parsed.chart, parsed.version)
@@ -110,29 +114,33 @@ class ChartService:
         """Render an uploaded archive; the limits are checked in the render's own worker thread."""
         return await self.render(archive, request, check=True)
 
+    async def checked(self, upload: bytes) -> bytes:
+        """``upload`` once it passes the archive limits (in a worker thread: it reads the tar)."""
+        await asyncio.to_thread(self.checker.check, upload)
+        return upload
+
     async def render(self, data: bytes, request: RenderRequest, *, check: bool = False) -> str:
-        return await engine.render(
+        return await self.engine.render(
             data,
             values=request.values,
             release_name=request.release_name,
             namespace=request.namespace,
-            charts=self.charts,
             before=(lambda: self.checker.check(data)) if check else None,
         )
 
-    async def show(self, ref: str, version: str | None, what: engine.ShowFormat) -> str:
+    async def show(self, ref: str, version: str | None, what: ShowFormat) -> str:
         """``helm show``; its output depends on the archive alone, so it is kept by digest."""
         data = await self.archive(ref, version)
         digest = await asyncio.to_thread(lambda: hashlib.sha256(data).hexdigest())
         key = f"{digest}:{what}"
         text = self.shown.get(key)
         if text is None:
-            text = await engine.show(data, what, temp_dir=self.temp_dir)
+            text = await self.engine.show(data, what)
             self.shown.put(key, text, len(text))
         return text
 
     async def create(self, name: str) -> bytes:
-        return await engine.create(name, temp_dir=self.temp_dir)
+        return await self.engine.create(name)
 
     async def push(self, archive: bytes, remote: str) -> dict[str, Any]:
         """Push an uploaded archive to ``remote`` (``oci://...``) once it passes the limits."""
@@ -140,8 +148,8 @@ class ChartService:
             raise ValidationFailed(
                 [{"in": "body", "field": "remote", "message": "must be an oci:// URL"}]
             )
-        await asyncio.to_thread(self.checker.check, archive)
-        await engine.metadata(archive)  # a chart Helm cannot load is a 400 before anything is sent
+        await self.checked(archive)
+        await self.engine.metadata(archive)  # a chart Helm cannot load is a 400 before any send
         with tempfile.TemporaryDirectory(dir=self.temp_dir, prefix="chartsvc-push-") as work:
             path = Path(work) / "chart.tgz"  # the client names the artifact from Chart.yaml
             await asyncio.to_thread(path.write_bytes, archive)

@@ -19,11 +19,10 @@ import inspect
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
-from chartsvc.settings import KubeSettings
 from common import kube
 from common.config import ConfigError
 from common.errors import WharfError
@@ -124,22 +123,31 @@ class ClusterSource:
         return result
 
 
-def default_target(settings: KubeSettings, environ: Mapping[str, str]) -> ClusterTarget | None:
+class KubeChoice(Protocol):
+    """Which kubeconfig and context an operator chose (``chartsvc.kube``); None: the default."""
+
+    @property
+    def kubeconfig(self) -> Path | None: ...
+
+    @property
+    def context(self) -> str | None: ...
+
+
+def default_target(choice: KubeChoice, environ: Mapping[str, str]) -> ClusterTarget | None:
     """The service's own cluster, as kubectl would pick it; None when there is none.
 
     An explicit setting that cannot work stops start-up (:class:`ConfigError`); a kubeconfig found
     by the defaults that has no usable context only leaves the release endpoints unregistered.
     """
-    if settings.kubeconfig is not None:
-        config = _load("chartsvc.kube.kubeconfig", [settings.kubeconfig])
+    context = choice.context
+    if choice.kubeconfig is not None:
+        config = _load("chartsvc.kube.kubeconfig", [choice.kubeconfig])
         if config is None:
-            raise ConfigError(
-                "chartsvc.kube.kubeconfig", f"an existing file ({settings.kubeconfig})"
-            )
-        return _target(config, settings.context)
+            raise ConfigError("chartsvc.kube.kubeconfig", f"an existing file ({choice.kubeconfig})")
+        return _target(config, context)
     config = _load("KUBECONFIG", kube.default_paths(environ))
-    if config is not None and (settings.context or config.current_context):
-        return _target(config, settings.context)
+    if config is not None and (context or config.current_context):
+        return _target(config, context)
     if config is not None:
         logger.warning("the kubeconfig has no current-context: release endpoints are off")
     if kube.in_cluster(environ):

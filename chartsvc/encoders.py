@@ -1,5 +1,9 @@
 """JSON encoders of the chart service's value objects, keys spelled as the spec's schemas.
 
+Release bodies are shaped like ``helm ... -o json`` (snake_case keys, as in
+``spec/chartsvc.releases.yaml``); stored records pass through only the parts the spec shows
+(``info``, ``chart.metadata``, ``config``, ``manifest``, ``hooks``).
+
 Shared by the HTTP routes and the MCP tools, so both doors answer with the same JSON. Pure functions:
 no I/O and no aiohttp; never ``attrs.asdict`` (a field added to a value object must not leak out).
 """
@@ -9,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from chartsvc.hub import HubResult
+from chartsvc.releases.model import Release, ResourceStatus, TestResult
 from chartsvc.repos.config import Repository
 from chartsvc.repos.model import ChartVersion, UpdateResult
 
@@ -48,3 +53,53 @@ def encode_update(result: UpdateResult) -> dict[str, Any]:
     if result.error is not None:
         body["error"] = result.error
     return body
+
+
+def encode_summary(release: Release) -> dict[str, Any]:
+    """A release without its manifest, values and hooks (list and history entries)."""
+    return {
+        "name": release.name,
+        "namespace": release.namespace,
+        "version": release.version,
+        "info": dict(release.info),
+        "chart": {"metadata": dict(release.chart.get("metadata") or {})},
+    }
+
+
+def encode_release(release: Release) -> dict[str, Any]:
+    return {
+        **encode_summary(release),
+        "config": dict(release.config),
+        "manifest": release.manifest,
+        "hooks": [dict(hook) for hook in release.hooks],
+    }
+
+
+def encode_uninstalled(release: Release, info: str) -> dict[str, Any]:
+    return {"release": encode_summary(release), "info": info}
+
+
+def encode_test(result: TestResult) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "name": result.name,
+        "kind": result.kind,
+        "phase": result.phase,
+        "started_at": result.started_at,
+        "completed_at": result.completed_at,
+        "logs": result.logs,
+    }
+    if result.message is not None:
+        body["message"] = result.message
+    return body
+
+
+def encode_resource(status: ResourceStatus) -> dict[str, Any]:
+    return {
+        "api_version": status.api_version,
+        "kind": status.kind,
+        "name": status.name,
+        "namespace": status.namespace,
+        "status": status.status,
+        "ready": status.ready,
+        "message": status.message,
+    }

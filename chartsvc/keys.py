@@ -6,6 +6,7 @@ from aiohttp import web
 
 from chartsvc.charts import ChartService
 from chartsvc.clusters import ClusterSource
+from chartsvc.helm import Helm
 from chartsvc.hub import HubClient
 from chartsvc.oci import OciClient
 from chartsvc.releases import ReleaseService
@@ -18,6 +19,7 @@ POLICY = web.AppKey("chartsvc.address_policy", AddressPolicy)
 REPOS = web.AppKey("chartsvc.repos", RepoService)
 CHARTS = web.AppKey("chartsvc.charts", ChartService)
 OCI = web.AppKey("chartsvc.oci", OciClient)
+HELM = web.AppKey("chartsvc.helm", Helm)
 HUB = web.AppKey("chartsvc.hub", HubClient)
 CLUSTERS = web.AppKey("chartsvc.clusters", ClusterSource)
 RELEASES = web.AppKey("chartsvc.releases", ReleaseService)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from chartsvc.charts import RenderRequest
-from chartsvc.engine import ShowFormat
+from chartsvc.helm import ShowFormat
 from chartsvc.http.forms import read_chart_form
 from chartsvc.http.responses import archive_response, text_response
 from chartsvc.keys import CHARTS

@@ -9,18 +9,18 @@ from typing import Any
 from aiohttp import web
 
 from chartsvc.clusters import ClusterTarget
-from chartsvc.http.forms import read_chart_form
-from chartsvc.http.release_bodies import (
+from chartsvc.encoders import (
     encode_release,
     encode_resource,
     encode_summary,
     encode_test,
     encode_uninstalled,
 )
+from chartsvc.http.forms import read_chart_form
 from chartsvc.http.responses import text_response
 from chartsvc.keys import CLUSTERS, RELEASES
-from chartsvc.release_model import InstallRequest, Release, UpgradeRequest
 from chartsvc.releases import ReleaseService
+from chartsvc.releases.model import InstallRequest, Release, UpgradeRequest
 from common.errors import ValidationFailed
 from common.openapi import validated
 
@@ -67,7 +67,7 @@ async def install_release(request: web.Request) -> web.Response:
     install = InstallRequest.from_body(validated(request).body)
     service, target = await _context(request)
     release = await service.install(target, install)
-    return _written(release, created=not install.dry_run)
+    return _written(release, created=not install.options.dry_run)
 
 
 @routes.post("/releases/upload", name="installReleaseUpload")
@@ -76,7 +76,7 @@ async def install_release_upload(request: web.Request) -> web.Response:
     install = InstallRequest.from_body(_upload_options(form.json_object("request")))
     service, target = await _context(request)
     release = await service.install(target, install, form.archive())
-    return _written(release, created=not install.dry_run)
+    return _written(release, created=not install.options.dry_run)
 
 
 @routes.put("/releases/{name}", name="upgradeRelease")

@@ -9,7 +9,7 @@ from chartsvc.encoders import (
     encode_repository,
     encode_update,
 )
-from chartsvc.engine import ShowFormat
+from chartsvc.helm import ShowFormat
 from chartsvc.hub import clamp_results
 from chartsvc.mcp.services import Call, Reply, Services, registrar
 from common.openapi import Validated

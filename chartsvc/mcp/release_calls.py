@@ -2,13 +2,13 @@
 
 The cluster is chosen as for the routes (``Services.cluster``: the service's own, or the host's
 resolver given the HTTP request that carried the call), once per call, before the first cluster
-call. Answers use the routes' encoders (``chartsvc.http.release_bodies``, plain functions without
+call. Answers use the routes' encoders (``chartsvc.encoders``, plain functions without
 aiohttp), so the JSON is the REST JSON.
 """
 
 from __future__ import annotations
 
-from chartsvc.http.release_bodies import (
+from chartsvc.encoders import (
     encode_release,
     encode_resource,
     encode_summary,
@@ -16,7 +16,7 @@ from chartsvc.http.release_bodies import (
     encode_uninstalled,
 )
 from chartsvc.mcp.services import Call, Reply, Services, registrar
-from chartsvc.release_model import InstallRequest, UpgradeRequest
+from chartsvc.releases.model import InstallRequest, UpgradeRequest
 from common.openapi import Validated
 
 CALLS: dict[str, Call] = {}
@@ -42,7 +42,7 @@ async def get_release_status(s: Services, v: Validated) -> Reply:
 async def install_release(s: Services, v: Validated) -> Reply:
     install = InstallRequest.from_body(v.body)
     release = await s.release_service.install(await s.cluster(), install)
-    return Reply(encode_release(release), status=200 if install.dry_run else 201)
+    return Reply(encode_release(release), status=200 if install.options.dry_run else 201)
 
 
 @call("upgradeRelease")

@@ -3,7 +3,7 @@
 Prints, measured in the same run against the same simulated cluster:
 - the median time and CPU of install + uninstall through the service (``POST /releases/upload``
   then ``DELETE /releases/{name}``) and calling ``helm_python`` directly, once with helm_python's
-  defaults and once with the Helm options the service uses (``chartsvc.release_writes``: Helm's
+  defaults and once with the Helm options the service uses (``chartsvc.helm.writes``: Helm's
   client-side OpenAPI pass off, which changes no outcome); the target, service within 1.2x, is
   against the latter, so it measures the service's own overhead;
 - 8 concurrent installs of different releases against one install, through the service (target:
@@ -42,8 +42,8 @@ import aiohttp
 import helm_python as helm
 from harness import cpu_seconds, free_port
 
-from chartsvc import release_writes
-from chartsvc.release_engine import BURST, MAX_CALLS, QPS
+from chartsvc.helm import MAX_CALLS, writes
+from chartsvc.helm.releases import BURST, QPS
 
 KEY = "bench-key"
 NAMESPACE = "default"
@@ -83,7 +83,7 @@ def scaffold(work: Path) -> bytes:
 class Direct:
     """helm_python on the same cluster, each call on a worker thread of its own pool, as the
     service does; ``as_service`` installs with the Helm options the service uses
-    (``chartsvc.release_writes``: Helm's client-side OpenAPI pass off), else with helm_python's
+    (``chartsvc.helm.writes``: Helm's client-side OpenAPI pass off), else with helm_python's
     defaults."""
 
     def __init__(self, kubeconfig: Path, archive: bytes, *, as_service: bool) -> None:
@@ -97,8 +97,14 @@ class Direct:
 
     def _install(self, name: str) -> None:
         if self.as_service:
-            release_writes.write(
-                "install", self.config, self.chart, name, {}, namespace=NAMESPACE, dry_run=None
+            writes.write(
+                "install",
+                self.config,
+                self.chart,
+                name,
+                {},
+                namespace=NAMESPACE,
+                options=writes.WriteOptions(),
             )
         else:
             self.config.install(self.chart, name, namespace=NAMESPACE)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from chartsvc.handles import HandlePool
+from chartsvc.helm.handles import HandlePool
 
 
 class Handle:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from chartsvc import manifests
+from chartsvc.helm import manifests
 
 
 def test_install_order_multi_document_files_hooks_last_and_notes_dropped() -> None:

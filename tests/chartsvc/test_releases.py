@@ -354,7 +354,7 @@ async def test_writes_leave_validation_to_the_cluster(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Installs and upgrades skip Helm's client-side OpenAPI pass (``release_writes``): the
+    """Installs and upgrades skip Helm's client-side OpenAPI pass (``chartsvc.helm.writes``): the
     cluster's OpenAPI documents are never read. Helm with its defaults reads them."""
     openapi = sim.call(lambda state: state.openapi)
     reads: list[str] = []

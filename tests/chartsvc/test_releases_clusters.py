@@ -3,6 +3,7 @@ group at all), or a host's per-request resolver routing between two simulators."
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,11 +17,12 @@ from chartsvc.app import create_app
 from chartsvc.clusters import ClusterTarget, default_target
 from chartsvc.operations import BY_ID
 from chartsvc.settings import KubeSettings
+from common import kube
 from common.config import ConfigError
 from common.kubesim import Simulator
 from common.openapi import VALIDATE_RESPONSES
 from tests.chartsvc.conftest import FULL, KEY, LOOPBACK, MakeClient, MakeSettings
-from tests.chartsvc.fixtures_cluster import API, build_chart, upload_form
+from tests.chartsvc.fixtures_cluster import API, build_chart, create_namespace, upload_form
 from tests.guards import assert_problem
 
 CLUSTER_HEADER = "X-Tenant-Cluster"
@@ -194,3 +196,55 @@ async def test_kubeconfig_from_the_environment_turns_the_group_on(
     app = create_app(make_settings(), environ={"KUBECONFIG": str(path)})
     client = await api_client(app)
     assert (await client.get(f"{API}/releases")).status == 200
+
+
+class LocalCharts:
+    """A chart source of one local archive, as a host without repositories would supply one."""
+
+    def __init__(self, archive: bytes) -> None:
+        self.archive_bytes = archive
+
+    async def archive(self, ref: str, version: str | None) -> bytes:
+        assert ref == "local/probe"
+        return self.archive_bytes
+
+    async def checked(self, upload: bytes) -> bytes:
+        return upload
+
+
+async def test_the_release_domain_serves_any_cluster_without_chartsvc_settings(
+    two_sims: list[Simulator], tmp_path: Path
+) -> None:
+    """What the console's per-cluster Helm endpoints build on: ``chartsvc.helm`` and
+    ``chartsvc.releases``, a cluster given as kubeconfig text and context on each call."""
+    from chartsvc.helm import Helm
+    from chartsvc.releases import InstallRequest, ReleaseNotFound, ReleaseService, UpgradeRequest
+
+    east, west = (
+        ClusterTarget.from_kubeconfig(kube.parse(sim.kubeconfig_path.read_text()), sim.context)
+        for sim in two_sims
+    )
+    await create_namespace(two_sims[0], "dom")
+    helm = Helm(temp_dir=tmp_path)
+    service = ReleaseService(engine=helm.releases, charts=LocalCharts(build_chart(tmp_path)))
+    try:
+        request = InstallRequest(
+            release_name="dom", namespace="dom", chart_ref="local/probe", values={"a": 1}
+        )
+        installed = await service.install(east, request)
+        assert (installed.name, installed.version, installed.status) == ("dom", 1, "deployed")
+        upgraded = await service.upgrade(
+            east, "dom", "dom", UpgradeRequest(chart_ref="local/probe", values={"a": 2})
+        )
+        assert upgraded.version == 2
+        assert [r.version for r in await service.history(east, "dom", "dom")] == [1, 2]
+        assert await service.values(east, "dom", "dom", all_values=False) == {"a": 2}
+        kinds = [r.kind for r in await service.resources(east, "dom", "dom")]
+        assert kinds == ["ConfigMap"]
+        with pytest.raises(ReleaseNotFound):
+            await service.status(west, "dom", "dom")
+        await service.uninstall(east, "dom", "dom")
+        assert await service.list_releases(east, "dom") == []
+    finally:
+        await service.close()
+        await asyncio.to_thread(helm.close)

@@ -221,7 +221,7 @@ data:
 async def test_an_unknown_field_is_refused_by_the_cluster_on_install_and_upgrade(
     releases: Client, namespace: str, tmp_path: Path
 ) -> None:
-    # Helm's client-side OpenAPI pass is off (chartsvc.release_writes): the cluster still refuses.
+    # Helm's client-side OpenAPI pass is off (chartsvc.helm.writes): the cluster still refuses.
     bad = build_chart(tmp_path, name="typo", templates={"cm.yaml": UNKNOWN_FIELD})
     request = {"releaseName": "typo", "namespace": namespace}
     resp = await releases.post(

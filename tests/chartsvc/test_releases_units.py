@@ -13,17 +13,15 @@ from typing import Any
 import helm_python as helm
 import pytest
 
-from chartsvc import kstatus
 from chartsvc.clusters import ClusterTarget
-from chartsvc.engine import ChartCache
-from chartsvc.kube_clients import KubeClients
-from chartsvc.release_engine import ConfigPool, HelmEngine
-from chartsvc.release_errors import translate
-from chartsvc.release_model import Release, check_namespace, check_release_name
-from chartsvc.release_reads import StoredRevision, decode_record
-from chartsvc.release_resources import manifest_objects
-from chartsvc.release_tests import split_logs
-from chartsvc.releases import KeyedLocks
+from chartsvc.helm import Helm
+from chartsvc.helm.errors import ReleaseRef, translate
+from chartsvc.helm.releases import ConfigPool
+from chartsvc.releases import KeyedLocks, Release, check_namespace, check_release_name, kstatus
+from chartsvc.releases.clients import KubeClients
+from chartsvc.releases.reads import StoredRevision, decode_record
+from chartsvc.releases.resources import manifest_objects
+from chartsvc.releases.testhooks import split_logs
 from common.errors import BadGateway, BadRequest
 
 
@@ -196,13 +194,13 @@ def test_readiness_rules(obj: dict[str, Any] | None, state: str, message: str) -
     ],
 )
 def test_helm_errors_are_translated(error: helm.HelmError, status: int, code: str) -> None:
-    translated = translate(error, cluster="east", namespace="apps", name="web")
+    translated = translate(error, ReleaseRef(cluster="east", namespace="apps", name="web"))
     assert (translated.status, translated.code) == (status, code)
 
 
 def test_translated_detail_is_truncated() -> None:
     error = helm.HelmReleaseError("Service is invalid: " + "x" * 5000)
-    assert len(translate(error, cluster="c", namespace="n", name="r").detail) < 1200
+    assert len(translate(error, ReleaseRef("c", "n", "r")).detail) < 1200
 
 
 def test_split_logs() -> None:
@@ -320,7 +318,7 @@ async def test_unusable_kubeconfig_is_a_502_without_its_content() -> None:
 
 
 async def test_a_cancelled_write_keeps_the_release_lock_until_helm_is_done() -> None:
-    engine = HelmEngine(ChartCache())
+    helm = Helm()
     locks = KeyedLocks()
     target = fake_target("slow")
     finished: list[str] = []
@@ -332,7 +330,7 @@ async def test_a_cancelled_write_keeps_the_release_lock_until_helm_is_done() -> 
 
     async def write() -> None:
         async with locks.hold(target.key, "ns", "web"):
-            await engine._run(target, "ns", "web", slow)
+            await helm.releases.run(target, "ns", "web", slow)
 
     task = asyncio.create_task(write())
     await asyncio.sleep(0.05)
@@ -341,4 +339,4 @@ async def test_a_cancelled_write_keeps_the_release_lock_until_helm_is_done() -> 
         assert finished == ["helm"]
     with pytest.raises(asyncio.CancelledError):
         await task
-    await asyncio.to_thread(engine.close)
+    await asyncio.to_thread(helm.close)

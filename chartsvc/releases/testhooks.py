@@ -17,9 +17,9 @@ from typing import Any
 import attrs
 
 from chartsvc.clusters import ClusterTarget
-from chartsvc.release_engine import TestRun
-from chartsvc.release_model import Release, TestResult
-from chartsvc.release_reads import ClusterReads
+from chartsvc.helm import TestRun
+from chartsvc.releases.model import Release, TestResult
+from chartsvc.releases.reads import ClusterReads
 from common.errors import WharfError
 
 _POD_LOGS = re.compile(r"^POD LOGS: (\S+)\s*$", re.MULTILINE)

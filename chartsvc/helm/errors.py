@@ -1,21 +1,26 @@
-"""Release errors, and Helm's failures translated into them.
+"""Helm's failures translated into our errors: the one translator of the Helm adapter.
 
 Helm hands a cluster's refusal back as text: the Kubernetes status code is gone by then, but the
 API server's messages have stable shapes (``<kind> "<name>" is forbidden: ...``, ``... is invalid:
 ...``, ``admission webhook "..." denied the request``), and so do dial errors. The status is
 recovered from those shapes, so an RBAC refusal stays 403, an invalid object 422 and an object the
 server cannot decode (an unknown field, say) 400, while a cluster that cannot be reached (or
-refuses the service's own credentials) is a 502. Upstream text is truncated, never echoed whole:
-it can quote manifests back. This module knows nothing of HTTP.
+refuses the service's own credentials) is a 502. A chart Helm cannot load or render is the caller's
+400. Upstream text is truncated, never echoed whole (it can quote manifests back), and loses every
+absolute file path first: the caller must not learn where the server keeps its files. A failure
+none of this explains is a 500 whose cause goes to the log, not to the caller.
+
+This module knows nothing of HTTP and imports ``helm_python`` only for its exception types.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 
+import attrs
 import helm_python as helm
 
-from chartsvc.engine import ChartInvalid, RenderFailed
 from common.errors import (
     BadGateway,
     BadRequest,
@@ -25,7 +30,27 @@ from common.errors import (
     WharfError,
 )
 
+logger = logging.getLogger(__name__)
+
 DETAIL_LIMIT = 1000
+
+
+class ChartInvalid(BadRequest):
+    """The bytes are not a loadable chart archive."""
+
+    default_code = "invalid-chart"
+
+
+class RenderFailed(BadRequest):
+    """The chart loaded but its templates or the given values do not render."""
+
+    default_code = "render-failed"
+
+
+class HelmFailed(WharfError):
+    """Helm failed for a reason that is not the caller's input (logged with its cause)."""
+
+    default_code = "helm-failed"
 
 
 class ReleaseNotFound(NotFound):
@@ -53,22 +78,23 @@ class ReleaseExists(Conflict):
         )
 
 
-class InvalidReleaseName(BadRequest):
-    default_code = "invalid-release-name"
-
-
-class InvalidNamespace(BadRequest):
-    default_code = "invalid-namespace"
-
-
 class ClusterUnreachable(BadGateway):
     default_code = "cluster-unreachable"
 
 
 class ReleaseFailed(WharfError):
-    """Helm failed for a reason none of the shapes below names (a hook failed, say)."""
+    """Helm failed on a release for a reason none of the shapes below names (a hook failed)."""
 
     default_code = "release-failed"
+
+
+@attrs.frozen
+class ReleaseRef:
+    """The release a Helm call works on, for errors: its cluster's name, namespace and name."""
+
+    cluster: str
+    namespace: str
+    name: str
 
 
 # (pattern, status, code): the first match wins; statuses are the API server's own.
@@ -98,25 +124,37 @@ _UNREACHABLE = re.compile(
 _BUSY = re.compile(r"another operation \(.*\) is in progress")
 _MISSING_NAMESPACE = re.compile(r'namespaces "([^"]+)" not found')
 _MISSING_REVISION = re.compile(r"release has no (\d+) version")
+# An absolute file path: "/" where a word cannot go on (start, space, quote, bracket, "=") and at
+# least two segments. URLs ("https://h/p") and API groups ("apps/v1") do not start that way.
+_PATH = re.compile(r"(?<![\w.:/~-])/(?:[^\s/'\"`():;,]+/)+")
 
 
-def translate(exc: helm.HelmError, *, cluster: str, namespace: str, name: str) -> WharfError:
-    """Our error for a Helm failure on release ``name`` in ``namespace`` of ``cluster``."""
-    detail = str(exc)[:DETAIL_LIMIT]
-    if isinstance(exc, helm.HelmNotFoundError):
-        return ReleaseNotFound(namespace, name)
+def without_paths(text: str) -> str:
+    """``text`` with every absolute file path cut to its last segment (a file name says enough)."""
+    return _PATH.sub("", text)
+
+
+def translate(exc: helm.HelmError, release: ReleaseRef | None = None) -> WharfError:
+    """Our error for a Helm failure, on ``release`` when the call worked on one."""
+    detail = without_paths(str(exc))[:DETAIL_LIMIT]
     if isinstance(exc, helm.HelmChartLoadError | helm.HelmChartInvalidError):
         return ChartInvalid(f"invalid chart archive: {detail}")
     if isinstance(exc, helm.HelmValuesError | helm.HelmRenderError):
         return RenderFailed(f"chart failed to render: {detail}")
     if isinstance(exc, helm.HelmInvalidArgError):
         return BadRequest(detail)
+    if release is None:
+        logger.error("helm failed (%s): %s", type(exc).__name__, detail)
+        return HelmFailed("the Helm engine failed; the cause is in the service's log")
+    if isinstance(exc, helm.HelmNotFoundError):
+        return ReleaseNotFound(release.namespace, release.name)
     if isinstance(exc, helm.HelmKubeError):
-        return ClusterUnreachable(f"cluster {cluster!r} cannot be reached: {detail}")
-    return _from_text(detail, cluster=cluster, namespace=namespace, name=name)
+        return ClusterUnreachable(f"cluster {release.cluster!r} cannot be reached: {detail}")
+    return _from_text(detail, release)
 
 
-def _from_text(detail: str, *, cluster: str, namespace: str, name: str) -> WharfError:
+def _from_text(detail: str, release: ReleaseRef) -> WharfError:
+    cluster, namespace, name = release.cluster, release.namespace, release.name
     if "cannot reuse a name that is still in use" in detail:
         return ReleaseExists(namespace, name)
     if _BUSY.search(detail):  # someone else (the helm CLI, say) is writing this release
@@ -134,4 +172,5 @@ def _from_text(detail: str, *, cluster: str, namespace: str, name: str) -> Wharf
             return UpstreamStatus(status, f"cluster {cluster!r} refused: {detail}", code=code)
     if _UNREACHABLE.search(detail):
         return ClusterUnreachable(f"cluster {cluster!r} cannot be reached: {detail}")
+    logger.warning("helm failed on release %s/%s: %s", namespace, name, detail)
     return ReleaseFailed(f"helm failed on release {name!r}: {detail}")

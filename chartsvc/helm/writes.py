@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
+import attrs
 import helm_python as helm
 
 try:
@@ -42,8 +43,27 @@ except ImportError:  # pragma: no cover - only with a helm_python other than the
 #: The option added to every write: see the module docstring for why it changes no outcome.
 SKIP_CLIENT_VALIDATION = {"disable_openapi_validation": True}
 
-
 Action = Literal["install", "upgrade"]
+
+
+@attrs.frozen
+class WriteOptions:
+    """The ``helm install``/``helm upgrade`` options a write sets beyond chart, name and values.
+
+    A Helm CLI option the service comes to offer is a field here and an entry in
+    :meth:`helm_options`, under the name helm-c reads (the one ``helm_python.Config.install``
+    sends: ``timeout_seconds``, ``wait``, ``create_namespace``, ``description``, ...).
+    """
+
+    dry_run: bool = False
+    """Server-side dry run: rendered and sent to the API server with ``dryRun=All``; nothing is
+    stored or changed (``helm install --dry-run=server``)."""
+
+    def helm_options(self) -> dict[str, Any]:
+        options: dict[str, Any] = {}
+        if self.dry_run:
+            options["dry_run"] = "server"
+        return options
 
 
 def write(
@@ -54,17 +74,16 @@ def write(
     values: dict[str, Any] | None,
     *,
     namespace: str,
-    dry_run: str | None,
+    options: WriteOptions,
 ) -> dict[str, Any]:
     """``helm install`` or ``helm upgrade`` of ``chart`` as release ``name``: Helm's release
     summary. An upgrade with ``values`` None reuses the release's values (Helm's CLI default)."""
+    given = {"namespace": namespace, **options.helm_options()}
     if not _DIRECT:
         method = config.install if action == "install" else config.upgrade
-        return method(chart, name, values, namespace=namespace, dry_run=dry_run)
+        public = {"timeout" if k == "timeout_seconds" else k: v for k, v in given.items()}
+        return method(chart, name, values, **public)
     handle, reference = config._chart_args(chart)
-    options: dict[str, Any] = {"namespace": namespace, **SKIP_CLIENT_VALIDATION}
-    if dry_run is not None:
-        options["dry_run"] = dry_run
     payload = _native.call_string(
         f"helm_{action}",
         config._raw(),
@@ -73,7 +92,7 @@ def write(
         reference,
         name,
         None if values is None else json.dumps(values),
-        json.dumps(options),
+        json.dumps({**given, **SKIP_CLIENT_VALIDATION}),
     )
     summary: dict[str, Any] = json.loads(payload)
     return summary

@@ -1,11 +1,13 @@
-"""Release operations shared by the HTTP routes (and later the MCP tools): Helm's lifecycle, and reads.
+"""Release operations shared by every door (HTTP routes, MCP tools, the console): Helm's lifecycle
+and reads, on a cluster given by each call.
 
-Writes go through Helm (``chartsvc.release_engine``), so the release state is Helm's own and the
-``helm`` CLI on the same cluster sees exactly what the service did, and the other way round. Writes
-to one release (same cluster, namespace and name) run one at a time, as Helm requires; different
-releases run concurrently. Reads take Helm's stored records (``chartsvc.release_reads``) and, for
-resources, the live objects. Every operation names its cluster explicitly: which one is the caller's
-business (``chartsvc.clusters``). This module knows nothing of HTTP.
+Writes go through Helm (``chartsvc.helm``), so the release state is Helm's own and the ``helm`` CLI
+on the same cluster sees exactly what the service did, and the other way round. Writes to one release
+(same cluster, namespace and name) run one at a time, as Helm requires; different releases run
+concurrently. Reads take Helm's stored records (``chartsvc.releases.reads``) and, for resources, the
+live objects. Every operation names its cluster explicitly (a :class:`ClusterTarget`: kubeconfig
+and context); which one is the caller's business. Charts come from a :class:`ChartSource`. This
+module reads no settings and knows nothing of HTTP.
 """
 
 from __future__ import annotations
@@ -14,16 +16,14 @@ import asyncio
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 
-from chartsvc import release_resources, release_tests
-from chartsvc.charts import ChartService
 from chartsvc.clusters import ClusterTarget
-from chartsvc.release_engine import HelmEngine, Installed
-from chartsvc.release_errors import ReleaseNotFound
-from chartsvc.release_model import (
+from chartsvc.helm import Installed, ReleaseEngine, ReleaseNotFound
+from chartsvc.releases import resources, testhooks
+from chartsvc.releases.model import (
     InstallRequest,
     Release,
     ResourceStatus,
@@ -32,8 +32,20 @@ from chartsvc.release_model import (
     check_namespace,
     check_release_name,
 )
-from chartsvc.release_reads import ClusterReads, StoredRevision
+from chartsvc.releases.reads import ClusterReads, StoredRevision
 from common.errors import ValidationFailed
+
+
+class ChartSource(Protocol):
+    """Where release writes get their charts: by reference, or an upload checked against limits."""
+
+    async def archive(self, ref: str, version: str | None) -> bytes:
+        """The archive ``ref`` (``<repo>/<chart>`` or ``oci://...``) names, checked."""
+        ...
+
+    async def checked(self, upload: bytes) -> bytes:
+        """``upload`` once it passes the archive limits."""
+        ...
 
 
 @attrs.define
@@ -59,10 +71,16 @@ class KeyedLocks:
 
 @attrs.define
 class ReleaseService:
-    engine: HelmEngine
-    reads: ClusterReads
-    charts: ChartService
+    """Releases on any cluster: ``engine`` writes through Helm, ``reads`` reads Helm's records and
+    the live objects, ``charts`` supplies archives. :meth:`close` closes the cluster clients."""
+
+    engine: ReleaseEngine
+    charts: ChartSource
+    reads: ClusterReads = attrs.field(factory=ClusterReads)
     _locks: KeyedLocks = attrs.field(factory=KeyedLocks)
+
+    async def close(self) -> None:
+        await self.reads.close()
 
     # --- reads ---------------------------------------------------------------------------------
 
@@ -109,7 +127,7 @@ class ReleaseService:
         self, target: ClusterTarget, namespace: str, name: str
     ) -> list[ResourceStatus]:
         release = await self.status(target, namespace, name)
-        return await release_resources.statuses(self.reads, target, release)
+        return await resources.statuses(self.reads, target, release)
 
     # --- writes --------------------------------------------------------------------------------
 
@@ -123,9 +141,9 @@ class ReleaseService:
         data = await self._chart(request.chart_ref, request.version, archive)
         async with self._locks.hold(target.key, namespace, name):
             done = await self.engine.install(
-                target, namespace, name, data, values=dict(request.values), dry_run=request.dry_run
+                target, namespace, name, data, values=dict(request.values), options=request.options
             )
-        return await self._result(target, done, request.values, dry_run=request.dry_run)
+        return await self._result(target, done, request.values, dry_run=request.options.dry_run)
 
     async def upgrade(
         self,
@@ -143,9 +161,9 @@ class ReleaseService:
         values = dict(request.values) if request.values is not None else None
         async with self._locks.hold(target.key, namespace, name):
             done = await self.engine.upgrade(
-                target, namespace, name, data, values=values, dry_run=request.dry_run
+                target, namespace, name, data, values=values, options=request.options
             )
-        return await self._result(target, done, values or {}, dry_run=request.dry_run)
+        return await self._result(target, done, values or {}, dry_run=request.options.dry_run)
 
     async def uninstall(
         self, target: ClusterTarget, namespace: str, name: str
@@ -175,14 +193,13 @@ class ReleaseService:
         async with self._locks.hold(target.key, namespace, name):
             run = await self.engine.test(target, namespace, name, timeout=timeout)
             release = await self.status(target, namespace, name)
-        return await release_tests.collect(self.reads, target, release, run)
+        return await testhooks.collect(self.reads, target, release, run)
 
     # --- helpers -------------------------------------------------------------------------------
 
     async def _chart(self, ref: str | None, version: str | None, upload: bytes | None) -> bytes:
         if upload is not None:
-            await asyncio.to_thread(self.charts.checker.check, upload)
-            return upload
+            return await self.charts.checked(upload)
         assert ref is not None
         return await self.charts.archive(ref, version)
 

@@ -15,9 +15,20 @@ from typing import Any
 
 import attrs
 
-from chartsvc.release_errors import InvalidNamespace, InvalidReleaseName
+from chartsvc.helm import WriteOptions
+from common.errors import BadRequest
 
 DEFAULT_NAMESPACE = "default"
+
+
+class InvalidReleaseName(BadRequest):
+    default_code = "invalid-release-name"
+
+
+class InvalidNamespace(BadRequest):
+    default_code = "invalid-namespace"
+
+
 _RELEASE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
@@ -106,12 +117,17 @@ class Release:
         return attrs.evolve(self, info=info)
 
 
+def write_options(body: Mapping[str, Any]) -> WriteOptions:
+    """Helm's write options from a request's fields (``dryRun``); a new option is read here."""
+    return WriteOptions(dry_run=bool(body.get("dryRun")))
+
+
 @attrs.frozen
 class InstallRequest:
     release_name: str
     namespace: str = DEFAULT_NAMESPACE
     values: Mapping[str, Any] = attrs.field(factory=dict)
-    dry_run: bool = False
+    options: WriteOptions = WriteOptions()
     chart_ref: str | None = None
     version: str | None = None
 
@@ -121,7 +137,7 @@ class InstallRequest:
             release_name=body.get("releaseName") or "",
             namespace=body.get("namespace") or DEFAULT_NAMESPACE,
             values=body.get("values") or {},
-            dry_run=bool(body.get("dryRun")),
+            options=write_options(body),
             chart_ref=body.get("chartRef"),
             version=body.get("version"),
         )
@@ -130,7 +146,7 @@ class InstallRequest:
 @attrs.frozen
 class UpgradeRequest:
     values: Mapping[str, Any] | None = None
-    dry_run: bool = False
+    options: WriteOptions = WriteOptions()
     chart_ref: str | None = None
     version: str | None = None
 
@@ -138,7 +154,7 @@ class UpgradeRequest:
     def from_body(cls, body: Mapping[str, Any]) -> UpgradeRequest:
         return cls(
             values=body.get("values"),
-            dry_run=bool(body.get("dryRun")),
+            options=write_options(body),
             chart_ref=body.get("chartRef"),
             version=body.get("version"),
         )

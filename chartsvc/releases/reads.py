@@ -7,7 +7,7 @@ whole record Helm stored — info with first_deployed and description, chart met
 manifest — in one request, where helm_python's read calls return summaries without most of it. This
 module never writes: Helm owns its storage.
 
-Clients come from a bounded pool, one per cluster (``chartsvc.kube_clients``). Calls are raw
+Clients come from a bounded pool, one per cluster (``chartsvc.releases.clients``). Calls are raw
 (``_preload_content=False``) and check the status themselves; a cluster that cannot be reached is
 a 502, a refusal keeps its status (``common.kube.cluster_error``). Nothing here logs a kubeconfig.
 """
@@ -25,7 +25,7 @@ from typing import Any
 import attrs
 
 from chartsvc.clusters import ClusterTarget
-from chartsvc.kube_clients import KubeClients
+from chartsvc.releases.clients import KubeClients
 from common import kube
 from common.errors import BadGateway, WharfError
 

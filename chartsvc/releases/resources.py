@@ -2,7 +2,7 @@
 
 Each document of the stored manifest names an object; discovery says where it lives (its plural and
 whether it is namespaced; a namespaced object without a namespace is in the release's), the cluster
-says what it looks like now, and ``chartsvc.kstatus`` says whether it is ready. Objects are read
+says what it looks like now, and ``chartsvc.releases.kstatus`` says whether it is ready. Objects are read
 concurrently. A kind the cluster does not serve is reported as not found rather than failing the
 whole answer. Nothing here writes to the cluster or knows HTTP.
 """
@@ -14,9 +14,9 @@ from typing import Any
 import yaml
 
 from chartsvc.clusters import ClusterTarget
-from chartsvc.kstatus import NOT_FOUND, readiness
-from chartsvc.release_model import Release, ResourceStatus
-from chartsvc.release_reads import ClusterReads, object_path
+from chartsvc.releases.kstatus import NOT_FOUND, readiness
+from chartsvc.releases.model import Release, ResourceStatus
+from chartsvc.releases.reads import ClusterReads, object_path
 
 _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 

@@ -1,0 +1,69 @@
+"""The Helm adapter: the only package that imports ``helm_python``.
+
+:class:`Helm` is the adapter as one object: one pool of worker threads (``runner``), the loaded-chart
+cache, chart actions (``charts``: render, show, create, package) and release actions (``releases``:
+install, upgrade, uninstall, rollback, test, computed values, each on a cluster given as a
+:class:`~chartsvc.clusters.ClusterTarget`). Helm's failures leave it as our errors
+(``chartsvc.helm.errors``), never as helm_python's. Nothing here reads settings, fetches charts or
+knows HTTP; whoever opens a :class:`Helm` closes it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from chartsvc.helm.charts import MAX_CREATE_NAME, ChartCache, ChartEngine, ShowFormat
+from chartsvc.helm.errors import (
+    ChartInvalid,
+    ClusterUnreachable,
+    HelmFailed,
+    NamespaceNotFound,
+    ReleaseExists,
+    ReleaseFailed,
+    ReleaseNotFound,
+    RenderFailed,
+    RevisionNotFound,
+)
+from chartsvc.helm.releases import DEFAULT_TIMEOUT_S, Installed, ReleaseEngine, TestRun
+from chartsvc.helm.runner import MAX_CALLS, HelmRunner
+from chartsvc.helm.writes import WriteOptions
+
+__all__ = [
+    "DEFAULT_TIMEOUT_S",
+    "MAX_CALLS",
+    "MAX_CREATE_NAME",
+    "ChartCache",
+    "ChartEngine",
+    "ChartInvalid",
+    "ClusterUnreachable",
+    "Helm",
+    "HelmFailed",
+    "HelmRunner",
+    "Installed",
+    "NamespaceNotFound",
+    "ReleaseEngine",
+    "ReleaseExists",
+    "ReleaseFailed",
+    "ReleaseNotFound",
+    "RenderFailed",
+    "RevisionNotFound",
+    "ShowFormat",
+    "TestRun",
+    "WriteOptions",
+]
+
+
+class Helm:
+    """The adapter: one runner, one chart cache, the chart and release engines over them."""
+
+    def __init__(self, *, temp_dir: Path | None = None, max_calls: int = MAX_CALLS) -> None:
+        self.runner = HelmRunner(max_calls)
+        self.cache = ChartCache()
+        self.charts = ChartEngine(self.runner, self.cache, temp_dir)
+        self.releases = ReleaseEngine(self.runner, self.cache)
+
+    def close(self) -> None:
+        """Wait for the calls in flight, then close every Helm handle (blocking)."""
+        self.runner.close()
+        self.releases.close()
+        self.cache.close()

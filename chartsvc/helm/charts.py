@@ -1,0 +1,170 @@
+"""Helm's chart actions on local bytes: render (``helm template``), show, create, package.
+
+Only local bytes and files reach this module. It must not fetch anything: repository indexes, chart
+archives and OCI blobs are downloaded by ``chartsvc.repos`` and ``chartsvc.oci`` through the address
+guard first, so Helm's own network code is never exercised. Every call runs on the adapter's one
+pool (``chartsvc.helm.runner``). It knows nothing of HTTP.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Literal
+
+import helm_python as helm
+
+from chartsvc.helm import manifests
+from chartsvc.helm.handles import HandlePool
+from chartsvc.helm.runner import HelmRunner
+from common.errors import ValidationFailed
+
+ShowFormat = Literal["all", "chart", "values", "readme", "crds"]
+
+# Helm's own rule for chart names (chartutil.ValidateMetadataName); it also keeps "/" and ".." out of
+# the scaffold's path.
+CHART_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+#: The longest name ``helm create`` + ``helm package`` can both take: Helm refuses names over 250,
+#: and the package ``<name>-0.1.0.tgz`` must fit a 255-byte file name.
+MAX_CREATE_NAME = 255 - len("-0.1.0.tgz")
+
+
+@contextmanager
+def _loaded(archive: bytes) -> Iterator[helm.Chart]:
+    chart = helm.Chart.load_archive(archive)
+    try:
+        yield chart
+    finally:
+        chart.close()
+
+
+class ChartCache:
+    """Loaded charts by archive digest, least recently used first out, shared across threads.
+
+    Loading is a third of a render's cost, and the same chart is rendered again and again. Charts
+    are immutable and thread-safe in helm_python; the pool closes a handle only once it has been
+    evicted *and* no thread still renders with it. The owner calls :meth:`close` at shutdown.
+    """
+
+    def __init__(self, max_charts: int = 32, max_bytes: int = 16 * 1024 * 1024) -> None:
+        # max_bytes counts compressed bytes; a loaded chart takes several times that in the Go heap.
+        self._pool: HandlePool[str, helm.Chart] = HandlePool(
+            max_count=max_charts, max_weight=max_bytes
+        )
+
+    @contextmanager
+    def use(self, archive: bytes) -> Iterator[helm.Chart]:
+        key = hashlib.sha256(archive).hexdigest()
+        with self._pool.use(
+            key, lambda: helm.Chart.load_archive(archive), weight=len(archive)
+        ) as chart:
+            yield chart
+
+    def close(self) -> None:
+        self._pool.close()
+
+
+class ChartEngine:
+    """Chart actions on the runner's pool, loaded charts kept in ``cache``; temp files (show,
+    create) go under ``temp_dir`` (the system's when None) and are removed when done."""
+
+    def __init__(self, runner: HelmRunner, cache: ChartCache, temp_dir: Path | None = None) -> None:
+        self.runner = runner
+        self.cache = cache
+        self.temp_dir = temp_dir
+
+    async def render(
+        self,
+        archive: bytes,
+        *,
+        values: dict[str, Any],
+        release_name: str,
+        namespace: str,
+        before: Callable[[], None] | None = None,
+    ) -> str:
+        """``helm template``: render offline, values coalesced over the chart's defaults like Helm.
+
+        ``before`` runs first in the same worker thread (the archive limits check), saving a hop.
+        """
+
+        def call() -> str:
+            if before is not None:
+                before()
+            helm.validate_release_name(release_name)
+            with self.cache.use(archive) as chart:
+                rendered = chart.render(
+                    values, name=release_name, namespace=namespace, revision=1, is_install=True
+                )
+            return manifests.text(rendered)
+
+        return await self.runner.run(call)
+
+    async def metadata(self, archive: bytes) -> dict[str, Any]:
+        """The archive's ``Chart.yaml`` as a mapping (also proves the archive loads)."""
+
+        def call() -> dict[str, Any]:
+            with _loaded(archive) as chart:
+                return chart.metadata
+
+        return await self.runner.run(call)
+
+    async def show(self, archive: bytes, what: ShowFormat) -> str:
+        """``helm show <what>`` of a local archive."""
+
+        def call() -> str:
+            helm.Chart.load_archive(archive).close()  # a bad archive: a 400 naming no file
+            # helm's show reads a path; a local file keeps it away from any network code.
+            with self._workdir("show") as work:
+                path = work / "chart.tgz"
+                path.write_bytes(archive)
+                return helm.show(str(path), output_format=what)
+
+        return await self.runner.run(call)
+
+    async def create(self, name: str) -> bytes:
+        """``helm create <name>`` then ``helm package``: the scaffold as ``.tgz`` bytes."""
+        check_create_name(name)
+
+        def call() -> bytes:
+            with self._workdir("create") as work:
+                helm.Chart.create(name, work).close()
+                return Path(helm.package(work / name, destination=work)).read_bytes()
+
+        return await self.runner.run(call)
+
+    async def package(
+        self, chart_dir: Path, destination: Path, *, version: str | None = None
+    ) -> Path:
+        """``helm package``: a chart directory into ``destination``; returns the archive path."""
+        return await self.runner.run(
+            lambda: Path(helm.package(chart_dir, destination=destination, version=version))
+        )
+
+    async def scaffold(self, name: str, directory: Path) -> Path:
+        """``helm create`` into ``directory``; returns the chart directory."""
+
+        def call() -> Path:
+            helm.Chart.create(name, directory).close()
+            return directory / name
+
+        return await self.runner.run(call)
+
+    @contextmanager
+    def _workdir(self, what: str) -> Iterator[Path]:
+        with tempfile.TemporaryDirectory(dir=self.temp_dir, prefix=f"chartsvc-{what}-") as work:
+            yield Path(work)
+
+
+def check_create_name(name: str) -> None:
+    """Raise a 400 naming the field unless ``helm create`` and ``helm package`` can take ``name``."""
+    if len(name) > MAX_CREATE_NAME:
+        message = f"must be at most {MAX_CREATE_NAME} characters"
+    elif not CHART_NAME.match(name):
+        message = f"must match {CHART_NAME.pattern}"
+    else:
+        return
+    raise ValidationFailed([{"in": "body", "field": "name", "message": message}])

@@ -1,0 +1,191 @@
+"""Helm's release actions: install, upgrade, uninstall, rollback, test, computed values.
+
+One ``helm_python.Config`` per cluster and namespace, since Helm binds its release storage to a
+namespace; a Config keeps its Kubernetes client and discovery warm, so configs are pooled, and one
+is closed only once it is evicted *and* no thread still uses it. The cluster is a parameter of every
+call (a :class:`~chartsvc.clusters.ClusterTarget`: kubeconfig and context), never a setting. Release
+records are read elsewhere (``chartsvc.releases.reads``, from Helm's own Secrets); charts arrive as
+bytes already fetched and checked. This module knows nothing of HTTP and does not serialise writes:
+the caller does.
+
+The discovery cache: helm-c's Go runtime reads the environment the process *started* with, so
+``KUBECACHEDIR`` set from Python after start-up never reaches it; it can only be set by whoever
+starts the process (otherwise Helm uses ``$HOME/.kube/cache``, as kubectl does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import attrs
+import helm_python as helm
+
+from chartsvc.clusters import ClusterTarget
+from chartsvc.helm import writes
+from chartsvc.helm.charts import ChartCache
+from chartsvc.helm.errors import ReleaseRef, without_paths
+from chartsvc.helm.handles import HandlePool
+from chartsvc.helm.runner import HelmRunner
+from chartsvc.helm.writes import WriteOptions
+
+T = TypeVar("T")
+
+#: Helm's own default for hooks and waits (``--timeout 5m0s``).
+DEFAULT_TIMEOUT_S = 300
+
+#: Client-side rate limit of one Config's Kubernetes client. client-go's default (5 per second,
+#: bursts of 10) is meant for one CLI run; a service config serves concurrent installs of many
+#: releases, which would queue behind it. The API server's own priority and fairness still applies.
+QPS = 200.0
+BURST = 400
+
+
+@attrs.frozen
+class Installed:
+    """What Helm answered to a write: its release summary and the chart it installed."""
+
+    summary: dict[str, Any]
+    chart: dict[str, Any]
+
+
+@attrs.frozen
+class TestRun:
+    """A ``helm test`` run: the pods' logs as Helm prints them, and Helm's error when one failed."""
+
+    logs: str
+    error: str | None
+
+
+class ConfigPool:
+    """``helm_python.Config`` handles by (cluster, namespace), least recently used out first."""
+
+    def __init__(self, max_configs: int = 64) -> None:
+        self._pool: HandlePool[tuple[str, str], helm.Config] = HandlePool(max_count=max_configs)
+
+    @contextmanager
+    def use(self, target: ClusterTarget, namespace: str) -> Iterator[helm.Config]:
+        key = (target.key, namespace)
+        with self._pool.use(key, lambda: _new_config(target, namespace)) as config:
+            yield config
+
+    def close(self) -> None:
+        self._pool.close()
+
+
+def _new_config(target: ClusterTarget, namespace: str) -> helm.Config:
+    # No kubeconfig: helm_python falls back to the in-cluster service account, as kubectl does.
+    return helm.Config(
+        kubeconfig_content=target.kubeconfig,
+        kube_context=target.context,
+        namespace=namespace,
+        qps=QPS,
+        burst_limit=BURST,
+    )
+
+
+class ReleaseEngine:
+    """Release actions on the runner's pool; charts are loaded through ``cache``."""
+
+    def __init__(
+        self, runner: HelmRunner, cache: ChartCache, configs: ConfigPool | None = None
+    ) -> None:
+        self.runner = runner
+        self.cache = cache
+        self.configs = configs or ConfigPool()
+
+    async def run(
+        self,
+        target: ClusterTarget,
+        namespace: str,
+        name: str,
+        call: Callable[[helm.Config], T],
+    ) -> T:
+        """``call`` with the Config of ``target`` and ``namespace``, for release ``name``."""
+
+        def work() -> T:
+            with self.configs.use(target, namespace) as config:
+                return call(config)
+
+        return await self.runner.run(work, release=ReleaseRef(target.name, namespace, name))
+
+    async def install(
+        self,
+        target: ClusterTarget,
+        namespace: str,
+        name: str,
+        archive: bytes,
+        *,
+        values: dict[str, Any],
+        options: WriteOptions,
+    ) -> Installed:
+        return await self._write("install", target, namespace, name, archive, values, options)
+
+    async def upgrade(
+        self,
+        target: ClusterTarget,
+        namespace: str,
+        name: str,
+        archive: bytes,
+        *,
+        values: dict[str, Any] | None,
+        options: WriteOptions,
+    ) -> Installed:
+        """``helm upgrade``; with no values Helm reuses the release's (its CLI default)."""
+        return await self._write("upgrade", target, namespace, name, archive, values, options)
+
+    async def _write(
+        self,
+        action: writes.Action,
+        target: ClusterTarget,
+        namespace: str,
+        name: str,
+        archive: bytes,
+        values: dict[str, Any] | None,
+        options: WriteOptions,
+    ) -> Installed:
+        def call(config: helm.Config) -> Installed:
+            with self.cache.use(archive) as chart:
+                summary = writes.write(
+                    action, config, chart, name, values, namespace=namespace, options=options
+                )
+                return Installed(summary, chart.metadata)
+
+        return await self.run(target, namespace, name, call)
+
+    async def uninstall(self, target: ClusterTarget, namespace: str, name: str) -> str:
+        """``helm uninstall``; returns Helm's info text (resources it kept, if any)."""
+        result = await self.run(target, namespace, name, lambda c: c.uninstall(name))
+        return str(result.get("info") or "")
+
+    async def rollback(
+        self, target: ClusterTarget, namespace: str, name: str, revision: int | None
+    ) -> None:
+        """``helm rollback``; ``revision`` None (or 0) is the previous one, as in Helm."""
+        await self.run(target, namespace, name, lambda c: c.rollback(name, version=revision))
+
+    async def test(
+        self, target: ClusterTarget, namespace: str, name: str, *, timeout: int
+    ) -> TestRun:
+        """``helm test --logs``; a failing or timed-out test is a result, not an error."""
+
+        def call(config: helm.Config) -> TestRun:
+            try:
+                result = config.test(name, timeout=timeout, logs=True)
+            except (helm.HelmReleaseError, helm.HelmCancelledError) as exc:
+                return TestRun(logs="", error=without_paths(str(exc))[:2000])
+            return TestRun(logs=str(result.get("logs") or ""), error=None)
+
+        return await self.run(target, namespace, name, call)
+
+    async def computed_values(
+        self, target: ClusterTarget, namespace: str, name: str
+    ) -> dict[str, Any]:
+        """``helm get values --all``: the chart's defaults coalesced with the user's values."""
+        return await self.run(
+            target, namespace, name, lambda c: c.get_values(name, all_values=True)
+        )
+
+    def close(self) -> None:
+        self.configs.close()

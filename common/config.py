@@ -5,7 +5,7 @@ Each service declares its settings as ``@attrs.frozen`` classes whose fields are
 the key ``api-key``; the root class has one field named after the service, so keys read exactly as the
 contracts print them (``chartsvc.security.mode``).
 
-This module parses and checks; it never reads ``os.environ`` or argv itself (``common.cli`` passes
+This module parses and checks; it never reads ``os.environ`` or argv itself (the commands pass
 them in), and it never logs values, since some are secrets.
 """
 

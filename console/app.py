@@ -28,7 +28,17 @@ from console.clusters import ClusterRegistry
 from console.clusters.kubeconfigs import kubeconfig_paths, static_clusters
 from console.clusters.store import ClusterStore, MemoryClusterStore, SqliteClusterStore
 from console.credentials import AdminCredentials
-from console.http import actions, actuator, apply, auth, browse, clusters, instance, objects
+from console.http import (
+    actions,
+    actuator,
+    apply,
+    auth,
+    browse,
+    clusters,
+    helm,
+    instance,
+    objects,
+)
 from console.keys import AUTH, CATALOGS, CLUSTERS, METRICS, SETTINGS
 from console.metrics import RequestMetrics, metrics_middleware
 from console.resources.discovery import Catalogs
@@ -48,6 +58,7 @@ API_ROUTES: tuple[web.RouteTableDef, ...] = (
     objects.routes,
     apply.routes,
     actions.routes,
+    helm.routes,
 )
 #: Clusters connected to at once by the start-up warm-up.
 WARM_UP_CONCURRENCY = 4
@@ -84,6 +95,7 @@ def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) 
             "will be refused (wharf console hash-password makes a hash for the settings)"
         )
     app.cleanup_ctx.append(_clusters_context(dict(environ or {})))
+    helm.setup(app)  # the Helm desk opens after the clusters it serves
     return app
 
 

@@ -1,7 +1,7 @@
 """The MCP server: the official ``mcp`` package's low-level server around the tool set.
 
 A call is validated with the operation's own compiled validators (the 400s and ``errors`` entries of
-the REST route), then runs its ``calls`` function. The result carries the REST body: JSON as text
+the REST route), then runs the operation's call (``chartsvc.calls``), the one its REST route runs. The result carries the REST body: JSON as text
 and, for JSON, as structured content; a failure is a tool error (``isError``) whose text and
 structured content are the REST problem document, status and code included. An unknown tool is a
 protocol error, as MCP asks. Of the transports it knows only where an HTTP one leaves the aiohttp
@@ -24,11 +24,10 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
+from chartsvc.calls import CALLS, Reply, Services
 from chartsvc.mcp.asgi import SCOPE_REQUEST
-from chartsvc.mcp.calls import CALLS
 from chartsvc.mcp.progress import Reporter, with_progress
 from chartsvc.mcp.schemas import structured
-from chartsvc.mcp.services import Reply, Services
 from chartsvc.mcp.tools import ToolDef
 from common.errors import ValidationFailed, WharfError, problem_body
 from common.openapi import Validated, validate_arguments

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any, NotRequired, TypedDict
 
+from chartsvc.charts import LintReport
 from chartsvc.hub import HubResult
 from chartsvc.releases.model import Release, ResourceStatus, TestResult
 from chartsvc.repos.config import Repository
@@ -176,4 +177,28 @@ def encode_resource(status: ResourceStatus) -> ResourceStatusBody:
         "status": status.status,
         "ready": status.ready,
         "message": status.message,
+    }
+
+
+class LintMessageBody(TypedDict):
+    severity: str
+    path: str
+    message: str
+
+
+class LintReportBody(TypedDict):
+    chartsLinted: int
+    passed: bool
+    messages: list[LintMessageBody]
+    errors: list[str]
+
+
+def encode_lint(report: LintReport) -> LintReportBody:
+    return {
+        "chartsLinted": report.charts_linted,
+        "passed": report.passed,
+        "messages": [
+            {"severity": m.severity, "path": m.path, "message": m.message} for m in report.messages
+        ],
+        "errors": list(report.errors),
     }

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from chartsvc.calls.base import Call, Reply, Services, registrar
 from chartsvc.calls.form import ChartForm
-from chartsvc.charts import RenderRequest
+from chartsvc.charts import LintRequest, PackageRequest, RenderRequest
+from chartsvc.encoders import encode_lint
 from chartsvc.helm import ShowFormat
 from common.openapi import Validated
 
@@ -43,6 +44,35 @@ call("showChartValues")(_show("values"))
 call("showChartReadme")(_show("readme"))
 call("showChartMetadata")(_show("chart"))
 call("showChartCrds")(_show("crds"))
+
+
+@call("lintChart")
+async def lint_chart(s: Services, v: Validated) -> Reply:
+    archive = await s.charts.archive(v.body["chartRef"], v.body.get("version"))
+    return Reply(encode_lint(await s.charts.lint(archive, LintRequest.from_body(v.body))))
+
+
+@call("lintChartUpload")
+async def lint_chart_upload(s: Services, v: Validated) -> Reply:
+    form: ChartForm = v.body
+    archive = await s.charts.checked(form.archive())
+    request = LintRequest.from_body(form.json_object("request"))
+    return Reply(encode_lint(await s.charts.lint(archive, request)))
+
+
+@call("packageChart")
+async def package_chart(s: Services, v: Validated) -> Reply:
+    request = PackageRequest.from_body(v.body)
+    data, filename = await s.charts.package_files(v.body["files"], request)
+    return Reply(archive=data, filename=filename)
+
+
+@call("packageChartUpload")
+async def package_chart_upload(s: Services, v: Validated) -> Reply:
+    form: ChartForm = v.body
+    request = PackageRequest.from_body(form.json_object("request"))
+    data, filename = await s.charts.package_upload(form.archive(), request)
+    return Reply(archive=data, filename=filename)
 
 
 @call("resolveDependencies")

@@ -6,10 +6,8 @@ carried the call (``Services.cluster``), chosen before the first cluster call.
 
 from __future__ import annotations
 
-from typing import Any
-
 from chartsvc.calls.base import Call, Reply, Services, registrar
-from chartsvc.calls.form import ChartForm, invalid
+from chartsvc.calls.form import ChartForm
 from chartsvc.encoders import (
     encode_release,
     encode_resource,
@@ -32,13 +30,6 @@ def _written(release: Release, *, created: bool) -> Reply:
     return Reply(encode_release(release), status=201 if created else 200)
 
 
-def _upload_options(form: ChartForm) -> dict[str, Any]:
-    options = form.json_object("request")
-    if not isinstance(options.get("dryRun", False), bool):
-        raise invalid("request.dryRun", "must be of type boolean")
-    return options
-
-
 @call("listReleases")
 async def list_releases(s: Services, v: Validated) -> Reply:
     found = await s.release_service.list_releases(await s.cluster(), v.query["namespace"])
@@ -54,15 +45,15 @@ async def get_release_status(s: Services, v: Validated) -> Reply:
 async def install_release(s: Services, v: Validated) -> Reply:
     install = InstallRequest.from_body(v.body)
     release = await s.release_service.install(await s.cluster(), install)
-    return _written(release, created=not install.options.dry_run)
+    return _written(release, created=not install.options.is_dry_run)
 
 
 @call("installReleaseUpload")
 async def install_release_upload(s: Services, v: Validated) -> Reply:
     form: ChartForm = v.body
-    install = InstallRequest.from_body(_upload_options(form))
+    install = InstallRequest.from_body(form.json_object("request"))
     release = await s.release_service.install(await s.cluster(), install, form.archive())
-    return _written(release, created=not install.options.dry_run)
+    return _written(release, created=not install.options.is_dry_run)
 
 
 @call("upgradeRelease")
@@ -75,7 +66,7 @@ async def upgrade_release(s: Services, v: Validated) -> Reply:
 @call("upgradeReleaseUpload")
 async def upgrade_release_upload(s: Services, v: Validated) -> Reply:
     form: ChartForm = v.body
-    upgrade = UpgradeRequest.from_body(_upload_options(form))
+    upgrade = UpgradeRequest.from_body(form.json_object("request"))
     target = await s.cluster()
     release = await s.release_service.upgrade(target, *_where(v), upgrade, form.archive())
     return _written(release, created=False)

@@ -10,6 +10,7 @@ request (a host's cluster resolver chooses by it).
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import uuid
@@ -118,6 +119,8 @@ def check_arguments(tool: ToolDef, arguments: Mapping[str, Any]) -> Validated:
 
 def success_result(reply: Reply) -> types.CallToolResult:
     meta = {"httpStatus": reply.status}
+    if reply.archive is not None:
+        return archive_result(reply.archive, reply.filename, meta)
     if reply.text is not None:
         return types.CallToolResult(content=[types.TextContent(text=reply.text)], _meta=meta)
     if reply.body is None:
@@ -125,6 +128,22 @@ def success_result(reply: Reply) -> types.CallToolResult:
     return types.CallToolResult(
         content=[types.TextContent(text=json.dumps(reply.body))],
         structured_content=structured(reply.body),
+        _meta=meta,
+    )
+
+
+def archive_result(data: bytes, filename: str, meta: dict[str, Any]) -> types.CallToolResult:
+    """A chart archive as MCP carries binary: an embedded ``application/gzip`` blob resource."""
+    blob = types.BlobResourceContents(
+        uri=f"chart:///{quote(filename)}",
+        mime_type="application/gzip",
+        blob=base64.b64encode(data).decode("ascii"),
+    )
+    return types.CallToolResult(
+        content=[
+            types.TextContent(text=f"{filename} ({len(data)} bytes)"),
+            types.EmbeddedResource(type="resource", resource=blob),
+        ],
         _meta=meta,
     )
 

@@ -143,7 +143,7 @@ class ReleaseService:
             done = await self.engine.install(
                 target, namespace, name, data, values=dict(request.values), options=request.options
             )
-        return await self._result(target, done, request.values, dry_run=request.options.dry_run)
+        return await self._result(target, done, request.values, dry_run=request.options.is_dry_run)
 
     async def upgrade(
         self,
@@ -163,7 +163,7 @@ class ReleaseService:
             done = await self.engine.upgrade(
                 target, namespace, name, data, values=values, options=request.options
             )
-        return await self._result(target, done, values or {}, dry_run=request.options.dry_run)
+        return await self._result(target, done, values or {}, dry_run=request.options.is_dry_run)
 
     async def uninstall(
         self, target: ClusterTarget, namespace: str, name: str

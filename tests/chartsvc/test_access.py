@@ -30,7 +30,7 @@ def test_mutating_set_is_exactly_the_contracts() -> None:
     groups = [op.group for op in operations.values()]
     assert [groups.count(g) for g in ("releases", "charts", "repos", "hub", "dependencies")] == [
         15,
-        8,
+        12,
         9,
         1,
         1,

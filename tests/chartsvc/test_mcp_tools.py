@@ -36,6 +36,8 @@ def test_archive_operations_stay_http_only() -> None:
         "installReleaseUpload",
         "upgradeReleaseUpload",
         "templateChartUpload",
+        "lintChartUpload",
+        "packageChartUpload",
         "createChart",
         "pullChart",
         "pushChart",
@@ -194,3 +196,19 @@ async def test_work_errors_pass_through() -> None:
 
     with pytest.raises(ValueError, match="boom"):
         await with_progress(work(), report, what="x")
+
+
+def test_release_tools_take_helms_write_options() -> None:
+    tools = build_tools(
+        load_spec(releases=True), DECLARED, AccessPolicy(AccessMode.FULL, "k"), CALLS
+    )
+    install = tools["installRelease"].tool.input_schema["properties"]
+    upgrade = tools["upgradeRelease"].tool.input_schema["properties"]
+    shared = {"wait", "timeout", "rollbackOnFailure", "atomic", "description", "labels", "force"}
+    assert shared | {"skipCRDs", "dryRun", "createNamespace"} <= set(install)
+    assert shared | {"resetValues", "reuseValues", "resetThenReuseValues", "maxHistory"} <= set(
+        upgrade
+    )
+    assert "maxHistory" not in install
+    assert "createNamespace" not in upgrade
+    assert install["wait"]["enum"] == ["none", "watcher", "legacy", None]

@@ -45,7 +45,7 @@ async def get_release_status(s: Services, v: Validated) -> Reply:
 async def install_release(s: Services, v: Validated) -> Reply:
     install = InstallRequest.from_body(v.body)
     release = await s.release_service.install(await s.cluster(), install)
-    return _written(release, created=not install.options.is_dry_run)
+    return _written(release, created=not install.options.dry_run)
 
 
 @call("installReleaseUpload")
@@ -53,7 +53,7 @@ async def install_release_upload(s: Services, v: Validated) -> Reply:
     form: ChartForm = v.body
     install = InstallRequest.from_body(form.json_object("request"))
     release = await s.release_service.install(await s.cluster(), install, form.archive())
-    return _written(release, created=not install.options.is_dry_run)
+    return _written(release, created=not install.options.dry_run)
 
 
 @call("upgradeRelease")

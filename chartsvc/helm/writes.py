@@ -68,7 +68,7 @@ class WriteOptions:
     their action.
     """
 
-    dry_run: DryRun = attrs.field(default="none", converter=_dry_run)
+    dry_run_mode: DryRun = attrs.field(default="none", converter=_dry_run)
     """``server``: rendered and sent to the API server with ``dryRun=All``, nothing stored or
     changed (``--dry-run=server``); ``client``: rendered without the cluster's validation."""
     wait: Wait = "none"
@@ -96,8 +96,8 @@ class WriteOptions:
     """upgrade only: revisions kept (older ones are deleted); Helm's default 10 on the CLI."""
 
     @property
-    def is_dry_run(self) -> bool:
-        return self.dry_run != "none"
+    def dry_run(self) -> bool:
+        return self.dry_run_mode != "none"
 
     def _wait(self) -> str | None:
         if self.wait != "none":
@@ -107,7 +107,7 @@ class WriteOptions:
 
     def helm_options(self, action: Action = "install") -> dict[str, Any]:
         options: dict[str, Any] = {
-            "dry_run": None if self.dry_run == "none" else self.dry_run,
+            "dry_run": self.dry_run_mode if self.dry_run else None,
             "wait": self._wait(),
             "timeout_seconds": self.timeout,
             "rollback_on_failure": self.rollback_on_failure,

@@ -130,7 +130,7 @@ def write_options(body: Mapping[str, Any]) -> WriteOptions:
         message = "only one of " + ", ".join(_EXCLUSIVE_VALUES)
         raise ValidationFailed([{"in": "body", "field": n, "message": message} for n in chosen])
     return WriteOptions(
-        dry_run=body.get("dryRun"),
+        dry_run_mode=body.get("dryRun"),
         wait=body.get("wait") or "none",
         timeout=parse_timeout(body.get("timeout")),
         rollback_on_failure=bool(body.get("rollbackOnFailure") or body.get("atomic")),

@@ -16,6 +16,7 @@ from typing import Any, NotRequired, TypedDict
 from chartsvc.charts import LintReport
 from chartsvc.hub import HubResult
 from chartsvc.releases.model import Release, ResourceStatus, TestResult
+from chartsvc.releases.preview import UpgradePreview
 from chartsvc.repos.config import Repository
 from chartsvc.repos.model import ChartVersion, UpdateResult
 
@@ -201,4 +202,53 @@ def encode_lint(report: LintReport) -> LintReportBody:
             {"severity": m.severity, "path": m.path, "message": m.message} for m in report.messages
         ],
         "errors": list(report.errors),
+    }
+
+
+class PreviewValues(TypedDict):
+    previous: dict[str, Any]
+    next: dict[str, Any]
+    computed: dict[str, Any]
+    diff: str
+    computedDiff: str
+
+
+class ObjectDiffBody(TypedDict):
+    apiVersion: str
+    kind: str
+    name: str
+    namespace: str | None
+    change: str
+    diff: str
+
+
+class UpgradePreviewBody(TypedDict):
+    release: ReleaseSummary
+    values: PreviewValues
+    manifests: list[ObjectDiffBody]
+    unchanged: int
+
+
+def encode_preview(preview: UpgradePreview) -> UpgradePreviewBody:
+    return {
+        "release": encode_summary(preview.release),
+        "values": {
+            "previous": dict(preview.previous_values),
+            "next": dict(preview.next_values),
+            "computed": dict(preview.computed),
+            "diff": preview.values_diff,
+            "computedDiff": preview.computed_diff,
+        },
+        "manifests": [
+            {
+                "apiVersion": o.api_version,
+                "kind": o.kind,
+                "name": o.name,
+                "namespace": o.namespace,
+                "change": o.change,
+                "diff": o.diff,
+            }
+            for o in preview.objects
+        ],
+        "unchanged": preview.unchanged,
     }

@@ -9,6 +9,7 @@ from __future__ import annotations
 from chartsvc.calls.base import Call, Reply, Services, registrar
 from chartsvc.calls.form import ChartForm
 from chartsvc.encoders import (
+    encode_preview,
     encode_release,
     encode_resource,
     encode_summary,
@@ -70,6 +71,15 @@ async def upgrade_release_upload(s: Services, v: Validated) -> Reply:
     target = await s.cluster()
     release = await s.release_service.upgrade(target, *_where(v), upgrade, form.archive())
     return _written(release, created=False)
+
+
+@call("previewReleaseUpgrade")
+async def preview_release_upgrade(s: Services, v: Validated) -> Reply:
+    upgrade = UpgradeRequest.from_body(v.body)
+    target = await s.cluster()
+    return Reply(
+        encode_preview(await s.release_service.preview_upgrade(target, *_where(v), upgrade))
+    )
 
 
 @call("uninstallRelease")

@@ -29,7 +29,7 @@ def test_mutating_set_is_exactly_the_contracts() -> None:
     } == mutating(operations)
     groups = [op.group for op in operations.values()]
     assert [groups.count(g) for g in ("releases", "charts", "repos", "hub", "dependencies")] == [
-        15,
+        16,
         12,
         9,
         1,

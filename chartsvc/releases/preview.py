@@ -16,13 +16,11 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 import attrs
-import yaml
 
 from chartsvc.helm import WriteOptions
 from chartsvc.releases.model import Release
+from common import yamlio
 
-_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_DUMPER: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 _SEPARATOR = re.compile(r"^---[ \t]*$", re.MULTILINE)
 _SOURCE = re.compile(r"^# Source: .*\n?", re.MULTILINE)
 
@@ -77,7 +75,7 @@ def coalesce(top: Mapping[str, Any], under: Mapping[str, Any]) -> dict[str, Any]
 
 
 def values_yaml(values: Mapping[str, Any]) -> str:
-    return "" if not values else yaml.dump(dict(values), Dumper=_DUMPER, sort_keys=True)
+    return "" if not values else yamlio.dump(dict(values), sort_keys=True)
 
 
 def unified(before: str, after: str, label: str) -> str:
@@ -98,7 +96,7 @@ def manifest_objects(manifest: str, namespace: str) -> dict[Key, str]:
     objects: dict[Key, str] = {}
     for document in _SEPARATOR.split(manifest):
         text = _SOURCE.sub("", document).strip("\n")
-        parsed = yaml.load(text, Loader=_LOADER) if text.strip() else None  # noqa: S506
+        parsed = yamlio.load(text) if text.strip() else None
         if not isinstance(parsed, dict):
             continue
         meta = parsed.get("metadata") or {}

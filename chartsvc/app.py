@@ -1,7 +1,8 @@
 """Assembly of the chart service: spec, routes, the access gate and the resources' cleanup contexts.
 
-``create_app`` is synchronous and does no I/O beyond reading the packaged spec; the outbound HTTP
-session, repository service, OCI and hub clients open in ``_services`` and close after its ``yield``.
+``create_app`` is synchronous and does no I/O beyond reading the packaged spec; the chart library
+(``chartsvc.library``: outbound session, repositories, OCI and hub clients, the Helm adapter) opens
+in ``_services`` and closes after its ``yield``.
 The release group (only with a cluster, see ``create_app``) opens in ``_releases``; the services
 both doors call are gathered in ``_doors``; the MCP endpoints open after them (``chartsvc.mcp.routes``).
 The routes and the gate follow the spec's operations (``chartsvc.operations``).

@@ -1,4 +1,4 @@
-"""The tool set without a transport: parity with the operation table, schemas, policy, progress."""
+"""The tool set without a transport: parity with the spec's operations, schemas, policy, progress."""
 
 from __future__ import annotations
 

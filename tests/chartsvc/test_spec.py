@@ -1,4 +1,4 @@
-"""The served OpenAPI document: parity with routes and with the operation table, shared errors."""
+"""The served OpenAPI document: the file itself, parity with the routes, shared errors."""
 
 from __future__ import annotations
 

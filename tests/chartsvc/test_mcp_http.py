@@ -38,6 +38,8 @@ from tests.guards import assert_problem
 MUTATING = {"addRepository", "removeRepository"}
 READS = {
     "templateChart",
+    "lintChart",
+    "packageChart",
     "showChart",
     "showChartValues",
     "showChartReadme",

@@ -22,6 +22,7 @@ from aiohttp.typedefs import Middleware
 from common import sse
 from common.app import build_app
 from common.openapi import Spec
+from common.throttle import LoginThrottle
 from results import keys, wiring
 from results import web as pages
 from results.http import accounts, badges, events, gate, history, ingest, projects, runs
@@ -81,6 +82,7 @@ def create_app(
         keepalive_s=keepalive_s,
     )
     app[keys.SETTINGS] = svc
+    app[keys.LOGIN_THROTTLE] = LoginThrottle()
     listeners: list[RunListener] = []
     app[keys.RUN_LISTENERS] = listeners
     app.cleanup_ctx.append(store_context)

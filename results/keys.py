@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from common.throttle import LoginThrottle
 from results.accounts import Accounts, Principal
 from results.dashboard import Dashboard
 from results.events import EventHub
@@ -26,6 +27,7 @@ INGESTOR = web.AppKey("results.ingestor", Ingestor)
 #: Awaited after each ingest transaction commits, in order; append to it in a cleanup context.
 RUN_LISTENERS: web.AppKey[list[RunListener]] = web.AppKey("results.run_listeners")
 ACCOUNTS = web.AppKey("results.accounts", Accounts)
+LOGIN_THROTTLE = web.AppKey("results.login_throttle", LoginThrottle)
 EVENTS = web.AppKey("results.events", EventHub)
 #: The read side's store (API and pages), set by the store context beside ``STORE``.
 READS: web.AppKey[ReadStore] = web.AppKey("results.reads")

@@ -210,3 +210,20 @@ async def test_probes_ignore_any_credential_sent(console_app: ConsoleApp, open_m
     for path in ("/actuator/health", "/actuator/health/readiness", "/actuator/info"):
         for headers in (WRONG, {"Authorization": "Basic !!!"}, ADMIN):
             assert (await client.get(path, headers=headers)).status == 200, (path, headers)
+
+
+async def test_wrong_passwords_are_throttled_before_the_hash_is_computed(
+    console_app: ConsoleApp,
+) -> None:
+    client = await console_app()
+    for _ in range(5):
+        await assert_bare_401(await client.get("/api/v1/clusters", headers=WRONG))
+    locked = await client.post("/api/v1/auth/session", headers=WRONG)
+    body = await assert_problem(locked, 429, code="too-many-attempts")
+    assert int(locked.headers["Retry-After"]) >= 1
+    assert "try again" in body["detail"]
+    # While locked even the right password waits: the lock is checked before any password.
+    locked = await client.post("/api/v1/auth/session", headers=ADMIN)
+    await assert_problem(locked, 429, code="too-many-attempts")
+    # Requests without credentials are not affected.
+    assert (await client.get("/api/v1/clusters")).status == 200

@@ -20,11 +20,12 @@ from typing import TypeVar
 
 from aiohttp import web
 
-from common.kubesim import podapi, seed, tls
+from common.kubesim.api import seed
 from common.kubesim.cluster import LiveCluster
-from common.kubesim.server import create_app
-from common.kubesim.state import State
-from common.kubesim.timings import Timings
+from common.kubesim.http import podapi, tls
+from common.kubesim.http.server import create_app
+from common.kubesim.http.state import State
+from common.kubesim.machinery.timings import Timings
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -1,0 +1,33 @@
+"""The objects a fresh cluster starts with: its system namespaces and the ``kubernetes`` Service."""
+
+from __future__ import annotations
+
+from common.kubesim.api.objects import Objects
+from common.kubesim.machinery.meta import WriteOptions
+
+NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+
+def populate(objs: Objects) -> None:
+    opts = WriteOptions(manager="kube-apiserver")
+    namespaces = objs.registry.get("", "v1", "namespaces")
+    services = objs.registry.get("", "v1", "services")
+    assert namespaces is not None
+    assert services is not None
+    for name in NAMESPACES:
+        objs.create(namespaces, "", {"metadata": {"name": name}}, opts)
+    objs.create(
+        services,
+        "default",
+        {
+            "metadata": {
+                "name": "kubernetes",
+                "labels": {"component": "apiserver", "provider": "kubernetes"},
+            },
+            "spec": {
+                "clusterIP": "10.96.0.1",
+                "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": 6443}],
+            },
+        },
+        opts,
+    )

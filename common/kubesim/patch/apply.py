@@ -166,11 +166,16 @@ def _merge_and_prune(
     rules: mergekeys.Rules | None,
 ) -> Obj:
     """The config merged in, minus what the applier applied last time, dropped now, and nobody
-    else owns (structured-merge-diff's prune)."""
+    else owns (structured-merge-diff's prune).
+
+    A map or list item the previous set held as a member (``"."``, as kubectl's upgrade from
+    client-side apply records whole maps) stays while anyone still owns a field inside it: SMD adds
+    such owned items back after pruning, so only what nobody owns under it goes."""
     merged: Obj = fieldpath.merge(base, config, rules)
     if previous is not None:
         owned = set().union(*(e.fields for e in owners))
-        merged = fieldpath.remove(merged, previous.fields - owned, rules)
+        containers = {path[:i] for path in owned for i in range(1, len(path))}
+        merged = fieldpath.remove(merged, previous.fields - owned - containers, rules)
     return merged
 
 

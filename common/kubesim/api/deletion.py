@@ -76,8 +76,11 @@ def delete(
     meta["deletionTimestamp"] = now()
     meta["deletionGracePeriodSeconds"] = 0
     objs.store.commit(rt.group_resource, obj)
+    committed = objs.store.get(rt.group_resource, namespace, name)
     _run_finalizers(objs, rt, obj)
-    current = objs.store.get(rt.group_resource, namespace, name)
+    # The object as the delete left it, even when the finalizers it got are done already: a real
+    # server answers before its garbage collector runs.
+    current = objs.store.get(rt.group_resource, namespace, name) or committed
     return objs.present(rt, current) if current is not None else None
 
 
@@ -251,6 +254,28 @@ def _collect_dependents(objs: Core, gone: Obj) -> None:
             _drop_owner_ref(objs, gr, dep, uid)
         elif not dep["metadata"].get("deletionTimestamp"):
             _delete_quietly(objs, rt, dep, "Background")
+
+
+def collect_if_orphaned(objs: Core, rt: ResourceType, obj: Obj) -> None:
+    """The garbage collector on a written dependent: if none of its owners exists (every
+    reference dangles), it is deleted in the background, as the real GC's attemptToDeleteItem."""
+    meta = obj["metadata"]
+    namespace, uid = meta.get("namespace", ""), meta["uid"]
+
+    def step(o: Core, name: str) -> None:
+        live = o.store.get(rt.group_resource, namespace, name)
+        if (
+            live is None
+            or live["metadata"]["uid"] != uid
+            or live["metadata"].get("deletionTimestamp")
+        ):
+            return
+        refs = live["metadata"].get("ownerReferences") or []
+        if refs and not any(_uid_exists(o, str(r.get("uid", ""))) for r in refs):
+            _delete_quietly(o, rt, live, "Background")
+
+    if not any(_uid_exists(objs, str(r.get("uid", ""))) for r in meta.get("ownerReferences") or []):
+        _later(objs, step, meta["name"])
 
 
 def _recheck_owners(objs: Core, gone: Obj) -> None:

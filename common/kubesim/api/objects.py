@@ -274,6 +274,8 @@ class Objects:
         if namespace and (old is None or rt.group_resource in (quota.QUOTAS, ("", "pods"))):
             quota.refresh(self, namespace)
         current = self.store.get(rt.group_resource, namespace, obj["metadata"]["name"])
+        if current is not None and current["metadata"].get("ownerReferences"):
+            deletion.collect_if_orphaned(self, rt, current)
         return self.present(rt, current if current is not None else obj)
 
 

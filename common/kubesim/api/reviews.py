@@ -1,31 +1,26 @@
 """Access and token reviews (``authorization.k8s.io``, ``authentication.k8s.io``): create-only,
-never stored, answered at once.
+never stored, answered at once from the same RBAC decisions that guard every request (``rbac``).
 
-The simulator has one credential and no RBAC enforcement: RBAC objects are stored and served but
-never consulted. The reviews say exactly that -- the token holder may do everything -- so
-``kubectl auth can-i`` and ``kubectl auth whoami`` answer as they would for a cluster admin, and a
-TokenReview authenticates the simulator's token and the ServiceAccount tokens it issued.
+``kubectl auth can-i`` (SelfSubjectAccessReview, SelfSubjectRulesReview) and ``kubectl auth
+whoami`` (SelfSubjectReview) answer for the caller -- the impersonated identity when there is one;
+SubjectAccessReview and LocalSubjectAccessReview for the user they name; a TokenReview
+authenticates any token the simulator accepts.
 """
 
 from __future__ import annotations
 
 import copy
-import hmac
 from collections.abc import Callable
 from typing import Any
 
+from common.kubesim.api import rbac
+from common.kubesim.api.rbac import Request, UserInfo
 from common.kubesim.machinery.registry import ResourceType
-from common.kubesim.machinery.status import bad_request
+from common.kubesim.machinery.status import bad_request, invalid
+from common.kubesim.store import Store
 
 Obj = dict[str, Any]
 GROUPS = ("authentication.k8s.io", "authorization.k8s.io")
-USER = {"username": "kubesim-admin", "groups": ["system:masters", "system:authenticated"]}
-REASON = "the Wharf cluster simulator authorizes every request made with its token"
-_ALL_RULES = {
-    "resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
-    "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}],
-    "incomplete": False,
-}
 
 
 def is_review(rt: ResourceType) -> bool:
@@ -36,10 +31,10 @@ def review(
     rt: ResourceType,
     namespace: str,
     body: Any,
-    token: str | None,
-    service_account: Callable[[str], Obj | None] = lambda _: None,
     *,
-    caller: Obj | None = None,
+    caller: UserInfo,
+    authenticate: Callable[[str], UserInfo | None],
+    store: Store,
 ) -> Obj:
     """The review ``body`` with its ``status`` filled in, as the apiserver returns it (201)."""
     if not isinstance(body, dict):
@@ -49,20 +44,62 @@ def review(
     meta = out.setdefault("metadata", {})
     if rt.namespaced:
         meta["namespace"] = namespace
+    spec: Obj = out["spec"] if isinstance(out.get("spec"), dict) else {}
     if rt.kind == "SelfSubjectReview":
-        out["status"] = {"userInfo": caller or dict(USER)}
+        out["status"] = {"userInfo": caller.as_status()}
     elif rt.kind == "TokenReview":
-        given = str((out.get("spec") or {}).get("token", ""))
-        ok = token is None or hmac.compare_digest(given.encode(), token.encode())
-        account = None if ok else service_account(given)
+        user = authenticate(str(spec.get("token", "")))
         out["status"] = (
-            {"authenticated": True, "user": account or dict(USER)}
-            if ok or account
+            {"authenticated": True, "user": user.as_status()}
+            if user is not None
             else {"authenticated": False, "error": "invalid bearer token"}
         )
         out.setdefault("spec", {})["token"] = ""  # never echo a credential
     elif rt.kind == "SelfSubjectRulesReview":
-        out["status"] = copy.deepcopy(_ALL_RULES)
+        out["status"] = rbac.rules_review(store, caller, str(spec.get("namespace") or ""))
     else:
-        out["status"] = {"allowed": True, "reason": REASON}
+        user = caller if rt.kind == "SelfSubjectAccessReview" else _subject(rt, spec)
+        allowed, reason = rbac.decide(store, user, _request(rt, spec, namespace))
+        out["status"] = {"allowed": allowed, **({"reason": reason} if reason else {})}
     return out
+
+
+def _subject(rt: ResourceType, spec: Obj) -> UserInfo:
+    name, groups = str(spec.get("user") or ""), [str(g) for g in spec.get("groups") or []]
+    if not name and not groups:
+        raise _invalid(rt, "spec.user", "at least one of user or group must be specified")
+    extra = tuple((str(k), tuple(str(x) for x in v)) for k, v in (spec.get("extra") or {}).items())
+    return UserInfo(name, tuple(groups), uid=str(spec.get("uid") or ""), extra=extra)
+
+
+def _request(rt: ResourceType, spec: Obj, namespace: str) -> Request:
+    resource, non_resource = spec.get("resourceAttributes"), spec.get("nonResourceAttributes")
+    if (resource is None) == (non_resource is None):
+        raise _invalid(
+            rt,
+            "spec.resourceAttributes",
+            "exactly one of nonResourceAttributes or resourceAttributes must be specified",
+        )
+    if isinstance(non_resource, dict):
+        return Request(str(non_resource.get("verb", "")), path=str(non_resource.get("path", "")))
+    attrs = resource if isinstance(resource, dict) else {}
+    asked = str(attrs.get("namespace") or "")
+    if rt.kind == "LocalSubjectAccessReview" and asked != namespace:
+        raise bad_request(f"spec.resourceAttributes.namespace must match namespace: {namespace}")
+    return Request(
+        str(attrs.get("verb", "")),
+        asked,
+        str(attrs.get("group", "")),
+        str(attrs.get("resource", "")),
+        str(attrs.get("subresource", "")),
+        str(attrs.get("name", "")),
+    )
+
+
+def _invalid(rt: ResourceType, field: str, why: str) -> Exception:
+    cause = {
+        "reason": "FieldValueInvalid",
+        "message": f'Invalid value: "null": {why}',
+        "field": field,
+    }
+    return invalid(rt.group, rt.kind, "", [cause])

@@ -1,7 +1,9 @@
-"""The objects a fresh cluster starts with: its system namespaces and the ``kubernetes`` Service."""
+"""The objects a fresh cluster starts with: its system namespaces, the ``kubernetes`` Service and
+the bootstrap RBAC policy (``rbac.bootstrap``)."""
 
 from __future__ import annotations
 
+from common.kubesim.api import rbac
 from common.kubesim.api.objects import Objects
 from common.kubesim.machinery.meta import WriteOptions
 
@@ -31,3 +33,7 @@ def populate(objs: Objects) -> None:
         },
         opts,
     )
+    for plural, body in rbac.bootstrap():
+        rt = objs.registry.get(rbac.RBAC, "v1", plural)
+        assert rt is not None
+        objs.create(rt, "", body, opts)

@@ -3,8 +3,7 @@
 Tokens are JWTs bound to a ServiceAccount's uid, as kube-apiserver's are, but signed with HS256
 under a key that lives and dies with the simulator (clients never verify the signature; the
 simulator does). They authenticate as ``system:serviceaccount:<namespace>:<name>`` until they
-expire or the ServiceAccount is deleted. RBAC is not enforced, so such a token may do what the
-admin token may do.
+expire or the ServiceAccount is deleted, and may do what RBAC grants that ServiceAccount.
 """
 
 from __future__ import annotations

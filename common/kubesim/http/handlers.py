@@ -10,12 +10,16 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from common.kubesim.api.params import flag, parse_target
+from common.kubesim.api import rbac
+from common.kubesim.api.params import Target, flag, parse_target
 from common.kubesim.http import reads, writes
+from common.kubesim.http.auth import user_of
 from common.kubesim.http.state import STATE
 from common.kubesim.machinery.status import KubeError, method_not_allowed
 
 _VERB = {"GET": "get", "POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
+# Pod subresources reached by a WebSocket or SPDY upgrade: authorized as create, even over GET.
+_STREAMS = ("exec", "attach", "portforward")
 
 
 async def resource(request: web.Request) -> web.StreamResponse:
@@ -39,6 +43,7 @@ async def resource(request: web.Request) -> web.StreamResponse:
         verb in ("update", "patch", "delete") and not target.name
     ):
         raise method_not_allowed()
+    rbac.check(state.objects.store, user_of(request), _attributes(request, verb, target))
     custom = state.subresource_handlers.get((target.rt.group, target.rt.plural, target.subresource))
     if custom is not None:  # before list/watch: metrics.k8s.io lists are served this way too
         return await custom(request, state, target)
@@ -65,3 +70,20 @@ async def resource(request: web.Request) -> web.StreamResponse:
     if handler is not None:
         return await handler(request, state, target)
     return await writes.delete(request, state, target)
+
+
+def _attributes(request: web.Request, verb: str, target: Target) -> rbac.Request:
+    """What RBAC is asked, as kube-apiserver's RequestInfo resolves the URL."""
+    name = target.name
+    if not name and verb in ("list", "watch"):  # a list of one object names it
+        for term in request.query.get("fieldSelector", "").split(","):
+            field, sep, value = term.partition("=")
+            if sep and field.strip() == "metadata.name":
+                name = value.lstrip("=").strip()
+    namespace = target.namespace
+    if target.rt.group_resource == ("", "namespaces"):
+        namespace = target.name
+    if target.subresource in _STREAMS:
+        verb = "create"
+    rt = target.rt
+    return rbac.Request(verb, namespace, rt.group, rt.plural, target.subresource, name)

@@ -72,6 +72,9 @@ def _check_list_rv(query: Any, current: int) -> None:
         raise expired(f"too old resource version: {rv} ({current})")
 
 
+_TYPE_FIELDS = ("kind", "apiVersion")
+
+
 def list_(request: web.Request, state: State, target: Target) -> web.Response:
     q = request.query
     store = state.objects.store
@@ -92,6 +95,8 @@ def list_(request: web.Request, state: State, target: Target) -> web.Response:
         ]
     meta: Obj = {"resourceVersion": str(list_rv)}
     limit = integer(q, "limit")
+    if q.get("resourceVersion") == "0" and not q.get("continue"):
+        limit = None  # served from the watch cache, which does not page
     if limit and limit > 0 and len(items) > limit:
         rest = len(items) - limit
         items = items[:limit]
@@ -112,6 +117,8 @@ def list_(request: web.Request, state: State, target: Target) -> web.Response:
                 "items": [tables.partial_metadata(o) for o in items],
             }
         )
+    if target.rt.crd is None:  # built-in items are encoded without their type (CRs keep it)
+        items = [{k: v for k, v in o.items() if k not in _TYPE_FIELDS} for o in items]
     return json_response(
         {
             "kind": target.rt.list_kind,

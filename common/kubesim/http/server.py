@@ -6,15 +6,13 @@ Everything that fails is answered with a ``metav1.Status`` body, never an HTML e
 
 from __future__ import annotations
 
-import hmac
 import json
 from collections.abc import Awaitable, Callable
 
 import yaml
 from aiohttp import web
 
-from common.kubesim.api import tokens
-from common.kubesim.http import discovery, handlers, standin
+from common.kubesim.http import auth, discovery, handlers, standin
 from common.kubesim.http.state import STATE, State
 from common.kubesim.machinery.status import KubeError
 
@@ -31,8 +29,6 @@ VERSION = {
     "compiler": "gc",
     "platform": "linux/amd64",
 }
-# Paths a real cluster serves to anyone (system:public-info-viewer).
-_PUBLIC = ("/version", "/healthz", "/livez", "/readyz")
 _NOT_FOUND = "the server could not find the requested resource"
 # kube-apiserver's limit on a request body (apiserver.MaxRequestBodyBytes).
 MAX_REQUEST_BYTES = 3 * 1024 * 1024
@@ -93,20 +89,6 @@ async def negotiate(request: web.Request, handler: Handler) -> web.StreamRespons
         response.body = text.encode()
         response.content_type = "application/yaml"
     return response
-
-
-@web.middleware
-async def authenticate(request: web.Request, handler: Handler) -> web.StreamResponse:
-    token = request.app[STATE].token
-    if token is not None and request.path not in _PUBLIC:
-        header = request.headers.get("Authorization", "")
-        given = header[7:].strip() if header[:7].lower() == "bearer " else ""
-        state = request.app[STATE]
-        if not hmac.compare_digest(given.encode(), token.encode()) and (
-            tokens.user(state.signing_key, given, state.objects.store) is None
-        ):
-            return status_response(KubeError(401, "Unauthorized"))
-    return await handler(request)
 
 
 def _json(body: object, *, content_type: str = "application/json") -> web.Response:
@@ -209,7 +191,7 @@ def _resource_routes() -> list[web.RouteDef]:
 
 def create_app(state: State) -> web.Application:
     app = web.Application(
-        middlewares=[negotiate, errors, authenticate], client_max_size=MAX_REQUEST_BYTES
+        middlewares=[negotiate, errors, auth.authenticate], client_max_size=MAX_REQUEST_BYTES
     )
     app[STATE] = state
     app.add_routes(routes)

@@ -10,6 +10,7 @@ from aiohttp import web
 
 from common.kubesim.api.objects import Objects
 from common.kubesim.api.params import Target
+from common.kubesim.api.rbac import UserInfo
 from common.kubesim.http.openapi import OpenAPI
 from common.kubesim.machinery.registry import Registry, load_builtin
 from common.kubesim.store import Store
@@ -25,6 +26,8 @@ class State:
     # Signs the ServiceAccount tokens this cluster issues (``tokens``); never leaves the process.
     signing_key: bytes = attrs.field(factory=lambda: secrets.token_bytes(32), repr=False)
     bookmark_interval: float = 60.0
+    # Bearer token -> the user it authenticates, besides the admin token and ServiceAccount tokens.
+    users: dict[str, UserInfo] = attrs.field(factory=dict, repr=False)
     server_address: str = "127.0.0.1:6443"
     # Report workloads rolled out at once (``standin``) until real controllers run.
     instant_rollout: bool = True

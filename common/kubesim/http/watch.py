@@ -131,8 +131,14 @@ class _Filter:
             return ("MODIFIED", event.obj)
         if now:
             return ("ADDED", event.obj)
-        if before:
-            return ("DELETED", event.obj)
+        if (
+            before and event.old is not None
+        ):  # the last state that matched, at the event's resourceVersion (the cacher's)
+            meta = {
+                **event.old["metadata"],
+                "resourceVersion": event.obj["metadata"]["resourceVersion"],
+            }
+            return ("DELETED", {**event.old, "metadata": meta})
         return None
 
 

@@ -17,6 +17,7 @@ from common.kubesim.api.params import (
     integer,
 )
 from common.kubesim.encoding import bodies, validation
+from common.kubesim.http import auth
 from common.kubesim.http.responses import json_response
 from common.kubesim.http.state import State
 from common.kubesim.machinery.meta import WriteOptions
@@ -45,16 +46,13 @@ async def create(request: web.Request, state: State, target: Target) -> web.Resp
         return json_response(status, status=201)
     if reviews.is_review(target.rt):
         body = await _body(request, bodies.WRITE_TYPES)
-        store = state.objects.store
-        header = request.headers.get("Authorization", "")
-        caller = tokens.user(state.signing_key, header.partition(" ")[2].strip(), store)
         review = reviews.review(
             target.rt,
             target.namespace,
             body,
-            state.token,
-            lambda token: tokens.user(state.signing_key, token, store),
-            caller=caller,
+            caller=auth.user_of(request),
+            authenticate=lambda token: auth.identify(state, token),
+            store=state.objects.store,
         )
         return json_response(review, status=201)
     if target.subresource == "token":

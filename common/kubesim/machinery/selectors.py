@@ -18,6 +18,18 @@ Matcher = Callable[[Obj], bool]
 
 _SET_RE = re.compile(r"^\s*(!?)\s*([A-Za-z0-9._/-]+)\s*(?:(notin|in)\s*\(([^)]*)\))?\s*$")
 _EQ_RE = re.compile(r"^\s*([A-Za-z0-9._/-]+)\s*(==|=|!=)\s*([A-Za-z0-9._-]*)\s*$")
+_CMP_RE = re.compile(r"^\s*([A-Za-z0-9._/-]+)\s*(>|<)\s*(-?[0-9]+)\s*$")
+# Field selector values are anything but an unescaped comma (``type=helm.sh/release.v1``).
+_FIELD_RE = re.compile(r"^\s*([A-Za-z0-9._-]+)\s*(==|=|!=)\s*((?:[^,\\]|\\.)*?)\s*$")
+# What a field label reads when the object leaves it unset: registries format the Go zero value.
+_ZERO = {
+    "spec.unschedulable": "false",
+    "spec.hostNetwork": "false",
+    "status.replicas": "0",
+    "status.successful": "0",
+}
+# Field labels that name another path in the object.
+_PATHS = {"status.successful": "status.succeeded"}
 
 # Field labels per kind beyond metadata.name / metadata.namespace (from the registries' GetAttrs).
 FIELDS: dict[tuple[str, str], frozenset[str]] = {
@@ -83,6 +95,10 @@ def _split(text: str) -> list[str]:
 
 
 def _label_term(term: str) -> Callable[[dict[str, str]], bool]:
+    cmp = _CMP_RE.match(term)
+    if cmp:
+        key, op, bound = cmp.group(1), cmp.group(2), int(cmp.group(3))
+        return lambda labels: _compare(labels.get(key), op, bound)
     eq = _EQ_RE.match(term)
     if eq:
         key, op, value = eq.groups()
@@ -108,6 +124,15 @@ def _label_term(term: str) -> Callable[[dict[str, str]], bool]:
     return lambda labels: key in labels
 
 
+def _compare(value: str | None, op: str, bound: int) -> bool:
+    """``key>N``/``key<N``: only labels holding an integer can match."""
+    try:
+        number = int(value or "")
+    except ValueError:
+        return False
+    return number > bound if op == ">" else number < bound
+
+
 def label_matcher(selector: str | None) -> Matcher:
     if not selector:
         return lambda obj: True
@@ -120,12 +145,12 @@ def label_matcher(selector: str | None) -> Matcher:
     return match
 
 
-def _field_value(obj: Obj, path: str) -> str:
+def _field_value(obj: Obj, label: str) -> str:
     cur: Any = obj
-    for part in path.split("."):
+    for part in _PATHS.get(label, label).split("."):
         cur = cur.get(part) if isinstance(cur, dict) else None
     if cur is None:
-        return ""
+        return _ZERO.get(label, "")
     if isinstance(cur, bool):
         return "true" if cur else "false"
     return str(cur)
@@ -139,10 +164,10 @@ def field_matcher(
     allowed = {"metadata.name", "metadata.namespace"} | FIELDS.get((group, plural), frozenset())
     terms: list[tuple[str, bool, str]] = []
     for raw in _split(selector):
-        m = _EQ_RE.match(raw)
+        m = _FIELD_RE.match(raw)
         if not m:
             raise bad_request(f"invalid selector: '{selector}'; can't understand '{raw}'")
-        field, op, value = m.groups()
+        field, op, value = m.group(1), m.group(2), re.sub(r"\\(.)", r"\1", m.group(3))
         if field not in allowed:
             kind = f"{plural}.{group}" if group else plural
             raise bad_request(

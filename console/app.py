@@ -30,7 +30,7 @@ from console.audit import AUDIT, AuditLog
 from console.auth import AuthPolicy, auth_middleware
 from console.clusters import ClusterRegistry
 from console.clusters.kubeconfigs import kubeconfig_paths, static_clusters
-from console.clusters.store import ClusterStore, MemoryClusterStore, SqliteClusterStore
+from console.clusters.store import ClusterStore, MemoryClusterStore, SqlClusterStore
 from console.credentials import AdminCredentials
 from console.http import actuator
 from console.keys import AUTH, CATALOGS, CLUSTERS, METRICS, SETTINGS
@@ -99,7 +99,7 @@ def _groups() -> list[ModuleType]:
 def make_store(svc: ConsoleSettings) -> ClusterStore:
     if svc.clusters.store.backend is StoreBackend.MEMORY:
         return MemoryClusterStore()
-    return SqliteClusterStore(svc.store_path)
+    return SqlClusterStore(svc.store_url)
 
 
 def _clusters_context(

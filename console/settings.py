@@ -30,6 +30,13 @@ class StoreSettings:
         "Where clusters added at runtime are kept: sqlite (a file that survives restarts) or "
         "memory (lost on restart; the config view and /about say so). Default sqlite.",
     )
+    url: str | None = option(
+        None,
+        "postgresql://user:password@host:port/dbname: keep runtime clusters in a PostgreSQL "
+        "server that N replicas share (see docs/running-replicas.md). Unset: the SQLite file at "
+        "path. Only with backend sqlite. Default unset.",
+        secret=True,
+    )
     path: Path | None = option(
         None,
         "SQLite file of runtime clusters (it holds their kubeconfigs, so it is created readable "
@@ -135,6 +142,11 @@ class ConsoleSettings:
     @property
     def store_path(self) -> Path:
         return self.clusters.store.path or self.data_dir / "clusters.db"
+
+    @property
+    def store_url(self) -> str:
+        """``console.clusters.store.url``, else ``sqlite:`` and the file at ``store_path``."""
+        return self.clusters.store.url or f"sqlite:{self.store_path}"
 
     @property
     def ai_enabled(self) -> bool:

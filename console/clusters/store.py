@@ -1,35 +1,49 @@
-"""Where runtime clusters live between restarts: SQLite (the default) or memory.
+"""Where runtime clusters live between restarts: SQLite (the default), PostgreSQL, or memory.
 
 The store holds each runtime cluster's standalone kubeconfig, a credential: the SQLite file is
-created readable by the service's user only, and nothing here logs a row. SQLite is used the way
-every Wharf store uses it: one connection (the single writer), WAL, numbered migrations tracked by
-``PRAGMA user_version``, each write one transaction. Callers validate a definition before it gets
-here; the store only keeps what it is given.
+created readable by the service's user only (``common.db.sqlite``), and nothing here logs a row.
+The database is a ``common.db`` one, like every Wharf store's: numbered migrations, each write one
+transaction. Callers validate a definition before it gets here; the store only keeps what it is
+given.
 """
 
 from __future__ import annotations
 
-import os
+import contextlib
 import time
-from pathlib import Path
 from typing import Protocol
 
-import aiosqlite
-
+from common.db import Database, Schema, is_postgresql, open_database, sqlite_path
 from console.clusters.model import StoredCluster
 
-MIGRATIONS: tuple[str, ...] = (
-    """
-    CREATE TABLE clusters (
-        id TEXT PRIMARY KEY,
-        name TEXT NOT NULL,
-        context TEXT NOT NULL,
-        kubeconfig TEXT NOT NULL,
-        created REAL NOT NULL,
-        updated REAL NOT NULL
-    )
-    """,
+SCHEMA = Schema(
+    name="console",
+    sqlite=(
+        """
+        CREATE TABLE clusters (
+            id TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            context TEXT NOT NULL,
+            kubeconfig TEXT NOT NULL,
+            created REAL NOT NULL,
+            updated REAL NOT NULL
+        )
+        """,
+    ),
+    postgresql=(
+        """
+        CREATE TABLE clusters (
+            id TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            context TEXT NOT NULL,
+            kubeconfig TEXT NOT NULL,
+            created DOUBLE PRECISION NOT NULL,
+            updated DOUBLE PRECISION NOT NULL
+        )
+        """,
+    ),
 )
+MIGRATIONS = SCHEMA.sqlite
 
 
 class _Sealed:
@@ -97,83 +111,53 @@ class MemoryClusterStore:
         self._rows.pop(cluster_id, None)
 
 
-class SqliteClusterStore:
-    backend = "sqlite"
+class SqlClusterStore:
+    """Runtime clusters in a ``common.db`` database: a SQLite file or a PostgreSQL server."""
+
     persistent = True
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.location: str | None = str(path)
-        self._db: aiosqlite.Connection | None = None
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.backend = "postgresql" if is_postgresql(url) else "sqlite"
+        self.location: str | None = str(sqlite_path(url)) if self.backend == "sqlite" else None
+        self._stack = contextlib.AsyncExitStack()
+        self._db: Database | None = None
 
     async def open(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        if not self.path.exists():
-            # Created empty and private before SQLite opens it: it will hold kubeconfigs.
-            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o600))
-        db = await aiosqlite.connect(self.path)
-        try:
-            await db.execute("PRAGMA journal_mode=WAL")
-            await db.execute("PRAGMA foreign_keys=ON")
-            await db.execute("PRAGMA busy_timeout=5000")
-            await _migrate(db)
-        except BaseException:
-            await db.close()
-            raise
-        self._db = db
+        self._db = await self._stack.enter_async_context(open_database(self.url, SCHEMA))
+        if self.backend == "postgresql":
+            self.location = self._db.location.removeprefix("postgresql:")
 
     async def close(self) -> None:
-        if self._db is not None:
-            await self._db.close()
-            self._db = None
+        self._db = None
+        await self._stack.aclose()
 
     @property
-    def db(self) -> aiosqlite.Connection:
+    def db(self) -> Database:
         if self._db is None:
             raise RuntimeError("the cluster store is not open")
         return self._db
 
     async def ping(self) -> None:
-        async with self.db.execute("SELECT count(*) FROM clusters") as cur:
-            await cur.fetchone()
+        await self.db.fetchone("SELECT count(*) FROM clusters")
 
     async def all(self) -> list[StoredCluster]:
         sql = "SELECT id, name, context, kubeconfig, created FROM clusters ORDER BY created, id"
-        async with self.db.execute(sql) as cur:
-            rows = await cur.fetchall()
-        return [StoredCluster(r[0], r[1], r[2], r[3], r[4]) for r in rows]
+        return [StoredCluster(r[0], r[1], r[2], r[3], r[4]) for r in await self.db.fetchall(sql)]
 
     async def insert(self, cluster: StoredCluster) -> None:
         now = time.time()
-        await self.db.execute(
+        await self.db.write(
             "INSERT INTO clusters (id, name, context, kubeconfig, created, updated) "
             "VALUES (?, ?, ?, ?, ?, ?)",
             (cluster.id, cluster.name, cluster.context, _Sealed(cluster.kubeconfig), now, now),
         )
-        await self.db.commit()
 
     async def update(self, cluster: StoredCluster) -> None:
-        await self.db.execute(
+        await self.db.write(
             "UPDATE clusters SET name = ?, context = ?, kubeconfig = ?, updated = ? WHERE id = ?",
             (cluster.name, cluster.context, _Sealed(cluster.kubeconfig), time.time(), cluster.id),
         )
-        await self.db.commit()
 
     async def delete(self, cluster_id: str) -> None:
-        await self.db.execute("DELETE FROM clusters WHERE id = ?", (cluster_id,))
-        await self.db.commit()
-
-
-async def _migrate(db: aiosqlite.Connection) -> None:
-    async with db.execute("PRAGMA user_version") as cur:
-        row = await cur.fetchone()
-    version = int(row[0]) if row else 0
-    if version > len(MIGRATIONS):
-        raise RuntimeError(
-            f"the cluster store is at schema version {version}, newer than this build knows"
-        )
-    for number, sql in enumerate(MIGRATIONS[version:], start=version + 1):
-        await db.execute("BEGIN")
-        await db.execute(sql)
-        await db.execute(f"PRAGMA user_version = {number}")
-        await db.commit()
+        await self.db.write("DELETE FROM clusters WHERE id = ?", (cluster_id,))

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import attrs
 
+from common.db import Database
 from results.runs import RunSummary
 from results.store.accounts import SqliteAccountStore
 from results.store.rows import RUN_COLUMNS, RUN_FROM, summary_from_row
-from results.store.sqlite import Database
 
 # The newest ``limit`` runs above the id, handed out oldest first.
 _RECENT = f"""

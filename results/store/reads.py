@@ -14,11 +14,11 @@ visibility (the domain modules do).
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 
 import attrs
 
+from common.db import Database, Row
 from results.browse import RunFilter
 from results.compare import FailingCase, FileDelta
 from results.dashboard import CaseRow, ProjectOverview
@@ -28,7 +28,6 @@ from results.runs import Project, RunSummary
 from results.store import queries
 from results.store.dashboard import SqliteDashboardStore
 from results.store.rows import RUN_COLUMNS, RUN_FROM, summary_from_row
-from results.store.sqlite import Database
 
 _SELECT_RUN = f"SELECT {RUN_COLUMNS} FROM {RUN_FROM}"  # noqa: S608 - constants only
 _TEST_COLUMNS = "t.id, t.project_id, t.key, t.suite, t.classname, t.name, t.first_run_id"
@@ -239,5 +238,5 @@ def _marks(values: Sequence[object]) -> str:
     return ", ".join("?" for _ in values)
 
 
-def _test(row: sqlite3.Row) -> TestRef:
+def _test(row: Row) -> TestRef:
     return TestRef(*row[:7])

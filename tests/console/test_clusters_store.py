@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from console.clusters.model import StoredCluster
-from console.clusters.store import MIGRATIONS, SqliteClusterStore
+from console.clusters.store import MIGRATIONS, SqlClusterStore
 
 
 async def test_round_trip_and_private_file(tmp_path: Path) -> None:
-    store = SqliteClusterStore(tmp_path / "sub" / "clusters.db")
+    store = SqlClusterStore(f"sqlite:{tmp_path / 'sub' / 'clusters.db'}")
     await store.open()
     try:
         row = StoredCluster("gamma", "Gamma", "ctx", "kind: Config\n")
@@ -42,6 +42,6 @@ async def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "clusters.db"
     with sqlite3.connect(path) as db:
         db.execute(f"PRAGMA user_version = {len(MIGRATIONS) + 1}")
-    store = SqliteClusterStore(path)
+    store = SqlClusterStore(f"sqlite:{path}")
     with pytest.raises(RuntimeError, match="newer"):
         await store.open()

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from common import credentials
 from common.config import ConfigError
-from results import credentials
 from results.accounts import (
     Accounts,
     Credential,

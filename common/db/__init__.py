@@ -94,6 +94,13 @@ class Schema:
         return len(self.sqlite)
 
 
+class ConnectionLost(ConnectionError):
+    """The database server cannot be reached or dropped the connection (names no credential)."""
+
+    def __init__(self, location: str) -> None:
+        super().__init__(f"lost the connection to {location}")
+
+
 class SchemaTooNew(RuntimeError):
     """The database was written by a newer Wharf; refusing beats silently corrupting it."""
 

@@ -29,9 +29,10 @@ import psycopg
 import psycopg.adapt
 import psycopg.conninfo
 import psycopg.rows
+import psycopg.sql
 import psycopg_pool
 
-from common.db import Params, Result, Row, Schema, SchemaTooNew
+from common.db import ConnectionLost, Params, Result, Row, Schema, SchemaTooNew
 
 #: Literals are skipped; ``?`` and ``:name`` (not ``::``) are parameters; ``%`` must be doubled.
 _TOKENS = re.compile(r"'(?:[^']|'')*'|::|\?|:([A-Za-z_]\w*)|%")
@@ -127,6 +128,7 @@ class PgDatabase:
 
     pool: psycopg_pool.AsyncConnectionPool[psycopg.AsyncConnection[Any]]
     location: str
+    _url: str = attrs.field(repr=False)
     backend = "postgresql"
 
     @classmethod
@@ -147,7 +149,7 @@ class PgDatabase:
         except BaseException:
             await pool.close()
             raise
-        return cls(pool, public_location(url))
+        return cls(pool, public_location(url), url)
 
     async def close(self) -> None:
         await self.pool.close()
@@ -163,6 +165,27 @@ class PgDatabase:
         async with self.pool.connection() as conn:
             yield conn
 
+    async def notify(self, channel: str, payload: str) -> None:
+        """Tell every connection listening on ``channel`` (this replica's and the others')."""
+        async with self.pool.connection() as conn:
+            await conn.execute("SELECT pg_notify(%s, %s)", (channel, payload))
+
+    @contextlib.asynccontextmanager
+    async def listen(self, channel: str) -> AsyncIterator[AsyncIterator[str]]:
+        """The payloads notified on ``channel`` from now on, over a connection of its own (a
+        pooled one would go back to the pool still listening). Listening has begun when this
+        context is entered; ``ConnectionLost`` when the server cannot be reached or goes away."""
+        try:
+            conn = await psycopg.AsyncConnection.connect(self._url, autocommit=True)
+        except psycopg.OperationalError as exc:
+            raise ConnectionLost(self.location) from exc
+        try:
+            listen = psycopg.sql.SQL("LISTEN {}").format(psycopg.sql.Identifier(channel))
+            await conn.execute(listen)
+            yield _payloads(conn, self.location)
+        finally:
+            await conn.close()
+
     async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
         rows = await self.fetchall(sql, params)
         return rows[0] if rows else None
@@ -174,6 +197,14 @@ class PgDatabase:
     async def write(self, sql: str, params: Params = ()) -> Result:
         async with self.transaction() as conn:
             return await conn.execute(sql, params)
+
+
+async def _payloads(conn: psycopg.AsyncConnection[Any], location: str) -> AsyncIterator[str]:
+    try:
+        async for note in conn.notifies():
+            yield note.payload
+    except psycopg.OperationalError as exc:
+        raise ConnectionLost(location) from exc
 
 
 def public_location(url: str) -> str:

@@ -15,8 +15,9 @@ from results.store.rows import RUN_COLUMNS, RUN_FROM, summary_from_row
 
 # The newest ``limit`` runs above the id, handed out oldest first.
 _RECENT = f"""
-    SELECT * FROM (SELECT {RUN_COLUMNS} FROM {RUN_FROM} WHERE r.id > ? ORDER BY r.id DESC LIMIT ?)
-    ORDER BY id
+    SELECT * FROM (
+        SELECT {RUN_COLUMNS} FROM {RUN_FROM} WHERE r.id > ? ORDER BY r.id DESC LIMIT ?
+    ) AS recent ORDER BY id
 """  # noqa: S608 - constants only
 
 

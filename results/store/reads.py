@@ -70,8 +70,9 @@ _FLAGS = """
 """
 #: The branches of a project's newest runs, the most recently active first.
 _BRANCHES = """
-    SELECT branch FROM (SELECT branch, id FROM runs WHERE project_id = ? ORDER BY id DESC LIMIT ?)
-    GROUP BY branch ORDER BY max(id) DESC LIMIT ?
+    SELECT branch FROM (
+        SELECT branch, id FROM runs WHERE project_id = ? ORDER BY id DESC LIMIT ?
+    ) AS recent GROUP BY branch ORDER BY max(id) DESC LIMIT ?
 """
 #: Branches offered are those of the newest runs: a branch quiet for longer is still reachable
 #: by name, and listing it would cost a scan of every run of the project.

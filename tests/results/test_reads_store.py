@@ -44,7 +44,15 @@ async def test_ids(store: SqlStore) -> dict[str, int]:
 
 
 @pytest.fixture
-async def store(tmp_path: Path) -> object:
+async def store(db_url: str) -> object:
+    """The store on each engine in turn."""
+    async with open_store(db_url) as opened:
+        yield opened
+
+
+@pytest.fixture
+async def sqlite_store(tmp_path: Path) -> object:
+    """For SQLite's query plans."""
     async with open_store(tmp_path / "results.db") as opened:
         yield opened
 
@@ -177,8 +185,9 @@ def plan_of(rows: list[sqlite3.Row]) -> str:
     ],
 )
 async def test_run_lists_read_an_index_newest_first(
-    store: SqlStore, runs: RunFilter, index: str
+    sqlite_store: SqlStore, runs: RunFilter, index: str
 ) -> None:
+    store = sqlite_store
     reads = SqliteReadStore(store.db)
     await reads.list_runs(1, runs, before=None, limit=5)  # it runs
     where, params = _run_filter(1, runs)
@@ -190,7 +199,8 @@ async def test_run_lists_read_an_index_newest_first(
         assert "TEMP B-TREE" not in plan  # the newest come off the index, nothing is sorted
 
 
-async def test_history_and_evidence_use_their_indexes(store: SqlStore) -> None:
+async def test_history_and_evidence_use_their_indexes(sqlite_store: SqlStore) -> None:
+    store = sqlite_store
     sql = "EXPLAIN QUERY PLAN " + _OUTCOMES.format(filters=" AND r.flag = :flag")
     params = {"test": 1, "project": 1, "first": 1, "limit": 10, "flag": "default"}
     plan = plan_of(await store.db.fetchall(sql, params))

@@ -1,4 +1,4 @@
-"""The SQLite store on real files: migrations, ingest writes, shard merges, lookups and plans."""
+"""The store on both engines: migrations, ingest writes, shard merges, lookups; SQLite's plans."""
 
 from __future__ import annotations
 
@@ -68,7 +68,15 @@ def coverage(files: dict[str, tuple[set[int], set[int]]], tag: str = "") -> Pars
 
 
 @pytest.fixture
-async def store(tmp_path: Path) -> object:
+async def store(db_url: str) -> object:
+    """The store on each engine in turn."""
+    async with open_store(db_url) as opened:
+        yield opened
+
+
+@pytest.fixture
+async def sqlite_store(tmp_path: Path) -> object:
+    """For SQLite's query plans."""
     async with open_store(tmp_path / "db" / "results.db") as opened:
         yield opened
 
@@ -306,13 +314,14 @@ _BY_NAME = (
         (_BY_NAME + "r.commit_sha = 'abc' ORDER BY r.id DESC LIMIT 1", "runs_by_commit"),
     ],
 )
-async def test_gate_lookups_use_their_indexes(store: SqlStore, sql: str, index: str) -> None:
-    plan = " ".join(str(row[3]) for row in await store.db.fetchall(sql))
+async def test_gate_lookups_use_their_indexes(sqlite_store: SqlStore, sql: str, index: str) -> None:
+    plan = " ".join(str(row[3]) for row in await sqlite_store.db.fetchall(sql))
     assert f"INDEX {index}" in plan
     assert "TEMP B-TREE" not in plan  # the newest is read off the index, not sorted
 
 
-async def test_the_failing_case_queries_use_the_run_index(store: SqlStore) -> None:
+async def test_the_failing_case_queries_use_the_run_index(sqlite_store: SqlStore) -> None:
+    store = sqlite_store
     for runs in (1, 3):
         sql = "EXPLAIN QUERY PLAN " + failing_keys_sql(runs)
         plan = " ".join(str(row[3]) for row in await store.db.fetchall(sql, tuple(range(runs))))

@@ -25,6 +25,13 @@ async def store(tmp_path: Path) -> object:
         yield opened
 
 
+@pytest.fixture
+async def any_store(db_url: str) -> object:
+    """The store on each engine in turn."""
+    async with open_store(db_url) as opened:
+        yield opened
+
+
 async def test_connections_enforce_foreign_keys(store: SqlStore) -> None:
     with pytest.raises(sqlite3.IntegrityError):
         await store.db.write(
@@ -38,7 +45,9 @@ async def test_reads_cannot_write(store: SqlStore) -> None:
         await store.db.fetchone("DELETE FROM projects")
 
 
-async def test_an_error_inside_a_transaction_rolls_everything_back(store: SqlStore) -> None:
+async def test_an_error_inside_a_transaction_rolls_everything_back(any_store: SqlStore) -> None:
+    store = any_store
+
     async def failing_write() -> None:
         async with store.db.transaction() as conn:
             await conn.execute("INSERT INTO projects (name, created_at) VALUES ('gone', 'now')")
@@ -52,8 +61,9 @@ async def test_an_error_inside_a_transaction_rolls_everything_back(store: SqlSto
 
 
 async def test_a_cancelled_transaction_rolls_back_and_frees_the_writer(
-    store: SqlStore,
+    any_store: SqlStore,
 ) -> None:
+    store = any_store
     inside = asyncio.Event()
 
     async def slow_writer() -> None:

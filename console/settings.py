@@ -37,6 +37,19 @@ class StoreSettings:
         "path. Only with backend sqlite. Default unset.",
         secret=True,
     )
+    encryption_key: str | None = option(
+        None,
+        "Key that encrypts stored kubeconfigs (a random value of 32+ characters, such as the "
+        "output of openssl rand -base64 32). Required with a postgresql:// url, so the database "
+        "never holds a kubeconfig in clear; optional for SQLite. Changing it makes stored "
+        "clusters unreadable. Default unset.",
+        secret=True,
+    )
+    sync_seconds: float = option(
+        2.0,
+        "With a postgresql:// url: how often each replica reads the runtime clusters other "
+        "replicas added, changed or removed, in seconds. Default 2.",
+    )
     path: Path | None = option(
         None,
         "SQLite file of runtime clusters (it holds their kubeconfigs, so it is created readable "

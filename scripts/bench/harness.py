@@ -53,7 +53,7 @@ def start_results(
 ) -> subprocess.Popen[bytes]:
     """``wharf serve results`` on loopback with its own data directory (and ``db_url``'s database
     when given); wait with :func:`wait_ready`."""
-    command = [sys.executable, "-m", "common.cli", "serve", "results", "--port", str(port)]
+    command = [sys.executable, "-m", "wharf", "serve", "results", "--port", str(port)]
     command += ["--host", "127.0.0.1", "--set", f"results.data-dir={data_dir}"]
     if db_url is not None:
         command += ["--set", f"results.db.url={db_url}"]

@@ -34,7 +34,7 @@ async def replica(url: str, data_dir: Path) -> AsyncIterator[str]:
     """``wharf serve results`` on ``url``; yields its base URL once it listens."""
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "common.cli", "serve", "results", "--port", str(port),
+        [sys.executable, "-m", "wharf", "serve", "results", "--port", str(port),
          "--set", f"results.data-dir={data_dir}", "--set", f"results.db.url={url}"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, "PYTHONPATH": str(ROOT)},

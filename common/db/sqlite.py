@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import sqlite3
 from collections.abc import AsyncIterator, Iterable
 from pathlib import Path
@@ -28,6 +27,7 @@ import aiosqlite
 import attrs
 
 from common.db import Params, Result, Row, Schema, SchemaTooNew
+from common.private import private_file
 
 #: Page size of a new database file (an existing one keeps its own). Rows of results are large (a
 #: test case with its trace): 16 KiB pages store 20,000 of them in 12 % less time than 4 KiB.
@@ -142,9 +142,7 @@ def _pragmas(busy_timeout_ms: int, *, query_only: bool) -> list[str]:
 
 def prepare(path: Path, schema: Schema, busy_timeout_ms: int = 5000) -> int:
     """Create the file (private) and its directory, switch to WAL and migrate; returns the version."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if not path.exists():
-        os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
+    private_file(path)
     conn = sqlite3.connect(path, isolation_level=None, timeout=busy_timeout_ms / 1000)
     try:
         conn.execute(f"PRAGMA busy_timeout = {busy_timeout_ms:d}")

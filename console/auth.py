@@ -117,7 +117,7 @@ async def identify(request: web.Request, policy: AuthPolicy) -> Principal | None
         return Principal(user, "basic")
     session_id = request.cookies.get(COOKIE)
     if session_id:
-        signed_in = policy.sessions.user(session_id)
+        signed_in = await policy.sessions.user(session_id)
         if signed_in is not None:
             return Principal(signed_in, "session")
     return None

@@ -38,6 +38,26 @@ class StoreSettings:
         "Where clusters added at runtime are kept: sqlite (a file that survives restarts) or "
         "memory (lost on restart; the config view and /about say so). Default sqlite.",
     )
+    url: str | None = option(
+        None,
+        "postgresql://user:password@host:port/dbname: keep runtime clusters in a PostgreSQL "
+        "server that N replicas share (see docs/running-replicas.md). Unset: the SQLite file at "
+        "path. Only with backend sqlite. Default unset.",
+        secret=True,
+    )
+    encryption_key: str | None = option(
+        None,
+        "Key that encrypts stored kubeconfigs (a random value of 32+ characters, such as the "
+        "output of openssl rand -base64 32). Required with a postgresql:// url, so the database "
+        "never holds a kubeconfig in clear; optional for SQLite. Changing it makes stored "
+        "clusters unreadable. Default unset.",
+        secret=True,
+    )
+    sync_seconds: float = option(
+        2.0,
+        "With a postgresql:// url: how often each replica reads the runtime clusters other "
+        "replicas added, changed or removed, in seconds. Default 2.",
+    )
     path: Path | None = option(
         None,
         "SQLite file of runtime clusters (it holds their kubeconfigs, so it is created readable "
@@ -172,6 +192,11 @@ class ConsoleSettings:
     @property
     def store_path(self) -> Path:
         return self.clusters.store.path or self.data_dir / "clusters.db"
+
+    @property
+    def store_url(self) -> str:
+        """``console.clusters.store.url``, else ``sqlite:`` and the file at ``store_path``."""
+        return self.clusters.store.url or f"sqlite:{self.store_path}"
 
     @property
     def helm_dir(self) -> Path:

@@ -3,7 +3,7 @@
 ``create_app`` is synchronous and does no I/O beyond reading the packaged spec. Resources open in
 cleanup contexts, in this order, and close in reverse:
 
-1. ``store_context`` — the SQLite store (``keys.STORE``, ``keys.DATABASE``) and the ingestor
+1. ``store_context`` — the store (SQLite or PostgreSQL) (``keys.STORE``, ``keys.DATABASE``) and the ingestor
    (``keys.INGESTOR``), which awaits ``keys.RUN_LISTENERS`` after each committed ingest.
 2. The accounts context (``keys.ACCOUNTS``), after the store whose database it uses.
 3. The events context (``keys.EVENTS``): it appends its broadcaster to ``keys.RUN_LISTENERS``.
@@ -95,7 +95,9 @@ def create_app(
 
 async def store_context(app: web.Application) -> AsyncIterator[None]:
     svc = app[keys.SETTINGS]
-    async with open_store(svc.db_path, busy_timeout_ms=svc.db.busy_timeout_ms) as store:
+    async with open_store(
+        svc.db_url, busy_timeout_ms=svc.db.busy_timeout_ms, pool_size=svc.db.pool_size
+    ) as store:
         app[keys.STORE] = store
         app[keys.DATABASE] = store.db
         app[keys.READS] = SqliteReadStore(store.db)

@@ -16,9 +16,10 @@ from typing import Any
 
 from aiohttp import web
 
+from common import credentials
 from common.errors import BadRequest, Forbidden
 from common.throttle import TooManyAttempts, login_keys
-from results import auth, credentials, keys
+from results import auth, keys
 from results.accounts import Credential, LoginFailed, Principal
 from results.web.render import form_text, page, see_other
 
@@ -111,7 +112,7 @@ async def revoke_token(request: web.Request) -> web.Response:
 def _login_page(
     request: web.Request, *, next_path: str | None, status: int = 200, error: str | None = None
 ) -> web.Response:
-    csrf = credentials.new_session_secret()
+    csrf = credentials.new_secret()
     response = page(
         request, "login.html", status=status, csrf=csrf, next=auth.safe_next(next_path), error=error
     )

@@ -9,8 +9,8 @@ import aiohttp
 import pytest
 
 from common.config import ConfigError
+from common.credentials import HASHED_PREFIX, hash_password
 from console.app import create_app
-from console.credentials import hash_password
 from tests.console.conftest import ConsoleApp
 from tests.console.support import ADMIN, ADMIN_PASSWORD, WRONG, make_settings
 from tests.guards import assert_problem
@@ -176,7 +176,7 @@ async def test_websocket_handshakes_with_a_cookie_must_come_from_this_origin(
 
 
 async def test_hashed_password(tmp_path: Path, api_client: Any) -> None:
-    hashed = hash_password(ADMIN_PASSWORD, n=2**10)
+    hashed = HASHED_PREFIX + hash_password(ADMIN_PASSWORD, n=2**10)
     settings = make_settings(tmp_path, f"security.admin.password={hashed}")
     client = await api_client(create_app(settings, environ={}))
     for _ in range(2):  # the second time from the verified-password memory

@@ -15,6 +15,7 @@ from common.netguard import IPNetwork
 from console.audit import AUDIT
 from console.auth import AuthPolicy
 from console.clusters import ClusterRegistry
+from console.diagnose.summary import Summaries
 from console.helm.desk import HelmDesk
 from console.metrics import RequestMetrics
 from console.resources.discovery import Catalogs
@@ -28,6 +29,8 @@ METRICS = web.AppKey("console.metrics", RequestMetrics)
 CATALOGS = web.AppKey("console.catalogs", Catalogs)
 #: The chart library, release service and values library (Helm routes).
 HELM = web.AppKey("console.helm", HelmDesk)
+#: The LLM summary client and cache (diagnose routes).
+SUMMARIES = web.AppKey("console.summaries", Summaries)
 #: Networks outbound fetches (charts, the LLM) may reach beyond the address policy; set by tests
 #: (a loopback chart repository or model) before the app starts. Never set in production.
 OUTBOUND_ALLOW = web.AppKey("console.outbound_allow", tuple[IPNetwork, ...])
@@ -41,4 +44,5 @@ __all__ = [
     "METRICS",
     "OUTBOUND_ALLOW",
     "SETTINGS",
+    "SUMMARIES",
 ]

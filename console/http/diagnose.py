@@ -1,6 +1,8 @@
-"""Diagnosis routes: deterministic findings (``GET …/diagnose``) and the LLM summary
+"""Diagnosis routes: deterministic findings (``GET …/diagnose``), the LLM summary
 (``POST …/diagnose/summary``, the only call that uses a model: admin, audited, 409
-``ai-unavailable`` before anything is read or sent when no model is configured).
+``ai-unavailable`` before anything is read or sent when no model is configured), and
+remediations: proposals (read-only), a preview (``dryRun=All``, not audited) and the apply
+(``confirm: true`` required; audited as ``remediate.<action>``).
 
 The summary service (model client and cache) opens in this group's cleanup context.
 """
@@ -12,9 +14,11 @@ from typing import Any
 
 from aiohttp import web
 
+from common.errors import BadRequest
 from common.netguard import AddressPolicy
 from common.openapi import validated
 from console.audit import audited
+from console.diagnose import remediations
 from console.diagnose.llm import ChatClient, ModelEndpoint
 from console.diagnose.model import Severity
 from console.diagnose.service import Diagnosis, diagnose
@@ -81,3 +85,54 @@ async def summarise_diagnosis(request: web.Request) -> web.Response:
         result = await diagnose(found.api, namespace)
         summary = await summaries.summarise(found.cluster_id, result)
     return web.json_response(encode(found.cluster_id, result, summary))
+
+
+REMEDIATIONS = "/clusters/{clusterId}/remediations"
+
+
+@routes.get(REMEDIATIONS, name="listRemediations")
+async def list_remediations(request: web.Request) -> web.Response:
+    found = await target(request)
+    result = await diagnose(found.api, validated(request).query.get("namespace"))
+    proposals = await remediations.propose(found.api, found.catalogs, result.findings)
+    return web.json_response(
+        {
+            "cluster": found.cluster_id,
+            "namespace": result.namespace,
+            "fingerprint": result.fingerprint,
+            "proposals": [p.to_json() for p in proposals],
+        }
+    )
+
+
+@routes.post(REMEDIATIONS + "/preview", name="previewRemediation")
+async def preview_remediation(request: web.Request) -> web.Response:
+    found, body = await target(request), validated(request).body
+    outcome = await remediations.run(found.api, found.catalogs, **_order(body), dry_run=True)
+    return web.json_response(outcome.to_json())
+
+
+@routes.post(REMEDIATIONS + "/apply", name="applyRemediation")
+async def apply_remediation(request: web.Request) -> web.Response:
+    body = validated(request).body
+    if body.get("confirm") is not True:
+        raise BadRequest(
+            "applying a remediation changes the cluster: send confirm=true (preview it first "
+            "with POST …/remediations/preview)",
+            code="confirmation-required",
+        )
+    found, order = await target(request), _order(body)
+    where = f"{order['namespace']}/{order['target']}"
+    action = f"remediate.{order['action']}"
+    with audited(request, action=action, cluster=found.cluster_id, target=where):
+        outcome = await remediations.run(found.api, found.catalogs, **order, dry_run=False)
+    return web.json_response(outcome.to_json())
+
+
+def _order(body: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "namespace": body["namespace"],
+        "action": body["action"],
+        "target": body["target"],
+        "params": body.get("params") or {},
+    }

@@ -21,8 +21,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import attrs
-import yaml
 
+from common import yamlio
 from common.errors import BadRequest
 from console.actions import dry_run_query, objects, rollback
 from console.diagnose.model import Finding
@@ -41,7 +41,6 @@ RESOURCE_IDS = {
 WORKLOADS = frozenset({"Deployment", "StatefulSet", "DaemonSet"})
 #: Memory limit proposed for an OOM-killed container that had none (bytes): 512 MiB.
 DEFAULT_MEMORY = 512 * 1024 * 1024
-_DUMPER: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 Obj = dict[str, Any]
 
 
@@ -236,7 +235,7 @@ def _diff(before: Obj, after: Obj | None) -> str:
         meta = {k: v for k, v in (obj.get("metadata") or {}).items() if k not in _BOOKKEEPING}
         shown = {**obj, "metadata": meta}
         shown.pop("status", None)
-        return yaml.dump(shown, Dumper=_DUMPER, sort_keys=True).splitlines(keepends=True)
+        return yamlio.dump(shown, sort_keys=True).splitlines(keepends=True)
 
     return "".join(difflib.unified_diff(text(before), text(after), "before", "after"))
 

@@ -164,6 +164,23 @@ class HelmSettings:
 
 
 @attrs.frozen
+class SamplerSettings:
+    interval_seconds: float = option(
+        30.0,
+        "How often the console samples metrics.k8s.io of a cluster whose graphs are being "
+        "read, in seconds. Default 30 (metrics-server refreshes every 15 to 60).",
+    )
+    history_minutes: int = option(
+        60,
+        "How much of each graph series the sampler keeps, in minutes; a cluster nobody graphed "
+        "for that long is no longer sampled. Default 60.",
+    )
+    max_series: int = option(
+        5000, "Most series kept in memory (least recently updated dropped first). Default 5000."
+    )
+
+
+@attrs.frozen
 class ConsoleSettings:
     data_dir: Path = option(
         default_data_dir("console"),
@@ -178,6 +195,9 @@ class ConsoleSettings:
     security: SecuritySettings = section(SecuritySettings, "Open or closed mode and the admin.")
     files: FilesSettings = section(FilesSettings, "The pod file browser.")
     ai: AiSettings = section(AiSettings, "The optional LLM for diagnosis summaries.")
+    sampler: SamplerSettings = section(
+        SamplerSettings, "The in-memory metrics sampler behind graphs without Prometheus."
+    )
     helm: HelmSettings = section(HelmSettings, "Releases, the chart library and values library.")
 
     @property

@@ -16,7 +16,6 @@ the object as the cluster would store it, with a diff against the object as it i
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -30,6 +29,7 @@ from console.resources.catalog import Kind
 from console.resources.discovery import Catalogs
 from console.resources.kubeapi import STRATEGIC_PATCH, KubeApi
 from console.resources.listing import get_object, object_path
+from console.usage import quantity
 
 ACTIONS = ("rollback", "raise-memory-limit", "restart", "delete-pod")
 RESOURCE_IDS = {
@@ -116,11 +116,11 @@ def _for(finding: Finding, workload: Obj | None) -> list[Proposal]:
     if workload is not None and code == "oom-killed" and finding.evidence.container:
         container = finding.evidence.container
         current = _memory_limit(workload, container)
-        raised = _format_mib(current * 2 if current else DEFAULT_MEMORY)
+        raised = quantity.mebibytes(current * 2 if current else DEFAULT_MEMORY)
         add(
             "raise-memory-limit",
             f"raise container {container}'s memory limit to {raised}"
-            + (f" (from {_format_mib(current)})" if current else ""),
+            + (f" (from {quantity.mebibytes(current)})" if current else ""),
             container=container,
             memory=raised,
         )
@@ -197,9 +197,9 @@ def _memory_params(params: Mapping[str, Any], workload: Obj) -> tuple[str, str]:
     memory = params.get("memory")
     if memory is None:
         current = _memory_limit(workload, container)
-        memory = _format_mib(current * 2 if current else DEFAULT_MEMORY)
+        memory = quantity.mebibytes(current * 2 if current else DEFAULT_MEMORY)
     try:
-        memory_bytes(str(memory))
+        quantity.size_bytes(str(memory))
     except ValueError:
         raise BadRequest(f"params.memory is not a quantity: {str(memory)[:40]!r}") from None
     return str(container), str(memory)
@@ -214,12 +214,8 @@ def _memory_limit(workload: Obj, container: str) -> int | None:
     for c in _containers(workload):
         if c.get("name") == container:
             limit = ((c.get("resources") or {}).get("limits") or {}).get("memory")
-            return memory_bytes(str(limit)) if limit else None
+            return quantity.size_bytes(str(limit)) if limit else None
     return None
-
-
-def _format_mib(size: int) -> str:
-    return f"{-(-size // (1024 * 1024))}Mi"
 
 
 def _annotations(obj: Obj) -> dict[str, str]:
@@ -241,17 +237,3 @@ def _diff(before: Obj, after: Obj | None) -> str:
 
 
 _BOOKKEEPING = frozenset({"managedFields", "resourceVersion", "generation"})
-_QUANTITY = re.compile(r"^([0-9]+(?:\.[0-9]+)?)(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$")
-_FACTORS: dict[str | None, int] = {
-    None: 1,
-    **{s: 1024 ** (i + 1) for i, s in enumerate(("Ki", "Mi", "Gi", "Ti", "Pi", "Ei"))},
-    **{s: 1000 ** (i + 1) for i, s in enumerate(("k", "M", "G", "T", "P", "E"))},
-}
-
-
-def memory_bytes(text: str) -> int:
-    """A memory quantity (``64Mi``, ``1G``, ``1048576``) in bytes; ValueError when it is not one."""
-    match = _QUANTITY.match(text.strip())
-    if match is None:
-        raise ValueError(text)
-    return int(float(match.group(1)) * _FACTORS[match.group(2)])

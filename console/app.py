@@ -38,9 +38,11 @@ from console.http import (
     auth,
     browse,
     clusters,
+    diagnose,
     helm,
     instance,
     objects,
+    usage,
 )
 from console.keys import AUTH, CATALOGS, CLUSTERS, METRICS, SETTINGS
 from console.metrics import RequestMetrics, metrics_middleware
@@ -62,6 +64,8 @@ API_ROUTES: tuple[web.RouteTableDef, ...] = (
     apply.routes,
     actions.routes,
     helm.routes,
+    diagnose.routes,
+    usage.routes,
 )
 #: Clusters connected to at once by the start-up warm-up.
 WARM_UP_CONCURRENCY = 4
@@ -99,6 +103,8 @@ def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) 
         )
     app.cleanup_ctx.append(_clusters_context(dict(environ or {})))
     helm.setup(app)  # the Helm desk opens after the clusters it serves
+    diagnose.setup(app)  # the LLM summary client and cache
+    usage.setup(app)  # the metrics sampler, after the clusters it samples
     return app
 
 

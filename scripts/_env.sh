@@ -34,3 +34,18 @@ ensure_venv() {
   fi
   export PATH="$ROOT/.venv/bin:$PATH"
 }
+
+# ensure_chromium: the browser tests drive the OS package's headless Chromium (Playwright's own
+# browser download is not used). Installed with apt-get when missing and we may; otherwise a warning,
+# and the browser tests fail with the same hint.
+CHROMIUM="${WHARF_CHROMIUM:-/usr/bin/chromium}"
+ensure_chromium() {
+  [ -x "$CHROMIUM" ] && return 0
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "== installing chromium (OS package) for the browser tests"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium >/dev/null
+  else
+    echo "warning: $CHROMIUM is missing; install the 'chromium' package for the browser tests" >&2
+  fi
+}

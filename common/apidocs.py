@@ -13,13 +13,12 @@ from __future__ import annotations
 import html
 import json
 
-import yaml
 from aiohttp import web
 from swagger_ui.utils import SWAGGER_UI_PY_ROOT
 
+from common import yamlio
 from common.openapi import SPEC
 
-_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 ASSETS_DIR = SWAGGER_UI_PY_ROOT / "static"
 # The files the page loads; the package also carries Swagger Editor, which we do not serve.
 ASSETS = ("swagger-ui.css", "swagger-ui-bundle.js", "favicon-32x32.png", "favicon-16x16.png")
@@ -64,7 +63,7 @@ def _initializer(spec_url: str) -> str:
 def add_routes(app: web.Application, *, base_path: str, ui_path: str) -> None:
     document = app[SPEC].served(base_path)
     as_json = json.dumps(document, indent=2).encode()
-    as_yaml = yaml.dump(document, Dumper=_DUMPER, sort_keys=False, allow_unicode=True).encode()
+    as_yaml = yamlio.dump(document).encode()
     ui = "/" + ui_path.strip("/")
     title = html.escape(str(document.get("info", {}).get("title", "API")))
     index = _INDEX.format(title=title, ui=ui).encode()

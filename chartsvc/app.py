@@ -9,7 +9,7 @@ endpoints open after them (``chartsvc.mcp.routes``).
 from __future__ import annotations
 
 import functools
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,8 @@ from chartsvc.operations import annotate_spec
 from chartsvc.releases import ReleaseService
 from chartsvc.settings import Settings
 from common.app import build_app
-from common.netguard import AddressPolicy, IPNetwork
+from common.config import ConfigError
+from common.netguard import AddressPolicy, Allowed, IPNetwork, parse_allowed
 from common.openapi import Spec, load_document
 
 SPEC_PATH = Path(__file__).resolve().parent.parent / "spec" / "chartsvc.yaml"
@@ -84,7 +85,8 @@ def create_app(
     )
     app[SETTINGS] = svc
     app[POLICY] = AddressPolicy(
-        block_private_networks=svc.security.block_private_networks, allow=address_allow
+        block_private_networks=svc.security.block_private_networks,
+        allow=(*address_allow, *_allow_list(svc.security.allow_outbound)),
     )
     app.cleanup_ctx.append(_services)
     if clusters.configured:
@@ -92,6 +94,14 @@ def create_app(
         app.cleanup_ctx.append(_releases)
     mcp.install(app)  # after the services its tools call
     return app
+
+
+def _allow_list(entries: Sequence[str]) -> list[Allowed]:
+    try:
+        return [allowed for entry in entries for allowed in parse_allowed(entry)]
+    except ValueError as exc:
+        key = "chartsvc.security.allow-outbound"
+        raise ConfigError(key, f"a host, address or network: {exc}") from None
 
 
 def _route_tables(

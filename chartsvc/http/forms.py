@@ -20,13 +20,12 @@ import attrs
 from aiohttp import web
 
 from chartsvc.keys import SETTINGS
-from common.errors import BadRequest, PayloadTooLarge, ValidationFailed
-from common.openapi import OPERATION, SPEC
+from common.errors import BadRequest, PayloadTooLarge, UnsupportedMediaType, ValidationFailed
+from common.openapi import OPERATION, SPEC, Operation, check_form, check_part
 
 ARCHIVE_PART = "chart"
 MAX_PARTS = 8
 MAX_TEXT_BYTES = 1024 * 1024  # a name, a URL or a small JSON document
-_TEXT_FIELDS = ("releaseName", "namespace")
 # Boundary and part names, read directly: aiohttp's part-by-part reader with its RFC 6266 parser
 # cost more than the wait for a small chart's render; form-data names are tokens or quoted strings.
 _BOUNDARY = re.compile(r'boundary\s*=\s*(?:"([^"]{1,70})"|([^;\s]{1,70}))', re.IGNORECASE)
@@ -40,6 +39,7 @@ _PART_NAME = re.compile(r'(?:^|;)\s*name\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^;\s]+))
 @attrs.frozen
 class ChartForm:
     parts: dict[str, bytes]
+    operation: Operation | None = None  # whose multipart schema checks the JSON parts
 
     def archive(self) -> bytes:
         data = self.parts.get(ARCHIVE_PART)
@@ -57,7 +57,7 @@ class ChartForm:
             raise _invalid(name, "must be UTF-8 text") from None
 
     def json_object(self, name: str = "request") -> dict[str, Any]:
-        """The JSON object in part ``name``, its known fields type-checked; {} when absent."""
+        """The JSON object in part ``name``, checked against its schema in the spec; {} when absent."""
         text = self.text(name)
         if text is None or not text.strip():
             return {}
@@ -67,22 +67,8 @@ class ChartForm:
             raise _invalid(name, "is not valid JSON") from None
         if not isinstance(body, dict):
             raise _invalid(name, "must be a JSON object")
-        _check_fields(name, body)
+        check_part(self.operation, name, body)
         return body
-
-
-def _check_fields(name: str, body: dict[str, Any]) -> None:
-    errors = [
-        {"in": "body", "field": f"{name}.{key}", "message": "must be of type string"}
-        for key in _TEXT_FIELDS
-        if body.get(key) is not None and not isinstance(body[key], str)
-    ]
-    if body.get("values") is not None and not isinstance(body["values"], dict):
-        errors.append(
-            {"in": "body", "field": f"{name}.values", "message": "must be of type object"}
-        )
-    if errors:
-        raise ValidationFailed(errors)
 
 
 async def read_chart_form(request: web.Request) -> ChartForm:
@@ -93,8 +79,11 @@ async def read_chart_form(request: web.Request) -> ChartForm:
     for name, data in parts.items():
         if len(data) > (cap if name == ARCHIVE_PART else MAX_TEXT_BYTES):
             raise PayloadTooLarge(f"part {name[:50]!r} is larger than its limit")
-    _check_required(request, parts)
-    return ChartForm(parts)
+    op_id = request.get(OPERATION)
+    operation = request.app[SPEC].operations[op_id] if op_id else None
+    if operation is not None:
+        check_form(operation, parts)
+    return ChartForm(parts, operation)
 
 
 def split_form(body: bytes, content_type: str) -> dict[str, bytes]:
@@ -104,8 +93,10 @@ def split_form(body: bytes, content_type: str) -> dict[str, bytes]:
 
 def _boundary(content_type: str) -> bytes:
     media, _, params = content_type.partition(";")
+    if media.strip().lower() != "multipart/form-data":
+        raise UnsupportedMediaType("Content-Type must be multipart/form-data")
     match = _BOUNDARY.search(params)
-    if media.strip().lower() != "multipart/form-data" or match is None:
+    if match is None:
         raise BadRequest("Content-Type must be multipart/form-data with a boundary")
     return (match.group(1) or match.group(2)).encode("latin-1")
 
@@ -158,16 +149,6 @@ def _part_name(head: str) -> str:
                 except (LookupError, UnicodeDecodeError):
                     break
     raise BadRequest("every multipart part needs a name in its Content-Disposition")
-
-
-def _check_required(request: web.Request, parts: dict[str, bytes]) -> None:
-    op_id = request.get(OPERATION)
-    required = request.app[SPEC].operations[op_id].multipart_required if op_id else ()
-    missing = [name for name in required if name not in parts]
-    if missing:
-        raise ValidationFailed(
-            [{"in": "body", "field": name, "message": "part is required"} for name in missing]
-        )
 
 
 def _invalid(field: str, message: str) -> ValidationFailed:

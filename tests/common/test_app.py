@@ -55,7 +55,8 @@ async def test_invalid_json_and_wrong_content_type(client: Any) -> None:
     resp = await client.post(
         "/api/v1/things", data=b"chartRef=x", headers={"Content-Type": "text/plain"}
     )
-    await assert_problem(resp, 400)
+    body = await assert_problem(resp, 415, code="unsupported-media-type")
+    assert body["detail"] == "Content-Type must be application/json"
     resp = await client.post("/api/v1/things")
     body = await assert_problem(resp, 400)
     assert body["errors"][0]["field"] == "body"

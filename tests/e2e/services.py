@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from aiohttp import BasicAuth, web
+import aiohttp
+from aiohttp import web
 
 from common.config import load_settings
 from wharf.services import SERVICES as ROWS
@@ -18,7 +19,7 @@ ADMIN_PASSWORD = "pw-for-tests"
 WRITE_HEADERS = {
     "chartsvc": {"X-API-Key": KEY},
     "results": {},
-    "console": {"Authorization": BasicAuth("admin", ADMIN_PASSWORD).encode()},
+    "console": {"Authorization": aiohttp.encode_basic_auth("admin", ADMIN_PASSWORD)},
 }
 SETTINGS = {
     "chartsvc": (

@@ -18,7 +18,9 @@ from tests.results import story
 from tests.results.people import start
 
 LINKS = "els => [...new Set(els.map(a => a.getAttribute('href')))].filter(h => h.startsWith('/'))"
-CHART_SIZES = "els => els.map(e => { const r = e.getBoundingClientRect(); return r.width * r.height })"
+CHART_SIZES = (
+    "els => els.map(e => { const r = e.getBoundingClientRect(); return r.width * r.height })"
+)
 OVERFLOW = "() => document.documentElement.scrollWidth - window.innerWidth"
 
 

@@ -16,6 +16,7 @@ empty profile directory.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import threading
@@ -127,6 +128,8 @@ class Chromium:
         return asyncio.run_coroutine_threadsafe(run(), self._loop)
 
     async def _launch(self) -> None:
+        if self._stop is not None:
+            await self._stop()
         playwright = await async_playwright().start()
         browser = await playwright.chromium.launch(
             executable_path=str(CHROMIUM), args=list(FLAGS), headless=True
@@ -134,12 +137,19 @@ class Chromium:
         self._browser = browser
 
         async def stop() -> None:
-            await browser.close()
-            await playwright.stop()
+            # The browser or Playwright's driver may be gone already; closing is then moot.
+            with contextlib.suppress(Exception):
+                await browser.close()
+            with contextlib.suppress(Exception):
+                await playwright.stop()
 
         self._stop = stop
 
     async def _visit(self, artifacts: Path, name: str, steps: Steps[T]) -> T:
+        if self._browser is None or not self._browser.is_connected():
+            # Chromium went away between visits (a crash, or a kill from outside the suite on a
+            # shared machine): start another rather than fail every later browser test.
+            await self._launch()
         assert self._browser is not None
         context = await self._browser.new_context(viewport=VIEWPORT)
         context.set_default_timeout(STEP_TIMEOUT_MS)

@@ -76,10 +76,8 @@ class Operation:
     json_body: jsonschema.protocols.Validator | None
     other_body_types: tuple[str, ...]
     multipart_required: tuple[str, ...]
-    #: The part names a closed multipart schema allows (None: any), and validators of its parts
-    #: that carry a JSON object (a ``request`` part beside a chart archive).
+    #: The part names a closed multipart schema allows (None: any).
     multipart_parts: frozenset[str] | None
-    part_validators: Mapping[str, jsonschema.protocols.Validator]
     responses: Mapping[str, jsonschema.protocols.Validator]
     statuses: frozenset[str]
     raw: Mapping[str, Any]
@@ -113,6 +111,14 @@ class Spec:
                     raise ValueError(f"duplicate operationId {compiled.operation_id}")
                 operations[compiled.operation_id] = compiled
         return cls(document=document, operations=operations)
+
+    def validator(self, schema: Mapping[str, Any]) -> jsonschema.protocols.Validator:
+        """A compiled validator of ``schema``, whose local references resolve in this spec (for a
+        JSON part of a multipart body, which the request validation leaves to the handler)."""
+        registry: referencing.Registry[Any] = referencing.Registry().with_resource(
+            SPEC_URI, DRAFT202012.create_resource(self.document)
+        )
+        return _Compiler(self.document, registry).validator(schema)
 
     def served(self, base_path: str) -> dict[str, Any]:
         """The document as served: servers pointing at the configured base path."""
@@ -219,11 +225,6 @@ class _Compiler:
             multipart_parts=(
                 frozenset(parts) if multipart.get("additionalProperties") is False else None
             ),
-            part_validators={
-                name: self.validator(node)
-                for name, node in parts.items()
-                if self.resolve(node).get("type") == "object"
-            },
             responses=self.responses(op.get("responses", {})),
             statuses=frozenset(str(s) for s in op.get("responses", {})),
             raw=op,
@@ -401,17 +402,15 @@ def check_form(op: Operation, names: Collection[str]) -> None:
         raise ValidationFailed(errors)
 
 
-def check_part(op: Operation | None, name: str, value: Any) -> None:
-    """The JSON object of part ``name`` against its schema; errors name ``<part>.<field>``."""
-    validator = op.part_validators.get(name) if op is not None else None
-    if validator is None:
-        return
-    errors = [
-        _error("body", f"{name}.{_field(err)}", _message(err))
-        for err in sorted(validator.iter_errors(value), key=lambda e: list(e.path))
+
+def schema_errors(
+    validator: jsonschema.protocols.Validator, value: Any, *, prefix: str
+) -> list[dict[str, str]]:
+    """``errors`` entries for ``value`` (the body part named ``prefix``), as a request gets them."""
+    found = sorted(validator.iter_errors(value), key=lambda e: list(e.path))
+    return [
+        _error("body", f"{prefix}.{_field(e)}".removesuffix(".body"), _message(e)) for e in found
     ]
-    if errors:
-        raise ValidationFailed(errors)
 
 
 def _error(location: str, field: str, message: str) -> dict[str, str]:

@@ -11,19 +11,16 @@ decodes parts; it never interprets an archive.
 
 from __future__ import annotations
 
-import json
 import re
 import urllib.parse
-from typing import Any
 
-import attrs
 from aiohttp import web
 
+from chartsvc.calls.form import ARCHIVE_PART, ChartForm
 from chartsvc.keys import SETTINGS
-from common.errors import BadRequest, PayloadTooLarge, UnsupportedMediaType, ValidationFailed
-from common.openapi import OPERATION, SPEC, Operation, check_form, check_part
+from common.errors import BadRequest, PayloadTooLarge, UnsupportedMediaType
+from common.openapi import OPERATION, SPEC, check_form
 
-ARCHIVE_PART = "chart"
 MAX_PARTS = 8
 MAX_TEXT_BYTES = 1024 * 1024  # a name, a URL or a small JSON document
 # Boundary and part names, read directly: aiohttp's part-by-part reader with its RFC 6266 parser
@@ -36,41 +33,6 @@ _PART_NAME_EXT = re.compile(
 _PART_NAME = re.compile(r'(?:^|;)\s*name\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^;\s]+))', re.IGNORECASE)
 
 
-@attrs.frozen
-class ChartForm:
-    parts: dict[str, bytes]
-    operation: Operation | None = None  # whose multipart schema checks the JSON parts
-
-    def archive(self) -> bytes:
-        data = self.parts.get(ARCHIVE_PART)
-        if not data:
-            raise _invalid(ARCHIVE_PART, "must be a non-empty file part (the chart .tgz)")
-        return data
-
-    def text(self, name: str) -> str | None:
-        data = self.parts.get(name)
-        if data is None:
-            return None
-        try:
-            return data.decode("utf-8")
-        except UnicodeDecodeError:
-            raise _invalid(name, "must be UTF-8 text") from None
-
-    def json_object(self, name: str = "request") -> dict[str, Any]:
-        """The JSON object in part ``name``, checked against its schema in the spec; {} when absent."""
-        text = self.text(name)
-        if text is None or not text.strip():
-            return {}
-        try:
-            body = json.loads(text)
-        except ValueError:
-            raise _invalid(name, "is not valid JSON") from None
-        if not isinstance(body, dict):
-            raise _invalid(name, "must be a JSON object")
-        check_part(self.operation, name, body)
-        return body
-
-
 async def read_chart_form(request: web.Request) -> ChartForm:
     cap = request.app[SETTINGS].rest.max_upload_size
     content_type = request.headers.get("Content-Type", "")
@@ -80,10 +42,9 @@ async def read_chart_form(request: web.Request) -> ChartForm:
         if len(data) > (cap if name == ARCHIVE_PART else MAX_TEXT_BYTES):
             raise PayloadTooLarge(f"part {name[:50]!r} is larger than its limit")
     op_id = request.get(OPERATION)
-    operation = request.app[SPEC].operations[op_id] if op_id else None
-    if operation is not None:
-        check_form(operation, parts)
-    return ChartForm(parts, operation)
+    if op_id is not None:
+        check_form(request.app[SPEC].operations[op_id], parts)
+    return ChartForm(parts)
 
 
 def split_form(body: bytes, content_type: str) -> dict[str, bytes]:
@@ -149,7 +110,3 @@ def _part_name(head: str) -> str:
                 except (LookupError, UnicodeDecodeError):
                     break
     raise BadRequest("every multipart part needs a name in its Content-Disposition")
-
-
-def _invalid(field: str, message: str) -> ValidationFailed:
-    return ValidationFailed([{"in": "body", "field": field, "message": message}])

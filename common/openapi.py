@@ -402,7 +402,6 @@ def check_form(op: Operation, names: Collection[str]) -> None:
         raise ValidationFailed(errors)
 
 
-
 def schema_errors(
     validator: jsonschema.protocols.Validator, value: Any, *, prefix: str
 ) -> list[dict[str, str]]:

@@ -11,7 +11,7 @@ The routes and the gate follow the spec's operations (``chartsvc.operations``).
 from __future__ import annotations
 
 import functools
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +44,8 @@ from chartsvc.operations import Operation, declared, mutating
 from chartsvc.releases import ReleaseService
 from chartsvc.settings import Settings
 from common.app import build_app
-from common.netguard import AddressPolicy, IPNetwork
+from common.config import ConfigError
+from common.netguard import AddressPolicy, Allowed, IPNetwork, parse_allowed
 from common.openapi import Spec, load_document
 
 SPEC_PATH = Path(__file__).resolve().parent.parent / "spec" / "chartsvc.yaml"
@@ -106,7 +107,8 @@ def create_app(
     app[SETTINGS] = svc
     app[OPERATIONS] = operations
     app[POLICY] = AddressPolicy(
-        block_private_networks=svc.security.block_private_networks, allow=address_allow
+        block_private_networks=svc.security.block_private_networks,
+        allow=(*address_allow, *_allow_list(svc.security.allow_outbound)),
     )
     app.cleanup_ctx.append(_services)
     if clusters.configured:
@@ -115,6 +117,14 @@ def create_app(
     app.cleanup_ctx.append(_doors)
     mcp.install(app)  # after the services its tools call
     return app
+
+
+def _allow_list(entries: Sequence[str]) -> list[Allowed]:
+    try:
+        return [allowed for entry in entries for allowed in parse_allowed(entry)]
+    except ValueError as exc:
+        key = "chartsvc.security.allow-outbound"
+        raise ConfigError(key, f"a host, address or network: {exc}") from None
 
 
 def _route_tables(

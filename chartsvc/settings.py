@@ -71,6 +71,14 @@ class SecuritySettings:
         "Also refuse outbound fetches to 10/8, 172.16/12 and 192.168/16 (loopback, link-local "
         "and metadata addresses are always refused). Default false so internal repositories work.",
     )
+    allow_outbound: tuple[str, ...] = option(
+        (),
+        "Targets outbound fetches may reach although the address guard refuses their class "
+        "(loopback, link-local, private ranges with block-private-networks): hosts, addresses or "
+        "CIDR networks, each optionally with :port, e.g. 127.0.0.1:8879, localhost:8879, "
+        "10.20.0.0/16, [::1]:8879, charts.corp.example. Still checked at connect time and on "
+        "every redirect hop; cloud metadata addresses are never allowed. Default empty.",
+    )
 
 
 @attrs.frozen

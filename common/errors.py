@@ -12,6 +12,7 @@ exceptions into these at their boundary, with ``raise ... from exc``.
     ├── NotFound (404)
     ├── Conflict (409)
     ├── PayloadTooLarge (413)
+    ├── UnsupportedMediaType (415)  a body of a Content-Type the operation does not take
     ├── Unprocessable (422)
     ├── TooManyRequests (429)       one client holds or asks too much; Retry-After says when
     ├── BadGateway (502)            an upstream we called failed or never answered
@@ -102,6 +103,11 @@ class Conflict(WharfError):
 class PayloadTooLarge(WharfError):
     status = 413
     default_code = "payload-too-large"
+
+
+class UnsupportedMediaType(WharfError):
+    status = 415
+    default_code = "unsupported-media-type"
 
 
 class Unprocessable(WharfError):

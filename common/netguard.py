@@ -21,8 +21,10 @@ count as private (not globally routable: reaching them reaches someone's interna
 Azure WireServer 168.63.129.16 as metadata. When a name resolves to several addresses and any one
 is refused, the whole name is refused, so mixed DNS answers cannot smuggle an internal one in.
 
-This module must not offer a switch that turns the guard off (tests widen it only with an explicit
-``allow`` list of networks), must not fetch through proxies (a proxy resolves the target where we
+An allow-list (``parse_allowed``: hosts, addresses or networks, each on one port or any) lets named
+targets through despite their class, such as a chart repository on the jump host itself; the checks
+above still run on every connection and redirect hop, and a metadata address is refused whatever
+the list says. This module must not offer a switch that turns the guard off, must not fetch through proxies (a proxy resolves the target where we
 cannot check it), and must not put credentials, query strings or bodies into errors or logs.
 """
 
@@ -223,14 +225,78 @@ def _origin(url: yarl.URL) -> tuple[str, str | None, int | None]:
     return url.scheme, url.host, url.port
 
 
+_PORTED = re.compile(
+    r"\[(?P<v6>[^\]]+)\](?::(?P<v6port>[0-9]{1,5}))?|(?P<target>[^:]+):(?P<port>[0-9]{1,5})"
+)
+_HOST_NAME = re.compile(
+    r"(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*"
+)
+_LOOPBACK_NETS = _nets("127.0.0.0/8", "::1/128")
+
+
+@attrs.frozen
+class Allowed:
+    """One allow-list entry: a network or a host name, on one port or on any."""
+
+    network: IPNetwork | None = None
+    host: str | None = None
+    port: int | None = None
+
+    def admits(self, ip: IPAddress | None, port: int | None, host: str | None) -> bool:
+        if self.port is not None and port != self.port:
+            return False
+        if self.host is not None:
+            return host is not None and host.rstrip(".").lower() == self.host
+        net = self.network
+        return ip is not None and net is not None and ip.version == net.version and ip in net
+
+
+def parse_allowed(entry: str) -> tuple[Allowed, ...]:
+    """Read one allow-list entry: ``10.0.0.5``, ``10.1.0.0/16``, ``[fd00::/8]``, a host name, or
+    ``localhost``; each optionally with ``:port`` (``127.0.0.1:8879``, ``[::1]:8879``).
+
+    ``localhost`` stands for the name and the loopback networks. No entry may cover a cloud
+    metadata address: those stay refused whatever the list says. Raises ValueError saying why.
+    """
+    text = entry.strip()
+    target, port = text, None
+    if match := _PORTED.fullmatch(text):
+        target = match.group("v6") or match.group("target")
+        digits = match.group("v6port") or match.group("port")
+        port = int(digits) if digits else None
+        if port is not None and not 1 <= port <= 65535:
+            raise ValueError(f"{entry!r}: the port must be 1-65535")
+    name = target.rstrip(".").lower()
+    if name == "localhost":
+        return (Allowed(host=name, port=port), *(Allowed(n, port=port) for n in _LOOPBACK_NETS))
+    try:
+        network = ipaddress.ip_network(target)
+    except ValueError as exc:
+        if "/" in target or ":" in target or not _HOST_NAME.fullmatch(name):
+            raise ValueError(f"{entry!r} is not a host, an address or a network: {exc}") from None
+        if all(_NUMERIC_LABEL.fullmatch(label) for label in name.split(".")):
+            raise ValueError(f"{entry!r}: write addresses in canonical dotted form") from None
+        return (Allowed(host=name, port=port),)
+    metadata = [n for name_, nets in ADDRESS_CLASSES if name_ == "metadata" for n in nets]
+    if any(m.version == network.version and m.overlaps(network) for m in metadata):
+        raise ValueError(f"{entry!r} covers a cloud metadata address, which is never allowed")
+    return (Allowed(network, port=port),)
+
+
+def _allow_list(entries: Any) -> tuple[Allowed, ...]:
+    return tuple(e if isinstance(e, Allowed) else Allowed(e) for e in entries)
+
+
 @attrs.frozen
 class AddressPolicy:
-    """Which addresses a fetch may reach. Loopback, metadata, link-local… are always refused."""
+    """Which addresses a fetch may reach. Loopback, metadata, link-local… are refused unless an
+    ``allow`` entry names them; metadata addresses are refused always."""
 
     block_private_networks: bool = False
     """Also refuse private ranges (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7, fec0::/10)."""
-    allow: tuple[IPNetwork, ...] = ()
-    """Networks allowed despite their class: for tests (a loopback server); no setting feeds it."""
+    allow: tuple[Allowed, ...] = attrs.field(default=(), converter=_allow_list)
+    """Entries allowed despite their class (networks are taken as they are): a service's
+    allow-list setting, read with :func:`parse_allowed`, and loopback servers in tests."""
 
     def check_url(self, url: str | yarl.URL) -> yarl.URL:
         """Refuse a bad scheme, a ``localhost`` name or a refused IP literal; return the URL."""
@@ -242,28 +308,29 @@ class AddressPolicy:
         host = parsed.host
         if not host:
             raise AddressRefused(target, "the URL names no host", address_class="invalid-url")
-        if _is_localhost(host):
+        if _is_localhost(host) and not self._admits(None, parsed.port, host):
             reason = f"{host} is a loopback host name"
             raise AddressRefused(target, reason, address_class="loopback")
-        self._check_literal(target, host)
+        self._check_literal(target, host, parsed.port)
         return parsed
 
-    def check_address(self, host: str, address: str) -> None:
-        """Refuse ``address`` (what ``host`` resolved to) when its class is refused."""
+    def check_address(self, host: str, address: str, port: int | None = None) -> None:
+        """Refuse ``address`` (what ``host`` resolved to, to be dialled on ``port``) when its
+        class is refused and no allow entry admits it."""
         try:
             ip = _parse_ip(address)
         except ValueError:
             reason = f"{host} resolves to {address!r}, which is not an IP address"
             raise AddressRefused(host, reason, address_class="invalid-address") from None
-        refusal = self._refusal(ip)
+        refusal = self._refusal(ip, port, host)
         if refusal is not None:
             name, spelling = refusal
             reason = f"{host} resolves to {address}, {_article(name)} {name} address{spelling}"
             raise AddressRefused(host, reason, address_class=name)
 
-    def _check_literal(self, target: str, host: str) -> None:
+    def _check_literal(self, target: str, host: str, port: int | None) -> None:
         if ":" in host:
-            self._check_ip(target, host, _parse_ip(host))
+            self._check_ip(target, host, _parse_ip(host), port)
             return
         try:
             ip = _numeric_ipv4(host)
@@ -273,7 +340,7 @@ class AddressPolicy:
         if ip is None:
             return  # a name: the resolver checks what it resolves to
         if str(ip) == host:
-            self._check_ip(target, host, ip)
+            self._check_ip(target, host, ip, port)
             return
         # Resolvers read these spellings differently (or not at all); none is needed, refuse them.
         name = describe(ip) or "non-canonical"
@@ -281,20 +348,23 @@ class AddressPolicy:
         reason = f"{host} is {detail} (non-canonical spelling of {ip})"
         raise AddressRefused(target, reason, address_class=name)
 
-    def _check_ip(self, target: str, host: str, ip: IPAddress) -> None:
-        refusal = self._refusal(ip)
+    def _check_ip(self, target: str, host: str, ip: IPAddress, port: int | None) -> None:
+        refusal = self._refusal(ip, port, None)
         if refusal is not None:
             name, spelling = refusal
             reason = f"{host} is {_article(name)} {name} address{spelling}"
             raise AddressRefused(target, reason, address_class=name)
 
-    def _refusal(self, ip: IPAddress) -> tuple[str, str] | None:
-        if any(ip.version == net.version and ip in net for net in self.allow):
-            return None
+    def _refusal(self, ip: IPAddress, port: int | None, host: str | None) -> tuple[str, str] | None:
         found = _classify(ip)
         if found is None or (found[0] == PRIVATE and not self.block_private_networks):
             return None
+        if found[0] != "metadata" and self._admits(ip, port, host):
+            return None
         return found
+
+    def _admits(self, ip: IPAddress | None, port: int | None, host: str | None) -> bool:
+        return any(entry.admits(ip, port, host) for entry in self.allow)
 
 
 def _article(name: str) -> str:
@@ -330,7 +400,7 @@ class GuardingResolver(AbstractResolver):
     ) -> list[ResolveResult]:
         results = await self._inner.resolve(host, port, family)
         for result in results:
-            self._policy.check_address(host, result["host"])
+            self._policy.check_address(host, result["host"], port or None)
         return results
 
     async def close(self) -> None:

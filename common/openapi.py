@@ -24,10 +24,11 @@ from aiohttp.typedefs import Handler
 from referencing.jsonschema import DRAFT202012
 
 from common import yamlio
-from common.errors import BadRequest, ValidationFailed
+from common.errors import BadRequest, UnsupportedMediaType, ValidationFailed
 
 SPEC_URI = "urn:wharf:spec"
 JSON_TYPES = ("application/json",)
+MULTIPART = "multipart/form-data"
 
 
 @attrs.frozen
@@ -75,6 +76,8 @@ class Operation:
     json_body: jsonschema.protocols.Validator | None
     other_body_types: tuple[str, ...]
     multipart_required: tuple[str, ...]
+    #: The part names a closed multipart schema allows (None: any).
+    multipart_parts: frozenset[str] | None
     responses: Mapping[str, jsonschema.protocols.Validator]
     statuses: frozenset[str]
     raw: Mapping[str, Any]
@@ -208,7 +211,8 @@ class _Compiler:
         body = self.resolve(op.get("requestBody", {}))
         content = body.get("content", {})
         json_schema = next((c["schema"] for t, c in content.items() if t in JSON_TYPES), None)
-        multipart = self.resolve(content.get("multipart/form-data", {}).get("schema", {}))
+        multipart = self.resolve(content.get(MULTIPART, {}).get("schema", {}))
+        parts = multipart.get("properties", {})
         return Operation(
             operation_id=op["operationId"],
             method=method.upper(),
@@ -218,6 +222,9 @@ class _Compiler:
             json_body=self.validator(json_schema) if json_schema is not None else None,
             other_body_types=tuple(t for t in content if t not in JSON_TYPES),
             multipart_required=tuple(multipart.get("required", ())),
+            multipart_parts=(
+                frozenset(parts) if multipart.get("additionalProperties") is False else None
+            ),
             responses=self.responses(op.get("responses", {})),
             statuses=frozenset(str(s) for s in op.get("responses", {})),
             raw=op,
@@ -367,10 +374,10 @@ async def _body(request: web.Request, op: Operation, errors: list[dict[str, str]
         return None  # a non-JSON body (multipart, YAML) is read by the handler
     media = request.content_type
     if not (media in JSON_TYPES or media.endswith("+json")):
-        if op.other_body_types:
-            return None
-        errors.append(_error("body", "Content-Type", "must be application/json"))
-        return None
+        if media in op.other_body_types:
+            return None  # read by the handler
+        taken = " or ".join((*JSON_TYPES, *op.other_body_types))
+        raise UnsupportedMediaType(f"Content-Type must be {taken}")
     try:
         body = json.loads(await request.read())
     except (ValueError, UnicodeDecodeError):
@@ -379,6 +386,20 @@ async def _body(request: web.Request, op: Operation, errors: list[dict[str, str]
     for err in sorted(op.json_body.iter_errors(body), key=lambda e: list(e.path)):
         errors.append(_error("body", _field(err), _message(err)))
     return body
+
+
+def check_form(op: Operation, names: Collection[str]) -> None:
+    """A multipart form's part names against the operation: every required part is there, and,
+    where the form's schema is closed, no part it does not name (a misspelt part is not ignored)."""
+    errors = [
+        _error("body", n, "part is required") for n in op.multipart_required if n not in names
+    ]
+    allowed = op.multipart_parts
+    if allowed is not None:
+        known = "is not a known part; the form takes " + ", ".join(sorted(allowed))
+        errors += [_error("body", n, known) for n in names if n not in allowed]
+    if errors:
+        raise ValidationFailed(errors)
 
 
 def schema_errors(

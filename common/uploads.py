@@ -1,7 +1,7 @@
 """Streaming multipart uploads: parts go to temp files under caps, never into memory whole.
 
 A handler opens ``async with read_multipart(request, limits=..., temp_dir=...) as form`` and gets text
-fields and file parts; the required parts come from the operation's multipart schema in the spec, so
+fields and file parts; the required and the allowed parts come from the operation's multipart schema in the spec, so
 the spec stays the one statement of what a request must carry. Temp files are removed on exit, also
 when the handler fails. This module must not interpret file contents.
 """
@@ -21,8 +21,8 @@ import attrs
 from aiohttp import BodyPartReader, web
 from aiohttp.http_exceptions import HttpProcessingError
 
-from common.errors import BadRequest, PayloadTooLarge, ValidationFailed
-from common.openapi import OPERATION, SPEC
+from common.errors import BadRequest, PayloadTooLarge, UnsupportedMediaType
+from common.openapi import OPERATION, SPEC, check_form
 
 _CHUNK = 256 * 1024
 #: A text field is a name, a ref or a small JSON document; anything larger belongs in a file part.
@@ -60,13 +60,13 @@ async def read_multipart(
     request: web.Request, *, limits: UploadLimits, temp_dir: Path | None = None
 ) -> AsyncIterator[MultipartForm]:
     if not request.content_type.startswith("multipart/"):
-        raise BadRequest("Content-Type must be multipart/form-data", code="invalid-request")
+        raise UnsupportedMediaType("Content-Type must be multipart/form-data")
     if request.content_length is not None and request.content_length > limits.max_total_bytes:
         raise PayloadTooLarge(_too_large("request body", limits.max_total_bytes))
     workdir = await asyncio.to_thread(_make_workdir, temp_dir)
     try:
         form = await _read(request, limits, workdir)
-        _check_required(request, form)
+        _check_parts(request, form)
         yield form
     finally:
         await asyncio.to_thread(shutil.rmtree, workdir, ignore_errors=True)
@@ -140,16 +140,10 @@ async def _read_capped(
     return bytes(kept), size
 
 
-def _check_required(request: web.Request, form: MultipartForm) -> None:
+def _check_parts(request: web.Request, form: MultipartForm) -> None:
     op_id = request.get(OPERATION)
-    if op_id is None:
-        return
-    required = request.app[SPEC].operations[op_id].multipart_required
-    missing = [n for n in required if n not in form.fields and n not in form.files]
-    if missing:
-        raise ValidationFailed(
-            [{"in": "body", "field": name, "message": "part is required"} for name in missing]
-        )
+    if op_id is not None:
+        check_form(request.app[SPEC].operations[op_id], [*form.fields, *form.files])
 
 
 def _first_line(exc: Exception) -> str:

@@ -47,3 +47,18 @@ ensure_postgres() {
   $sudo apt-get update -qq
   $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql
 }
+
+# ensure_chromium: the browser tests drive the OS package's headless Chromium (Playwright's own
+# browser download is not used). Installed with apt-get when missing and we may; otherwise a warning,
+# and the browser tests fail with the same hint.
+CHROMIUM="${WHARF_CHROMIUM:-/usr/bin/chromium}"
+ensure_chromium() {
+  [ -x "$CHROMIUM" ] && return 0
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "== installing chromium (OS package) for the browser tests"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium >/dev/null
+  else
+    echo "warning: $CHROMIUM is missing; install the 'chromium' package for the browser tests" >&2
+  fi
+}

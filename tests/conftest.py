@@ -1,4 +1,5 @@
-"""Fixtures shared by every test: the no-task-left-behind guard, the API client factory, databases."""
+"""Fixtures shared by every test: the no-task-left-behind guard, the API client factory,
+databases and the browser (headless Chromium, see ``tests/browser.py``)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from aiohttp.test_utils import TestClient
 
 from common.openapi import VALIDATE_RESPONSES
 from tests import pgserver
+from tests.browser import browser as browser  # real Chromium for the page tests
+from tests.browser import chromium as chromium
 
 
 @pytest.fixture(autouse=True)

@@ -18,8 +18,8 @@ from aiohttp import web
 
 from chartsvc.calls.form import ARCHIVE_PART, ChartForm
 from chartsvc.keys import SETTINGS
-from common.errors import BadRequest, PayloadTooLarge, ValidationFailed
-from common.openapi import OPERATION, SPEC
+from common.errors import BadRequest, PayloadTooLarge, UnsupportedMediaType
+from common.openapi import OPERATION, SPEC, check_form
 
 MAX_PARTS = 8
 MAX_TEXT_BYTES = 1024 * 1024  # a name, a URL or a small JSON document
@@ -41,7 +41,9 @@ async def read_chart_form(request: web.Request) -> ChartForm:
     for name, data in parts.items():
         if len(data) > (cap if name == ARCHIVE_PART else MAX_TEXT_BYTES):
             raise PayloadTooLarge(f"part {name[:50]!r} is larger than its limit")
-    _check_required(request, parts)
+    op_id = request.get(OPERATION)
+    if op_id is not None:
+        check_form(request.app[SPEC].operations[op_id], parts)
     return ChartForm(parts)
 
 
@@ -52,8 +54,10 @@ def split_form(body: bytes, content_type: str) -> dict[str, bytes]:
 
 def _boundary(content_type: str) -> bytes:
     media, _, params = content_type.partition(";")
+    if media.strip().lower() != "multipart/form-data":
+        raise UnsupportedMediaType("Content-Type must be multipart/form-data")
     match = _BOUNDARY.search(params)
-    if media.strip().lower() != "multipart/form-data" or match is None:
+    if match is None:
         raise BadRequest("Content-Type must be multipart/form-data with a boundary")
     return (match.group(1) or match.group(2)).encode("latin-1")
 
@@ -106,13 +110,3 @@ def _part_name(head: str) -> str:
                 except (LookupError, UnicodeDecodeError):
                     break
     raise BadRequest("every multipart part needs a name in its Content-Disposition")
-
-
-def _check_required(request: web.Request, parts: dict[str, bytes]) -> None:
-    op_id = request.get(OPERATION)
-    required = request.app[SPEC].operations[op_id].multipart_required if op_id else ()
-    missing = [name for name in required if name not in parts]
-    if missing:
-        raise ValidationFailed(
-            [{"in": "body", "field": name, "message": "part is required"} for name in missing]
-        )

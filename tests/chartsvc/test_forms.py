@@ -50,7 +50,7 @@ async def test_token_name_and_escaped_quotes(client: Any, archive: bytes) -> Non
     assert resp.status == 200, await resp.text()
 
 
-async def test_malformed_bodies_are_400(client: Any, archive: bytes) -> None:
+async def test_malformed_bodies_are_400_and_other_types_415(client: Any, archive: bytes) -> None:
     headers = {"Content-Type": "multipart/form-data; boundary=xyz"}
     cases = [
         body("xyz", [('form-data; name="chart"', archive)], close=False),
@@ -62,7 +62,7 @@ async def test_malformed_bodies_are_400(client: Any, archive: bytes) -> None:
     resp = await client.post(URL, data=b"x", headers={"Content-Type": "multipart/form-data"})
     await assert_problem(resp, 400)
     resp = await client.post(URL, json={"chart": "x"})
-    await assert_problem(resp, 400)
+    await assert_problem(resp, 415, code="unsupported-media-type")
 
 
 async def test_missing_archive_part_is_named(client: Any) -> None:
@@ -72,6 +72,28 @@ async def test_missing_archive_part_is_named(client: Any) -> None:
     )
     problem = await assert_problem(resp, 400)
     assert problem["errors"] == [{"in": "body", "field": "chart", "message": "part is required"}]
+
+
+async def test_a_misspelt_option_or_part_is_named_not_ignored(client: Any, archive: bytes) -> None:
+    headers = {"Content-Type": "multipart/form-data; boundary=xyz"}
+    request = b'{"releaseName": "r", "namespace": 7, "valuse": {"a": 1}}'
+    data = body(
+        "xyz", [('form-data; name="chart"', archive), ('form-data; name="request"', request)]
+    )
+    problem = await assert_problem(await client.post(URL, data=data, headers=headers), 400)
+    assert problem["errors"] == [
+        {"in": "body", "field": "request.valuse", "message": "is not a known field"},
+        {"in": "body", "field": "request.namespace", "message": "must be of type string or null"},
+    ]
+    data = body("xyz", [('form-data; name="chart"', archive), ('form-data; name="requset"', b"{}")])
+    problem = await assert_problem(await client.post(URL, data=data, headers=headers), 400)
+    assert problem["errors"] == [
+        {
+            "in": "body",
+            "field": "requset",
+            "message": "is not a known part; the form takes chart, request",
+        }
+    ]
 
 
 async def test_oversized_text_part_is_413(client: Any, archive: bytes) -> None:

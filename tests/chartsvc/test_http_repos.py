@@ -5,9 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
-from tests.chartsvc.conftest import FULL, KEY, ChartRepo, MakeClient
+from chartsvc.app import create_app
+from common.config import ConfigError
+from tests.chartsvc.conftest import FULL, KEY, ChartRepo, MakeClient, MakeSettings
 from tests.guards import assert_problem
 
 Client = Any
@@ -168,3 +171,33 @@ async def test_push_requires_oci_remote_and_archive(client: Client) -> None:
         await client.post("/api/v1/repos/push", data=form, headers=KEY), 400
     )
     assert "remote" in body["detail"]
+
+
+async def test_a_repository_on_the_jump_host_needs_an_allow_list_entry(
+    make_client: MakeClient, make_settings: MakeSettings, chart_repo: ChartRepo
+) -> None:
+    # A ChartMuseum next to the service, as docs/chartsvc-charts-and-repositories.md shows.
+    assert chart_repo.server is not None
+    port = chart_repo.server.port
+    url = f"http://localhost:{port}"
+    closed = await make_client(*FULL, allow=())
+    resp = await closed.post("/api/v1/repos", json={"name": "local", "url": url}, headers=KEY)
+    body = await assert_problem(resp, 400, code="address-refused")
+    assert body["addressClass"] == "loopback"
+    other_port = await make_client(
+        *FULL, f"chartsvc.security.allow-outbound=localhost:{port + 1}", allow=()
+    )
+    resp = await other_port.post("/api/v1/repos", json={"name": "local", "url": url}, headers=KEY)
+    await assert_problem(resp, 400, code="address-refused")
+    listed = f"chartsvc.security.allow-outbound=10.9.0.0/16,localhost:{port}"
+    opened = await make_client(*FULL, listed, allow=())
+    resp = await opened.post("/api/v1/repos", json={"name": "local", "url": url}, headers=KEY)
+    assert resp.status == 201, await resp.text()
+    charts = await (await opened.get("/api/v1/repos/local/charts")).json()
+    assert {c["name"] for c in charts} == {"local/demo", "local/other"}
+
+
+@pytest.mark.parametrize("entry", ["169.254.169.254", "127.0.0.1:99999", "http://localhost"])
+def test_a_bad_allow_list_entry_stops_start_up(make_settings: MakeSettings, entry: str) -> None:
+    with pytest.raises(ConfigError, match=r"chartsvc\.security\.allow-outbound"):
+        create_app(make_settings(f"chartsvc.security.allow-outbound={entry}"))

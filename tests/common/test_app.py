@@ -55,7 +55,8 @@ async def test_invalid_json_and_wrong_content_type(client: Any) -> None:
     resp = await client.post(
         "/api/v1/things", data=b"chartRef=x", headers={"Content-Type": "text/plain"}
     )
-    await assert_problem(resp, 400)
+    body = await assert_problem(resp, 415, code="unsupported-media-type")
+    assert body["detail"] == "Content-Type must be application/json"
     resp = await client.post("/api/v1/things")
     body = await assert_problem(resp, 400)
     assert body["errors"][0]["field"] == "body"
@@ -152,9 +153,17 @@ async def test_api_docs_json_yaml_and_ui(aiohttp_client: Any) -> None:
     assert yaml_resp.content_type == "application/yaml"
     assert "createThing" in await yaml_resp.text()
     page = await client.get("/docs")
-    assert "swagger-ui-bundle.js" in await page.text()
+    assert "/docs/swagger-ui-bundle.js" in await page.text()
+    assert "script-src 'self';" in page.headers["Content-Security-Policy"]
+    assert "<script>" not in await page.text()  # the policy allows no inline script
+    init = await (await client.get("/docs/swagger-initializer.js")).text()
+    assert '"url": "/v3/api-docs"' in init
     asset = await client.get("/docs/swagger-ui-bundle.js")
     assert asset.status == 200
+    assert 'PACKAGE_VERSION:"5.' in await asset.text()  # Swagger UI 5 reads OpenAPI 3.1
+    # The package also carries Swagger Editor; only the UI's own files are served.
+    assert (await client.get("/docs/swagger-editor-bundle.js")).status == 404
+    assert (await client.get("/docs/LICENSE")).status == 404
     assert (await client.get("/custom/v2/things")).status == 200
 
 

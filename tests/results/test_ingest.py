@@ -219,7 +219,8 @@ async def test_a_file_under_an_unknown_part_is_refused(client: Any, tmp_path: Pa
 
 async def test_non_multipart_bodies_are_refused(client: Any) -> None:
     resp = await client.post("/api/v1/ingest", json={"project": "p"})
-    await assert_problem(resp, 400)
+    body = await assert_problem(resp, 415, code="unsupported-media-type")
+    assert body["detail"] == "Content-Type must be multipart/form-data"
 
 
 async def test_listeners_hear_each_committed_run(api_client: ApiClient, tmp_path: Path) -> None:

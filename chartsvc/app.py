@@ -18,7 +18,7 @@ import aiohttp
 from aiohttp import web
 from aiohttp.typedefs import Middleware
 
-from chartsvc import archives
+from chartsvc import archives, metrics
 from chartsvc.access import AccessPolicy
 from chartsvc.charts import ChartService
 from chartsvc.clusters import ClusterResolver, ClusterSource, default_target
@@ -41,6 +41,7 @@ from chartsvc.repos.service import RepoService
 from chartsvc.repos.store import IndexFiles
 from chartsvc.settings import ChartsvcSettings, Settings
 from common.app import build_app
+from common.metrics import METRICS
 from common.netguard import AddressPolicy, IPNetwork, guarded_session
 from common.openapi import Spec, load_document
 
@@ -167,9 +168,11 @@ async def _services(app: web.Application) -> AsyncIterator[None]:
         OciClient(policy, plain_http=svc.oci.plain_http, credentials=credentials) as oci_client,
     ):
         app[REPOS] = _repo_service(svc, session, policy)
+        metrics.watch_repositories(app[METRICS], app[REPOS])
         app[OCI] = oci_client
         app[HUB] = hub_client
-        helm = app[HELM] = Helm(temp_dir=svc.rest.temp_dir)
+        observer = metrics.helm_observer(app[METRICS])
+        helm = app[HELM] = Helm(temp_dir=svc.rest.temp_dir, observer=observer)
         checker = archives.ArchiveChecker(archive_limits(svc))
         app[CHARTS] = ChartService(app[REPOS], oci_client, checker, helm.charts)
         try:

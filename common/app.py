@@ -1,8 +1,8 @@
 """``build_app``: the one place that assembles a Wharf service's aiohttp application.
 
-It fixes, for all three services, the middleware order (request id → problem details → the service's
-own middlewares (auth, access gate) → OpenAPI validation → handler), the API docs and Swagger UI, the
-health endpoints, the stream registry and the spec/route parity check. A service adds only its routes,
+It fixes, for all three services, the middleware order (metrics → request id → problem details → the
+service's own middlewares (auth, access gate) → OpenAPI validation → handler), the API docs and
+Swagger UI, the health endpoints, ``/actuator/prometheus``, the stream registry and the spec/route parity check. A service adds only its routes,
 cleanup contexts and keys. Nothing here knows a service.
 """
 
@@ -23,6 +23,8 @@ from aiohttp.typedefs import Handler, Middleware
 
 from common import apidocs, sse
 from common.errors import PROBLEM_CONTENT_TYPE, WharfError, problem_body
+from common.metrics import METRICS, Metrics, metrics_middleware
+from common.metrics import routes as metrics_routes
 from common.openapi import SPEC, Spec, check_parity, validation_middleware
 
 logger = logging.getLogger(__name__)
@@ -143,8 +145,10 @@ def build_app(
 ) -> web.Application:
     """Assemble a service; raises ``RuntimeError`` when the routes and the spec disagree."""
     base = "/" + base_path.strip("/") if base_path.strip("/") else ""
+    metrics = Metrics(service)
     app = web.Application(
         middlewares=[
+            metrics_middleware(metrics),
             request_id_middleware,
             problem_middleware,
             *middlewares,
@@ -153,8 +157,11 @@ def build_app(
         client_max_size=client_max_size,
     )
     app[SPEC] = spec
+    app[METRICS] = metrics
     app[SERVICE] = ServiceInfo(service, base, dict(info or {}), dict(readiness or {}), time.time())
     sse.install(app, keepalive_s=keepalive_s)
+    streams = app[sse.STREAMS].streams
+    metrics.gauge("wharf_sse_streams", "Open Server-Sent Events streams.", lambda: len(streams))
     relative = []
     for table in api_routes:
         for route in table:
@@ -168,6 +175,7 @@ def build_app(
     if drift:
         raise RuntimeError(f"{service}: spec and routes disagree: " + "; ".join(drift))
     app.router.add_routes(health_routes)
+    app.router.add_routes(metrics_routes)
     apidocs.add_routes(app, base_path=base, ui_path=ui_path)
     return app
 

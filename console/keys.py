@@ -11,17 +11,16 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from common.metrics import METRICS
 from console.audit import AUDIT
 from console.auth import AuthPolicy
 from console.clusters import ClusterRegistry
-from console.metrics import RequestMetrics
 from console.resources.discovery import Catalogs
 from console.settings import ConsoleSettings
 
 SETTINGS = web.AppKey("console.settings", ConsoleSettings)
 CLUSTERS = web.AppKey("console.clusters", ClusterRegistry)
 AUTH = web.AppKey("console.auth", AuthPolicy)
-METRICS = web.AppKey("console.metrics", RequestMetrics)
 #: Discovery per cluster client, kept a few seconds (browse, objects, apply and actions routes).
 CATALOGS = web.AppKey("console.catalogs", Catalogs)
 

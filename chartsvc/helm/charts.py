@@ -101,7 +101,7 @@ class ChartEngine:
                 )
             return manifests.text(rendered)
 
-        return await self.runner.run(call)
+        return await self.runner.run(call, operation="render")
 
     async def metadata(self, archive: bytes) -> dict[str, Any]:
         """The archive's ``Chart.yaml`` as a mapping (also proves the archive loads)."""
@@ -110,7 +110,7 @@ class ChartEngine:
             with _loaded(archive) as chart:
                 return chart.metadata
 
-        return await self.runner.run(call)
+        return await self.runner.run(call, operation="metadata")
 
     async def show(self, archive: bytes, what: ShowFormat) -> str:
         """``helm show <what>`` of a local archive."""
@@ -123,7 +123,7 @@ class ChartEngine:
                 path.write_bytes(archive)
                 return helm.show(str(path), output_format=what)
 
-        return await self.runner.run(call)
+        return await self.runner.run(call, operation="show")
 
     async def create(self, name: str) -> bytes:
         """``helm create <name>`` then ``helm package``: the scaffold as ``.tgz`` bytes."""
@@ -134,14 +134,15 @@ class ChartEngine:
                 helm.Chart.create(name, work).close()
                 return Path(helm.package(work / name, destination=work)).read_bytes()
 
-        return await self.runner.run(call)
+        return await self.runner.run(call, operation="create")
 
     async def package(
         self, chart_dir: Path, destination: Path, *, version: str | None = None
     ) -> Path:
         """``helm package``: a chart directory into ``destination``; returns the archive path."""
         return await self.runner.run(
-            lambda: Path(helm.package(chart_dir, destination=destination, version=version))
+            lambda: Path(helm.package(chart_dir, destination=destination, version=version)),
+            operation="package",
         )
 
     async def scaffold(self, name: str, directory: Path) -> Path:
@@ -151,7 +152,7 @@ class ChartEngine:
             helm.Chart.create(name, directory).close()
             return directory / name
 
-        return await self.runner.run(call)
+        return await self.runner.run(call, operation="scaffold")
 
     @contextmanager
     def _workdir(self, what: str) -> Iterator[Path]:

@@ -101,6 +101,8 @@ class ReleaseEngine:
         namespace: str,
         name: str,
         call: Callable[[helm.Config], T],
+        *,
+        operation: str,
     ) -> T:
         """``call`` with the Config of ``target`` and ``namespace``, for release ``name``."""
 
@@ -108,7 +110,8 @@ class ReleaseEngine:
             with self.configs.use(target, namespace) as config:
                 return call(config)
 
-        return await self.runner.run(work, release=ReleaseRef(target.name, namespace, name))
+        ref = ReleaseRef(target.name, namespace, name)
+        return await self.runner.run(work, operation=operation, release=ref)
 
     async def install(
         self,
@@ -152,18 +155,26 @@ class ReleaseEngine:
                 )
                 return Installed(summary, chart.metadata)
 
-        return await self.run(target, namespace, name, call)
+        return await self.run(target, namespace, name, call, operation=action)
 
     async def uninstall(self, target: ClusterTarget, namespace: str, name: str) -> str:
         """``helm uninstall``; returns Helm's info text (resources it kept, if any)."""
-        result = await self.run(target, namespace, name, lambda c: c.uninstall(name))
+        result = await self.run(
+            target, namespace, name, lambda c: c.uninstall(name), operation="uninstall"
+        )
         return str(result.get("info") or "")
 
     async def rollback(
         self, target: ClusterTarget, namespace: str, name: str, revision: int | None
     ) -> None:
         """``helm rollback``; ``revision`` None (or 0) is the previous one, as in Helm."""
-        await self.run(target, namespace, name, lambda c: c.rollback(name, version=revision))
+        await self.run(
+            target,
+            namespace,
+            name,
+            lambda c: c.rollback(name, version=revision),
+            operation="rollback",
+        )
 
     async def test(
         self, target: ClusterTarget, namespace: str, name: str, *, timeout: int
@@ -177,14 +188,18 @@ class ReleaseEngine:
                 return TestRun(logs="", error=without_paths(str(exc))[:2000])
             return TestRun(logs=str(result.get("logs") or ""), error=None)
 
-        return await self.run(target, namespace, name, call)
+        return await self.run(target, namespace, name, call, operation="test")
 
     async def computed_values(
         self, target: ClusterTarget, namespace: str, name: str
     ) -> dict[str, Any]:
         """``helm get values --all``: the chart's defaults coalesced with the user's values."""
         return await self.run(
-            target, namespace, name, lambda c: c.get_values(name, all_values=True)
+            target,
+            namespace,
+            name,
+            lambda c: c.get_values(name, all_values=True),
+            operation="get-values",
         )
 
     def close(self) -> None:

@@ -10,7 +10,8 @@ import argparse
 import asyncio
 from typing import Any
 
-from common.cli import configure_logging, create_service_app, load_service_settings, settings_args
+from common.cli import create_service_app, load_service_settings, settings_args
+from common.logs import configure_logging
 
 
 def register(subparsers: Any) -> None:

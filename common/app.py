@@ -29,9 +29,6 @@ from common.openapi import SPEC, Spec, check_parity, validation_middleware
 
 logger = logging.getLogger(__name__)
 
-#: Access log: who, what, status, size, seconds, and the request id that ties it to other lines.
-ACCESS_LOG_FORMAT = '%a "%r" %s %b %Tfs rid=%{X-Request-Id}o'
-
 REQUEST_ID_HEADER = "X-Request-Id"
 _REQUEST_ID_OK = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
 request_id_var: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="-")

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import argparse
 import enum
+import errno
 import importlib
 import importlib.util
 import inspect
-import logging
 import os
+import socket
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -23,22 +24,13 @@ from typing import Any
 
 from aiohttp import web
 
-from common.app import ACCESS_LOG_FORMAT, RequestIdFilter, wharf_version
+from common.app import wharf_version
 from common.config import SERVICE_SECTIONS, ConfigError, describe, load_settings
+from common.logs import AccessLogger, configure_logging
 
 DEFAULT_PORTS = {"chartsvc": 8080, "results": 8081, "console": 8082}
-LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"
 #: Seconds in-flight requests get to finish after SIGTERM before the server stops anyway.
 SHUTDOWN_TIMEOUT_S = 30.0
-
-
-def configure_logging(level: str = "INFO") -> None:
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter(LOG_FORMAT))
-    handler.addFilter(RequestIdFilter())
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(level.upper())
 
 
 def service_available(service: str) -> bool:
@@ -75,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Wharf: chartsvc (Helm over HTTP and MCP), results (test results and "
         "coverage), console (multi-cluster Kubernetes console), and a cluster simulator.",
     )
+    parser.add_argument("--version", action="version", version=f"wharf {wharf_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     sub.add_parser("version", help="print the version").set_defaults(func=_version)
     sub.add_parser(
@@ -86,6 +79,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
     serve.add_argument("--port", type=int, help="port (8080 chartsvc, 8081 results, 8082 console)")
     serve.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    serve.add_argument(
+        "--log-format",
+        default="text",
+        choices=["text", "json"],
+        help="text lines, or one JSON object per line for log shippers",
+    )
     serve.set_defaults(func=_serve)
     # Parsed by the simulator itself (see main); listed here so --help shows it.
     sub.add_parser("kubesim", help="run the Kubernetes API server simulator (--help for options)")
@@ -158,23 +157,51 @@ def _serve(args: argparse.Namespace) -> int:
     if not service_available(args.service):
         print(f"wharf: service {args.service} is not part of this build", file=sys.stderr)
         return 2
-    configure_logging(args.log_level)
-    app = create_service_app(args.service, settings)
     port = args.port if args.port is not None else DEFAULT_PORTS[args.service]
+    if port_in_use(args.host, port):  # before any state opens
+        return _port_taken(args.host, port)
+    configure_logging(args.log_level, json_lines=args.log_format == "json")
+    app = create_service_app(args.service, settings)
 
     def announce(_: str) -> None:
         print(f"{args.service} listening on http://{_url_host(args.host)}:{port}", flush=True)
 
-    web.run_app(
-        app,
-        host=args.host,
-        port=port,
-        access_log_format=ACCESS_LOG_FORMAT,
-        shutdown_timeout=SHUTDOWN_TIMEOUT_S,
-        handle_signals=True,
-        print=announce,
-    )
+    try:
+        web.run_app(
+            app,
+            host=args.host,
+            port=port,
+            access_log_class=AccessLogger,
+            shutdown_timeout=SHUTDOWN_TIMEOUT_S,
+            handle_signals=True,
+            print=announce,
+        )
+    except OSError as exc:
+        if exc.errno != errno.EADDRINUSE:
+            raise
+        return _port_taken(args.host, port)  # taken between the check and the bind
     return 0
+
+
+def port_in_use(host: str, port: int) -> bool:
+    """Whether something listens on ``host:port`` (a bind as the server makes it fails)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            return exc.errno == errno.EADDRINUSE
+    return False
+
+
+def _port_taken(host: str, port: int) -> int:
+    print(
+        f"wharf: {_url_host(host)}:{port} is already in use by another program; "
+        "stop it or choose another port with --port",
+        file=sys.stderr,
+    )
+    return 1
 
 
 def create_service_app(service: str, settings: Any) -> web.Application:

@@ -14,7 +14,8 @@ import ipaddress
 
 from chartsvc.app import create_app
 from chartsvc.mcp.stdio import serve_stdio
-from common.cli import configure_logging, load_service_settings, settings_args
+from common.cli import load_service_settings, settings_args
+from common.logs import configure_logging
 
 LOOPBACK = (ipaddress.ip_network("127.0.0.0/8"),)
 

@@ -24,6 +24,7 @@ from typing import Any
 
 from aiohttp import web
 
+from common import systemd
 from common.app import wharf_version
 from common.config import SERVICE_SECTIONS, ConfigError, describe, load_settings
 from common.logs import AccessLogger, configure_logging
@@ -165,6 +166,12 @@ def _serve(args: argparse.Namespace) -> int:
 
     def announce(_: str) -> None:
         print(f"{args.service} listening on http://{_url_host(args.host)}:{port}", flush=True)
+        systemd.notify("READY=1", os.environ)
+
+    async def stopping(_: web.Application) -> None:
+        systemd.notify("STOPPING=1", os.environ)
+
+    app.on_shutdown.insert(0, stopping)
 
     try:
         web.run_app(

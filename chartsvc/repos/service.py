@@ -63,7 +63,11 @@ class RepoService:
     # --- repositories.yaml --------------------------------------------------------------------
 
     async def configured(self) -> list[config.Repository]:
-        entries = await asyncio.to_thread(self._repo_file.read, self.repositories_file)
+        # A stat of the file on the loop (microseconds; a thread hop costs far more); a thread
+        # only to read it again after a change.
+        entries = self._repo_file.unchanged(self.repositories_file)
+        if entries is None:
+            entries = await asyncio.to_thread(self._repo_file.read, self.repositories_file)
         return [config.Repository.from_entry(e) for e in entries]
 
     async def get(self, name: str) -> config.Repository:

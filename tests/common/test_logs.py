@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import re
 import signal
 import socket
@@ -128,25 +129,32 @@ def test_a_port_in_use_is_one_line(tmp_path: Path) -> None:
     assert not (tmp_path / "results.db").exists()  # refused before any state opened
 
 
-async def test_json_log_lines_from_a_served_process(tmp_path: Path) -> None:
+async def test_a_served_process_logs_json_lines_and_tells_systemd(tmp_path: Path) -> None:
     port = free_port()
     command = [*WHARF, "serve", "results", "--port", str(port), "--log-format", "json"]
+    notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    notify.bind(str(tmp_path / "notify"))
+    notify.settimeout(30)
     proc = subprocess.Popen(
         [*command, "--set", f"results.data-dir={tmp_path}"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        env={**os.environ, "NOTIFY_SOCKET": str(tmp_path / "notify")},
     )
     try:
         assert proc.stdout is not None
         await asyncio.wait_for(asyncio.to_thread(proc.stdout.readline), 60)
+        assert await asyncio.to_thread(notify.recv, 100) == b"READY=1"  # Type=notify units
         async with aiohttp.ClientSession() as session:
             url = f"http://127.0.0.1:{port}/actuator/health/liveness"
             await (await session.get(url, headers={"X-Request-Id": "probe-7"})).read()
         await send_raw(port, NUL_REQUEST)
         proc.send_signal(signal.SIGTERM)
         _, err = await asyncio.wait_for(asyncio.to_thread(proc.communicate), 30)
+        assert await asyncio.to_thread(notify.recv, 100) == b"STOPPING=1"
     finally:
+        notify.close()
         if proc.poll() is None:
             proc.kill()
             proc.wait()

@@ -17,6 +17,7 @@ import inspect
 import os
 import socket
 import sys
+import urllib.request
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
@@ -32,6 +33,7 @@ from common.logs import AccessLogger, configure_logging
 DEFAULT_PORTS = {"chartsvc": 8080, "results": 8081, "console": 8082}
 #: Seconds in-flight requests get to finish after SIGTERM before the server stops anyway.
 SHUTDOWN_TIMEOUT_S = 30.0
+PROBE_TIMEOUT_S = 3.0
 
 
 def service_available(service: str) -> bool:
@@ -87,6 +89,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="text lines, or one JSON object per line for log shippers",
     )
     serve.set_defaults(func=_serve)
+    probe = sub.add_parser(
+        "probe", help="exit 0 when a service on this host answers its liveness check (health checks)"
+    )
+    probe.add_argument("--port", type=int, action="append", help="port(s); default 8080, 8081, 8082")
+    probe.set_defaults(func=_probe)
     # Parsed by the simulator itself (see main); listed here so --help shows it.
     sub.add_parser("kubesim", help="run the Kubernetes API server simulator (--help for options)")
     for service in SERVICE_SECTIONS:
@@ -208,6 +215,21 @@ def _port_taken(host: str, port: int) -> int:
         "stop it or choose another port with --port",
         file=sys.stderr,
     )
+    return 1
+
+
+def _probe(args: argparse.Namespace) -> int:
+    """The container image's health check: one image serves any of the three services, so by
+    default any default port that answers ``UP`` will do."""
+    for port in args.port or DEFAULT_PORTS.values():
+        url = f"http://127.0.0.1:{port}/actuator/health/liveness"
+        try:
+            with urllib.request.urlopen(url, timeout=PROBE_TIMEOUT_S) as resp:
+                if resp.status == 200:
+                    return 0
+        except OSError:
+            continue
+    print("wharf: no service answered its liveness check", file=sys.stderr)
     return 1
 
 

@@ -103,6 +103,13 @@ async def test_malformed_requests_are_one_line_each_and_rate_limited(
     assert records[-1].getMessage().endswith("; 2 more not logged")
 
 
+def test_probe_fails_when_nothing_answers() -> None:
+    probe = [*WHARF, "probe", "--port", str(free_port())]
+    result = subprocess.run(probe, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1
+    assert result.stderr == "wharf: no service answered its liveness check\n"
+
+
 def test_version_option() -> None:
     result = subprocess.run([*WHARF, "--version"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0
@@ -150,6 +157,9 @@ async def test_a_served_process_logs_json_lines_and_tells_systemd(tmp_path: Path
             url = f"http://127.0.0.1:{port}/actuator/health/liveness"
             await (await session.get(url, headers={"X-Request-Id": "probe-7"})).read()
         await send_raw(port, NUL_REQUEST)
+        probe = [*WHARF, "probe", "--port", str(port)]  # the container image's health check
+        probed = await asyncio.to_thread(subprocess.run, probe, capture_output=True, timeout=60)
+        assert probed.returncode == 0, probed.stderr
         proc.send_signal(signal.SIGTERM)
         _, err = await asyncio.wait_for(asyncio.to_thread(proc.communicate), 30)
         assert await asyncio.to_thread(notify.recv, 100) == b"STOPPING=1"

@@ -90,9 +90,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.set_defaults(func=_serve)
     probe = sub.add_parser(
-        "probe", help="exit 0 when a service on this host answers its liveness check (health checks)"
+        "probe",
+        help="exit 0 when a service on this host answers its liveness check (health checks)",
     )
-    probe.add_argument("--port", type=int, action="append", help="port(s); default 8080, 8081, 8082")
+    probe.add_argument(
+        "--port", type=int, action="append", help="port(s); default 8080, 8081, 8082"
+    )
     probe.set_defaults(func=_probe)
     # Parsed by the simulator itself (see main); listed here so --help shows it.
     sub.add_parser("kubesim", help="run the Kubernetes API server simulator (--help for options)")

@@ -35,7 +35,7 @@ _REQUEST_ID_OK = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
 request_id_var: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="-")
 #: Ids made here: this process's random prefix and a counter (a uuid4 per request costs more than
 #: the rest of the middleware; ids need to be unique, not secret).
-_ID_PREFIX = uuid.uuid4().hex[:12]
+_ID_PREFIX = uuid.uuid4().hex[:16]
 _id_counter = itertools.count(1)
 
 HealthCheck = Callable[[web.Application], Awaitable[Mapping[str, Any] | None]]
@@ -65,7 +65,9 @@ class RequestIdFilter(logging.Filter):
 @web.middleware
 async def request_id_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     given = request.headers.get(REQUEST_ID_HEADER, "")
-    rid = given if given and _REQUEST_ID_OK.match(given) else f"{_ID_PREFIX}{next(_id_counter):08x}"
+    rid = (
+        given if given and _REQUEST_ID_OK.match(given) else f"{_ID_PREFIX}{next(_id_counter):016x}"
+    )
     request[REQUEST_ID] = rid
     token = request_id_var.set(rid)
     try:

@@ -12,9 +12,11 @@ from __future__ import annotations
 from aiohttp import web
 
 from common.metrics import METRICS
+from common.netguard import IPNetwork
 from console.audit import AUDIT
 from console.auth import AuthPolicy
 from console.clusters import ClusterRegistry
+from console.helm.desk import HelmDesk
 from console.resources.discovery import Catalogs
 from console.settings import ConsoleSettings
 
@@ -23,5 +25,19 @@ CLUSTERS = web.AppKey("console.clusters", ClusterRegistry)
 AUTH = web.AppKey("console.auth", AuthPolicy)
 #: Discovery per cluster client, kept a few seconds (browse, objects, apply and actions routes).
 CATALOGS = web.AppKey("console.catalogs", Catalogs)
+#: The chart library, release service and values library (Helm routes).
+HELM = web.AppKey("console.helm", HelmDesk)
+#: Networks outbound fetches (charts, the LLM) may reach beyond the address policy; set by tests
+#: (a loopback chart repository or model) before the app starts. Never set in production.
+OUTBOUND_ALLOW = web.AppKey("console.outbound_allow", tuple[IPNetwork, ...])
 
-__all__ = ["AUDIT", "AUTH", "CATALOGS", "CLUSTERS", "METRICS", "SETTINGS"]
+__all__ = [
+    "AUDIT",
+    "AUTH",
+    "CATALOGS",
+    "CLUSTERS",
+    "HELM",
+    "METRICS",
+    "OUTBOUND_ALLOW",
+    "SETTINGS",
+]

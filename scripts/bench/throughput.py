@@ -74,7 +74,7 @@ def process(command: Sequence[str], log: Path) -> Iterator[None]:
 
 
 def serve(service: str, port: int, *settings: str) -> list[str]:
-    command = [sys.executable, "-m", "common.cli", "serve", service, "--port", str(port)]
+    command = [sys.executable, "-m", "wharf", "serve", service, "--port", str(port)]
     for setting in settings:
         command += ["--set", setting]
     return command

@@ -23,7 +23,7 @@ from aiohttp import web
 from common.logs import AccessLogger, BadRequestFilter, JsonFormatter
 from tests.common.test_serve import free_port
 
-WHARF = [sys.executable, "-m", "common.cli"]
+WHARF = [sys.executable, "-m", "wharf"]
 #: A header with a NUL byte in its value: aiohttp refuses it with 400.
 NUL_REQUEST = b"GET / HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer hunter2\x00\r\n\r\n"
 
@@ -170,8 +170,8 @@ async def test_a_served_process_logs_json_lines_and_tells_systemd(tmp_path: Path
             proc.wait()
     lines = [json.loads(line) for line in err.splitlines()]  # every line is one JSON object
     accessed = [line["http"] for line in lines if line["logger"] == "aiohttp.access"]
-    [access] = [http for http in accessed if http["path"] == "/actuator/health/liveness"]
-    assert access["requestId"] == "probe-7"
+    [access] = [http for http in accessed if http["requestId"] == "probe-7"]
+    assert access["path"] == "/actuator/health/liveness"
     [bad] = [line for line in lines if line["logger"] == "aiohttp.server"]
     assert bad["level"] == "WARNING"
     assert "exception" not in bad

@@ -1,5 +1,7 @@
 """Benchmark: requests per second of each service's cheapest API endpoint under ``wrk`` with 50
-connections, against a bare aiohttp hello-world (no access log) measured in the same run.
+connections, against a bare aiohttp hello-world (no access log) measured in the same run; and what
+each part of Wharf's request path costs, added to the hello-world one at a time (the access log,
+the metrics, the request id and the problem middlewares).
 
 Each service runs as ``wharf serve`` in a child process, as deployed: access log on (written to a
 file, as journald would take it), metrics on. Endpoints: chartsvc ``GET /api/v1/repos``, console
@@ -22,7 +24,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
@@ -50,16 +52,33 @@ def ensure_wrk() -> str:
     return shutil.which("wrk") or sys.exit("apt-get installed no wrk")
 
 
-def hello_world(port: int) -> None:
-    """The baseline server: one handler, no middleware, no access log."""
+#: What the hello-world gets, one more at a time, to price each part of Wharf's request path.
+LAYERS = ("access-log", "metrics", "request-id", "problems")
+
+
+def hello_world(port: int, layers: Sequence[str], log: Path | None) -> None:
+    """The baseline server: one handler; with ``layers``, Wharf's own middlewares and access log."""
+    sys.path.insert(0, str(ROOT))
+    from common.app import problem_middleware, request_id_middleware
+    from common.logs import AccessLogger, configure_logging
+    from common.metrics import Metrics, metrics_middleware
 
     async def hello(request: web.Request) -> web.Response:
         return web.Response(text="Hello, world")
 
-    app = web.Application()
+    middlewares = {
+        "metrics": metrics_middleware(Metrics("bench")),
+        "request-id": request_id_middleware,
+        "problems": problem_middleware,
+    }
+    app = web.Application(middlewares=[middlewares[m] for m in LAYERS if m in layers[1:]])
     app.router.add_get("/", hello)
     app.router.add_get("/actuator/health/readiness", hello)  # for wait_ready
-    web.run_app(app, host="127.0.0.1", port=port, access_log=None, print=None)
+    logged = "access-log" in layers
+    if logged:
+        configure_logging("INFO", stream=(log or Path(os.devnull)).open("a"))
+    access = {"access_log_class": AccessLogger} if logged else {"access_log": None}
+    web.run_app(app, host="127.0.0.1", port=port, print=None, **access)
 
 
 @contextmanager
@@ -96,10 +115,9 @@ def wrk(binary: str, url: str, *, seconds: int, connections: int) -> float:
     return float(found.group(1))
 
 
-async def prepare(ports: dict[str, int]) -> None:
-    """Wait for every server; give results one run so the gate has something to judge."""
+async def wait_all(ports: Iterable[int]) -> None:
     async with aiohttp.ClientSession() as session:
-        for port in ports.values():
+        for port in ports:
             for attempt in range(6):  # start-up takes seconds on a busy machine
                 try:
                     await wait_ready(session, f"http://127.0.0.1:{port}")
@@ -107,6 +125,12 @@ async def prepare(ports: dict[str, int]) -> None:
                 except RuntimeError:
                     if attempt == 5:
                         raise
+
+
+async def prepare(ports: dict[str, int]) -> None:
+    """Wait for every server; give results one run so the gate has something to judge."""
+    await wait_all(ports.values())
+    async with aiohttp.ClientSession() as session:
         form = aiohttp.FormData()
         for name, field in (("project", "demo"), ("branch", "main"), ("commit", "a1b2c3d")):
             form.add_field(name, field)
@@ -122,12 +146,15 @@ def main() -> int:
     parser.add_argument("--seconds", type=int, default=5)
     parser.add_argument("--connections", type=int, default=50)
     parser.add_argument("--hello", type=int, help=argparse.SUPPRESS)  # run the baseline server
+    parser.add_argument("--layers", default="", help=argparse.SUPPRESS)
+    parser.add_argument("--log", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.hello:
-        hello_world(args.hello)
+        hello_world(args.hello, [layer for layer in args.layers.split(",") if layer], args.log)
         return 0
     binary = ensure_wrk()
     ports = {name: free_port() for name in ("hello", "chartsvc", "results", "console")}
+    layered = {layer: free_port() for layer in LAYERS}
     with tempfile.TemporaryDirectory(prefix="wharf-bench-") as tmp, ExitStack() as stack:
         work = Path(tmp)
         logs = work / "access.log"
@@ -142,7 +169,13 @@ def main() -> int:
         )
         for command in (hello, chartsvc, results, console):
             stack.enter_context(process(command, logs))
+        for count, layer in enumerate(LAYERS, start=1):
+            on = ",".join(LAYERS[:count])
+            command = [*hello[:-1], str(layered[layer]), "--layers", on, "--log", str(logs)]
+            stack.enter_context(process(command, logs))
         asyncio.run(prepare(ports))
+        for port in layered.values():
+            asyncio.run(wait_all([port]))
         base = "http://127.0.0.1:{}"
         targets = [
             ("chartsvc GET /api/v1/repos", base.format(ports["chartsvc"]) + "/api/v1/repos"),
@@ -159,6 +192,12 @@ def main() -> int:
         measure = {"seconds": args.seconds, "connections": args.connections}
         baseline = wrk(binary, base.format(ports["hello"]) + "/", **measure)
         print(f"{'aiohttp hello-world (no access log)':40} {baseline:9.0f} req/s")
+        previous = baseline
+        for layer, port in layered.items():  # what each part of the request path costs
+            rate = wrk(binary, base.format(port) + "/", **measure)
+            cost_us = (1 / rate - 1 / previous) * 1e6
+            print(f"{'  + ' + layer:40} {rate:9.0f} req/s  {cost_us:+6.0f} us/request", flush=True)
+            previous = rate
         missed = 0
         for name, url in targets:
             rate = wrk(binary, url, **measure)

@@ -14,9 +14,10 @@ from common.metrics import Metrics
 HELM_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0)
 
 
-def helm_observer(metrics: Metrics) -> Observer:
+def helm_observer(metrics: Metrics, name: str = "chartsvc_helm_operation_seconds") -> Observer:
+    """Helm call times into ``name`` (the console, which runs the same engine, names its own)."""
     seconds = metrics.histogram(
-        "chartsvc_helm_operation_seconds",
+        name,
         "Time Helm operations took, by operation and outcome (success, failure).",
         ("operation", "outcome"),
         buckets=HELM_BUCKETS,

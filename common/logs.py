@@ -38,11 +38,17 @@ BAD_REQUEST_WINDOW_S = 60.0
 WRITE_INTERVAL_S = 0.05
 
 
+#: An access line as the event loop leaves it: (Unix time, the fields of ``ACCESS_FORMAT``).
+AccessLine = tuple[float, tuple[Any, ...]]
+Pending = collections.deque[logging.LogRecord | AccessLine]
+ACCESS_FORMAT = '%s "%s %s HTTP/%d.%d" %d %d %.6fs rid=%s'
+
+
 class _Deferred(logging.Handler):
     """Keeps records for the writer thread. A record costs the event loop an append: no lock
     hand-off and no thread wake-up per line (those cost more than formatting under load)."""
 
-    def __init__(self, pending: collections.deque[logging.LogRecord]) -> None:
+    def __init__(self, pending: Pending) -> None:
         super().__init__()
         self.pending = pending
 
@@ -62,7 +68,7 @@ class _Deferred(logging.Handler):
 class _Writer(threading.Thread):
     """Formats and writes what is pending every ``WRITE_INTERVAL_S``, and once more on stop."""
 
-    def __init__(self, pending: collections.deque[logging.LogRecord], out: logging.Handler) -> None:
+    def __init__(self, pending: Pending, out: logging.Handler) -> None:
         super().__init__(name="wharf-log-writer", daemon=True)
         self.pending, self.out = pending, out
         self.stopping = threading.Event()
@@ -74,7 +80,8 @@ class _Writer(threading.Thread):
 
     def drain(self) -> None:
         while self.pending:
-            self.out.handle(self.pending.popleft())
+            item = self.pending.popleft()
+            self.out.handle(item if isinstance(item, logging.LogRecord) else _access_record(item))
         self.out.flush()
 
     def stop(self) -> None:
@@ -104,39 +111,55 @@ class JsonFormatter(logging.Formatter):
 
 
 class AccessLogger(AbstractAccessLogger):
-    """``remote "METHOD /path?query HTTP/1.1" status bytes seconds rid=<request id>``."""
+    """``remote "METHOD /path?query HTTP/1.1" status bytes seconds rid=<request id>``.
+
+    Under :func:`configure_logging` a line leaves the event loop as a tuple of its fields: the
+    writer thread makes the log record (most of a line's cost) and formats it. Otherwise (a test,
+    an embedding host) it goes through the ``aiohttp.access`` logger like any record."""
 
     @property
     def enabled(self) -> bool:
         return self.logger.isEnabledFor(logging.INFO)
 
-    def log(self, request: BaseRequest, response: StreamResponse, time: float) -> None:
+    def log(self, request: BaseRequest, response: StreamResponse, elapsed: float) -> None:
         version = request.version
-        rid = response.headers.get("X-Request-Id", "-")
-        size = response.body_length
-        self.logger.info(
-            '%s "%s %s HTTP/%d.%d" %d %d %.6fs rid=%s',
+        fields = (
             request.remote,
             request.method,
             request.path_qs,
             version.major,
             version.minor,
             response.status,
-            size,
-            time,
-            rid,
-            extra={
-                "http": {
-                    "remote": request.remote,
-                    "method": request.method,
-                    "path": request.path_qs,
-                    "status": response.status,
-                    "bytes": size,
-                    "seconds": round(time, 6),
-                    "requestId": rid,
-                }
-            },
+            response.body_length,
+            elapsed,
+            response.headers.get("X-Request-Id", "-"),
         )
+        if _direct is not None:
+            _direct.append((time.time(), fields))
+        else:
+            self.logger.info(ACCESS_FORMAT, *fields, extra={"http": _http_fields(fields)})
+
+
+def _http_fields(fields: tuple[Any, ...]) -> dict[str, Any]:
+    remote, method, path, _, _, status, size, seconds, rid = fields
+    return {
+        "remote": remote,
+        "method": method,
+        "path": path,
+        "status": status,
+        "bytes": size,
+        "seconds": round(seconds, 6),
+        "requestId": rid,
+    }
+
+
+def _access_record(line: AccessLine) -> logging.LogRecord:
+    created, fields = line
+    record = logging.LogRecord(ACCESS_LOGGER, logging.INFO, "", 0, ACCESS_FORMAT, fields, None)
+    record.created, record.msecs = created, (created % 1) * 1000
+    record.request_id = fields[-1]
+    record.http = _http_fields(fields)
+    return record
 
 
 class BadRequestFilter(logging.Filter):
@@ -184,6 +207,8 @@ def install_bad_request_filter() -> None:
 
 
 _writer: _Writer | None = None
+#: Where access lines go straight to the writer, while :func:`configure_logging` is in force.
+_direct: Pending | None = None
 
 
 def configure_logging(
@@ -191,7 +216,7 @@ def configure_logging(
 ) -> None:
     """Root logging of this process through the writer thread, in text or JSON lines, to
     ``stream`` (stderr); flushed at exit. Calling it again replaces the previous set-up."""
-    global _writer
+    global _writer, _direct
     if _writer is None:
         atexit.register(_stop)
     _stop()
@@ -201,7 +226,7 @@ def configure_logging(
     logging.logThreads = logging.logProcesses = logging.logMultiprocessing = False
     out = logging.StreamHandler(stream or sys.stderr)
     out.setFormatter(JsonFormatter() if json_lines else logging.Formatter(TEXT_FORMAT))
-    pending: collections.deque[logging.LogRecord] = collections.deque()
+    pending: Pending = collections.deque()
     handler = _Deferred(pending)
     handler.addFilter(RequestIdFilter())
     root = logging.getLogger()
@@ -209,10 +234,15 @@ def configure_logging(
     root.setLevel(level.upper())
     _writer = _Writer(pending, out)
     _writer.start()
+    access = logging.getLogger(ACCESS_LOGGER)
+    plain = not access.handlers and not access.filters and access.propagate
+    _direct = pending if plain else None
     install_bad_request_filter()
 
 
 def _stop() -> None:
     """Write what is pending and stop the writer thread."""
+    global _direct
+    _direct = None
     if _writer is not None and _writer.is_alive():
         _writer.stop()

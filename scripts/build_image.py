@@ -42,6 +42,7 @@ PORTS = (8080, 8081, 8082)
 SOURCES = ("pyproject.toml", "README.md", "common", "chartsvc", "results", "console", "spec")
 RUNTIME_PACKAGES = ("python3", "ca-certificates")
 BUILD_PACKAGES = ("python3", "python3-venv", "ca-certificates")
+HOST_CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
 #: Left out of the runtime layer: documentation, manuals, locales and apt's package lists.
 EXCLUDE = ("/usr/share/doc/*", "/usr/share/man/*", "/usr/share/locale/*", "/usr/share/info/*")
 
@@ -93,13 +94,14 @@ def build_venv(work: Path) -> Path:
         else:
             shutil.copy2(path, source / name)
     build = work / "build"
+    # The download trusts what this host trusts (a proxy's CA, say); only the build root sees it.
     mmdebstrap(
         build,
         BUILD_PACKAGES,
         f'cp -a {source} "$1"/src',
+        f'cp {HOST_CA_BUNDLE} "$1"/tmp/host-ca.crt',
         'chroot "$1" python3 -m venv /opt/wharf',
-        'chroot "$1" /opt/wharf/bin/pip install --no-cache-dir --no-compile /src',
-        'chroot "$1" /opt/wharf/bin/python -m compileall -q /opt/wharf',
+        'chroot "$1" /opt/wharf/bin/pip install --cert /tmp/host-ca.crt --no-cache-dir /src',
         'chroot "$1" /opt/wharf/bin/pip uninstall -y pip',
     )
     return build / "opt" / "wharf"

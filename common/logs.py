@@ -34,6 +34,9 @@ ACCESS_LOGGER = "aiohttp.access"
 #: Malformed-request lines logged per minute; past it they are counted and the count is logged.
 BAD_REQUEST_BURST = 10
 BAD_REQUEST_WINDOW_S = 60.0
+#: Libraries whose DEBUG lines carry data, not events: aiosqlite logs every statement with its
+#: parameters (session CSRF values, token hashes), so it stays at INFO whatever the level asked.
+QUIET_LOGGERS = ("aiosqlite",)
 #: Seconds between two writes of what was logged: a line appears at most this late.
 WRITE_INTERVAL_S = 0.05
 
@@ -232,6 +235,8 @@ def configure_logging(
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
+    for name in QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(max(logging.INFO, root.level))
     _writer = _Writer(pending, out)
     _writer.start()
     access = logging.getLogger(ACCESS_LOGGER)

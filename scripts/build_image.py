@@ -101,7 +101,7 @@ def build_venv(work: Path) -> Path:
         f'cp -a {source} "$1"/src',
         f'cp {HOST_CA_BUNDLE} "$1"/tmp/host-ca.crt',
         'chroot "$1" python3 -m venv /opt/wharf',
-        'chroot "$1" /opt/wharf/bin/pip install --cert /tmp/host-ca.crt --no-cache-dir /src',
+        'chroot "$1" env PIP_CERT=/tmp/host-ca.crt /opt/wharf/bin/pip install --no-cache-dir /src',
         'chroot "$1" /opt/wharf/bin/pip uninstall -y pip',
     )
     return build / "opt" / "wharf"

@@ -165,7 +165,7 @@ class ChartEngine:
                     path, values, strict=strict, namespace=namespace, kube_version=kube_version
                 )
 
-        return await self.runner.run(call)
+        return await self.runner.run(call, operation="lint")
 
     async def package_archive(
         self, archive: bytes, *, version: str | None, app_version: str | None
@@ -184,7 +184,7 @@ class ChartEngine:
                 (chart_dir,) = (p for p in tree.iterdir() if p.is_dir())
                 return _package(chart_dir, work / "out", version, app_version)
 
-        return await self.runner.run(call)
+        return await self.runner.run(call, operation="package-archive")
 
     async def package_files(
         self, files: Mapping[str, str], *, version: str | None, app_version: str | None
@@ -200,7 +200,7 @@ class ChartEngine:
                     path.write_text(text, "utf-8")
                 return _package(root, work / "out", version, app_version)
 
-        return await self.runner.run(call)
+        return await self.runner.run(call, operation="package-files")
 
     async def scaffold(self, name: str, directory: Path) -> Path:
         """``helm create`` into ``directory``; returns the chart directory."""

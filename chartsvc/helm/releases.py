@@ -164,7 +164,7 @@ class ReleaseEngine:
             with self.cache.use(archive) as chart:
                 return chart.merge_values(values)
 
-        return await self.runner.run(call)
+        return await self.runner.run(call, operation="coalesced-values")
 
     async def uninstall(self, target: ClusterTarget, namespace: str, name: str) -> str:
         """``helm uninstall``; returns Helm's info text (resources it kept, if any)."""

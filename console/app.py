@@ -45,7 +45,6 @@ from console.http import (
     usage,
 )
 from console.keys import AUTH, CATALOGS, CLUSTERS, METRICS, SETTINGS
-from console.metrics import RequestMetrics, metrics_middleware
 from console.resources.discovery import Catalogs
 from console.resources.kubeapi import KubeApi
 from console.sessions import SessionStore
@@ -73,7 +72,6 @@ WARM_UP_CONCURRENCY = 4
 
 def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) -> web.Application:
     svc = settings.console
-    metrics = RequestMetrics()
     policy = AuthPolicy(
         open_mode=svc.security.open_mode,
         credentials=AdminCredentials(svc.security.admin.username, svc.security.admin.password),
@@ -84,16 +82,15 @@ def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) 
         spec=Spec.load(SPEC_PATH),
         api_routes=API_ROUTES,
         extra_routes=[actuator.routes],
-        middlewares=[metrics_middleware(metrics), auth_middleware(policy)],
+        middlewares=[auth_middleware(policy)],
         info={"security": {"mode": "open" if svc.security.open_mode else "closed"}},
         readiness={"clusterStore": _store_ready},
     )
     app[SETTINGS] = svc
     app[AUTH] = policy
-    app[METRICS] = metrics
     app[AUDIT] = AuditLog()
     app[CATALOGS] = Catalogs()  # discovery cache of the browse/objects/apply/actions routes
-    metrics.add_gauge(
+    app[METRICS].gauge(
         "console_audit_entries", "Entries in the audit ring.", lambda: len(app[AUDIT])
     )
     if not policy.credentials.password_set:
@@ -149,7 +146,7 @@ def _clusters_context(
         try:
             await registry.load()
             app[CLUSTERS] = registry
-            app[METRICS].add_gauge(
+            app[METRICS].gauge(
                 "console_clusters", "Registered clusters.", lambda: len(registry.list())
             )
             if svc.clusters.warm_up:

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from common.metrics import METRICS
 from common.netguard import IPNetwork
 from console.audit import AUDIT
 from console.auth import AuthPolicy
 from console.clusters import ClusterRegistry
 from console.diagnose.summary import Summaries
 from console.helm.desk import HelmDesk
-from console.metrics import RequestMetrics
 from console.resources.discovery import Catalogs
 from console.settings import ConsoleSettings
 from console.usage.sampler import Sampler
@@ -25,7 +25,6 @@ from console.usage.sampler import Sampler
 SETTINGS = web.AppKey("console.settings", ConsoleSettings)
 CLUSTERS = web.AppKey("console.clusters", ClusterRegistry)
 AUTH = web.AppKey("console.auth", AuthPolicy)
-METRICS = web.AppKey("console.metrics", RequestMetrics)
 #: Discovery per cluster client, kept a few seconds (browse, objects, apply and actions routes).
 CATALOGS = web.AppKey("console.catalogs", Catalogs)
 #: The chart library, release service and values library (Helm routes).

@@ -21,12 +21,14 @@ from aiohttp.typedefs import Middleware
 
 from common import sse
 from common.app import build_app
+from common.metrics import METRICS
 from common.openapi import Spec
 from common.throttle import LoginThrottle
 from results import keys, wiring
 from results import web as pages
 from results.http import accounts, badges, events, gate, history, ingest, projects, runs
 from results.ingest import Ingestor
+from results.metrics import ResultsMetrics
 from results.parsers.model import ParseLimits
 from results.runs import RunListener
 from results.settings import IngestSettings, Settings
@@ -83,6 +85,7 @@ def create_app(
     )
     app[keys.SETTINGS] = svc
     app[keys.LOGIN_THROTTLE] = LoginThrottle()
+    app[keys.METRICS] = ResultsMetrics.register(app[METRICS], subscribers=lambda: _subscribers(app))
     listeners: list[RunListener] = []
     app[keys.RUN_LISTENERS] = listeners
     app.cleanup_ctx.append(store_context)
@@ -91,6 +94,11 @@ def create_app(
     app.cleanup_ctx.append(wiring.events_context)
     pages.setup(app)
     return app
+
+
+def _subscribers(app: web.Application) -> int:
+    hub = app.get(keys.EVENTS)
+    return len(hub.subscriptions) if hub is not None else 0
 
 
 async def store_context(app: web.Application) -> AsyncIterator[None]:

@@ -14,6 +14,7 @@ from results.accounts import Accounts, Principal
 from results.dashboard import Dashboard
 from results.events import EventHub
 from results.ingest import Ingestor
+from results.metrics import ResultsMetrics
 from results.reads import ReadStore
 from results.runs import RunListener
 from results.settings import ResultsSettings
@@ -33,4 +34,6 @@ EVENTS = web.AppKey("results.events", EventHub)
 READS: web.AppKey[ReadStore] = web.AppKey("results.reads")
 #: Set by the accounts context (``results.wiring``), read by the dashboard pages.
 DASHBOARD = web.AppKey("results.dashboard", Dashboard)
+#: This service's own Prometheus series (``results.metrics``), set in ``app.create_app``.
+METRICS: web.AppKey[ResultsMetrics] = web.AppKey("results.metrics")
 PRINCIPAL = web.RequestKey("results.principal", Principal)

@@ -37,6 +37,7 @@ from console.http import (
     clusters,
     diagnose,
     helm,
+    helmlib,
     instance,
     objects,
     usage,
@@ -61,6 +62,7 @@ API_ROUTES: tuple[web.RouteTableDef, ...] = (
     apply.routes,
     actions.routes,
     helm.routes,
+    helmlib.routes,
     diagnose.routes,
     usage.routes,
 )

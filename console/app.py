@@ -40,6 +40,7 @@ from console.http import (
     clusters,
     diagnose,
     helm,
+    helmlib,
     instance,
     objects,
     usage,
@@ -63,6 +64,7 @@ API_ROUTES: tuple[web.RouteTableDef, ...] = (
     apply.routes,
     actions.routes,
     helm.routes,
+    helmlib.routes,
     diagnose.routes,
     usage.routes,
 )

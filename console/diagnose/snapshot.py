@@ -1,6 +1,6 @@
 """One read of the cluster state a diagnosis looks at: a list per kind, all at once.
 
-Pods, events, Services, Endpoints, PersistentVolumeClaims, Jobs, ReplicaSets and nodes (nodes only
+Pods, Warning events, Services, Endpoints, PersistentVolumeClaims, Jobs, ReplicaSets and nodes (nodes only
 for a whole-cluster diagnosis) are listed concurrently in chunks; nothing is read twice. Secrets are
 never read. Previous-log excerpts are fetched afterwards, one per finding that wants one, and a log
 the cluster will not give (a container that never ran) is simply left out.
@@ -20,6 +20,9 @@ Obj = dict[str, Any]
 #: Lines of the previous run's log kept as evidence, and their byte cap.
 LOG_LINES = 20
 LOG_BYTES = 4096
+#: Only Warning events are evidence (BackOff, Failed, FailedScheduling, Unhealthy,
+#: ProvisioningFailed, BackoffLimitExceeded ...); a busy cluster's Normal events outnumber them.
+WARNINGS = (("fieldSelector", "type=Warning"),)
 
 _KINDS = {
     "pods": ("", "v1", "pods"),
@@ -47,7 +50,8 @@ class Snapshot:
 
 async def read(api: KubeApi, namespace: str | None) -> Snapshot:
     async def listed(group: str, version: str, plural: str, ns: str | None) -> list[Obj]:
-        return await api.list_all(path_of(group, version, plural, namespace=ns))
+        query = WARNINGS if plural == "events" else ()
+        return await api.list_all(path_of(group, version, plural, namespace=ns), query=query)
 
     names = list(_KINDS)
     lists = [listed(*_KINDS[n], namespace) for n in names]

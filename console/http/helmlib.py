@@ -1,0 +1,69 @@
+"""The values library under ``/api/v1/helm/values``: named, reusable Helm values files.
+
+Every method needs the admin, GET included (values files hold passwords; ``console.auth`` lists
+the paths). PUT checks the YAML (a mapping, within ``console.helm.values.max-size``) before
+anything is written, and writes atomically; saving and deleting are audited (never the content).
+Install and upgrade use a file by ``valuesName``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from common.errors import BadRequest
+from common.openapi import validated
+from console.audit import audited
+from console.helm.values import ValuesFile
+from console.keys import HELM
+
+routes = web.RouteTableDef()
+YAML_TYPE = "application/yaml"
+
+
+def _entry(found: ValuesFile) -> dict[str, Any]:
+    return {"name": found.name, "size": found.size, "modified": found.modified}
+
+
+async def _text(request: web.Request) -> str:
+    try:
+        return await request.text()
+    except UnicodeDecodeError:
+        raise BadRequest("a values file must be UTF-8 text") from None
+
+
+async def _save(request: web.Request, name: str, text: str) -> web.Response:
+    with audited(request, action="helm.values.save", target=name):
+        saved, created = await request.app[HELM].values.save(name, text)
+    return web.json_response(_entry(saved), status=201 if created else 200)
+
+
+@routes.get("/helm/values", name="listValuesFiles")
+async def list_values_files(request: web.Request) -> web.Response:
+    return web.json_response([_entry(f) for f in await request.app[HELM].values.entries()])
+
+
+@routes.put("/helm/values", name="saveValuesFileByBody")
+async def save_values_file_by_body(request: web.Request) -> web.Response:
+    body = validated(request).body
+    return await _save(request, body["name"], body["content"])
+
+
+@routes.get("/helm/values/{name}", name="getValuesFile")
+async def get_values_file(request: web.Request) -> web.Response:
+    text = await request.app[HELM].values.read(validated(request).path["name"])
+    return web.Response(text=text, content_type=YAML_TYPE)
+
+
+@routes.put("/helm/values/{name}", name="saveValuesFile")
+async def save_values_file(request: web.Request) -> web.Response:
+    return await _save(request, validated(request).path["name"], await _text(request))
+
+
+@routes.delete("/helm/values/{name}", name="deleteValuesFile")
+async def delete_values_file(request: web.Request) -> web.Response:
+    name = validated(request).path["name"]
+    with audited(request, action="helm.values.delete", target=name):
+        await request.app[HELM].values.delete(name)
+    return web.Response(status=204)

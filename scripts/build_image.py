@@ -39,7 +39,16 @@ USER = "10001:10001"
 STATE = "var/lib/wharf"
 PORTS = (8080, 8081, 8082)
 #: What the image's source tree needs to install (the rest of the checkout stays out).
-SOURCES = ("pyproject.toml", "README.md", "wharf", "common", "chartsvc", "results", "console", "spec")
+SOURCES = (
+    "pyproject.toml",
+    "README.md",
+    "wharf",
+    "common",
+    "chartsvc",
+    "results",
+    "console",
+    "spec",
+)
 RUNTIME_PACKAGES = ("python3", "ca-certificates")
 BUILD_PACKAGES = ("python3", "python3-venv", "ca-certificates")
 HOST_CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"

@@ -39,10 +39,21 @@ USER = "10001:10001"
 STATE = "var/lib/wharf"
 PORTS = (8080, 8081, 8082)
 #: What the image's source tree needs to install (the rest of the checkout stays out).
-SOURCES = ("pyproject.toml", "README.md", "common", "chartsvc", "results", "console", "spec")
+SOURCES = (
+    "pyproject.toml",
+    "README.md",
+    "wharf",
+    "common",
+    "chartsvc",
+    "results",
+    "console",
+    "spec",
+)
 RUNTIME_PACKAGES = ("python3", "ca-certificates")
 BUILD_PACKAGES = ("python3", "python3-venv", "ca-certificates")
 HOST_CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
+#: Commands in a build root see none of this host's environment (pip settings, paths).
+CLEAN_ENV = "env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root PIP_NO_CACHE_DIR=1"
 #: Left out of the runtime layer: documentation, manuals, locales and apt's package lists.
 EXCLUDE = ("/usr/share/doc/*", "/usr/share/man/*", "/usr/share/locale/*", "/usr/share/info/*")
 
@@ -100,9 +111,9 @@ def build_venv(work: Path) -> Path:
         BUILD_PACKAGES,
         f'cp -a {source} "$1"/src',
         f'cp {HOST_CA_BUNDLE} "$1"/tmp/host-ca.crt',
-        'chroot "$1" python3 -m venv /opt/wharf',
-        'chroot "$1" env PIP_CERT=/tmp/host-ca.crt /opt/wharf/bin/pip install --no-cache-dir /src',
-        'chroot "$1" /opt/wharf/bin/pip uninstall -y pip',
+        f'chroot "$1" {CLEAN_ENV} python3 -m venv /opt/wharf',
+        f'chroot "$1" {CLEAN_ENV} PIP_CERT=/tmp/host-ca.crt /opt/wharf/bin/pip install /src',
+        f'chroot "$1" {CLEAN_ENV} /opt/wharf/bin/pip uninstall -y pip',
     )
     return build / "opt" / "wharf"
 

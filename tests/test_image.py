@@ -9,6 +9,7 @@ import importlib.util
 import io
 import json
 import tarfile
+import tomllib
 from pathlib import Path
 from types import ModuleType
 
@@ -91,3 +92,15 @@ def test_the_containerfile_is_multi_stage_non_root_and_checked() -> None:
     assert "USER 10001:10001" in lines
     assert any(line.startswith("HEALTHCHECK ") and '"probe"' in line for line in lines)
     assert 'ENTRYPOINT ["wharf"]' in lines
+
+
+def test_the_image_gets_every_package_the_project_installs(build_image: ModuleType) -> None:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    packages = {p.rstrip("*") for p in config["tool"]["setuptools"]["packages"]["find"]["include"]}
+    assert packages <= set(build_image.SOURCES)
+    copied = {
+        line.split()[1]
+        for line in (ROOT / "deploy/container/Containerfile").read_text().splitlines()
+        if line.startswith("COPY ") and "--from" not in line
+    }
+    assert packages <= copied

@@ -57,7 +57,7 @@ def parse(text: str, *, source: str) -> dict[str, Any]:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         raise BadRequest(f"{source} is not valid YAML{where}") from None
-    if loaded is None:
+    if loaded is None and not text.strip():
         return {}
     if not isinstance(loaded, dict):
         raise BadRequest(f"{source} must be a YAML mapping, not {type(loaded).__name__}")
@@ -92,7 +92,8 @@ class ValuesLibrary:
             raise PayloadTooLarge(
                 f"values file is {size} bytes; the library takes at most {self.max_bytes}"
             )
-        parse(text, source="the body")
+        if not parse(text, source="the body"):
+            text = "{}\n"  # an empty file is an empty mapping, and reads back as one
         async with self._lock:  # the count check and the write are one step
             return await asyncio.to_thread(self._save, name, text)
 

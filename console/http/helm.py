@@ -97,7 +97,7 @@ async def get_helm_release_values(request: web.Request) -> web.Response:
     desk, _, target = _context(request)
     with helm_failures():
         values = await desk.releases.values(target, *_where(request), all_values=everything)
-    text = yamlio.dump(dict(values)) if values else ""
+    text = yamlio.dump(dict(values))  # no values: "{}", an empty mapping
     return web.Response(text=text, content_type=YAML_TYPE)
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from aiohttp import web
 
-from common.errors import BadRequest
+from common.errors import BadRequest, UnsupportedMediaType
 from common.openapi import validated
 from console.audit import audited
 from console.helm.values import ValuesFile
@@ -24,6 +24,10 @@ YAML_TYPE = "application/yaml"
 
 def _entry(found: ValuesFile) -> dict[str, Any]:
     return {"name": found.name, "size": found.size, "modified": found.modified}
+
+
+#: The media types a values file may be sent as (the YAML text itself).
+YAML_TYPES = frozenset({"application/yaml", "application/x-yaml", "text/yaml"})
 
 
 async def _text(request: web.Request) -> str:
@@ -58,6 +62,10 @@ async def get_values_file(request: web.Request) -> web.Response:
 
 @routes.put("/helm/values/{name}", name="saveValuesFile")
 async def save_values_file(request: web.Request) -> web.Response:
+    if request.content_type not in YAML_TYPES:
+        raise UnsupportedMediaType(
+            f"Content-Type must be application/yaml for a values file, not {request.content_type}"
+        )
     return await _save(request, validated(request).path["name"], await _text(request))
 
 

@@ -19,7 +19,7 @@ from tests.guards import assert_problem
 
 #: Schemas the contract leaves open on purpose: chart values and a JSON merge patch are whatever
 #: the chart or the object holds.
-OPEN_BY_CONTRACT = {"#/components/schemas/Values", "patchObject"}
+OPEN_BY_CONTRACT = {"#/components/schemas/Values", "patchObject", "saveValuesFile"}
 UNKNOWN = "zzNotAField"
 #: Operations that read their body as text whatever its declared type (a manifest: JSON is YAML).
 ANY_TEXT = {"applyManifest", "dryRunManifest"}

@@ -17,6 +17,7 @@ from console.clusters import ClusterRegistry
 from console.metrics import RequestMetrics
 from console.resources.discovery import Catalogs
 from console.settings import ConsoleSettings
+from console.streams.watches import WatchHub
 
 SETTINGS = web.AppKey("console.settings", ConsoleSettings)
 CLUSTERS = web.AppKey("console.clusters", ClusterRegistry)
@@ -24,5 +25,7 @@ AUTH = web.AppKey("console.auth", AuthPolicy)
 METRICS = web.AppKey("console.metrics", RequestMetrics)
 #: Discovery per cluster client, kept a few seconds (browse, objects, apply and actions routes).
 CATALOGS = web.AppKey("console.catalogs", Catalogs)
+#: Shared upstream watches (console.http.watch).
+WATCHES = web.AppKey("console.watches", WatchHub)
 
-__all__ = ["AUDIT", "AUTH", "CATALOGS", "CLUSTERS", "METRICS", "SETTINGS"]
+__all__ = ["AUDIT", "AUTH", "CATALOGS", "CLUSTERS", "METRICS", "SETTINGS", "WATCHES"]

@@ -6,6 +6,7 @@ what an anonymous caller in open mode is not shown.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from aiohttp import web
@@ -52,3 +53,8 @@ def cluster_config(
         "simulator": probe.simulator if probe else None,
         "withheld": ["storage.location"] if withhold and registry.store.location else [],
     }
+
+
+def event_data(value: Any) -> str:
+    """Compact JSON for the ``data`` of a Server-Sent Event (watches, logs)."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)

@@ -9,9 +9,7 @@ cluster registry (a removed or re-pointed cluster ends its watches) and closed a
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Callable
-from typing import Any
 
 from aiohttp import web
 
@@ -19,6 +17,7 @@ from common import sse
 from common.errors import BadRequest, WharfError
 from common.openapi import validated
 from console.http.clusterapi import target_kind
+from console.http.encode import event_data
 from console.keys import CLUSTERS, METRICS, WATCHES
 from console.resources import rows
 from console.resources.catalog import Kind
@@ -30,13 +29,13 @@ Encode = Callable[[Change], str]
 
 @routes.get("/clusters/{clusterId}/resources/{resourceId}/objects/watch", name="watchObjects")
 async def watch_objects(request: web.Request) -> web.StreamResponse:
-    return await _watch(request, lambda kind: lambda c: _dumps(c.obj), "objects")
+    return await _watch(request, lambda kind: lambda c: event_data(c.obj), "objects")
 
 
 @routes.get("/clusters/{clusterId}/resources/{resourceId}/watch", name="watchRows")
 async def watch_rows(request: web.Request) -> web.StreamResponse:
     return await _watch(
-        request, lambda kind: lambda c: _dumps(rows.row(c.obj, kind=kind.kind)), "rows"
+        request, lambda kind: lambda c: event_data(rows.row(c.obj, kind=kind.kind)), "rows"
     )
 
 
@@ -67,18 +66,14 @@ async def _pump(
     try:
         async for item in changes:
             if isinstance(item, Resync):
-                await stream.send(_dumps({"reason": item.reason}), event="RESYNC")
+                await stream.send(event_data({"reason": item.reason}), event="RESYNC")
                 continue
             data = item.encoded.get(form)
             if data is None:
                 data = item.encoded[form] = encode(item)
             await stream.send(data, event=item.type)
     except WharfError as exc:
-        await stream.send(_dumps(exc.to_problem(instance=path)), event="error")
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+        await stream.send(event_data(exc.to_problem(instance=path)), event="error")
 
 
 def setup(app: web.Application) -> None:

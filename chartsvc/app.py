@@ -8,40 +8,28 @@ endpoints open after them (``chartsvc.mcp.routes``).
 
 from __future__ import annotations
 
-import asyncio
 import functools
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
-import aiohttp
 from aiohttp import web
 from aiohttp.typedefs import Middleware
 
-from chartsvc import archives
 from chartsvc.access import AccessPolicy
-from chartsvc.charts import ChartService
 from chartsvc.clusters import ClusterResolver, ClusterSource, default_target
 from chartsvc.gate import access_gate
-from chartsvc.helm import Helm
 from chartsvc.http import charts, dependencies, hub, releases, repos
 from chartsvc.http.budget import UploadBudget, upload_budget
 from chartsvc.http.forms import MAX_TEXT_BYTES
-from chartsvc.hub import HubClient
 from chartsvc.keys import CHARTS, CLUSTERS, HELM, HUB, OCI, POLICY, RELEASES, REPOS, SETTINGS
+from chartsvc.library import open_library
 from chartsvc.mcp import routes as mcp
-from chartsvc.oci import OciClient
 from chartsvc.operations import annotate_spec
-from chartsvc.registries import read_credentials
 from chartsvc.releases import ReleaseService
-from chartsvc.repos.cache import WeightedLRU
-from chartsvc.repos.fetch import Fetcher
-from chartsvc.repos.memory import tune_allocator
-from chartsvc.repos.service import RepoService
-from chartsvc.repos.store import IndexFiles
-from chartsvc.settings import ChartsvcSettings, Settings
+from chartsvc.settings import Settings
 from common.app import build_app
-from common.netguard import AddressPolicy, IPNetwork, guarded_session
+from common.netguard import AddressPolicy, IPNetwork
 from common.openapi import Spec, load_document
 
 SPEC_PATH = Path(__file__).resolve().parent.parent / "spec" / "chartsvc.yaml"
@@ -133,49 +121,14 @@ async def _repositories_ready(app: web.Application) -> Mapping[str, Any]:
     return {"configured": len(await app[REPOS].configured())}
 
 
-def archive_limits(svc: ChartsvcSettings) -> archives.ArchiveLimits:
-    return archives.ArchiveLimits(
-        max_archive_bytes=svc.charts.max_archive_size,
-        max_decompressed_bytes=svc.charts.max_decompressed_size,
-        max_entries=svc.charts.max_entries,
-    )
-
-
-def _repo_service(
-    svc: ChartsvcSettings, session: aiohttp.ClientSession, policy: AddressPolicy
-) -> RepoService:
-    return RepoService(
-        repositories_file=svc.repositories_file,
-        files=IndexFiles(svc.cache_dir),
-        fetcher=Fetcher(session, policy),
-        policy=policy,
-        max_index_size=svc.repositories.max_index_size,
-        limits=archive_limits(svc),
-        indexes=WeightedLRU(svc.repositories.index_memory),
-    )
-
-
 async def _services(app: web.Application) -> AsyncIterator[None]:
-    svc, policy = app[SETTINGS], app[POLICY]
-    if svc.rest.temp_dir is not None:
-        svc.rest.temp_dir.mkdir(parents=True, exist_ok=True)
-    tune_allocator()
-    credentials = await asyncio.to_thread(read_credentials, svc.registry_config)
-    async with (
-        guarded_session(policy) as session,
-        HubClient(policy, svc.hub.base_url) as hub_client,
-        OciClient(policy, plain_http=svc.oci.plain_http, credentials=credentials) as oci_client,
-    ):
-        app[REPOS] = _repo_service(svc, session, policy)
-        app[OCI] = oci_client
-        app[HUB] = hub_client
-        helm = app[HELM] = Helm(temp_dir=svc.rest.temp_dir)
-        checker = archives.ArchiveChecker(archive_limits(svc))
-        app[CHARTS] = ChartService(app[REPOS], oci_client, checker, helm.charts)
-        try:
-            yield
-        finally:
-            await asyncio.to_thread(helm.close)
+    async with open_library(app[SETTINGS], app[POLICY]) as library:
+        app[REPOS] = library.repos
+        app[OCI] = library.oci
+        app[HUB] = library.hub
+        app[HELM] = library.helm
+        app[CHARTS] = library.charts
+        yield
 
 
 async def _releases(app: web.Application) -> AsyncIterator[None]:

@@ -44,7 +44,17 @@ logger = logging.getLogger(__name__)
 
 SPEC_PATH = Path(__file__).resolve().parent.parent / "spec" / "console.yaml"
 #: Route groups under /api/v1, by module; a group not yet in this build is skipped.
-API_GROUPS = ("clusters", "auth", "instance", "browse", "objects", "apply", "actions", "watch")
+API_GROUPS = (
+    "clusters",
+    "auth",
+    "instance",
+    "browse",
+    "objects",
+    "apply",
+    "actions",
+    "helm",
+    "watch",
+)
 #: Clusters connected to at once by the start-up warm-up.
 WARM_UP_CONCURRENCY = 4
 

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from common.netguard import IPNetwork
 from console.audit import AUDIT
 from console.auth import AuthPolicy
 from console.clusters import ClusterRegistry
+from console.helm.desk import HelmDesk
 from console.metrics import RequestMetrics
 from console.resources.discovery import Catalogs
 from console.settings import ConsoleSettings
@@ -27,5 +29,20 @@ METRICS = web.AppKey("console.metrics", RequestMetrics)
 CATALOGS = web.AppKey("console.catalogs", Catalogs)
 #: Shared upstream watches (console.http.watch).
 WATCHES = web.AppKey("console.watches", WatchHub)
+#: The chart library, release service and values library (Helm routes).
+HELM = web.AppKey("console.helm", HelmDesk)
+#: Networks outbound fetches (charts, the LLM) may reach beyond the address policy; set by tests
+#: (a loopback chart repository or model) before the app starts. Never set in production.
+OUTBOUND_ALLOW = web.AppKey("console.outbound_allow", tuple[IPNetwork, ...])
 
-__all__ = ["AUDIT", "AUTH", "CATALOGS", "CLUSTERS", "METRICS", "SETTINGS", "WATCHES"]
+__all__ = [
+    "AUDIT",
+    "AUTH",
+    "CATALOGS",
+    "CLUSTERS",
+    "HELM",
+    "METRICS",
+    "OUTBOUND_ALLOW",
+    "SETTINGS",
+    "WATCHES",
+]

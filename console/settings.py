@@ -13,6 +13,14 @@ from pathlib import Path
 
 import attrs
 
+from chartsvc.settings import (
+    ChartLimits,
+    ChartsvcSettings,
+    HubSettings,
+    OciSettings,
+    RepositoriesSettings,
+)
+from chartsvc.settings import SecuritySettings as ChartSecurity
 from common.config import default_data_dir, option, section
 
 MiB = 1024 * 1024
@@ -117,6 +125,34 @@ class AiSettings:
 
 
 @attrs.frozen
+class ValuesLibrarySettings:
+    max_size: int = option(
+        256 * 1024, "Largest values file the library accepts, in bytes. Default 256 KiB."
+    )
+    max_files: int = option(500, "Most values files the library keeps. Default 500.")
+
+
+@attrs.frozen
+class HelmSettings:
+    """The embedded chart library (chartsvc's, under /api/v1/helm) and the values library."""
+
+    repositories: RepositoriesSettings = section(
+        RepositoriesSettings,
+        "Chart repositories (Helm's repositories.yaml and index cache); paths default under "
+        "<data-dir>/helm.",
+    )
+    charts: ChartLimits = section(ChartLimits, "Limits on chart archives.")
+    hub: HubSettings = section(HubSettings, "Artifact Hub search.")
+    oci: OciSettings = section(OciSettings, "OCI registries (credentials default under helm/).")
+    block_private_networks: bool = option(
+        False,
+        "Also refuse chart fetches to 10/8, 172.16/12 and 192.168/16 (loopback, link-local and "
+        "metadata addresses are always refused). Default false so internal repositories work.",
+    )
+    values: ValuesLibrarySettings = section(ValuesLibrarySettings, "The values-file library.")
+
+
+@attrs.frozen
 class ConsoleSettings:
     data_dir: Path = option(
         default_data_dir("console"),
@@ -131,10 +167,27 @@ class ConsoleSettings:
     security: SecuritySettings = section(SecuritySettings, "Open or closed mode and the admin.")
     files: FilesSettings = section(FilesSettings, "The pod file browser.")
     ai: AiSettings = section(AiSettings, "The optional LLM for diagnosis summaries.")
+    helm: HelmSettings = section(HelmSettings, "Releases, the chart library and values library.")
 
     @property
     def store_path(self) -> Path:
         return self.clusters.store.path or self.data_dir / "clusters.db"
+
+    @property
+    def helm_dir(self) -> Path:
+        return self.data_dir / "helm"
+
+    def chart_library(self) -> ChartsvcSettings:
+        """chartsvc's settings for the embedded chart library, its files under ``helm_dir``."""
+        helm = self.helm
+        return ChartsvcSettings(
+            data_dir=self.helm_dir,
+            security=ChartSecurity(block_private_networks=helm.block_private_networks),
+            repositories=helm.repositories,
+            charts=helm.charts,
+            hub=helm.hub,
+            oci=helm.oci,
+        )
 
     @property
     def ai_enabled(self) -> bool:

@@ -160,10 +160,20 @@ class ReleaseEngine:
         return str(result.get("info") or "")
 
     async def rollback(
-        self, target: ClusterTarget, namespace: str, name: str, revision: int | None
+        self,
+        target: ClusterTarget,
+        namespace: str,
+        name: str,
+        revision: int | None,
+        *,
+        dry_run: bool = False,
     ) -> None:
-        """``helm rollback``; ``revision`` None (or 0) is the previous one, as in Helm."""
-        await self.run(target, namespace, name, lambda c: c.rollback(name, version=revision))
+        """``helm rollback``; ``revision`` None (or 0) is the previous one, as in Helm.
+        ``dry_run``: Helm's server-side dry run (``--dry-run=server``), nothing is stored."""
+        mode = "server" if dry_run else None
+        await self.run(
+            target, namespace, name, lambda c: c.rollback(name, version=revision, dry_run=mode)
+        )
 
     async def test(
         self, target: ClusterTarget, namespace: str, name: str, *, timeout: int

@@ -45,6 +45,7 @@ class StoredRevision:
     version: int
     status: str
     encoded: str = attrs.field(repr=False)
+    namespace: str = ""
 
     @classmethod
     def from_secret(cls, secret: dict[str, Any]) -> StoredRevision | None:
@@ -53,7 +54,11 @@ class StoredRevision:
         if not encoded or not str(labels.get("version", "")).isdigit():
             return None  # not a Helm release record
         return cls(
-            labels.get("name", ""), int(labels["version"]), labels.get("status", ""), encoded
+            labels.get("name", ""),
+            int(labels["version"]),
+            labels.get("status", ""),
+            encoded,
+            secret["metadata"].get("namespace", ""),
         )
 
     async def decode(self) -> dict[str, Any]:
@@ -129,11 +134,12 @@ class ClusterReads:
         return body
 
     async def revisions(
-        self, target: ClusterTarget, namespace: str, name: str | None = None
+        self, target: ClusterTarget, namespace: str | None, name: str | None = None
     ) -> list[StoredRevision]:
-        """Helm's records in ``namespace`` (of release ``name`` only when given)."""
+        """Helm's records in ``namespace`` (None: every namespace; of release ``name`` only when
+        given)."""
         selector = HELM_OWNER if name is None else f"{HELM_OWNER},name={name}"
-        path = f"/api/v1/namespaces/{namespace}/secrets"
+        path = "/api/v1/secrets" if namespace is None else f"/api/v1/namespaces/{namespace}/secrets"
         listed = await self.get(target, path, [("labelSelector", selector)])
         items = (listed or {}).get("items") or []
         found = (StoredRevision.from_secret(item) for item in items)

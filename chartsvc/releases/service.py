@@ -84,17 +84,18 @@ class ReleaseService:
 
     # --- reads ---------------------------------------------------------------------------------
 
-    async def list_releases(self, target: ClusterTarget, namespace: str) -> list[Release]:
+    async def list_releases(self, target: ClusterTarget, namespace: str | None) -> list[Release]:
         """The latest revision of every release, whatever its status, by name (``helm list -a``,
-        and the SDK's list): a failed, pending or kept-uninstalled release still holds its name."""
-        check_namespace(namespace)
-        latest: dict[str, StoredRevision] = {}
+        and the SDK's list): a failed, pending or kept-uninstalled release still holds its name.
+        ``namespace`` None lists every namespace (``helm list -A``), by namespace, then name."""
+        if namespace is not None:
+            check_namespace(namespace)
+        latest: dict[tuple[str, str], StoredRevision] = {}
         for rev in await self.reads.revisions(target, namespace):
-            if rev.name not in latest or rev.version > latest[rev.name].version:
-                latest[rev.name] = rev
-        return [
-            Release.from_record(await r.decode()) for r in sorted(latest.values(), key=_by_name)
-        ]
+            key = (rev.namespace, rev.name)
+            if key not in latest or rev.version > latest[key].version:
+                latest[key] = rev
+        return [Release.from_record(await latest[key].decode()) for key in sorted(latest)]
 
     async def status(self, target: ClusterTarget, namespace: str, name: str) -> Release:
         return (await self.history(target, namespace, name, latest_only=True))[-1]
@@ -175,14 +176,29 @@ class ReleaseService:
         return release.uninstalled(_now()), info
 
     async def rollback(
-        self, target: ClusterTarget, namespace: str, name: str, revision: int | None
+        self,
+        target: ClusterTarget,
+        namespace: str,
+        name: str,
+        revision: int | None,
+        *,
+        dry_run: bool = False,
     ) -> Release:
-        """``helm rollback`` to ``revision`` (None: the previous one); returns the new revision."""
+        """``helm rollback`` to ``revision`` (None: the previous one); returns the new revision.
+
+        ``dry_run``: Helm checks the rollback against the server and stores nothing; the answer
+        is the revision that would be restored, described as a dry run."""
         check_namespace(namespace)
         check_release_name(name)
         async with self._locks.hold(target.key, namespace, name):
-            await self.engine.rollback(target, namespace, name, revision or None)
-            return await self.status(target, namespace, name)
+            await self.engine.rollback(target, namespace, name, revision or None, dry_run=dry_run)
+            if not dry_run:
+                return await self.status(target, namespace, name)
+            revisions = await self.history(target, namespace, name)
+        restored = revisions[-2] if not revision and len(revisions) > 1 else None
+        restored = restored or next((r for r in revisions if r.version == revision), revisions[-1])
+        info = {**restored.info, "description": f"Dry run complete: rollback to {restored.version}"}
+        return attrs.evolve(restored, info=info)
 
     async def test(
         self, target: ClusterTarget, namespace: str, name: str, *, timeout: int
@@ -234,10 +250,6 @@ def _check_install(request: InstallRequest, *, upload: bool) -> None:
 
 def _missing(field: str) -> ValidationFailed:
     return ValidationFailed([{"in": "body", "field": field, "message": "is required"}])
-
-
-def _by_name(rev: StoredRevision) -> str:
-    return rev.name
 
 
 def _now() -> str:

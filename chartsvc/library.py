@@ -1,0 +1,78 @@
+"""The chart library as one object: repositories, OCI, the hub, the Helm adapter and chart operations.
+
+chartsvc serves it as its own API; the console embeds the same library under ``/api/v1/helm`` and
+installs releases from it on any of its clusters. Both open it here, from a
+:class:`~chartsvc.settings.ChartsvcSettings` and an outbound address policy, so the two services
+build it one way. :func:`open_library` opens the outbound sessions and the Helm adapter and closes
+them after its block. Nothing here knows HTTP routes or reads settings sources.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import attrs
+
+from chartsvc import archives
+from chartsvc.charts import ChartService
+from chartsvc.helm import Helm
+from chartsvc.hub import HubClient
+from chartsvc.oci import OciClient
+from chartsvc.registries import read_credentials
+from chartsvc.repos.cache import WeightedLRU
+from chartsvc.repos.fetch import Fetcher
+from chartsvc.repos.memory import tune_allocator
+from chartsvc.repos.service import RepoService
+from chartsvc.repos.store import IndexFiles
+from chartsvc.settings import ChartsvcSettings
+from common.netguard import AddressPolicy, guarded_session
+
+
+@attrs.frozen
+class ChartLibrary:
+    repos: RepoService
+    oci: OciClient
+    hub: HubClient
+    helm: Helm
+    charts: ChartService
+
+
+def archive_limits(svc: ChartsvcSettings) -> archives.ArchiveLimits:
+    return archives.ArchiveLimits(
+        max_archive_bytes=svc.charts.max_archive_size,
+        max_decompressed_bytes=svc.charts.max_decompressed_size,
+        max_entries=svc.charts.max_entries,
+    )
+
+
+@asynccontextmanager
+async def open_library(svc: ChartsvcSettings, policy: AddressPolicy) -> AsyncIterator[ChartLibrary]:
+    """The library of ``svc``'s repositories, cache and limits, fetching only what ``policy``
+    allows; its sessions and the Helm adapter close when the block ends."""
+    if svc.rest.temp_dir is not None:
+        svc.rest.temp_dir.mkdir(parents=True, exist_ok=True)
+    tune_allocator()
+    credentials = await asyncio.to_thread(read_credentials, svc.registry_config)
+    async with (
+        guarded_session(policy) as session,
+        HubClient(policy, svc.hub.base_url) as hub_client,
+        OciClient(policy, plain_http=svc.oci.plain_http, credentials=credentials) as oci_client,
+    ):
+        repos = RepoService(
+            repositories_file=svc.repositories_file,
+            files=IndexFiles(svc.cache_dir),
+            fetcher=Fetcher(session, policy),
+            policy=policy,
+            max_index_size=svc.repositories.max_index_size,
+            limits=archive_limits(svc),
+            indexes=WeightedLRU(svc.repositories.index_memory),
+        )
+        helm = Helm(temp_dir=svc.rest.temp_dir)
+        checker = archives.ArchiveChecker(archive_limits(svc))
+        charts = ChartService(repos, oci_client, checker, helm.charts)
+        try:
+            yield ChartLibrary(repos, oci_client, hub_client, helm, charts)
+        finally:
+            await asyncio.to_thread(helm.close)

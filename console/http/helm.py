@@ -1,0 +1,178 @@
+"""Helm per cluster: releases (list, one, history, resources, values, manifest, install, upgrade,
+rollback, uninstall) and the chart catalogue, on chartsvc's release code and Helm engine.
+
+Each request resolves its cluster once (``clusterId``; an unknown one is 404 ``unknown-cluster``),
+then calls one :class:`~chartsvc.releases.ReleaseService` operation inside ``helm_failures``.
+Writes are audited (``helm.<action>`` on ``<namespace>/<name>``) unless they are a dry run. The
+desk (chart library, release service, values library) opens in this group's cleanup context.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from contextlib import ExitStack, contextmanager
+from typing import Any
+
+import yaml
+from aiohttp import web
+
+from chartsvc.encoders import (
+    encode_chart_version,
+    encode_release,
+    encode_resource,
+    encode_summary,
+    encode_uninstalled,
+)
+from chartsvc.releases import ClusterTarget, InstallRequest, UpgradeRequest
+from chartsvc.releases.model import write_options
+from common.openapi import validated
+from console.audit import audited
+from console.helm.desk import HelmDesk, helm_failures, open_desk
+from console.keys import CLUSTERS, HELM, OUTBOUND_ALLOW, SETTINGS
+
+routes = web.RouteTableDef()
+RELEASES = "/clusters/{clusterId}/helm/releases"
+RELEASE = RELEASES + "/{namespace}/{name}"
+YAML_TYPE = "application/yaml"
+_DUMPER: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+def setup(app: web.Application) -> None:
+    app.cleanup_ctx.append(_desk)
+
+
+async def _desk(app: web.Application) -> AsyncIterator[None]:
+    async with open_desk(app[SETTINGS], address_allow=app.get(OUTBOUND_ALLOW, ())) as desk:
+        app[HELM] = desk
+        yield
+
+
+def _context(request: web.Request) -> tuple[HelmDesk, str, ClusterTarget]:
+    cluster_id = validated(request).path["clusterId"]
+    desk = request.app[HELM]
+    return desk, cluster_id, desk.target(request.app[CLUSTERS].get(cluster_id))
+
+
+def _where(request: web.Request) -> tuple[str, str]:
+    path = validated(request).path
+    return path["namespace"], path["name"]
+
+
+@routes.get(RELEASES, name="listHelmReleases")
+async def list_helm_releases(request: web.Request) -> web.Response:
+    desk, _, target = _context(request)
+    with helm_failures():
+        found = await desk.releases.list_releases(target, validated(request).query.get("namespace"))
+    return web.json_response([encode_summary(r) for r in found])
+
+
+@routes.get(RELEASE, name="getHelmRelease")
+async def get_helm_release(request: web.Request) -> web.Response:
+    desk, _, target = _context(request)
+    with helm_failures():
+        release = await desk.releases.status(target, *_where(request))
+    return web.json_response(encode_release(release))
+
+
+@routes.get(RELEASE + "/history", name="getHelmReleaseHistory")
+async def get_helm_release_history(request: web.Request) -> web.Response:
+    desk, _, target = _context(request)
+    with helm_failures():
+        revisions = await desk.releases.history(target, *_where(request))
+    return web.json_response([encode_summary(r) for r in revisions])
+
+
+@routes.get(RELEASE + "/resources", name="getHelmReleaseResources")
+async def get_helm_release_resources(request: web.Request) -> web.Response:
+    desk, _, target = _context(request)
+    with helm_failures():
+        statuses = await desk.releases.resources(target, *_where(request))
+    return web.json_response([encode_resource(s) for s in statuses])
+
+
+@routes.get(RELEASE + "/values", name="getHelmReleaseValues")
+async def get_helm_release_values(request: web.Request) -> web.Response:
+    everything = validated(request).query["all"]
+    desk, _, target = _context(request)
+    with helm_failures():
+        values = await desk.releases.values(target, *_where(request), all_values=everything)
+    text = yaml.dump(dict(values), Dumper=_DUMPER, sort_keys=False) if values else ""
+    return web.Response(text=text, content_type=YAML_TYPE)
+
+
+@routes.get(RELEASE + "/manifest", name="getHelmReleaseManifest")
+async def get_helm_release_manifest(request: web.Request) -> web.Response:
+    desk, _, target = _context(request)
+    with helm_failures():
+        release = await desk.releases.status(target, *_where(request))
+    return web.Response(text=release.manifest, content_type=YAML_TYPE)
+
+
+@routes.post(RELEASES, name="installHelmRelease")
+async def install_helm_release(request: web.Request) -> web.Response:
+    body = validated(request).body
+    desk, cluster_id, target = _context(request)
+    values = await desk.values_for(body.get("valuesName"), body.get("values"))
+    install = InstallRequest.from_body({**body, "values": values})
+    where = f"{install.namespace}/{install.release_name}"
+    with _write(request, "install", cluster_id, where, dry_run=install.options.dry_run):
+        release = await desk.releases.install(target, install)
+    return web.json_response(
+        encode_release(release), status=200 if install.options.dry_run else 201
+    )
+
+
+@routes.post(RELEASE + "/upgrade", name="upgradeHelmRelease")
+async def upgrade_helm_release(request: web.Request) -> web.Response:
+    body = validated(request).body
+    desk, cluster_id, target = _context(request)
+    values = await desk.values_for(body.get("valuesName"), body.get("values"))
+    upgrade = UpgradeRequest.from_body({**body, "values": values})
+    namespace, name = _where(request)
+    dry_run = upgrade.options.dry_run
+    with _write(request, "upgrade", cluster_id, f"{namespace}/{name}", dry_run=dry_run):
+        release = await desk.releases.upgrade(target, namespace, name, upgrade)
+    return web.json_response(encode_release(release))
+
+
+@routes.post(RELEASE + "/rollback", name="rollbackHelmRelease")
+async def rollback_helm_release(request: web.Request) -> web.Response:
+    body = validated(request).body or {}
+    dry_run = write_options(body).dry_run
+    desk, cluster_id, target = _context(request)
+    namespace, name = _where(request)
+    with _write(request, "rollback", cluster_id, f"{namespace}/{name}", dry_run=dry_run):
+        release = await desk.releases.rollback(
+            target, namespace, name, body.get("revision"), dry_run=dry_run
+        )
+    return web.json_response(encode_release(release))
+
+
+@routes.post(RELEASE + "/uninstall", name="uninstallHelmRelease")
+async def uninstall_helm_release(request: web.Request) -> web.Response:
+    desk, cluster_id, target = _context(request)
+    namespace, name = _where(request)
+    with _write(request, "uninstall", cluster_id, f"{namespace}/{name}", dry_run=False):
+        release, info = await desk.releases.uninstall(target, namespace, name)
+    return web.json_response(encode_uninstalled(release, info))
+
+
+@routes.get("/clusters/{clusterId}/helm/charts", name="listHelmCharts")
+async def list_helm_charts(request: web.Request) -> web.Response:
+    desk, _, _ = _context(request)
+    charts = await desk.catalogue(validated(request).query.get("query"))
+    return web.json_response([{"repo": repo, **encode_chart_version(c)} for repo, c in charts])
+
+
+@contextmanager
+def _write(
+    request: web.Request, action: str, cluster: str, target: str, *, dry_run: bool
+) -> Iterator[None]:
+    """Audited unless a dry run (dry runs are not recorded); the trail sees the console's code."""
+    with ExitStack() as stack:
+        if not dry_run:
+            stack.enter_context(
+                audited(request, action=f"helm.{action}", cluster=cluster, target=target)
+            )
+        stack.enter_context(helm_failures())
+        yield

@@ -54,6 +54,7 @@ API_GROUPS = (
     "actions",
     "helm",
     "watch",
+    "logs",
 )
 #: Clusters connected to at once by the start-up warm-up.
 WARM_UP_CONCURRENCY = 4

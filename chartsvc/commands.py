@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 from typing import Any
 
-from common.cli import configure_logging, create_service_app, load_service_settings, settings_args
+from chartsvc.settings import Settings
+from common.cli import configure_logging, load_command_settings, settings_args
 
 
 def register(subparsers: Any) -> None:
@@ -29,9 +31,10 @@ def register(subparsers: Any) -> None:
 
 
 def _mcp(args: argparse.Namespace) -> int:
+    from chartsvc.app import create_app
     from chartsvc.mcp.stdio import serve_stdio
 
-    settings = load_service_settings("chartsvc", args)
+    settings = load_command_settings(Settings, args)
     configure_logging(args.log_level)
-    asyncio.run(serve_stdio(create_service_app("chartsvc", settings)))
+    asyncio.run(serve_stdio(create_app(settings, environ=dict(os.environ))))
     return 0

@@ -10,13 +10,11 @@ import html
 import json
 from pathlib import Path
 
-import yaml
 from aiohttp import web
 from swagger_ui_bundle import swagger_ui_path
 
+from common import yamlio
 from common.openapi import SPEC
-
-_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 _INDEX = """<!DOCTYPE html>
 <html lang="en">
@@ -39,7 +37,7 @@ window.ui = SwaggerUIBundle({{url: "{spec}", dom_id: "#swagger-ui", deepLinking:
 def add_routes(app: web.Application, *, base_path: str, ui_path: str) -> None:
     document = app[SPEC].served(base_path)
     as_json = json.dumps(document, indent=2).encode()
-    as_yaml = yaml.dump(document, Dumper=_DUMPER, sort_keys=False, allow_unicode=True).encode()
+    as_yaml = yamlio.dump(document).encode()
     ui = "/" + ui_path.strip("/")
     title = html.escape(str(document.get("info", {}).get("title", "API")))
     index = _INDEX.format(title=title, ui=ui, spec="/v3/api-docs").encode()

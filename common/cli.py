@@ -1,35 +1,25 @@
-"""The ``wharf`` command: serve a service, run the cluster simulator, and service admin commands.
+"""What every ``wharf`` command shares: logging set-up and the settings options.
 
-This is the only module that reads argv and the environment. Services are found by name
-(``<service>.app.create_app`` and ``<service>.settings.Settings``) through importlib, so ``common``
-keeps importing no service, and a service that is not part of this build is reported, not crashed on.
-A service may add its own subcommands in ``<service>/commands.py`` (``register(subparsers)``).
+The command itself (argv, the service table, ``serve``) lives in :mod:`wharf.cli`, the composition
+root; a service's own subcommands (``<service>/commands.py``) use these helpers so every command
+reads settings and logs the same way. Only the commands read the environment.
 """
 
 from __future__ import annotations
 
 import argparse
-import enum
-import importlib
-import importlib.util
-import inspect
 import logging
 import os
 import sys
-from collections.abc import Callable, Sequence
 from pathlib import Path
-from types import ModuleType
-from typing import Any
+from typing import TypeVar
 
-from aiohttp import web
+from common.app import RequestIdFilter
+from common.config import load_settings
 
-from common.app import ACCESS_LOG_FORMAT, RequestIdFilter, wharf_version
-from common.config import SERVICE_SECTIONS, ConfigError, describe, load_settings
-
-DEFAULT_PORTS = {"chartsvc": 8080, "results": 8081, "console": 8082}
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"
-#: Seconds in-flight requests get to finish after SIGTERM before the server stops anyway.
-SHUTDOWN_TIMEOUT_S = 30.0
+
+S = TypeVar("S")
 
 
 def configure_logging(level: str = "INFO") -> None:
@@ -39,13 +29,6 @@ def configure_logging(level: str = "INFO") -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
-
-
-def service_available(service: str) -> bool:
-    try:
-        return importlib.util.find_spec(f"{service}.app") is not None
-    except ModuleNotFoundError:
-        return False
 
 
 def settings_args(parser: argparse.ArgumentParser) -> None:
@@ -61,162 +44,8 @@ def settings_args(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def load_service_settings(service: str, args: argparse.Namespace) -> Any:
-    """Settings of ``service`` from defaults, ``--config``, the environment and ``--set``."""
-    settings_cls = importlib.import_module(f"{service}.settings").Settings
+def load_command_settings(settings_cls: type[S], args: argparse.Namespace) -> S:
+    """``settings_cls`` from defaults, ``--config``, the environment and ``--set``."""
     return load_settings(
         settings_cls, config_file=args.config, environ=os.environ, overrides=args.overrides
     )
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="wharf",
-        description="Wharf: chartsvc (Helm over HTTP and MCP), results (test results and "
-        "coverage), console (multi-cluster Kubernetes console), and a cluster simulator.",
-    )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    sub.add_parser("version", help="print the version").set_defaults(func=_version)
-    sub.add_parser(
-        "config-docs", help="print every setting of every service as Markdown"
-    ).set_defaults(func=_config_docs)
-    serve = sub.add_parser("serve", help="run a service")
-    serve.add_argument("service", choices=SERVICE_SECTIONS)
-    settings_args(serve)
-    serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
-    serve.add_argument("--port", type=int, help="port (8080 chartsvc, 8081 results, 8082 console)")
-    serve.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
-    serve.set_defaults(func=_serve)
-    # Parsed by the simulator itself (see main); listed here so --help shows it.
-    sub.add_parser("kubesim", help="run the Kubernetes API server simulator (--help for options)")
-    for service in SERVICE_SECTIONS:
-        module = _optional_module(f"{service}.commands")
-        if module is not None:
-            module.register(sub)
-    return parser
-
-
-def _optional_module(name: str) -> ModuleType | None:
-    try:
-        if importlib.util.find_spec(name) is None:
-            return None
-    except ModuleNotFoundError:
-        return None
-    return importlib.import_module(name)
-
-
-def _version(_: argparse.Namespace) -> int:
-    print(f"wharf {wharf_version()}")
-    return 0
-
-
-def config_docs() -> str:
-    """docs/configuration.md: every setting, its type, default and meaning (a test keeps it current)."""
-    lines = [
-        "# Configuration",
-        "",
-        "Every setting of every service. Sources, later ones winning: the defaults below, the YAML file",
-        "given with `--config` (nested or dotted keys), the environment (upper case, `.` and `-` as `_`:",
-        "`CHARTSVC_SECURITY_MODE`), and `--set key=value`. An unknown key or a bad value stops start-up",
-        "with exit code 2. Generated by `wharf config-docs`.",
-    ]
-    for service in SERVICE_SECTIONS:
-        module = _optional_module(f"{service}.settings")
-        if module is None:
-            continue
-        lines += [
-            "",
-            f"## {service}",
-            "",
-            "| key | type | default | meaning |",
-            "|---|---|---|---|",
-        ]
-        for info in describe(module.Settings):
-            default = "(secret)" if info.secret else _show_default(info.default)
-            doc = info.doc.replace("|", "\\|").replace("\n", " ")
-            lines.append(f"| `{info.key}` | {info.type_name} | {default} | {doc} |")
-    return "\n".join(lines) + "\n"
-
-
-def _show_default(value: Any) -> str:
-    if value is None or value == ():
-        return "—"
-    shown = value.value if isinstance(value, enum.Enum) else value
-    return f"`{shown}`"
-
-
-def _config_docs(_: argparse.Namespace) -> int:
-    sys.stdout.write(config_docs())
-    return 0
-
-
-def _serve(args: argparse.Namespace) -> int:
-    if _optional_module(f"{args.service}.settings") is None:
-        print(f"wharf: service {args.service} is not part of this build", file=sys.stderr)
-        return 2
-    settings = load_service_settings(args.service, args)  # bad settings stop start-up first
-    if not service_available(args.service):
-        print(f"wharf: service {args.service} is not part of this build", file=sys.stderr)
-        return 2
-    configure_logging(args.log_level)
-    app = create_service_app(args.service, settings)
-    port = args.port if args.port is not None else DEFAULT_PORTS[args.service]
-
-    def announce(_: str) -> None:
-        print(f"{args.service} listening on http://{_url_host(args.host)}:{port}", flush=True)
-
-    web.run_app(
-        app,
-        host=args.host,
-        port=port,
-        access_log_format=ACCESS_LOG_FORMAT,
-        shutdown_timeout=SHUTDOWN_TIMEOUT_S,
-        handle_signals=True,
-        print=announce,
-    )
-    return 0
-
-
-def create_service_app(service: str, settings: Any) -> web.Application:
-    """``<service>.app.create_app(settings)``, as ``serve`` builds it; for service commands too."""
-    create_app: Callable[..., web.Application] = importlib.import_module(
-        f"{service}.app"
-    ).create_app
-    # A service that reads the environment (KUBECONFIG, HOME) says so by taking it.
-    if "environ" in inspect.signature(create_app).parameters:
-        return create_app(settings, environ=dict(os.environ))
-    return create_app(settings)
-
-
-def _url_host(host: str) -> str:
-    return f"[{host}]" if ":" in host else host
-
-
-def _kubesim(argv: list[str]) -> int:
-    module = _optional_module("common.kubesim.cli")
-    if module is None:
-        print("wharf: the cluster simulator is not part of this build", file=sys.stderr)
-        return 2
-    configure_logging("INFO")
-    result: int = module.main(argv)
-    return result
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["kubesim"]:
-        return _kubesim(argv[1:])
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    try:
-        result: int = args.func(args)
-    except ConfigError as exc:
-        print(f"wharf: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        return 130
-    return result
-
-
-if __name__ == "__main__":
-    sys.exit(main())

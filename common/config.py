@@ -5,7 +5,7 @@ Each service declares its settings as ``@attrs.frozen`` classes whose fields are
 the key ``api-key``; the root class has one field named after the service, so keys read exactly as the
 contracts print them (``chartsvc.security.mode``).
 
-This module parses and checks; it never reads ``os.environ`` or argv itself (``common.cli`` passes
+This module parses and checks; it never reads ``os.environ`` or argv itself (the commands pass
 them in), and it never logs values, since some are secrets.
 """
 
@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import attrs
-import yaml
+
+from common import yamlio
 
 S = TypeVar("S")
 
@@ -130,8 +131,8 @@ def _read_yaml(path: Path) -> Mapping[str, Any]:
     except OSError as exc:
         raise ConfigError("--config", f"a readable file ({exc.strerror}: {path})") from exc
     try:
-        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506
-    except yaml.YAMLError as exc:
+        data = yamlio.load(text)
+    except yamlio.YAMLError as exc:
         raise ConfigError("--config", f"valid YAML ({path}: {exc})") from exc
     if data is None:
         return {}

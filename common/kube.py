@@ -21,11 +21,10 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-import yaml
 
+from common import yamlio
 from common.errors import BadGateway, BadRequest, UpstreamStatus, WharfError
 
-_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _FILE_KEYS = {
     "clusters": (("certificate-authority", "certificate-authority-data"),),
     "users": (
@@ -106,7 +105,7 @@ class KubeConfig:
         }
 
     def content_for(self, name: str) -> str:
-        return yaml.safe_dump(self.for_context(name), sort_keys=False)
+        return yamlio.dump(self.for_context(name))
 
 
 def _named(document: Mapping[str, Any], kind: str, name: str) -> dict[str, Any] | None:
@@ -130,8 +129,8 @@ def default_paths(environ: Mapping[str, str]) -> list[Path]:
 def parse(text: str, *, base_dir: Path | None = None, source: str = "kubeconfig") -> KubeConfig:
     """One kubeconfig document; file references resolved against ``base_dir`` and inlined."""
     try:
-        document = yaml.load(text, Loader=_LOADER)  # noqa: S506 - the C SafeLoader
-    except yaml.YAMLError:
+        document = yamlio.load(text)
+    except yamlio.YAMLError:
         raise KubeConfigError(f"{source} is not valid YAML") from None
     if not isinstance(document, dict) or document.get("kind", "Config") != "Config":
         raise KubeConfigError(f"{source} is not a kubeconfig (kind: Config)")
@@ -234,8 +233,8 @@ def _status_message(exc: BaseException) -> str:
         body = body.decode("utf-8", "replace")
     if isinstance(body, str) and body:
         try:
-            parsed = yaml.load(body, Loader=_LOADER)  # noqa: S506 - JSON is YAML; C SafeLoader
-        except yaml.YAMLError:
+            parsed = yamlio.load(body)  # JSON is YAML
+        except yamlio.YAMLError:
             parsed = None
         message = parsed.get("message") if isinstance(parsed, dict) else None
         if isinstance(message, str):

@@ -19,11 +19,11 @@ from typing import Any
 import attrs
 import jsonschema
 import referencing
-import yaml
 from aiohttp import web
 from aiohttp.typedefs import Handler
 from referencing.jsonschema import DRAFT202012
 
+from common import yamlio
 from common.errors import BadRequest, ValidationFailed
 
 SPEC_URI = "urn:wharf:spec"
@@ -139,7 +139,7 @@ def load_document(path: Path, *, exclude: Collection[str] = ()) -> dict[str, Any
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:
-    document = yaml.load(path.read_text("utf-8"), Loader=_LOADER)  # noqa: S506 - C SafeLoader
+    document = yamlio.load(path.read_text("utf-8"))
     if not isinstance(document, dict):
         raise ValueError(f"{path.name} is not an OpenAPI document")
     return document
@@ -169,7 +169,6 @@ def merge_fragment(document: dict[str, Any], fragment: Mapping[str, Any], *, sou
 SPEC = web.AppKey("wharf.spec", Spec)
 VALIDATE_RESPONSES = web.AppKey("wharf.validate_responses", bool)
 
-_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
 
 

@@ -5,22 +5,18 @@ and close after its ``yield`` (every cluster client with them). ``environ`` is t
 environment the CLI passes in (``KUBECONFIG``, ``HOME``, the in-cluster service variables): this
 module never reads ``os.environ`` itself, so a test passes exactly the environment it means.
 
-Route groups are found by module: each ``console/http/<group>.py`` listed in ``API_GROUPS`` and
-present in this build is served (its ``routes`` table); a group that needs app state of its own
-defines ``setup(app)``, called once the app is built, to set its keys and cleanup contexts.
+The API is the route tables listed in ``API_ROUTES``, one per ``console/http/<group>.py``; each
+route's ``name`` is its operationId in ``spec/console.yaml`` (``build_app`` checks the two agree).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
-import importlib.util
 import logging
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
-from types import ModuleType
 
 from aiohttp import web
 
@@ -32,7 +28,19 @@ from console.clusters import ClusterRegistry
 from console.clusters.kubeconfigs import kubeconfig_paths, static_clusters
 from console.clusters.store import ClusterStore, MemoryClusterStore, SqliteClusterStore
 from console.credentials import AdminCredentials
-from console.http import actuator
+from console.http import (
+    actions,
+    actuator,
+    apply,
+    auth,
+    browse,
+    clusters,
+    helm,
+    instance,
+    logs,
+    objects,
+    watch,
+)
 from console.keys import AUTH, CATALOGS, CLUSTERS, METRICS, SETTINGS
 from console.metrics import RequestMetrics, metrics_middleware
 from console.resources.discovery import Catalogs
@@ -43,18 +51,18 @@ from console.settings import ConsoleSettings, Settings, StoreBackend
 logger = logging.getLogger(__name__)
 
 SPEC_PATH = Path(__file__).resolve().parent.parent / "spec" / "console.yaml"
-#: Route groups under /api/v1, by module; a group not yet in this build is skipped.
-API_GROUPS = (
-    "clusters",
-    "auth",
-    "instance",
-    "browse",
-    "objects",
-    "apply",
-    "actions",
-    "helm",
-    "watch",
-    "logs",
+#: The route tables under /api/v1.
+API_ROUTES: tuple[web.RouteTableDef, ...] = (
+    clusters.routes,
+    auth.routes,
+    instance.routes,
+    browse.routes,
+    objects.routes,
+    apply.routes,
+    actions.routes,
+    helm.routes,
+    watch.routes,
+    logs.routes,
 )
 #: Clusters connected to at once by the start-up warm-up.
 WARM_UP_CONCURRENCY = 4
@@ -62,7 +70,6 @@ WARM_UP_CONCURRENCY = 4
 
 def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) -> web.Application:
     svc = settings.console
-    groups = _groups()
     metrics = RequestMetrics()
     policy = AuthPolicy(
         open_mode=svc.security.open_mode,
@@ -72,7 +79,7 @@ def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) 
     app = build_app(
         service="console",
         spec=Spec.load(SPEC_PATH),
-        api_routes=[group.routes for group in groups],
+        api_routes=API_ROUTES,
         extra_routes=[actuator.routes],
         middlewares=[metrics_middleware(metrics), auth_middleware(policy)],
         info={"security": {"mode": "open" if svc.security.open_mode else "closed"}},
@@ -92,19 +99,9 @@ def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) 
             "will be refused (wharf console hash-password makes a hash for the settings)"
         )
     app.cleanup_ctx.append(_clusters_context(dict(environ or {})))
-    for group in groups:
-        if hasattr(group, "setup"):
-            group.setup(app)
+    helm.setup(app)  # the Helm desk opens after the clusters it serves
+    watch.setup(app)  # the watch hub (watches and logs) opens after the clusters too
     return app
-
-
-def _groups() -> list[ModuleType]:
-    found = []
-    for group in API_GROUPS:
-        name = f"console.http.{group}"
-        if importlib.util.find_spec(name) is not None:
-            found.append(importlib.import_module(name))
-    return found
 
 
 def make_store(svc: ConsoleSettings) -> ClusterStore:

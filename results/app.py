@@ -7,10 +7,6 @@ cleanup contexts, in this order, and close in reverse:
    (``keys.INGESTOR``), which awaits ``keys.RUN_LISTENERS`` after each committed ingest.
 2. The accounts context (``keys.ACCOUNTS``), after the store whose database it uses.
 3. The events context (``keys.EVENTS``): it appends its broadcaster to ``keys.RUN_LISTENERS``.
-
-Hooks for the accounts/auth/events side are marked ``HOOK`` below: the auth middleware goes in
-``middlewares``; API route tables in ``API_ROUTES``; pages (login, profile, dashboard) in
-``extra_routes``; their contexts after ``store_context``.
 """
 
 from __future__ import annotations
@@ -38,7 +34,7 @@ from results.store.reads import SqliteReadStore
 
 SPEC_PATH = Path(__file__).resolve().parent.parent / "spec" / "results.yaml"
 BASE_PATH = "/api/v1"
-#: HOOK: the API route tables; each route's ``name`` is its operationId in ``spec/results.yaml``.
+#: The API route tables; each route's ``name`` is its operationId in ``spec/results.yaml``.
 API_ROUTES: tuple[web.RouteTableDef, ...] = (
     ingest.routes,
     gate.routes,
@@ -57,11 +53,18 @@ def load_spec() -> Spec:
 
 
 def create_app(
-    settings: Settings, *, keepalive_s: float = sse.KEEPALIVE_INTERVAL_S
+    settings: Settings,
+    *,
+    environ: Mapping[str, str] | None = None,
+    keepalive_s: float = sse.KEEPALIVE_INTERVAL_S,
 ) -> web.Application:
-    """The results service; ``keepalive_s`` shortens the SSE keepalive (tests only)."""
+    """The results service; ``keepalive_s`` shortens the SSE keepalive (tests only).
+
+    ``environ`` is taken for the shape every service's factory shares; results reads nothing from
+    the process environment (its CI commands do, not the server).
+    """
     svc = settings.results
-    # HOOK: the auth middleware, then HTML error pages for the dashboard (results.wiring).
+    # The auth middleware, then HTML error pages for the dashboard (results.wiring).
     middlewares: list[Middleware] = [
         *wiring.middlewares(svc, base_path=BASE_PATH),
         pages.html_errors,
@@ -71,7 +74,7 @@ def create_app(
         spec=load_spec(),
         api_routes=API_ROUTES,
         base_path=BASE_PATH,
-        extra_routes=pages.ROUTES,  # HOOK: login, profile and dashboard pages
+        extra_routes=pages.ROUTES,  # login, profile and dashboard pages
         middlewares=middlewares,
         info={"security": {"openMode": svc.security.open_mode}},
         readiness={"database": database_ready},
@@ -81,7 +84,7 @@ def create_app(
     listeners: list[RunListener] = []
     app[keys.RUN_LISTENERS] = listeners
     app.cleanup_ctx.append(store_context)
-    # HOOK: the accounts and events contexts, after the store; the page templates.
+    # The accounts and events contexts, after the store; then the page templates.
     app.cleanup_ctx.append(wiring.accounts_context)
     app.cleanup_ctx.append(wiring.events_context)
     pages.setup(app)

@@ -19,12 +19,13 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from common.cli import load_service_settings, settings_args
+from common.cli import load_command_settings, settings_args
 from common.errors import WharfError
 from results import credentials
 from results.accounts import Accounts, Role
 from results.ci import commands as ci
 from results.runs import Visibility
+from results.settings import Settings
 from results.store import open_store
 from results.store.accounts import SqliteAccountStore
 
@@ -99,7 +100,7 @@ def _project_commands(sub: Any) -> None:
 
 def _runner(action: Action) -> Callable[[argparse.Namespace], int]:
     def run(args: argparse.Namespace) -> int:
-        settings = load_service_settings("results", args).results
+        settings = load_command_settings(Settings, args).results
         try:
             return asyncio.run(_with_accounts(settings, action, args))
         except WharfError as exc:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 from pathlib import Path
 
-from common.cli import config_docs
-from common.config import SERVICE_SECTIONS, describe
+from common.config import describe
+from wharf.cli import config_docs
+from wharf.services import SERVICES
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -19,10 +18,8 @@ def test_configuration_docs_are_current() -> None:
 
 def test_every_setting_has_a_doc_and_appears_in_the_docs() -> None:
     docs = (ROOT / "docs" / "configuration.md").read_text("utf-8")
-    services = [s for s in SERVICE_SECTIONS if importlib.util.find_spec(f"{s}.settings")]
-    assert services, "no service declares settings"
-    for service in services:
-        for info in describe(importlib.import_module(f"{service}.settings").Settings):
+    for service in SERVICES.values():
+        for info in describe(service.settings):
             assert len(info.doc) > 10, info.key
             assert f"`{info.key}`" in docs, info.key
 
@@ -83,7 +80,7 @@ def test_every_package_directory_is_a_package() -> None:
     """A folder of modules without __init__.py is left out of a normal install."""
     missing = [
         str(d.relative_to(ROOT))
-        for top in ("chartsvc", "results", "console", "common")
+        for top in ("chartsvc", "results", "console", "common", "wharf")
         for d in [ROOT / top, *(ROOT / top).rglob("*")]
         if d.is_dir()
         and d.name != "__pycache__"

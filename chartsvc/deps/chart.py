@@ -30,6 +30,7 @@ from chartsvc.deps.model import (
     Dependency,
     InvalidDependency,
 )
+from common import yamlio
 
 
 @attrs.frozen
@@ -93,7 +94,7 @@ def read_chart_metadata(archive: Path) -> dict[str, Any]:
 
 def _load_yaml(data: bytes, what: str) -> dict[str, Any]:
     try:
-        loaded = yaml.load(data, Loader=_LOADER)  # noqa: S506 - a safe loader
+        loaded = yaml.load(data, Loader=_ChartLoader)  # noqa: S506 - a safe loader
     except yaml.YAMLError as exc:
         raise BadChartArchive(f"{what} is not valid YAML") from exc
     if loaded is None:
@@ -103,20 +104,18 @@ def _load_yaml(data: bytes, what: str) -> dict[str, Any]:
     return loaded
 
 
-_BASE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _TIMESTAMP = "tag:yaml.org,2002:timestamp"
 
 
-class _ChartLoader(_BASE_LOADER):  # type: ignore[valid-type,misc]
+class _ChartLoader(yamlio.SafeLoader):  # type: ignore[valid-type,misc]
     """Safe loading without YAML 1.1 timestamps: Helm's go-yaml keeps ``2024-01-01`` a string
     unless the Go field is a time, and none in a dependency is."""
 
 
 _ChartLoader.yaml_implicit_resolvers = {
     first: [(tag, regexp) for tag, regexp in resolvers if tag != _TIMESTAMP]
-    for first, resolvers in _BASE_LOADER.yaml_implicit_resolvers.items()
+    for first, resolvers in yamlio.SafeLoader.yaml_implicit_resolvers.items()
 }
-_LOADER: type[yaml.SafeLoader] = _ChartLoader
 
 
 def requested_dependencies(files: ChartFiles) -> list[Dependency]:

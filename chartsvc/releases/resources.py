@@ -11,20 +11,17 @@ from __future__ import annotations
 
 from typing import Any
 
-import yaml
-
 from chartsvc.clusters import ClusterTarget
 from chartsvc.releases.kstatus import NOT_FOUND, readiness
 from chartsvc.releases.model import Release, ResourceStatus
 from chartsvc.releases.reads import ClusterReads, object_path
-
-_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+from common import yamlio
 
 
 def manifest_objects(manifest: str) -> list[dict[str, Any]]:
     """The Kubernetes objects in a rendered manifest, in its order (``List`` kinds flattened)."""
     out: list[dict[str, Any]] = []
-    for doc in yaml.load_all(manifest, Loader=_LOADER):
+    for doc in yamlio.load_all(manifest):
         if not isinstance(doc, dict):
             continue
         if doc.get("kind") == "List" and isinstance(doc.get("items"), list):

@@ -15,16 +15,14 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-import yaml
 import yarl
 
 from chartsvc.repos.files import write_atomic
+from common import yamlio
 from common.errors import BadRequest, WharfError
 from common.netguard import AddressPolicy
 
 NAME = re.compile(r"^[A-Za-z0-9._-]+$")
-_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_DUMPER: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
 class InvalidRepositoryName(BadRequest):
@@ -117,8 +115,8 @@ def read_entries(path: Path) -> list[dict[str, Any]]:
     except FileNotFoundError:
         return []
     try:
-        document = yaml.load(text, Loader=_LOADER)  # noqa: S506 - CSafeLoader is safe
-    except yaml.YAMLError as exc:
+        document = yamlio.load(text)
+    except yamlio.YAMLError as exc:
         raise RepositoryFileCorrupt(f"{path.name} is not valid YAML") from exc
     if document is None:
         return []
@@ -164,7 +162,7 @@ def write_entries(path: Path, entries: list[dict[str, Any]]) -> None:
         "generated": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
         "repositories": entries,
     }
-    text = yaml.dump(document, Dumper=_DUMPER, sort_keys=True, default_flow_style=False)
+    text = yamlio.dump(document, sort_keys=True)
     write_atomic(path, text.encode("utf-8"))
 
 

@@ -25,10 +25,10 @@ import yaml
 
 from chartsvc import semver
 from chartsvc.repos import yamlindex
+from common import yamlio
 from common.errors import BadGateway
 
 FORMAT = 3
-_BASE_LOADER: Any = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
 
 # Position of each field in a prepared entry (a list keeps the prepared file and memory small).
 VERSION, APP_VERSION, DESCRIPTION, CREATED, DIGEST, URLS, DEPRECATED, SORT_KEY = range(8)
@@ -235,7 +235,7 @@ def _normalise(item: Any) -> Entry | None:
     return None
 
 
-class _IndexLoader(_BASE_LOADER):  # type: ignore[misc]
+class _IndexLoader(yamlio.BaseLoader):  # type: ignore[misc,valid-type]
     """YAML for indexes: scalars stay strings (``appVersion: 1.10`` is "1.10", as written) and each
     entry is cut down as soon as it is built, like the JSON hook does, so a large YAML index never
     exists in memory whole. Resolving scalar types was a fifth of the parse time and is not needed.

@@ -16,13 +16,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import yaml
+from common import yamlio
 
 WANTED = frozenset(
     {"apiVersion", "name", "version", "appVersion", "description", "created", "digest", "urls"}
     | {"deprecated"}
 )
-_LOADER: Any = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
 _KEY = re.compile(r"[A-Za-z0-9_.-]+$")
 _PLAIN_START = frozenset("&*!|>[]{}%@`#,?:-'\"")
 _TAB_INDENT = re.compile(r"^ *\t", re.MULTILINE)
@@ -178,8 +177,8 @@ class _Reader:
         first = head[:level].replace("-", " ") + head[level:]  # an entry's "- " opens its first key
         snippet = "\n".join(line[level:] for line in [first, *self.lines[self.i + 1 : end]])
         try:
-            parsed = yaml.load(snippet, Loader=_LOADER)  # noqa: S506 - a base loader builds no objects
-        except yaml.YAMLError as exc:
+            parsed = yamlio.load_strings(snippet)
+        except yamlio.YAMLError as exc:
             raise _Unusual from exc
         if not isinstance(parsed, dict) or key not in parsed:
             raise _Unusual

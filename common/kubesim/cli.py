@@ -1,6 +1,6 @@
 """``wharf kubesim``: run a simulated cluster in the foreground until interrupted.
 
-``common.cli`` dispatches ``wharf kubesim ...`` to :func:`main`. The kubeconfig (with the CA and a
+``wharf.cli`` dispatches ``wharf kubesim ...`` to :func:`main`. The kubeconfig (with the CA and a
 bearer token) is written to ``--kubeconfig``; the token itself is never printed or logged.
 """
 

@@ -19,13 +19,12 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-import yaml
 
+from common import yamlio
 from common.errors import BadRequest, Conflict, NotFound, PayloadTooLarge
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 SUFFIX = ".yaml"
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class ValuesNotFound(NotFound):
@@ -53,8 +52,8 @@ def check_name(name: str) -> None:
 def parse(text: str, *, source: str) -> dict[str, Any]:
     """``text`` as a values mapping; a YAML error or a non-mapping is a 400 naming ``source``."""
     try:
-        loaded = yaml.load(text, Loader=_LOADER)  # noqa: S506 - the C SafeLoader
-    except yaml.YAMLError as exc:
+        loaded = yamlio.load(text)
+    except yamlio.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         raise BadRequest(f"{source} is not valid YAML{where}") from None

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
 from contextlib import ExitStack, contextmanager
-from typing import Any
 
-import yaml
 from aiohttp import web
 
 from chartsvc.encoders import (
@@ -25,6 +23,7 @@ from chartsvc.encoders import (
 )
 from chartsvc.releases import ClusterTarget, InstallRequest, UpgradeRequest
 from chartsvc.releases.model import write_options
+from common import yamlio
 from common.openapi import validated
 from console.audit import audited
 from console.helm.desk import HelmDesk, helm_failures, open_desk
@@ -34,7 +33,6 @@ routes = web.RouteTableDef()
 RELEASES = "/clusters/{clusterId}/helm/releases"
 RELEASE = RELEASES + "/{namespace}/{name}"
 YAML_TYPE = "application/yaml"
-_DUMPER: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
 def setup(app: web.Application) -> None:
@@ -96,7 +94,7 @@ async def get_helm_release_values(request: web.Request) -> web.Response:
     desk, _, target = _context(request)
     with helm_failures():
         values = await desk.releases.values(target, *_where(request), all_values=everything)
-    text = yaml.dump(dict(values), Dumper=_DUMPER, sort_keys=False) if values else ""
+    text = yamlio.dump(dict(values)) if values else ""
     return web.Response(text=text, content_type=YAML_TYPE)
 
 

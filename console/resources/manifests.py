@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import attrs
-import yaml
 
+from common import yamlio
 from common.errors import BadRequest
 from console.resources.catalog import Kind
 from console.resources.discovery import Catalogs
@@ -26,8 +26,6 @@ from console.resources.listing import get_object, object_path
 FIELD_MANAGER = "wharf-console"
 # A manifest whose aliases expand past this many nodes is refused before it is re-serialised.
 MAX_NODES = 200_000
-_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_DUMPER: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
 @attrs.frozen
@@ -40,8 +38,8 @@ class Manifest:
 
 def parse(text: str) -> dict[str, Any]:
     try:
-        docs = [d for d in yaml.load_all(text, Loader=_LOADER) if d is not None]
-    except yaml.YAMLError as exc:
+        docs = [d for d in yamlio.load_all(text) if d is not None]
+    except yamlio.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
         raise BadRequest(f"the manifest is not valid YAML{where}") from None
@@ -125,5 +123,4 @@ async def export_yaml(api: KubeApi, kind: Kind, namespace: str | None, name: str
     meta.pop("managedFields", None)
     ordered = {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"), "metadata": meta}
     ordered.update((k, v) for k, v in obj.items() if k not in ordered)
-    text: str = yaml.dump(ordered, Dumper=_DUMPER, sort_keys=False, allow_unicode=True)
-    return text
+    return yamlio.dump(ordered)

@@ -51,7 +51,7 @@ def cpu_seconds(pid: int) -> float:
 def start_results(data_dir: Path, port: int) -> subprocess.Popen[bytes]:
     """``wharf serve results`` on loopback with its own data directory; wait with
     :func:`wait_ready`."""
-    command = [sys.executable, "-m", "common.cli", "serve", "results", "--port", str(port)]
+    command = [sys.executable, "-m", "wharf", "serve", "results", "--port", str(port)]
     command += ["--host", "127.0.0.1", "--set", f"results.data-dir={data_dir}"]
     return subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 

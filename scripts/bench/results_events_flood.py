@@ -58,7 +58,7 @@ def rss_mb(pid: int) -> float:
 
 
 def start(data_dir: Path, port: int, sets: list[str]) -> subprocess.Popen[bytes]:
-    command = [sys.executable, "-m", "common.cli", "serve", "results", "--port", str(port),
+    command = [sys.executable, "-m", "wharf", "serve", "results", "--port", str(port),
                "--host", "127.0.0.1", "--set", f"results.data-dir={data_dir}"]  # fmt: skip
     for item in sets:
         command += ["--set", item]
@@ -68,7 +68,7 @@ def start(data_dir: Path, port: int, sets: list[str]) -> subprocess.Popen[bytes]
 def make_token(data_dir: Path) -> str:
     """A user and a token, made with the admin commands on the server's own database."""
     sets = ["--set", f"results.data-dir={data_dir}"]
-    wharf = [sys.executable, "-m", "common.cli", "results"]
+    wharf = [sys.executable, "-m", "wharf", "results"]
     subprocess.run([*wharf, "user", "add", "bench", "--password-stdin", *sets], input=b"pw-bench-1\n",
                    cwd=ROOT, check=True, capture_output=True)  # fmt: skip
     made = subprocess.run([*wharf, "token", "create", "--user", "bench", "--name", "b", *sets],

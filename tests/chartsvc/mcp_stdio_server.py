@@ -14,7 +14,8 @@ import ipaddress
 
 from chartsvc.app import create_app
 from chartsvc.mcp.stdio import serve_stdio
-from common.cli import configure_logging, load_service_settings, settings_args
+from chartsvc.settings import Settings
+from common.cli import configure_logging, load_command_settings, settings_args
 
 LOOPBACK = (ipaddress.ip_network("127.0.0.0/8"),)
 
@@ -22,7 +23,7 @@ LOOPBACK = (ipaddress.ip_network("127.0.0.0/8"),)
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     settings_args(parser)
-    settings = load_service_settings("chartsvc", parser.parse_args())
+    settings = load_command_settings(Settings, parser.parse_args())
     configure_logging("WARNING")
     # environ={}: the cluster comes from chartsvc.kube.kubeconfig only, never from the test's home.
     asyncio.run(serve_stdio(create_app(settings, address_allow=LOOPBACK, environ={})))

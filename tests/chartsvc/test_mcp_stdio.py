@@ -29,10 +29,10 @@ ALLOWED = "tests.chartsvc.mcp_stdio_server"
 
 @contextlib.asynccontextmanager
 async def stdio_session(
-    tmp_path: Path, *overrides: str, module: str = "common.cli"
+    tmp_path: Path, *overrides: str, module: str = "wharf"
 ) -> AsyncIterator[ClientSession]:
-    """An MCP session with ``python -m common.cli mcp`` (or the loopback-allowed test module)."""
-    command = ["-m", module, "mcp"] if module == "common.cli" else ["-m", module]
+    """An MCP session with ``python -m wharf mcp`` (or the loopback-allowed test module)."""
+    command = ["-m", module, "mcp"] if module == "wharf" else ["-m", module]
     settings = [
         f"chartsvc.data-dir={tmp_path / 'data'}",
         f"chartsvc.rest.temp-dir={tmp_path / 'tmp'}",

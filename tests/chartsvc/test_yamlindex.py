@@ -167,22 +167,15 @@ def test_other_shapes_step_aside(text: str) -> None:
     assert yamlindex.read(text) is None
 
 
-def test_fast_reader_on_a_large_index_is_much_quicker(tmp_path: Path) -> None:
-    import time
-
+def test_a_large_generated_index_takes_the_fast_reader_and_matches_the_library() -> None:
+    """The speed-up itself is measured in scripts/bench/chartsvc_index.py, not timed here."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts" / "bench"))
     from chartsvc_index import generate_index
 
     document = json.loads(generate_index(20, 25))
     raw = yaml.safe_dump(document).encode()
-    start = time.perf_counter()
-    fast = index.parse(raw, source={})
-    fast_s = time.perf_counter() - start
-    start = time.perf_counter()
-    library = index.parse(raw, source={}, fast_yaml=False)
-    library_s = time.perf_counter() - start
-    assert fast == library
-    assert fast_s < library_s / 3, (fast_s, library_s)
+    assert yamlindex.read(raw.decode()) is not None  # the Helm-shape reader accepts it whole
+    assert index.parse(raw, source={}) == index.parse(raw, source={}, fast_yaml=False)
 
 
 def test_an_index_written_by_helm_itself(chart_archives: dict[str, Path], tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-WHARF = [sys.executable, "-m", "common.cli"]
+WHARF = [sys.executable, "-m", "wharf"]
 
 
 def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

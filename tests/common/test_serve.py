@@ -26,7 +26,7 @@ async def test_sigterm_closes_streams_and_exits_cleanly(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "common.cli",
+            "wharf",
             "serve",
             "results",
             "--port",

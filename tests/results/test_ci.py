@@ -13,13 +13,13 @@ import pytest
 from aiohttp import ClientSession, web
 from aiohttp.test_utils import TestServer
 
-from common import cli
 from results import keys
 from results.app import create_app
 from results.browse import RunFilter
 from results.ci.sources import ci_target, report_files
 from tests.results.story import coverage
 from tests.results.support import junit_xml, settings_for
+from wharf import cli
 
 ROOT = Path(__file__).resolve().parents[2]
 Server = TestServer
@@ -60,7 +60,7 @@ async def test_a_ci_job_uploads_and_gates_from_a_shell_script(
     write(work, ("lcov-80.info", coverage(80)[1]))
     write(work, ("lcov-60.info", coverage(60)[1]))
     script = textwrap.dedent("""\
-        wharf() { "$PYTHON" -m common.cli "$@"; }
+        wharf() { "$PYTHON" -m wharf "$@"; }
         export GITHUB_REF_NAME=main
         GITHUB_SHA=aaaaaaa1 wharf results upload --project shop --junit "$JOB/green" --coverage "$JOB/lcov-80.info"
         echo "upload-green=$?"

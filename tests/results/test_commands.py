@@ -22,7 +22,7 @@ def wharf(
     data = tmp_path / "results-data"  # what tests.results.support.settings_for uses
     where = ["--set", f"results.data-dir={data}"] if settings else []
     return subprocess.run(
-        [sys.executable, "-m", "common.cli", "results", *args, *where],
+        [sys.executable, "-m", "wharf", "results", *args, *where],
         input=stdin,
         capture_output=True,
         text=True,

@@ -1,0 +1,7 @@
+"""``python -m wharf``: the same as the ``wharf`` console script."""
+
+import sys
+
+from wharf.cli import main
+
+sys.exit(main())

@@ -39,6 +39,8 @@ from console.http import (
     instance,
     logs,
     objects,
+    podexec,
+    portforwards,
     watch,
 )
 from console.keys import AUTH, CATALOGS, CLUSTERS, METRICS, SETTINGS
@@ -63,6 +65,7 @@ API_ROUTES: tuple[web.RouteTableDef, ...] = (
     helm.routes,
     watch.routes,
     logs.routes,
+    portforwards.routes,
 )
 #: Clusters connected to at once by the start-up warm-up.
 WARM_UP_CONCURRENCY = 4
@@ -80,7 +83,7 @@ def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) 
         service="console",
         spec=Spec.load(SPEC_PATH),
         api_routes=API_ROUTES,
-        extra_routes=[actuator.routes],
+        extra_routes=[actuator.routes, podexec.routes],
         middlewares=[metrics_middleware(metrics), auth_middleware(policy)],
         info={"security": {"mode": "open" if svc.security.open_mode else "closed"}},
         readiness={"clusterStore": _store_ready},
@@ -101,6 +104,8 @@ def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) 
     app.cleanup_ctx.append(_clusters_context(dict(environ or {})))
     helm.setup(app)  # the Helm desk opens after the clusters it serves
     watch.setup(app)  # the watch hub (watches and logs) opens after the clusters too
+    podexec.setup(app)
+    portforwards.setup(app)  # forwards are released before their clusters close
     return app
 
 

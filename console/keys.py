@@ -9,6 +9,8 @@ owned by the registry: never close it; an unknown id raises ``UnknownCluster``, 
 
 from __future__ import annotations
 
+import weakref
+
 from aiohttp import web
 
 from common.netguard import IPNetwork
@@ -19,6 +21,7 @@ from console.helm.desk import HelmDesk
 from console.metrics import RequestMetrics
 from console.resources.discovery import Catalogs
 from console.settings import ConsoleSettings
+from console.streams.portforward import PortForwards
 from console.streams.watches import WatchHub
 
 SETTINGS = web.AppKey("console.settings", ConsoleSettings)
@@ -31,6 +34,10 @@ CATALOGS = web.AppKey("console.catalogs", Catalogs)
 WATCHES = web.AppKey("console.watches", WatchHub)
 #: The chart library, release service and values library (Helm routes).
 HELM = web.AppKey("console.helm", HelmDesk)
+#: Every running port-forward (console.http.portforwards).
+PORT_FORWARDS = web.AppKey("console.port_forwards", PortForwards)
+#: Open ``/ws/exec`` sockets, closed at shutdown (console.http.podexec).
+EXEC_SESSIONS = web.AppKey("console.exec_sessions", weakref.WeakSet[web.WebSocketResponse])
 #: Networks outbound fetches (charts, the LLM) may reach beyond the address policy; set by tests
 #: (a loopback chart repository or model) before the app starts. Never set in production.
 OUTBOUND_ALLOW = web.AppKey("console.outbound_allow", tuple[IPNetwork, ...])
@@ -40,9 +47,11 @@ __all__ = [
     "AUTH",
     "CATALOGS",
     "CLUSTERS",
+    "EXEC_SESSIONS",
     "HELM",
     "METRICS",
     "OUTBOUND_ALLOW",
+    "PORT_FORWARDS",
     "SETTINGS",
     "WATCHES",
 ]

@@ -17,7 +17,7 @@ import contextlib
 import json
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 import aiohttp
 from kubernetes_asyncio.client.exceptions import ApiException
@@ -149,6 +149,40 @@ class KubeApi:
                     raise cluster_error(exc) from exc
                 raise cluster_error(_Refusal(int(resp.status), data)) from None
             yield resp.content
+
+    @contextlib.asynccontextmanager
+    async def open_channels(
+        self, path: str, *, query: Query, protocols: Sequence[str]
+    ) -> AsyncIterator[aiohttp.ClientWebSocketResponse]:
+        """A WebSocket upgrade of ``path`` (exec, attach, port-forward) speaking the first of
+        ``protocols`` the server accepts (``ws.protocol``), through the client's own connection
+        pool, TLS settings and credentials. A refused upgrade raises its status (``cluster-refused``);
+        leaving the ``with`` closes the socket."""
+        headers: dict[str, str] = {}
+        try:
+            await self.client.update_params_for_auth(headers, [], ["BearerToken"])
+        except ConfigException as exc:
+            raise cluster_error(exc) from exc
+        url = f"{self.client.configuration.host}{path}?{urlencode(list(query))}"
+        rest = self.client.rest_client
+        try:
+            ws = await rest.pool_manager.ws_connect(
+                url,
+                protocols=tuple(protocols),
+                headers=headers,
+                timeout=aiohttp.ClientWSTimeout(ws_close=self.timeout_s),
+                server_hostname=rest.server_hostname,
+                max_msg_size=MAX_LINE,
+                autoping=True,
+            )
+        except aiohttp.WSServerHandshakeError as exc:
+            raise cluster_error(_Refusal(exc.status, b"")) from None
+        except _TRANSPORT_ERRORS as exc:
+            raise cluster_error(exc) from exc
+        try:
+            yield ws
+        finally:
+            await ws.close()
 
     async def _call(
         self,

@@ -19,6 +19,7 @@ import attrs
 
 from chartsvc import archives, deps
 from chartsvc.helm import ChartEngine, ShowFormat
+from chartsvc.oci.reference import redacted
 from chartsvc.repos.cache import WeightedLRU
 from chartsvc.repos.service import RepoService
 from common.errors import BadRequest, ValidationFailed
@@ -43,7 +44,7 @@ class InvalidChartRef(BadRequest):
 
     def __init__(self, ref: str, field: str = "chartRef") -> None:
         super().__init__(
-            f"{field} must be <repo>/<chart> or oci://<registry>/<path>, got {ref[:200]!r}",
+            f"{field} must be <repo>/<chart> or oci://<registry>/<path>, got {redacted(ref)[:200]!r}",
             extra={"errors": [{"in": "body", "field": field, "message": "is invalid"}]},
         )
 

@@ -18,6 +18,9 @@ from common.app import RequestIdFilter
 from common.config import load_settings
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"
+#: Libraries whose DEBUG lines carry data, not events: aiosqlite logs every statement with its
+#: parameters (session CSRF values, token hashes), so it stays at INFO whatever the level asked.
+QUIET_LOGGERS = ("aiosqlite",)
 
 S = TypeVar("S")
 
@@ -29,6 +32,8 @@ def configure_logging(level: str = "INFO") -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
+    for name in QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(max(logging.INFO, root.level))
 
 
 def settings_args(parser: argparse.ArgumentParser) -> None:

@@ -2,10 +2,13 @@
 
 Rules (the contract's): in open mode every GET is public and every other method needs the admin;
 in closed mode everything but ``/actuator/health/**``, ``/actuator/info`` and the sign-in call
-needs the admin; paths that return secrets need the admin in both modes. A path is judged by both
-the request path and the matched route's template, so an encoded or oddly spelled path cannot slip
-past a rule its route falls under. A Basic header is checked wherever it is sent, and a wrong one is
-a bare 401: a problem body and no ``WWW-Authenticate``, so a browser shows no login dialog.
+needs the admin; paths that return secrets need the admin in both modes (so do a Secret's values,
+checked once the resource is known: ``console.http.clusterapi.target_whole_kind``). Health and
+info probes ignore any credential sent, so a wrong one cannot turn a probe into a 401. A path is
+judged by both the request path and the matched route's template, so an encoded or oddly spelled
+path cannot slip past a rule its route falls under. A Basic header is checked wherever else it is
+sent, and a wrong one is a bare 401: a problem body and no ``WWW-Authenticate``, so a browser shows
+no login dialog.
 
 Cookie-authenticated unsafe requests outside ``/api/`` and ``/mcp/`` (and WebSocket handshakes)
 must come from this origin (CSRF); API paths are exempt, as the contract says.
@@ -81,10 +84,13 @@ def _paths(request: web.Request) -> tuple[str, ...]:
 def auth_middleware(policy: AuthPolicy) -> Middleware:
     @web.middleware
     async def authenticate(request: web.Request, handler: Handler) -> web.StreamResponse:
+        paths = _paths(request)
+        if any(ALWAYS_PUBLIC.match(p) for p in paths):
+            return await handler(request)  # probes: public in both modes, credentials unread
         principal = await identify(request, policy)
         if principal is not None:
             request[PRINCIPAL] = principal
-        elif needs_auth(request.method, _paths(request), open_mode=policy.open_mode):
+        elif needs_auth(request.method, paths, open_mode=policy.open_mode):
             raise Unauthorized("authentication required: HTTP Basic or a session cookie")
         if principal is not None and principal.via == "session":
             _check_origin(request)

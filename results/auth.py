@@ -1,10 +1,13 @@
 """Who is calling, and whether they may: the results service's authentication middleware.
 
 Credentials, in order: ``Authorization: Bearer <token>``, ``X-Results-Token: <token>``, then the
-session cookie from the ``/login`` form. A token that is presented but unknown, revoked or expired is a
-401 wherever it is sent (a silent fall-back to anonymous would hide the mistake); an unknown or expired
-session cookie is simply no session. API writes accept only tokens: a cookie is sent by the browser on
-its own, so honouring it for a POST would be an invitation to cross-site request forgery.
+session cookie from the ``/login`` form. Every token presented must be valid: one that is unknown,
+revoked or expired is a 401 wherever it is sent, even beside a valid one in the other header (a
+silent fall-back would hide the mistake). An unknown or expired session cookie is simply no session.
+
+A session cookie is sent by the browser on its own, so an API write (any method but GET/HEAD/OPTIONS)
+honours it only with the session's CSRF value in ``X-CSRF-Token`` (``GET /api/v1/me`` returns it in
+that response header); a wrong value is a 403, a missing one leaves the write anonymous.
 
 Rules: ``GET /api/v1/me`` always needs a principal; ingest needs a token when
 ``require-ingest-token`` is set; with ``open-mode`` off every API call and page needs a principal.
@@ -14,13 +17,14 @@ projects is not decided here but by :func:`results.accounts.can_read` in the han
 
 from __future__ import annotations
 
+import hmac
 from urllib.parse import quote
 
 import attrs
 from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
 
-from common.errors import Unauthorized
+from common.errors import Forbidden, Unauthorized
 from common.openapi import SPEC, operation_id
 from results import keys
 from results.settings import CookieSecure
@@ -28,6 +32,7 @@ from results.users import Credential, Principal
 
 SESSION_COOKIE = "results_session"
 TOKEN_HEADER = "X-Results-Token"  # noqa: S105 - a header name
+CSRF_HEADER = "X-CSRF-Token"
 LOGIN_PATH = "/login"
 #: Paths anyone reaches in every mode: the login form itself, health probes and the API docs.
 PUBLIC_PREFIXES = ("/login", "/actuator/", "/v3/api-docs", "/swagger-ui", "/favicon.ico")
@@ -63,21 +68,36 @@ def principal(request: web.Request) -> Principal | None:
     return request.get(keys.PRINCIPAL)
 
 
-def presented_token(request: web.Request) -> str | None:
+class CsrfRefused(Forbidden):
+    def __init__(self) -> None:
+        super().__init__(
+            f"the {CSRF_HEADER} header does not match this session's CSRF value "
+            "(GET /api/v1/me returns it)",
+            code="csrf-refused",
+        )
+
+
+def presented_tokens(request: web.Request) -> list[str]:
+    """The tokens sent, Bearer first; the same value in both headers counts once."""
+    found: list[str] = []
     scheme, _, value = request.headers.get("Authorization", "").partition(" ")
     if scheme.lower() == "bearer" and value.strip():
-        return value.strip()
-    return request.headers.get(TOKEN_HEADER, "").strip() or None
+        found.append(value.strip())
+    header = request.headers.get(TOKEN_HEADER, "").strip()
+    if header and header not in found:
+        found.append(header)
+    return found
 
 
 async def resolve(request: web.Request) -> Principal | None:
     accounts = request.app[keys.ACCOUNTS]
-    token = presented_token(request)
-    if token is not None:
-        found = await accounts.token_principal(token)
-        if found is None:
+    tokens = presented_tokens(request)
+    if tokens:
+        principals = [await accounts.token_principal(token) for token in tokens]
+        first = principals[0]
+        if first is None or any(p is None or p.user != first.user for p in principals):
             raise InvalidToken()
-        return found
+        return first
     cookie = request.cookies.get(SESSION_COOKIE)
     return await accounts.session_principal(cookie) if cookie else None
 
@@ -93,7 +113,7 @@ def auth_middleware(policy: AuthPolicy) -> Middleware:
             found = await resolve(request)
         is_api = request.path == base or request.path.startswith(base + "/")
         if is_api and found is not None and _cookie_write(request, found):
-            found = None  # a cookie does not authorise an API write; see the docstring
+            found = _with_csrf(request, found)  # see the docstring
         if found is not None:
             request[keys.PRINCIPAL] = found
         if is_api:
@@ -128,12 +148,24 @@ def _check_api(request: web.Request, policy: AuthPolicy, found: Principal | None
         )
     if not policy.open_mode and found is None:
         raise AuthenticationRequired(
-            "this server is not in open mode: send an API token or log in", code="login-required"
+            "this server is not in open mode: send an API token, or log in (a signed-in "
+            f"session writes to the API with its {CSRF_HEADER} header)",
+            code="login-required",
         )
 
 
 def _cookie_write(request: web.Request, found: Principal) -> bool:
     return found.via is Credential.SESSION and request.method not in SAFE_METHODS
+
+
+def _with_csrf(request: web.Request, found: Principal) -> Principal | None:
+    """The session's principal if the write carries its CSRF value; None if it carries none."""
+    given = request.headers.get(CSRF_HEADER)
+    if given is None:
+        return None
+    if found.csrf is None or not hmac.compare_digest(given.encode(), found.csrf.encode()):
+        raise CsrfRefused()
+    return found
 
 
 def _by_token(found: Principal | None) -> bool:

@@ -30,8 +30,17 @@ class InvalidReference(BadRequest):
     default_code = "invalid-oci-reference"
 
     def __init__(self, ref: str, reason: str) -> None:
-        super().__init__(f"{ref[:300]!r} is not a valid OCI reference: {reason}")
+        super().__init__(f"{redacted(ref)[:300]!r} is not a valid OCI reference: {reason}")
         self.ref = ref
+
+
+#: ``user:password@`` before the host (with or without a scheme): never echoed in an error.
+_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)?[^/@]*@")
+
+
+def redacted(ref: str) -> str:
+    """``ref`` as an answer may show it: credentials before the host are replaced by ``***``."""
+    return _USERINFO.sub(r"\1***@", ref, count=1)
 
 
 @attrs.frozen

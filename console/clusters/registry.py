@@ -116,8 +116,8 @@ class ClusterRegistry:
 
     # -- changing ---------------------------------------------------------------------------
     async def add(self, definition: ClusterDefinition) -> Cluster:
-        if definition.kubeconfig is None:
-            raise InvalidCluster("kubeconfig is required to add a cluster")
+        if not definition.kubeconfig or not definition.kubeconfig.strip():
+            raise InvalidCluster("kubeconfig is required to add a cluster and must not be empty")
         if definition.id is not None:
             self._refuse_taken(definition.id)
         config = kubeconfigs.parse_posted(definition.kubeconfig)
@@ -140,6 +140,10 @@ class ClusterRegistry:
         """Rename or re-point a runtime cluster; an omitted kubeconfig or context is kept."""
         current = self._editable(cluster_id)
         if definition.kubeconfig is not None:
+            if not definition.kubeconfig.strip():
+                raise InvalidCluster(
+                    "kubeconfig must not be empty (omit it to keep the current one)"
+                )
             config = kubeconfigs.parse_posted(definition.kubeconfig)
             context = kubeconfigs.choose_context(config, definition.context)
         else:

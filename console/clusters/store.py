@@ -9,13 +9,14 @@ here; the store only keeps what it is given.
 
 from __future__ import annotations
 
-import os
+import asyncio
 import time
 from pathlib import Path
 from typing import Protocol
 
 import aiosqlite
 
+from common.private import private_file
 from console.clusters.model import StoredCluster
 
 MIGRATIONS: tuple[str, ...] = (
@@ -107,10 +108,8 @@ class SqliteClusterStore:
         self._db: aiosqlite.Connection | None = None
 
     async def open(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        if not self.path.exists():
-            # Created empty and private before SQLite opens it: it will hold kubeconfigs.
-            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o600))
+        # Created empty and private before SQLite opens it: it holds kubeconfigs.
+        await asyncio.to_thread(private_file, self.path)
         db = await aiosqlite.connect(self.path)
         try:
             await db.execute("PRAGMA journal_mode=WAL")

@@ -12,7 +12,7 @@ from aiohttp import web
 from common.errors import BadRequest
 from common.openapi import validated
 from console.audit import audited
-from console.http.clusterapi import audit_target, target, target_kind
+from console.http.clusterapi import audit_target, target, target_kind, target_whole_kind
 from console.resources import manifests, rows
 
 routes = web.RouteTableDef()
@@ -29,7 +29,7 @@ async def _manifest_text(request: web.Request) -> str:
 @routes.get("/clusters/{clusterId}/yaml", name="getYaml")
 async def get_yaml(request: web.Request) -> web.Response:
     query = validated(request).query
-    found, kind = await target_kind(request, query["resource"])
+    found, kind = await target_whole_kind(request, query["resource"])
     text = await manifests.export_yaml(found.api, kind, query.get("namespace"), query["name"])
     return web.Response(text=text, content_type=YAML_TYPE)
 

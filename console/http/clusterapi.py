@@ -18,8 +18,9 @@ import attrs
 from aiohttp import web
 
 from common.app import REQUEST_ID, REQUEST_ID_HEADER
-from common.errors import WharfError
+from common.errors import Unauthorized, WharfError
 from common.openapi import validated
+from console.auth import current_user
 from console.keys import CATALOGS, CLUSTERS
 from console.resources.catalog import Kind
 from console.resources.discovery import Catalogs
@@ -46,6 +47,19 @@ async def target_kind(request: web.Request, resource_id: str | None = None) -> t
     found = await target(request)
     rid = resource_id or validated(request).path["resourceId"]
     return found, await found.catalogs.kind(found.api, rid)
+
+
+async def target_whole_kind(
+    request: web.Request, resource_id: str | None = None
+) -> tuple[Target, Kind]:
+    """:func:`target_kind` for reads that return an object whole, values included: a Secret's
+    need the admin in both modes (the projected list and the detail view keep them out)."""
+    found, kind = await target_kind(request, resource_id)
+    if kind.group == "" and kind.resource == "secrets" and current_user(request) is None:
+        raise Unauthorized(
+            "a Secret's values need the admin (HTTP Basic or a session), in open mode too"
+        )
+    return found, kind
 
 
 def audit_target(kind: Kind, namespace: str | None, name: str) -> str:

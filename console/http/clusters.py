@@ -12,7 +12,7 @@ from console import audit
 from console.about import PROBE_BUDGET_S
 from console.clusters import ClusterDefinition
 from console.clusters.kubeconfigs import parse_posted
-from console.http.encode import cluster_config, cluster_entry, withholding
+from console.http.encode import cluster_config, cluster_entry
 from console.keys import CLUSTERS
 
 routes = web.RouteTableDef()
@@ -58,7 +58,8 @@ async def get_cluster_config(request: web.Request) -> web.Response:
     registry = request.app[CLUSTERS]
     cluster = registry.get(validated(request).path["clusterId"])
     await registry.probe(cluster.id, timeout=PROBE_BUDGET_S)  # server version, simulator or not
-    return web.json_response(cluster_config(registry, cluster, withhold=withholding(request)))
+    # Where runtime clusters are stored is shown here to every caller; only /about withholds.
+    return web.json_response(cluster_config(registry, cluster))
 
 
 @routes.post("/clusters/contexts", name="listKubeconfigContexts")

@@ -38,20 +38,17 @@ def storage_text(registry: ClusterRegistry, *, withhold: bool) -> str:
     return f"{store.backend}:{store.location}"
 
 
-def cluster_config(
-    registry: ClusterRegistry, cluster: Cluster, *, withhold: bool
-) -> dict[str, Any]:
+def cluster_config(registry: ClusterRegistry, cluster: Cluster) -> dict[str, Any]:
     probe = registry.probe_result(cluster.id)
     return {
         **cluster_entry(cluster),
         "context": cluster.context,
         "contexts": cluster.contexts(),
-        "storage": storage_text(registry, withhold=withhold),
+        "storage": storage_text(registry, withhold=False),
         "persistent": registry.store.persistent,
         "kubeconfigStored": cluster.kubeconfig_stored,
         "serverVersion": probe.git_version if probe else None,
         "simulator": probe.simulator if probe else None,
-        "withheld": ["storage.location"] if withhold and registry.store.location else [],
     }
 
 

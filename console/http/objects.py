@@ -9,7 +9,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from common.openapi import validated
-from console.http.clusterapi import json_array, target_kind
+from console.http.clusterapi import json_array, target_kind, target_whole_kind
 from console.resources import listing
 from console.resources.detail import detail
 from console.resources.kubeapi import selector_query
@@ -46,7 +46,7 @@ async def list_objects(request: web.Request) -> web.StreamResponse:
 
 @routes.get("/clusters/{clusterId}/resources/{resourceId}/object", name="getObject")
 async def get_object(request: web.Request) -> web.Response:
-    found, kind = await target_kind(request)
+    found, kind = await target_whole_kind(request)
     query = validated(request).query
     obj = await listing.get_object(found.api, kind, query.get("namespace"), query["name"])
     return web.json_response(obj)

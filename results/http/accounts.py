@@ -16,7 +16,11 @@ routes = web.RouteTableDef()
 async def get_me(request: web.Request) -> web.Response:
     found = auth.principal(request)
     assert found is not None, "results.auth lets no anonymous request reach /me"
-    return web.json_response(encode_principal(found))
+    response = web.json_response(encode_principal(found))
+    if found.csrf is not None:  # a session: what its API writes must echo (see results.auth)
+        response.headers[auth.CSRF_HEADER] = found.csrf
+        response.headers["Cache-Control"] = "no-store"
+    return response
 
 
 def encode_principal(principal: Principal) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from typing import Any
 import aiosqlite
 import attrs
 
+from common.private import private_file
 from results.store.schema import migrate
 
 Params = tuple[Any, ...] | dict[str, Any]
@@ -124,8 +125,9 @@ def _pragmas(busy_timeout_ms: int, *, query_only: bool) -> list[str]:
 
 
 def _prepare(path: Path, busy_timeout_ms: int) -> None:
-    """Create the file and its directory, switch to WAL (persistent) and apply migrations."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Create the file and its directory, private to this user (it holds password hashes), switch
+    to WAL (persistent) and apply migrations."""
+    private_file(path)
     conn = sqlite3.connect(path, isolation_level=None, timeout=busy_timeout_ms / 1000)
     try:
         conn.execute(f"PRAGMA busy_timeout = {busy_timeout_ms:d}")

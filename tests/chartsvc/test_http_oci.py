@@ -105,3 +105,15 @@ async def test_push_of_a_helm_packaged_archive(
     form = push_form(chart_archives["other-2.3.4"].read_bytes(), f"{registry.oci}/helm-made")
     resp = await client.post("/api/v1/repos/push", data=form, headers=KEY)
     assert resp.status == 200, await resp.text()
+
+
+async def test_a_password_inside_an_oci_reference_is_never_echoed(client: Any) -> None:
+    for ref in (
+        "oci://robot:hunter2-secret@registry.example/charts/x:1.0.0",
+        "robot:hunter2-secret@registry.example/charts/x",
+        "oci://robot:hunter2-secret@/charts/x",
+    ):
+        resp = await client.post("/api/v1/repos/pull", json={"chart": ref})
+        body = await assert_problem(resp, 400)
+        assert "hunter2-secret" not in json.dumps(body), ref
+        assert "***@" in body["detail"], body["detail"]

@@ -105,8 +105,9 @@ async def test_simulator_state(console_app: ConsoleApp, sim: Simulator, tmp_path
     }
     config = await (await client.get("/api/v1/clusters/alpha/config")).json()
     assert (config["simulator"], config["serverVersion"]) == (True, "v1.32.4")
-    assert config["withheld"] == ["storage.location"]
-    assert (config["storage"], config["persistent"]) == ("sqlite", True)
+    # The config view shows where runtime clusters live to every reader; only /about withholds.
+    assert "withheld" not in config
+    assert config["storage"] == f"sqlite:{tmp_path / 'console' / 'clusters.db'}"
+    assert config["persistent"] is True
     signed_in = await (await client.get("/api/v1/clusters/alpha/config", headers=ADMIN)).json()
-    assert signed_in["storage"] == f"sqlite:{tmp_path / 'console' / 'clusters.db'}"
-    assert signed_in["withheld"] == []
+    assert signed_in["storage"] == config["storage"]

@@ -202,3 +202,11 @@ async def test_another_username_is_refused(console_app: ConsoleApp) -> None:
     client = await console_app()
     other = {"Authorization": aiohttp.encode_basic_auth("root", ADMIN_PASSWORD)}
     await assert_bare_401(await client.post("/api/v1/auth/session", headers=other))
+
+
+@pytest.mark.parametrize("open_mode", [True, False])
+async def test_probes_ignore_any_credential_sent(console_app: ConsoleApp, open_mode: bool) -> None:
+    client = await console_app(f"security.open-mode={str(open_mode).lower()}")
+    for path in ("/actuator/health", "/actuator/health/readiness", "/actuator/info"):
+        for headers in (WRONG, {"Authorization": "Basic !!!"}, ADMIN):
+            assert (await client.get(path, headers=headers)).status == 200, (path, headers)

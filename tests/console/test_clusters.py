@@ -239,12 +239,19 @@ async def test_conflicts_and_unknown_ids(console_app: ConsoleApp, sim_b: Simulat
     )
     resp = await client.put("/api/v1/clusters/gamma", json={"id": "other"}, headers=ADMIN)
     await assert_problem(resp, 400, code="invalid-request")
+    resp = await client.put("/api/v1/clusters/gamma", json={"kubeconfig": ""}, headers=ADMIN)
+    await assert_problem(resp, 400, code="invalid-cluster")
 
 
-async def test_bad_bodies_are_invalid_requests(console_app: ConsoleApp, sim: Simulator) -> None:
+async def test_bad_bodies_are_refused_with_the_rule_they_break(
+    console_app: ConsoleApp, sim: Simulator
+) -> None:
     client = await console_app()
+    for body in ({}, {"kubeconfig": ""}, {"kubeconfig": "  \n"}, {"name": "x"}):
+        # an unusable definition, as the contract's error table names it
+        resp = await client.post("/api/v1/clusters", json=body, headers=ADMIN)
+        await assert_problem(resp, 400, code="invalid-cluster")
     for body in (
-        {},
         {"kubeconfig": 3},
         {"kubeconfig": "x", "id": "a/b"},
         {"kubeconfig": "x", "extra": 1},

@@ -22,6 +22,7 @@ from tests.console.resources_support import (
     seed,
     unique,
 )
+from tests.console.support import ADMIN
 from tests.guards import assert_problem
 
 BASE = "/api/v1/clusters/alpha"
@@ -140,22 +141,32 @@ async def test_one_object_is_complete(client: Any, sim: Simulator) -> None:
         await create(api, {"apiVersion": "v1", "kind": "Secret",
                            "metadata": {"name": "token", "namespace": ns},
                            "data": {"password": "c2VjcmV0"}})  # fmt: skip
-    resp = await client.get(
-        f"{BASE}/resources/secrets/object", params={"name": "token", "namespace": ns}
-    )
+    where = {"name": "token", "namespace": ns}
+    # A Secret's values need the admin, open mode included; so does its YAML.
+    anonymous = await client.get(f"{BASE}/resources/secrets/object", params=where)
+    await assert_problem(anonymous, 401, code="unauthorized")
+    for resource in ("secrets",):
+        yaml = await client.get(f"{BASE}/yaml", params={**where, "resource": resource})
+        await assert_problem(yaml, 401, code="unauthorized")
+    yaml = await client.get(f"{BASE}/yaml", params={**where, "resource": "secrets"}, headers=ADMIN)
+    assert yaml.status == 200
+    assert "c2VjcmV0" in await yaml.text()
+    resp = await client.get(f"{BASE}/resources/secrets/object", params=where, headers=ADMIN)
     body = await resp.json()
     assert resp.status == 200
     assert body["data"] == {"password": "c2VjcmV0"}
     assert body["metadata"]["managedFields"]
     assert (body["apiVersion"], body["kind"]) == ("v1", "Secret")
     missing = await client.get(
-        f"{BASE}/resources/secrets/object", params={"name": "nope", "namespace": ns}
+        f"{BASE}/resources/secrets/object", params={"name": "nope", "namespace": ns}, headers=ADMIN
     )
     body = await assert_problem(missing, 404, code="cluster-refused")
     assert body["detail"] == 'secrets "nope" not found'
-    no_ns = await client.get(f"{BASE}/resources/secrets/object", params={"name": "token"})
+    no_ns = await client.get(
+        f"{BASE}/resources/secrets/object", params={"name": "token"}, headers=ADMIN
+    )
     await assert_problem(no_ns, 400, code="invalid-request")
-    no_name = await client.get(f"{BASE}/resources/secrets/object")
+    no_name = await client.get(f"{BASE}/resources/secrets/object", headers=ADMIN)
     await assert_problem(no_name, 400, code="invalid-request")
 
 

@@ -157,3 +157,59 @@ async def test_private_project_is_invisible_to_anonymous_and_non_members(
         assert resp.status == 200, name
         assert (await client.get("/runs/1", headers=callers[name])).status == 200
         assert "secret" in await (await client.get("/", headers=callers[name])).text()
+
+
+async def test_a_bad_token_beside_a_good_one_is_401(api_client: ApiClient, tmp_path: Path) -> None:
+    client = await start(api_client, tmp_path)
+    await make_user(client, "alice")
+    await make_user(client, "bob")
+    good = await make_token(client, "alice")
+    other = await make_token(client, "bob")
+    for headers in (
+        {**bearer(good), "X-Results-Token": "wrt_not-a-real-token"},
+        {**bearer("wrt_not-a-real-token"), "X-Results-Token": good},
+        {**bearer(good), "X-Results-Token": other},  # two people at once is no one
+    ):
+        resp = await client.get("/api/v1/me", headers=headers)
+        await assert_problem(resp, 401, code="invalid-token")
+    same = await client.get("/api/v1/me", headers={**bearer(good), "X-Results-Token": good})
+    assert (await same.json())["username"] == "alice"
+
+
+async def test_a_session_ingests_with_its_csrf_header_in_closed_mode(
+    api_client: ApiClient, tmp_path: Path
+) -> None:
+    client = await start(api_client, tmp_path, "results.security.open-mode=false")
+    await make_user(client, "alice")
+    await login(client, "alice")
+    me = await client.get("/api/v1/me")
+    assert (await me.json())["authenticatedBy"] == "session"
+    csrf = me.headers["X-CSRF-Token"]
+    assert me.headers["Cache-Control"] == "no-store"
+    # Without the header the cookie does not count for a write: a cross-site form cannot upload.
+    resp = await client.post("/api/v1/ingest", data=form(junit=[REPORT]))
+    await assert_problem(resp, 401, code="login-required")
+    resp = await client.post(
+        "/api/v1/ingest", data=form(junit=[REPORT]), headers={"X-CSRF-Token": csrf[::-1]}
+    )
+    await assert_problem(resp, 403, code="csrf-refused")
+    resp = await client.post(
+        "/api/v1/ingest", data=form(junit=[REPORT]), headers={"X-CSRF-Token": csrf}
+    )
+    assert resp.status == 201
+    # A token's /me carries no CSRF value.
+    token = await make_token(client, "alice")
+    assert "X-CSRF-Token" not in (await client.get("/api/v1/me", headers=bearer(token))).headers
+
+
+async def test_require_ingest_token_still_refuses_a_session_with_its_csrf(
+    api_client: ApiClient, tmp_path: Path
+) -> None:
+    client = await start(api_client, tmp_path, "results.security.require-ingest-token=true")
+    await make_user(client, "alice")
+    await login(client, "alice")
+    csrf = (await client.get("/api/v1/me")).headers["X-CSRF-Token"]
+    resp = await client.post(
+        "/api/v1/ingest", data=form(junit=[REPORT]), headers={"X-CSRF-Token": csrf}
+    )
+    await assert_problem(resp, 401, code="token-required")

@@ -319,3 +319,25 @@ async def test_the_failing_case_queries_use_the_run_index(store: SqliteStore) ->
         str(row[3]) for row in await store.db.fetchall(f"EXPLAIN QUERY PLAN {RUN_CASES}", (1, 5))
     )
     assert "INDEX test_cases_not_passed" in plan  # the dashboard's failing cases of a run
+
+
+async def test_the_database_and_its_folder_are_private_to_the_service_user(tmp_path: Path) -> None:
+    """It holds password hashes: 0600 for the file and its WAL/SHM files, 0700 for a new folder."""
+    path = tmp_path / "data" / "results.db"
+    async with open_store(path) as store:
+        async with store.db.transaction() as conn:
+            await conn.execute("CREATE TABLE probe (x)")
+        modes = {p.name: p.stat().st_mode & 0o777 for p in path.parent.iterdir()}
+    assert path.parent.stat().st_mode & 0o777 == 0o700
+    assert modes["results.db"] == 0o600
+    assert modes["results.db-wal"] == 0o600
+    assert modes["results.db-shm"] == 0o600
+
+
+async def test_a_readable_database_from_an_earlier_version_is_tightened(tmp_path: Path) -> None:
+    path = tmp_path / "results.db"
+    async with open_store(path):
+        pass
+    path.chmod(0o644)
+    async with open_store(path):
+        assert path.stat().st_mode & 0o777 == 0o600

@@ -40,6 +40,7 @@ from console.http import (
     logs,
     objects,
     podexec,
+    podfiles,
     portforwards,
     watch,
 )
@@ -66,6 +67,7 @@ API_ROUTES: tuple[web.RouteTableDef, ...] = (
     watch.routes,
     logs.routes,
     portforwards.routes,
+    podfiles.routes,
 )
 #: Clusters connected to at once by the start-up warm-up.
 WARM_UP_CONCURRENCY = 4
@@ -95,6 +97,11 @@ def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) 
     app[CATALOGS] = Catalogs()  # discovery cache of the browse/objects/apply/actions routes
     metrics.add_gauge(
         "console_audit_entries", "Entries in the audit ring.", lambda: len(app[AUDIT])
+    )
+    metrics.add_gauge(
+        "console_asyncio_tasks",
+        "asyncio tasks alive (request handlers, streams, watches, forwards): flat when idle.",
+        lambda: len(asyncio.all_tasks()),
     )
     if not policy.credentials.password_set:
         logger.warning(

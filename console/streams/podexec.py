@@ -73,18 +73,23 @@ class Session:
         return self.protocol.startswith("v5.")
 
     async def stdin(self, data: bytes) -> None:
-        if data and not self.ws.closed:
-            await self.ws.send_bytes(bytes([STDIN]) + data)
+        if data:
+            await self._send(bytes([STDIN]) + data)
 
     async def close_stdin(self) -> None:
         """Half-close stdin (v5); on v4 there is no such message and stdin stays open."""
-        if self.can_close_stdin and not self.ws.closed:
-            await self.ws.send_bytes(bytes([CLOSE, STDIN]))
+        if self.can_close_stdin:
+            await self._send(bytes([CLOSE, STDIN]))
 
     async def resize(self, width: int, height: int) -> None:
+        size = json.dumps({"Width": width, "Height": height}).encode()
+        await self._send(bytes([RESIZE]) + size)
+
+    async def _send(self, message: bytes) -> None:
+        """Send unless the process has ended: what it did not read is lost, as with a pipe."""
         if not self.ws.closed:
-            size = json.dumps({"Width": width, "Height": height}).encode()
-            await self.ws.send_bytes(bytes([RESIZE]) + size)
+            with contextlib.suppress(ConnectionError):
+                await self.ws.send_bytes(message)
 
     async def output(self) -> AsyncIterator[Output | Exit]:
         """stdout/stderr as it comes, then one ``Exit`` if the server reported one."""

@@ -61,11 +61,5 @@ class SseReader:
 
 
 def upstream_watches(sim: Simulator, group: str, resource: str) -> int:
-    """Watches of ``group/resource`` the simulator is serving right now (its controllers watch
-    everything through other subscriptions, which are not counted)."""
-
-    def count(state: Any) -> int:
-        subs = state.objects.store._subscriptions  # the simulator's watch cache, read-only here
-        return sum(1 for s in subs if s.gr == (group, resource))
-
-    return sim.call(count)
+    """Watches of ``group/resource`` the simulator is serving right now."""
+    return sim.call(lambda state: state.objects.store.subscribers((group, resource)))

@@ -2,8 +2,8 @@
 
 Mutating is enabled only in FULL mode with a non-blank key; then the caller must present that key.
 The MCP HTTP endpoints require the key whenever one is configured (``require_key``). Keys are
-compared in constant time. Which operations mutate is decided by ``chartsvc.operations``
-alone. This module knows nothing of HTTP; ``chartsvc.gate`` applies it to requests.
+compared in constant time. Which operations mutate is the spec's ``x-mutating`` (read by
+``chartsvc.operations``). This module knows nothing of HTTP; ``chartsvc.gate`` applies it to requests.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ import hmac
 
 import attrs
 
-from chartsvc.operations import is_mutating
 from chartsvc.settings import AccessMode, SecuritySettings
 from common.errors import Forbidden, Unauthorized
 
@@ -44,10 +43,9 @@ class AccessPolicy:
     def mutating_enabled(self) -> bool:
         return self.mode is AccessMode.FULL and self.key_configured
 
-    def check(self, operation_id: str | None, presented: str | None) -> None:
-        """Raise 403 when mutations are off, 401 when the key is missing or wrong."""
-        if not is_mutating(operation_id):
-            return
+    def allow_mutation(self, presented: str | None) -> None:
+        """For a mutating operation: 403 when mutations are off, 401 when the key is missing or
+        wrong."""
         if not self.mutating_enabled:
             raise MutationsDisabled(
                 "mutating operations are disabled: set chartsvc.security.mode=FULL and "

@@ -1,9 +1,11 @@
 """Assembly of the chart service: spec, routes, the access gate and the resources' cleanup contexts.
 
-``create_app`` is synchronous and does no I/O beyond reading the packaged spec; the outbound HTTP
-session, repository service, OCI and hub clients open in ``_services`` and close after its ``yield``.
-The release group (only with a cluster, see ``create_app``) opens in ``_releases``; the MCP
-endpoints open after them (``chartsvc.mcp.routes``).
+``create_app`` is synchronous and does no I/O beyond reading the packaged spec; the chart library
+(``chartsvc.library``: outbound session, repositories, OCI and hub clients, the Helm adapter) opens
+in ``_services`` and closes after its ``yield``.
+The release group (only with a cluster, see ``create_app``) opens in ``_releases``; the services
+both doors call are gathered in ``_doors``; the MCP endpoints open after them (``chartsvc.mcp.routes``).
+The routes and the gate follow the spec's operations (``chartsvc.operations``).
 """
 
 from __future__ import annotations
@@ -17,15 +19,28 @@ from aiohttp import web
 from aiohttp.typedefs import Middleware
 
 from chartsvc.access import AccessPolicy
+from chartsvc.calls import Services
 from chartsvc.clusters import ClusterResolver, ClusterSource, default_target
 from chartsvc.gate import access_gate
-from chartsvc.http import charts, dependencies, hub, releases, repos
 from chartsvc.http.budget import UploadBudget, upload_budget
 from chartsvc.http.forms import MAX_TEXT_BYTES
-from chartsvc.keys import CHARTS, CLUSTERS, HELM, HUB, OCI, POLICY, RELEASES, REPOS, SETTINGS
+from chartsvc.http.routes import route_tables
+from chartsvc.keys import (
+    CHARTS,
+    CLUSTERS,
+    HELM,
+    HUB,
+    OCI,
+    OPERATIONS,
+    POLICY,
+    RELEASES,
+    REPOS,
+    SERVICES,
+    SETTINGS,
+)
 from chartsvc.library import open_library
 from chartsvc.mcp import routes as mcp
-from chartsvc.operations import annotate_spec
+from chartsvc.operations import Operation, declared, mutating
 from chartsvc.releases import ReleaseService
 from chartsvc.settings import Settings
 from common.app import build_app
@@ -37,12 +52,15 @@ SPEC_PATH = Path(__file__).resolve().parent.parent / "spec" / "chartsvc.yaml"
 
 @functools.cache
 def load_spec(*, releases: bool = False) -> Spec:
-    """The spec with summaries and 401/403 responses filled in from ``chartsvc.operations``.
+    """The spec as the files hold it; the release group's operations (``chartsvc.releases.yaml``)
+    are in it only with ``releases``."""
+    return Spec.from_document(load_document(SPEC_PATH, exclude=() if releases else ("releases",)))
 
-    The release group's operations (``chartsvc.releases.yaml``) are in it only with ``releases``.
-    """
-    document = load_document(SPEC_PATH, exclude=() if releases else ("releases",))
-    return Spec.from_document(annotate_spec(document))
+
+@functools.cache
+def load_operations(*, releases: bool = False) -> Mapping[str, Operation]:
+    """The operations the spec declares (a DeclarationError when one is not fully declared)."""
+    return declared(load_spec(releases=releases))
 
 
 def create_app(
@@ -66,15 +84,18 @@ def create_app(
     """
     svc = settings.chartsvc
     clusters = ClusterSource(default_target(svc.kube, environ or {}), cluster_resolver)
+    spec = load_spec(releases=clusters.configured)
+    operations = load_operations(releases=clusters.configured)
     middlewares: list[Middleware] = []
     if svc.rest.access_interceptor.enabled:
-        middlewares.append(access_gate(AccessPolicy.from_settings(svc.security)))
+        policy = AccessPolicy.from_settings(svc.security)
+        middlewares.append(access_gate(policy, mutating(operations)))
     upload_cap = svc.rest.max_upload_size + MAX_TEXT_BYTES
     middlewares.append(upload_budget(UploadBudget.for_cap(upload_cap), cap=upload_cap))
     app = build_app(
         service="chartsvc",
-        spec=_with_info(load_spec(releases=clusters.configured), api_info),
-        api_routes=_route_tables(clusters.configured, groups or {}),
+        spec=_with_info(spec, api_info),
+        api_routes=_route_tables(route_tables(spec, operations), groups or {}),
         base_path=svc.rest.base_path,
         extra_routes=[mcp.routes],
         middlewares=middlewares,
@@ -83,6 +104,7 @@ def create_app(
         readiness={"repositories": _repositories_ready},
     )
     app[SETTINGS] = svc
+    app[OPERATIONS] = operations
     app[POLICY] = AddressPolicy(
         block_private_networks=svc.security.block_private_networks, allow=address_allow
     )
@@ -90,20 +112,14 @@ def create_app(
     if clusters.configured:
         app[CLUSTERS] = clusters
         app.cleanup_ctx.append(_releases)
+    app.cleanup_ctx.append(_doors)
     mcp.install(app)  # after the services its tools call
     return app
 
 
 def _route_tables(
-    with_releases: bool, replaced: Mapping[str, web.RouteTableDef]
+    tables: Mapping[str, web.RouteTableDef], replaced: Mapping[str, web.RouteTableDef]
 ) -> list[web.RouteTableDef]:
-    tables = {
-        "charts": charts.routes,
-        "repos": repos.routes,
-        "hub": hub.routes,
-        "dependencies": dependencies.routes,
-        **({"releases": releases.routes} if with_releases else {}),
-    }
     unknown = set(replaced) - set(tables)
     if unknown:
         raise ValueError(f"no such group to replace: {', '.join(sorted(unknown))}")
@@ -138,3 +154,15 @@ async def _releases(app: web.Application) -> AsyncIterator[None]:
         yield
     finally:
         await service.close()
+
+
+async def _doors(app: web.Application) -> AsyncIterator[None]:
+    """What the routes and the tools call: the services opened before this context."""
+    app[SERVICES] = Services(
+        repos=app[REPOS],
+        charts=app[CHARTS],
+        hub=app[HUB],
+        releases=app.get(RELEASES),
+        clusters=app.get(CLUSTERS),
+    )
+    yield

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -79,6 +80,87 @@ class RenderRequest:
         )
 
 
+@attrs.frozen
+class LintRequest:
+    values: dict[str, Any] = attrs.field(factory=dict)
+    strict: bool = False
+    namespace: str | None = None
+    kube_version: str | None = None
+
+    @classmethod
+    def from_body(cls, body: dict[str, Any]) -> LintRequest:
+        return cls(
+            values=body.get("values") or {},
+            strict=bool(body.get("strict")),
+            namespace=body.get("namespace"),
+            kube_version=body.get("kubeVersion"),
+        )
+
+
+@attrs.frozen
+class PackageRequest:
+    version: str | None = None  # replaces Chart.yaml's version (`helm package --version`)
+    app_version: str | None = None  # replaces its appVersion (`--app-version`)
+
+    @classmethod
+    def from_body(cls, body: dict[str, Any]) -> PackageRequest:
+        return cls(version=body.get("version"), app_version=body.get("appVersion"))
+
+
+def check_files(files: Mapping[str, str], limits: archives.ArchiveLimits) -> None:
+    """400 naming each file path that could leave the chart directory, and unless Chart.yaml is
+    there; 413 when the files exceed the archive limits."""
+    bad = [path for path in files if not _inside(path)]
+    if bad:
+        message = "must be a relative path inside the chart"
+        raise ValidationFailed(
+            [{"in": "body", "field": f"files.{p[:200]}", "message": message} for p in bad]
+        )
+    if "Chart.yaml" not in files:
+        raise ValidationFailed([{"in": "body", "field": "files", "message": "needs Chart.yaml"}])
+    size = sum(len(text.encode("utf-8")) for text in files.values())
+    if len(files) > limits.max_entries or size > limits.max_decompressed_bytes:
+        raise archives.ArchiveTooLarge("the chart's files exceed the archive limits")
+
+
+def _inside(path: str) -> bool:
+    parts = path.split("/")
+    return "\\" not in path and all(part not in ("", ".", "..") for part in parts)
+
+
+SEVERITIES = {1: "INFO", 2: "WARNING", 3: "ERROR"}
+
+
+@attrs.frozen
+class LintMessage:
+    severity: str  # INFO, WARNING, ERROR (UNKNOWN for anything else Helm says)
+    path: str
+    message: str
+
+
+@attrs.frozen
+class LintReport:
+    charts_linted: int
+    messages: tuple[LintMessage, ...]
+    errors: tuple[str, ...]
+    passed: bool
+
+    @classmethod
+    def from_helm(cls, report: dict[str, Any], *, strict: bool) -> LintReport:
+        messages = tuple(
+            LintMessage(
+                severity=SEVERITIES.get(m.get("severity", 0), "UNKNOWN"),
+                path=str(m.get("path") or ""),
+                message=str(m.get("error") or ""),
+            )
+            for m in report.get("messages") or ()
+        )
+        failing = {"ERROR", "WARNING"} if strict else {"ERROR"}
+        errors = tuple(str(e) for e in report.get("errors") or ())
+        passed = not errors and not any(m.severity in failing for m in messages)
+        return cls(int(report.get("total_charts_linted") or 0), messages, errors, passed)
+
+
 @attrs.define
 class ChartService:
     """Chart operations over repositories, OCI and uploads; one per app."""
@@ -114,6 +196,33 @@ class ChartService:
     async def template_upload(self, archive: bytes, request: RenderRequest) -> str:
         """Render an uploaded archive; the limits are checked in the render's own worker thread."""
         return await self.render(archive, request, check=True)
+
+    async def lint(self, data: bytes, request: LintRequest) -> LintReport:
+        """``helm lint`` of an archive already checked (a pulled one) or to check (``checked``)."""
+        report = await self.engine.lint(
+            data,
+            request.values,
+            strict=request.strict,
+            namespace=request.namespace,
+            kube_version=request.kube_version,
+        )
+        return LintReport.from_helm(report, strict=request.strict)
+
+    async def package_upload(self, upload: bytes, request: PackageRequest) -> tuple[bytes, str]:
+        """``helm package`` of an uploaded chart directory archive: the ``.tgz`` and its name."""
+        data = await self.checked(upload)
+        return await self.engine.package_archive(
+            data, version=request.version, app_version=request.app_version
+        )
+
+    async def package_files(
+        self, files: Mapping[str, str], request: PackageRequest
+    ) -> tuple[bytes, str]:
+        """``helm package`` of a chart given file by file (``Chart.yaml``, ``templates/...``)."""
+        check_files(files, self.checker.limits)
+        return await self.engine.package_files(
+            files, version=request.version, app_version=request.app_version
+        )
 
     async def checked(self, upload: bytes) -> bytes:
         """``upload`` once it passes the archive limits (in a worker thread: it reads the tar)."""

@@ -4,21 +4,97 @@ Release bodies are shaped like ``helm ... -o json`` (snake_case keys, as in
 ``spec/chartsvc.releases.yaml``); stored records pass through only the parts the spec shows
 (``info``, ``chart.metadata``, ``config``, ``manifest``, ``hooks``).
 
-Shared by the HTTP routes and the MCP tools, so both doors answer with the same JSON. Pure functions:
-no I/O and no aiohttp; never ``attrs.asdict`` (a field added to a value object must not leak out).
+Used by the operations' calls (``chartsvc.calls``), which both doors run, so both answer with the
+same JSON. Each encoder returns a TypedDict spelled as its spec schema. Pure functions: no I/O and no
+aiohttp; never ``attrs.asdict`` (a field added to a value object must not leak out).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
+from chartsvc.charts import LintReport
 from chartsvc.hub import HubResult
 from chartsvc.releases.model import Release, ResourceStatus, TestResult
+from chartsvc.releases.preview import UpgradePreview
 from chartsvc.repos.config import Repository
 from chartsvc.repos.model import ChartVersion, UpdateResult
 
 
-def encode_hub_result(result: HubResult) -> dict[str, Any]:
+class HubSearchResult(TypedDict):
+    name: str
+    version: str
+    appVersion: str
+    repoName: str
+    repoUrl: str
+    description: str
+
+
+class RepositoryBody(TypedDict):
+    name: str
+    url: str
+
+
+class ChartListEntry(TypedDict):
+    name: str
+    chartVersion: str
+    appVersion: str
+    description: str
+
+
+class UpdateResultBody(TypedDict):
+    name: str
+    updated: bool
+    charts: int
+    versions: int
+    skipped: int
+    error: NotRequired[str]
+
+
+class ChartBody(TypedDict):
+    metadata: dict[str, Any]
+
+
+class ReleaseSummary(TypedDict):
+    name: str
+    namespace: str
+    version: int
+    info: dict[str, Any]
+    chart: ChartBody
+
+
+class ReleaseBody(ReleaseSummary):
+    config: dict[str, Any]
+    manifest: str
+    hooks: list[dict[str, Any]]
+
+
+class UninstallResult(TypedDict):
+    release: ReleaseSummary
+    info: str
+
+
+class TestResultBody(TypedDict):
+    name: str
+    kind: str
+    phase: str
+    started_at: str | None
+    completed_at: str | None
+    logs: str
+    message: NotRequired[str]
+
+
+class ResourceStatusBody(TypedDict):
+    api_version: str
+    kind: str
+    name: str
+    namespace: str | None
+    status: str
+    ready: bool
+    message: str
+
+
+def encode_hub_result(result: HubResult) -> HubSearchResult:
     return {
         "name": result.name,
         "version": result.version,
@@ -29,11 +105,11 @@ def encode_hub_result(result: HubResult) -> dict[str, Any]:
     }
 
 
-def encode_repository(repo: Repository) -> dict[str, Any]:
+def encode_repository(repo: Repository) -> RepositoryBody:
     return {"name": repo.name, "url": repo.url}
 
 
-def encode_chart_version(entry: ChartVersion) -> dict[str, Any]:
+def encode_chart_version(entry: ChartVersion) -> ChartListEntry:
     return {
         "name": entry.name,
         "chartVersion": entry.chart_version,
@@ -42,8 +118,8 @@ def encode_chart_version(entry: ChartVersion) -> dict[str, Any]:
     }
 
 
-def encode_update(result: UpdateResult) -> dict[str, Any]:
-    body: dict[str, Any] = {
+def encode_update(result: UpdateResult) -> UpdateResultBody:
+    body: UpdateResultBody = {
         "name": result.name,
         "updated": result.updated,
         "charts": result.charts,
@@ -55,7 +131,7 @@ def encode_update(result: UpdateResult) -> dict[str, Any]:
     return body
 
 
-def encode_summary(release: Release) -> dict[str, Any]:
+def encode_summary(release: Release) -> ReleaseSummary:
     """A release without its manifest, values and hooks (list and history entries)."""
     return {
         "name": release.name,
@@ -66,7 +142,7 @@ def encode_summary(release: Release) -> dict[str, Any]:
     }
 
 
-def encode_release(release: Release) -> dict[str, Any]:
+def encode_release(release: Release) -> ReleaseBody:
     return {
         **encode_summary(release),
         "config": dict(release.config),
@@ -75,12 +151,12 @@ def encode_release(release: Release) -> dict[str, Any]:
     }
 
 
-def encode_uninstalled(release: Release, info: str) -> dict[str, Any]:
+def encode_uninstalled(release: Release, info: str) -> UninstallResult:
     return {"release": encode_summary(release), "info": info}
 
 
-def encode_test(result: TestResult) -> dict[str, Any]:
-    body: dict[str, Any] = {
+def encode_test(result: TestResult) -> TestResultBody:
+    body: TestResultBody = {
         "name": result.name,
         "kind": result.kind,
         "phase": result.phase,
@@ -93,7 +169,7 @@ def encode_test(result: TestResult) -> dict[str, Any]:
     return body
 
 
-def encode_resource(status: ResourceStatus) -> dict[str, Any]:
+def encode_resource(status: ResourceStatus) -> ResourceStatusBody:
     return {
         "api_version": status.api_version,
         "kind": status.kind,
@@ -102,4 +178,77 @@ def encode_resource(status: ResourceStatus) -> dict[str, Any]:
         "status": status.status,
         "ready": status.ready,
         "message": status.message,
+    }
+
+
+class LintMessageBody(TypedDict):
+    severity: str
+    path: str
+    message: str
+
+
+class LintReportBody(TypedDict):
+    chartsLinted: int
+    passed: bool
+    messages: list[LintMessageBody]
+    errors: list[str]
+
+
+def encode_lint(report: LintReport) -> LintReportBody:
+    return {
+        "chartsLinted": report.charts_linted,
+        "passed": report.passed,
+        "messages": [
+            {"severity": m.severity, "path": m.path, "message": m.message} for m in report.messages
+        ],
+        "errors": list(report.errors),
+    }
+
+
+class PreviewValues(TypedDict):
+    previous: dict[str, Any]
+    next: dict[str, Any]
+    computed: dict[str, Any]
+    diff: str
+    computedDiff: str
+
+
+class ObjectDiffBody(TypedDict):
+    apiVersion: str
+    kind: str
+    name: str
+    namespace: str | None
+    change: str
+    diff: str
+
+
+class UpgradePreviewBody(TypedDict):
+    release: ReleaseSummary
+    values: PreviewValues
+    manifests: list[ObjectDiffBody]
+    unchanged: int
+
+
+def encode_preview(preview: UpgradePreview) -> UpgradePreviewBody:
+    return {
+        "release": encode_summary(preview.release),
+        "values": {
+            "previous": dict(preview.previous_values),
+            "next": dict(preview.next_values),
+            "computed": dict(preview.computed),
+            "diff": preview.values_diff,
+            "computedDiff": preview.computed_diff,
+        },
+        "manifests": [
+            {
+                "apiVersion": o.api_version,
+                "kind": o.kind,
+                "name": o.name,
+                "namespace": o.namespace,
+                "change": o.change,
+                "diff": o.diff,
+            }
+            for o in preview.objects
+        ],
+        "unchanged": preview.unchanged,
     }

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from aiohttp import web
 
+from chartsvc.calls.base import Services
 from chartsvc.charts import ChartService
 from chartsvc.clusters import ClusterSource
 from chartsvc.helm import Helm
 from chartsvc.hub import HubClient
 from chartsvc.oci import OciClient
+from chartsvc.operations import Operation
 from chartsvc.releases import ReleaseService
 from chartsvc.repos.service import RepoService
 from chartsvc.settings import ChartsvcSettings
@@ -23,3 +27,5 @@ HELM = web.AppKey("chartsvc.helm", Helm)
 HUB = web.AppKey("chartsvc.hub", HubClient)
 CLUSTERS = web.AppKey("chartsvc.clusters", ClusterSource)
 RELEASES = web.AppKey("chartsvc.releases", ReleaseService)
+SERVICES = web.AppKey("chartsvc.services", Services)
+OPERATIONS = web.AppKey("chartsvc.operations", Mapping[str, Operation])

@@ -109,6 +109,14 @@ class Spec:
                 operations[compiled.operation_id] = compiled
         return cls(document=document, operations=operations)
 
+    def validator(self, schema: Mapping[str, Any]) -> jsonschema.protocols.Validator:
+        """A compiled validator of ``schema``, whose local references resolve in this spec (for a
+        JSON part of a multipart body, which the request validation leaves to the handler)."""
+        registry: referencing.Registry[Any] = referencing.Registry().with_resource(
+            SPEC_URI, DRAFT202012.create_resource(self.document)
+        )
+        return _Compiler(self.document, registry).validator(schema)
+
     def served(self, base_path: str) -> dict[str, Any]:
         """The document as served: servers pointing at the configured base path."""
         document = copy.deepcopy(self.document)
@@ -371,6 +379,16 @@ async def _body(request: web.Request, op: Operation, errors: list[dict[str, str]
     for err in sorted(op.json_body.iter_errors(body), key=lambda e: list(e.path)):
         errors.append(_error("body", _field(err), _message(err)))
     return body
+
+
+def schema_errors(
+    validator: jsonschema.protocols.Validator, value: Any, *, prefix: str
+) -> list[dict[str, str]]:
+    """``errors`` entries for ``value`` (the body part named ``prefix``), as a request gets them."""
+    found = sorted(validator.iter_errors(value), key=lambda e: list(e.path))
+    return [
+        _error("body", f"{prefix}.{_field(e)}".removesuffix(".body"), _message(e)) for e in found
+    ]
 
 
 def _error(location: str, field: str, message: str) -> dict[str, str]:

@@ -1,4 +1,4 @@
-"""Helm's chart actions on local bytes: render (``helm template``), show, create, package.
+"""Helm's chart actions on local bytes: render (``helm template``), show, create, lint, package.
 
 Only local bytes and files reach this module. It must not fetch anything: repository indexes, chart
 archives and OCI blobs are downloaded by ``chartsvc.repos`` and ``chartsvc.oci`` through the address
@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
@@ -144,6 +144,63 @@ class ChartEngine:
             lambda: Path(helm.package(chart_dir, destination=destination, version=version))
         )
 
+    async def lint(
+        self,
+        archive: bytes,
+        values: dict[str, Any],
+        *,
+        strict: bool = False,
+        namespace: str | None = None,
+        kube_version: str | None = None,
+    ) -> dict[str, Any]:
+        """``helm lint`` of a chart archive: ``{total_charts_linted, messages, errors}``, findings
+        as data (severity 1 info, 2 warning, 3 error), never raised."""
+
+        def call() -> dict[str, Any]:
+            with self._workdir("lint") as work:
+                path = work / "chart.tgz"
+                path.write_bytes(archive)
+                return helm.lint(
+                    path, values, strict=strict, namespace=namespace, kube_version=kube_version
+                )
+
+        return await self.runner.run(call)
+
+    async def package_archive(
+        self, archive: bytes, *, version: str | None, app_version: str | None
+    ) -> tuple[bytes, str]:
+        """``helm package`` of a chart directory sent as an archive: the ``.tgz`` and its name.
+
+        The archive is unpacked by Helm's own loader (``helm.expand``: no path leaves the work
+        directory), then packaged as ``helm package`` does it (``.helmignore`` applies)."""
+
+        def call() -> tuple[bytes, str]:
+            with self._workdir("package") as work:
+                upload, tree = work / "upload.tgz", work / "tree"
+                upload.write_bytes(archive)
+                tree.mkdir()
+                helm.expand(tree, upload)
+                (chart_dir,) = (p for p in tree.iterdir() if p.is_dir())
+                return _package(chart_dir, work / "out", version, app_version)
+
+        return await self.runner.run(call)
+
+    async def package_files(
+        self, files: Mapping[str, str], *, version: str | None, app_version: str | None
+    ) -> tuple[bytes, str]:
+        """``helm package`` of a chart given as its files (relative paths already checked)."""
+
+        def call() -> tuple[bytes, str]:
+            with self._workdir("package") as work:
+                root = work / "chart"
+                for relative, text in files.items():
+                    path = root / relative
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    path.write_text(text, "utf-8")
+                return _package(root, work / "out", version, app_version)
+
+        return await self.runner.run(call)
+
     async def scaffold(self, name: str, directory: Path) -> Path:
         """``helm create`` into ``directory``; returns the chart directory."""
 
@@ -157,6 +214,14 @@ class ChartEngine:
     def _workdir(self, what: str) -> Iterator[Path]:
         with tempfile.TemporaryDirectory(dir=self.temp_dir, prefix=f"chartsvc-{what}-") as work:
             yield Path(work)
+
+
+def _package(
+    chart_dir: Path, out: Path, version: str | None, app_version: str | None
+) -> tuple[bytes, str]:
+    out.mkdir()
+    path = Path(helm.package(chart_dir, destination=out, version=version, app_version=app_version))
+    return path.read_bytes(), path.name
 
 
 def check_create_name(name: str) -> None:

@@ -154,6 +154,15 @@ class ReleaseEngine:
 
         return await self.run(target, namespace, name, call)
 
+    async def coalesced_values(self, archive: bytes, values: dict[str, Any]) -> dict[str, Any]:
+        """``values`` coalesced over the chart's defaults, as Helm computes a release's values."""
+
+        def call() -> dict[str, Any]:
+            with self.cache.use(archive) as chart:
+                return chart.merge_values(values)
+
+        return await self.runner.run(call)
+
     async def uninstall(self, target: ClusterTarget, namespace: str, name: str) -> str:
         """``helm uninstall``; returns Helm's info text (resources it kept, if any)."""
         result = await self.run(target, namespace, name, lambda c: c.uninstall(name))

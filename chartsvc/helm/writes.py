@@ -20,6 +20,7 @@ helm_python) the public methods are used instead, with the pass back on.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any, Literal
 
 import attrs
@@ -46,24 +47,86 @@ SKIP_CLIENT_VALIDATION = {"disable_openapi_validation": True}
 Action = Literal["install", "upgrade"]
 
 
+DryRun = Literal["none", "client", "server"]
+Wait = Literal["none", "watcher", "legacy"]
+
+
+def _dry_run(value: bool | str | None) -> DryRun:
+    """``true`` is a server-side dry run (what the service always did), ``false``/None none."""
+    if value is True:
+        return "server"
+    if value in ("client", "server"):
+        return "client" if value == "client" else "server"
+    return "none"
+
+
 @attrs.frozen
 class WriteOptions:
-    """The ``helm install``/``helm upgrade`` options a write sets beyond chart, name and values.
-
-    A Helm CLI option the service comes to offer is a field here and an entry in
-    :meth:`helm_options`, under the name helm-c reads (the one ``helm_python.Config.install``
-    sends: ``timeout_seconds``, ``wait``, ``create_namespace``, ``description``, ...).
+    """The ``helm install``/``helm upgrade`` options a write sets beyond chart, name and values,
+    as Helm 4's CLI names them. :meth:`helm_options` sends each under the name helm-c reads; helm-c
+    refuses an option the action does not have, so install-only and upgrade-only ones go only with
+    their action.
     """
 
-    dry_run: bool = False
-    """Server-side dry run: rendered and sent to the API server with ``dryRun=All``; nothing is
-    stored or changed (``helm install --dry-run=server``)."""
+    dry_run_mode: DryRun = attrs.field(default="none", converter=_dry_run)
+    """``server``: rendered and sent to the API server with ``dryRun=All``, nothing stored or
+    changed (``--dry-run=server``); ``client``: rendered without the cluster's validation."""
+    wait: Wait = "none"
+    """``watcher`` (kstatus watches) or ``legacy`` (polling) wait until the objects are ready;
+    ``none`` is Helm 4's ``hookOnly`` default (only hooks are waited for)."""
+    timeout: int | None = None
+    """Seconds to wait for hooks and, with ``wait``, readiness (Helm's default: 300)."""
+    rollback_on_failure: bool = False
+    """``--rollback-on-failure`` (Helm 3's ``--atomic``): undo a failed install or upgrade."""
+    description: str | None = None
+    labels: Mapping[str, str] = attrs.field(factory=dict)
+    force: bool = False
+    """``--force-replace``: replace objects instead of patching them; sent with client-side apply,
+    which replacement needs."""
+    skip_crds: bool = False
+    create_namespace: bool = False
+    """install only: create the release namespace when it is missing."""
+    reset_values: bool = False
+    """upgrade only: the chart's defaults and the given values only, nothing of the release's."""
+    reuse_values: bool = False
+    """upgrade only: the given values merged over the release's."""
+    reset_then_reuse_values: bool = False
+    """upgrade only: as ``reuse_values``, but the new chart's defaults underneath."""
+    max_history: int | None = None
+    """upgrade only: revisions kept (older ones are deleted); Helm's default 10 on the CLI."""
 
-    def helm_options(self) -> dict[str, Any]:
-        options: dict[str, Any] = {}
-        if self.dry_run:
-            options["dry_run"] = "server"
-        return options
+    @property
+    def dry_run(self) -> bool:
+        return self.dry_run_mode != "none"
+
+    def _wait(self) -> str | None:
+        if self.wait != "none":
+            return self.wait
+        # Undoing a failed write needs to know it failed: as Helm, rollback-on-failure waits.
+        return "watcher" if self.rollback_on_failure else None
+
+    def helm_options(self, action: Action = "install") -> dict[str, Any]:
+        options: dict[str, Any] = {
+            "dry_run": self.dry_run_mode if self.dry_run else None,
+            "wait": self._wait(),
+            "timeout_seconds": self.timeout,
+            "rollback_on_failure": self.rollback_on_failure,
+            "description": self.description,
+            "labels": dict(self.labels) or None,
+            "skip_crds": self.skip_crds,
+        }
+        if self.force:
+            options |= {"force_replace": True, "server_side_apply": "false"}
+        if action == "install":
+            options["create_namespace"] = self.create_namespace
+        else:
+            options |= {
+                "reset_values": self.reset_values,
+                "reuse_values": self.reuse_values,
+                "reset_then_reuse_values": self.reset_then_reuse_values,
+                "max_history": self.max_history,
+            }
+        return {k: v for k, v in options.items() if v not in (None, False)}
 
 
 def write(
@@ -78,7 +141,7 @@ def write(
 ) -> dict[str, Any]:
     """``helm install`` or ``helm upgrade`` of ``chart`` as release ``name``: Helm's release
     summary. An upgrade with ``values`` None reuses the release's values (Helm's CLI default)."""
-    given = {"namespace": namespace, **options.helm_options()}
+    given = {"namespace": namespace, **options.helm_options(action)}
     if not _DIRECT:
         method = config.install if action == "install" else config.upgrade
         public = {"timeout" if k == "timeout_seconds" else k: v for k, v in given.items()}

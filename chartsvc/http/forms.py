@@ -11,23 +11,19 @@ decodes parts; it never interprets an archive.
 
 from __future__ import annotations
 
-import json
 import re
 import urllib.parse
-from typing import Any
 
-import attrs
 from aiohttp import web
 
+from chartsvc.calls.form import ARCHIVE_PART, ChartForm
 from chartsvc.keys import SETTINGS
 from common.app import read_capped
 from common.errors import BadRequest, PayloadTooLarge, ValidationFailed
 from common.openapi import OPERATION, SPEC
 
-ARCHIVE_PART = "chart"
 MAX_PARTS = 8
 MAX_TEXT_BYTES = 1024 * 1024  # a name, a URL or a small JSON document
-_TEXT_FIELDS = ("releaseName", "namespace")
 # Boundary and part names, read directly: aiohttp's part-by-part reader with its RFC 6266 parser
 # cost more than the wait for a small chart's render; form-data names are tokens or quoted strings.
 _BOUNDARY = re.compile(r'boundary\s*=\s*(?:"([^"]{1,70})"|([^;\s]{1,70}))', re.IGNORECASE)
@@ -36,54 +32,6 @@ _PART_NAME_EXT = re.compile(
     r"(?:^|;)\s*name\*\s*=\s*([A-Za-z0-9_-]+)'[^']*'([^;\s]+)", re.IGNORECASE
 )
 _PART_NAME = re.compile(r'(?:^|;)\s*name\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^;\s]+))', re.IGNORECASE)
-
-
-@attrs.frozen
-class ChartForm:
-    parts: dict[str, bytes]
-
-    def archive(self) -> bytes:
-        data = self.parts.get(ARCHIVE_PART)
-        if not data:
-            raise _invalid(ARCHIVE_PART, "must be a non-empty file part (the chart .tgz)")
-        return data
-
-    def text(self, name: str) -> str | None:
-        data = self.parts.get(name)
-        if data is None:
-            return None
-        try:
-            return data.decode("utf-8")
-        except UnicodeDecodeError:
-            raise _invalid(name, "must be UTF-8 text") from None
-
-    def json_object(self, name: str = "request") -> dict[str, Any]:
-        """The JSON object in part ``name``, its known fields type-checked; {} when absent."""
-        text = self.text(name)
-        if text is None or not text.strip():
-            return {}
-        try:
-            body = json.loads(text)
-        except ValueError:
-            raise _invalid(name, "is not valid JSON") from None
-        if not isinstance(body, dict):
-            raise _invalid(name, "must be a JSON object")
-        _check_fields(name, body)
-        return body
-
-
-def _check_fields(name: str, body: dict[str, Any]) -> None:
-    errors = [
-        {"in": "body", "field": f"{name}.{key}", "message": "must be of type string"}
-        for key in _TEXT_FIELDS
-        if body.get(key) is not None and not isinstance(body[key], str)
-    ]
-    if body.get("values") is not None and not isinstance(body["values"], dict):
-        errors.append(
-            {"in": "body", "field": f"{name}.values", "message": "must be of type object"}
-        )
-    if errors:
-        raise ValidationFailed(errors)
 
 
 async def read_chart_form(request: web.Request) -> ChartForm:
@@ -156,7 +104,3 @@ def _check_required(request: web.Request, parts: dict[str, bytes]) -> None:
         raise ValidationFailed(
             [{"in": "body", "field": name, "message": "part is required"} for name in missing]
         )
-
-
-def _invalid(field: str, message: str) -> ValidationFailed:
-    return ValidationFailed([{"in": "body", "field": field, "message": message}])

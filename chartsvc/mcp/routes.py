@@ -23,11 +23,10 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from sse_starlette import sse as sse_starlette
 
 from chartsvc.access import API_KEY_HEADER, AccessPolicy
-from chartsvc.keys import CHARTS, CLUSTERS, HUB, RELEASES, REPOS, SETTINGS
+from chartsvc.calls import CALLS
+from chartsvc.keys import OPERATIONS, SERVICES, SETTINGS
 from chartsvc.mcp import asgi
-from chartsvc.mcp.calls import CALLS
 from chartsvc.mcp.server import build_server
-from chartsvc.mcp.services import Services
 from chartsvc.mcp.state import MCP, McpState
 from chartsvc.mcp.tools import build_tools
 from common.app import SERVICE, wharf_version
@@ -87,16 +86,9 @@ async def _disconnect(app: web.Application) -> None:
 async def mcp_context(app: web.Application) -> AsyncIterator[None]:
     svc = app[SETTINGS]
     policy = AccessPolicy.from_settings(svc.security)
-    services = Services(
-        repos=app[REPOS],
-        charts=app[CHARTS],
-        hub=app[HUB],
-        releases=app.get(RELEASES),
-        clusters=app.get(CLUSTERS),
-    )
     server = build_server(
-        build_tools(app[SPEC], policy, CALLS),
-        services,
+        build_tools(app[SPEC], app[OPERATIONS], policy, CALLS),
+        app[SERVICES],
         base_path=app[SERVICE].base_path,
         version=wharf_version(),
     )

@@ -1,7 +1,7 @@
 """The MCP server: the official ``mcp`` package's low-level server around the tool set.
 
 A call is validated with the operation's own compiled validators (the 400s and ``errors`` entries of
-the REST route), then runs its ``calls`` function. The result carries the REST body: JSON as text
+the REST route), then runs the operation's call (``chartsvc.calls``), the one its REST route runs. The result carries the REST body: JSON as text
 and, for JSON, as structured content; a failure is a tool error (``isError``) whose text and
 structured content are the REST problem document, status and code included. An unknown tool is a
 protocol error, as MCP asks. Of the transports it knows only where an HTTP one leaves the aiohttp
@@ -10,6 +10,7 @@ request (a host's cluster resolver chooses by it).
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import uuid
@@ -24,11 +25,10 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
+from chartsvc.calls import CALLS, Reply, Services
 from chartsvc.mcp.asgi import SCOPE_REQUEST
-from chartsvc.mcp.calls import CALLS
 from chartsvc.mcp.progress import Reporter, with_progress
 from chartsvc.mcp.schemas import structured
-from chartsvc.mcp.services import Reply, Services
 from chartsvc.mcp.tools import ToolDef
 from common.errors import ValidationFailed, WharfError, problem_body
 from common.openapi import Validated, validate_arguments
@@ -119,6 +119,8 @@ def check_arguments(tool: ToolDef, arguments: Mapping[str, Any]) -> Validated:
 
 def success_result(reply: Reply) -> types.CallToolResult:
     meta = {"httpStatus": reply.status}
+    if reply.archive is not None:
+        return archive_result(reply.archive, reply.filename, meta)
     if reply.text is not None:
         return types.CallToolResult(content=[types.TextContent(text=reply.text)], _meta=meta)
     if reply.body is None:
@@ -126,6 +128,22 @@ def success_result(reply: Reply) -> types.CallToolResult:
     return types.CallToolResult(
         content=[types.TextContent(text=json.dumps(reply.body))],
         structured_content=structured(reply.body),
+        _meta=meta,
+    )
+
+
+def archive_result(data: bytes, filename: str, meta: dict[str, Any]) -> types.CallToolResult:
+    """A chart archive as MCP carries binary: an embedded ``application/gzip`` blob resource."""
+    blob = types.BlobResourceContents(
+        uri=f"chart:///{quote(filename)}",
+        mime_type="application/gzip",
+        blob=base64.b64encode(data).decode("ascii"),
+    )
+    return types.CallToolResult(
+        content=[
+            types.TextContent(text=f"{filename} ({len(data)} bytes)"),
+            types.EmbeddedResource(type="resource", resource=blob),
+        ],
         _meta=meta,
     )
 

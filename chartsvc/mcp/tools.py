@@ -1,7 +1,7 @@
-"""The tool set: one MCP tool per operation of ``chartsvc.operations`` that the served spec holds.
+"""The tool set: one MCP tool per operation the served spec offers to MCP (``x-mcp``).
 
-Name = operationId, description = the table's summary plus the spec's description, input and output
-schemas from the spec (``chartsvc.mcp.schemas``), annotations from the table's hints. Which tools
+Name = operationId, description = the spec's summary plus its description, input and output
+schemas from the spec (``chartsvc.mcp.schemas``), annotations from its ``x-mcp`` hints. Which tools
 exist follows the access policy alone: mutating tools only when mutations are enabled (FULL mode
 with a key), whatever the HTTP access interceptor setting says, so an agent never sees a write it
 may not make. An operation the spec does not serve (the release group without a cluster) has no
@@ -35,21 +35,25 @@ class ToolDef:
 
 
 def build_tools(
-    spec: Spec, policy: AccessPolicy, implemented: Collection[str]
+    spec: Spec,
+    declared: Mapping[str, operations.Operation],
+    policy: AccessPolicy,
+    implemented: Collection[str],
 ) -> Mapping[str, ToolDef]:
     """The tools offered under ``policy``, for operations that have an implementation."""
     tools: dict[str, ToolDef] = {}
-    for op in operations.OPERATIONS:
-        compiled = spec.operations.get(op.operation_id)
-        if compiled is None or not op.tool or op.operation_id not in implemented:
+    for op_id, op in declared.items():
+        if op.hints is None or op_id not in implemented:
             continue
         if op.mutating and not policy.mutating_enabled:
             continue
-        tools[op.operation_id] = _tool(op, compiled, spec)
+        tools[op_id] = _tool(op, op.hints, spec.operations[op_id], spec)
     return tools
 
 
-def _tool(op: operations.Operation, compiled: Operation, spec: Spec) -> ToolDef:
+def _tool(
+    op: operations.Operation, hints: operations.Hints, compiled: Operation, spec: Spec
+) -> ToolDef:
     schema, arguments = input_schema(spec, compiled)
     tool = types.Tool(
         name=op.operation_id,
@@ -59,9 +63,9 @@ def _tool(op: operations.Operation, compiled: Operation, spec: Spec) -> ToolDef:
         output_schema=output_schema(spec, compiled),
         annotations=types.ToolAnnotations(
             title=op.summary,
-            read_only_hint=op.hints.read_only,
-            destructive_hint=op.hints.destructive,
-            idempotent_hint=op.hints.idempotent,
+            read_only_hint=hints.read_only,
+            destructive_hint=hints.destructive,
+            idempotent_hint=hints.idempotent,
         ),
     )
     return ToolDef(operation=op, compiled=compiled, arguments=arguments, tool=tool)

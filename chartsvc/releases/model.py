@@ -16,7 +16,7 @@ from typing import Any
 import attrs
 
 from chartsvc.helm import WriteOptions
-from common.errors import BadRequest
+from common.errors import BadRequest, ValidationFailed
 
 DEFAULT_NAMESPACE = "default"
 
@@ -117,9 +117,59 @@ class Release:
         return attrs.evolve(self, info=info)
 
 
+_EXCLUSIVE_VALUES = ("resetValues", "reuseValues", "resetThenReuseValues")
+_DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
+MAX_TIMEOUT_S = 24 * 3600
+
+
 def write_options(body: Mapping[str, Any]) -> WriteOptions:
-    """Helm's write options from a request's fields (``dryRun``); a new option is read here."""
-    return WriteOptions(dry_run=bool(body.get("dryRun")))
+    """Helm's write options from a request's fields (spelled as the spec's ``InstallRequest`` and
+    ``UpgradeRequest``); the spec has checked their types, this checks how they combine."""
+    chosen = [name for name in _EXCLUSIVE_VALUES if body.get(name)]
+    if len(chosen) > 1:
+        message = "only one of " + ", ".join(_EXCLUSIVE_VALUES)
+        raise ValidationFailed([{"in": "body", "field": n, "message": message} for n in chosen])
+    return WriteOptions(
+        dry_run_mode=body.get("dryRun"),
+        wait=body.get("wait") or "none",
+        timeout=parse_timeout(body.get("timeout")),
+        rollback_on_failure=bool(body.get("rollbackOnFailure") or body.get("atomic")),
+        description=body.get("description"),
+        labels=body.get("labels") or {},
+        force=bool(body.get("force")),
+        skip_crds=bool(body.get("skipCRDs")),
+        create_namespace=bool(body.get("createNamespace")),
+        reset_values=bool(body.get("resetValues")),
+        reuse_values=bool(body.get("reuseValues")),
+        reset_then_reuse_values=bool(body.get("resetThenReuseValues")),
+        max_history=body.get("maxHistory"),
+    )
+
+
+def parse_timeout(value: int | str | None) -> int | None:
+    """Seconds from an integer or a Go duration as the Helm CLI takes it (``90s``, ``5m``, ``1h30m``)."""
+    if value is None:
+        return None
+    seconds = value if isinstance(value, int) else _duration(value)
+    if seconds is None or not 1 <= seconds <= MAX_TIMEOUT_S:
+        raise ValidationFailed(
+            [
+                {
+                    "in": "body",
+                    "field": "timeout",
+                    "message": f"must be 1 to {MAX_TIMEOUT_S} seconds, or a duration like 5m0s",
+                }
+            ]
+        )
+    return seconds
+
+
+def _duration(text: str) -> int | None:
+    match = _DURATION.match(text)
+    if match is None or not any(match.groups()):
+        return None
+    hours, minutes, seconds = (int(part or 0) for part in match.groups())
+    return hours * 3600 + minutes * 60 + seconds
 
 
 @attrs.frozen

@@ -22,7 +22,7 @@ import attrs
 
 from chartsvc.clusters import ClusterTarget
 from chartsvc.helm import Installed, ReleaseEngine, ReleaseNotFound
-from chartsvc.releases import resources, testhooks
+from chartsvc.releases import preview, resources, testhooks
 from chartsvc.releases.model import (
     InstallRequest,
     Release,
@@ -154,17 +154,52 @@ class ReleaseService:
         request: UpgradeRequest,
         archive: bytes | None = None,
     ) -> Release:
-        check_namespace(namespace)
-        check_release_name(name)
-        if archive is None and not request.chart_ref:
-            raise _missing("chartRef")
-        data = await self._chart(request.chart_ref, request.version, archive)
+        data = await self._upgrade_chart(namespace, name, request, archive)
         values = dict(request.values) if request.values is not None else None
         async with self._locks.hold(target.key, namespace, name):
             done = await self.engine.upgrade(
                 target, namespace, name, data, values=values, options=request.options
             )
         return await self._result(target, done, values or {}, dry_run=request.options.dry_run)
+
+    async def preview_upgrade(
+        self,
+        target: ClusterTarget,
+        namespace: str,
+        name: str,
+        request: UpgradeRequest,
+        archive: bytes | None = None,
+    ) -> preview.UpgradePreview:
+        """What ``upgrade`` would change, from Helm's server-side dry run of it (nothing stored)."""
+        data = await self._upgrade_chart(namespace, name, request, archive)
+        current = await self.status(target, namespace, name)
+        was = await self.engine.computed_values(target, namespace, name)
+        given = dict(request.values) if request.values is not None else None
+        options = attrs.evolve(request.options, dry_run_mode="server", wait="none")
+        done = await self.engine.upgrade(
+            target, namespace, name, data, values=given, options=options
+        )
+        values = preview.next_values(current.config, given, request.options)
+        computed = await self.engine.coalesced_values(data, values)
+        objects, unchanged = preview.diff_manifests(
+            current.manifest, str(done.summary.get("manifest") or ""), namespace
+        )
+        return preview.UpgradePreview(
+            release=Release.from_summary(
+                done.summary, chart=done.chart, config=values, description="Upgrade preview"
+            ),
+            previous_values=current.config,
+            next_values=values,
+            computed=computed,
+            values_diff=preview.unified(
+                preview.values_yaml(current.config), preview.values_yaml(values), "values.yaml"
+            ),
+            computed_diff=preview.unified(
+                preview.values_yaml(was), preview.values_yaml(computed), "computed-values.yaml"
+            ),
+            objects=tuple(objects),
+            unchanged=unchanged,
+        )
 
     async def uninstall(
         self, target: ClusterTarget, namespace: str, name: str
@@ -212,6 +247,15 @@ class ReleaseService:
         return await testhooks.collect(self.reads, target, release, run)
 
     # --- helpers -------------------------------------------------------------------------------
+
+    async def _upgrade_chart(
+        self, namespace: str, name: str, request: UpgradeRequest, archive: bytes | None
+    ) -> bytes:
+        check_namespace(namespace)
+        check_release_name(name)
+        if archive is None and not request.chart_ref:
+            raise _missing("chartRef")
+        return await self._chart(request.chart_ref, request.version, archive)
 
     async def _chart(self, ref: str | None, version: str | None, upload: bytes | None) -> bytes:
         if upload is not None:

@@ -111,6 +111,8 @@ def parse_posted(text: str) -> KubeConfig:
                     "console must carry its credentials inline (…-data, token) and may not "
                     "reference files or run commands on the server"
                 )
+    if not config.contexts():
+        raise InvalidCluster("the kubeconfig has no contexts: nothing in it names a cluster to use")
     return config
 
 

@@ -38,6 +38,8 @@ from tests.guards import assert_problem
 MUTATING = {"addRepository", "removeRepository"}
 READS = {
     "templateChart",
+    "lintChart",
+    "packageChart",
     "showChart",
     "showChartValues",
     "showChartReadme",
@@ -109,7 +111,7 @@ async def test_the_tool_set_follows_the_security_mode(
     assert await tool_names(server, "sse", key=key) == expected
 
 
-async def test_schemas_and_annotations_come_from_the_spec_and_the_table(make_mcp: MakeMcp) -> None:
+async def test_schemas_and_annotations_come_from_the_spec(make_mcp: MakeMcp) -> None:
     server = await make_mcp(*FULL)
     async with server.session(key=KEY) as session:
         tools = {t.name: t for t in (await session.list_tools()).tools}

@@ -43,6 +43,7 @@ RELEASE_READS = {
     "getReleaseNotes",
     "getReleaseHooks",
     "getReleaseResources",
+    "previewReleaseUpgrade",
 }
 RELEASE_WRITES = {
     "installRelease",

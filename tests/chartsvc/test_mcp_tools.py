@@ -1,4 +1,4 @@
-"""The tool set without a transport: parity with the operation table, schemas, policy, progress."""
+"""The tool set without a transport: parity with the spec's operations, schemas, policy, progress."""
 
 from __future__ import annotations
 
@@ -9,29 +9,35 @@ from typing import Any
 import jsonschema
 import pytest
 
-from chartsvc import operations
 from chartsvc.access import AccessPolicy
-from chartsvc.app import load_spec
-from chartsvc.mcp.calls import CALLS
+from chartsvc.app import load_operations, load_spec
+from chartsvc.calls import CALLS
 from chartsvc.mcp.progress import with_progress
 from chartsvc.mcp.schemas import SchemaError, inline, input_schema
 from chartsvc.mcp.tools import build_tools
 from chartsvc.settings import AccessMode
 from common.openapi import Spec
 
-TOOL_OPERATIONS = {op.operation_id for op in operations.OPERATIONS if op.tool}
+DECLARED = load_operations(releases=True)
+TOOL_OPERATIONS = {op_id for op_id, op in DECLARED.items() if op.tool}
 
 
-def test_every_tool_operation_has_a_call_and_every_call_an_operation() -> None:
-    assert set(CALLS) == TOOL_OPERATIONS
+def is_mutating(op_id: str) -> bool:
+    return DECLARED[op_id].mutating
+
+
+def test_every_operation_has_a_call_and_every_call_an_operation() -> None:
+    assert set(CALLS) == set(DECLARED)
 
 
 def test_archive_operations_stay_http_only() -> None:
-    http_only = {op.operation_id for op in operations.OPERATIONS if not op.tool}
+    http_only = {op_id for op_id, op in DECLARED.items() if not op.tool}
     assert http_only == {
         "installReleaseUpload",
         "upgradeReleaseUpload",
         "templateChartUpload",
+        "lintChartUpload",
+        "packageChartUpload",
         "createChart",
         "pullChart",
         "pushChart",
@@ -52,22 +58,21 @@ def test_mutating_tools_exist_only_where_mutations_are_enabled(
     policy: AccessPolicy, writes: bool
 ) -> None:
     spec = load_spec(releases=True)
-    tools = build_tools(spec, policy, CALLS)
-    mutating = {name for name in tools if operations.is_mutating(name)}
-    assert mutating == (
-        {n for n in TOOL_OPERATIONS if operations.is_mutating(n)} if writes else set()
-    )
-    assert set(tools) - mutating == {n for n in TOOL_OPERATIONS if not operations.is_mutating(n)}
+    tools = build_tools(spec, DECLARED, policy, CALLS)
+    mutating = {name for name in tools if is_mutating(name)}
+    assert mutating == ({n for n in TOOL_OPERATIONS if is_mutating(n)} if writes else set())
+    assert set(tools) - mutating == {n for n in TOOL_OPERATIONS if not is_mutating(n)}
 
 
 def test_without_a_cluster_there_are_no_release_tools() -> None:
-    tools = build_tools(load_spec(), AccessPolicy(AccessMode.FULL, "key"), CALLS)
-    assert not {name for name in tools if operations.BY_ID[name].group == "releases"}
+    tools = build_tools(load_spec(), load_operations(), AccessPolicy(AccessMode.FULL, "key"), CALLS)
+    assert tools
+    assert not {name for name in tools if DECLARED[name].group == "releases"}
 
 
 def test_schemas_are_self_contained_and_name_the_spec_fields() -> None:
     spec = load_spec(releases=True)
-    tools = build_tools(spec, AccessPolicy(AccessMode.FULL, "key"), CALLS)
+    tools = build_tools(spec, DECLARED, AccessPolicy(AccessMode.FULL, "key"), CALLS)
     assert set(tools) == TOOL_OPERATIONS
     for name, tool in tools.items():
         schema = tool.tool.input_schema
@@ -84,8 +89,10 @@ def test_schemas_are_self_contained_and_name_the_spec_fields() -> None:
             assert tool.tool.output_schema["type"] == "object"
         annotations = tool.tool.annotations
         assert annotations is not None
-        assert annotations.read_only_hint is tool.operation.hints.read_only
-        assert not (annotations.read_only_hint and operations.is_mutating(name))
+        hints = tool.operation.hints
+        assert hints is not None
+        assert annotations.read_only_hint is hints.read_only
+        assert not (annotations.read_only_hint and is_mutating(name))
 
 
 def test_reference_cycles_and_name_clashes_are_refused() -> None:
@@ -189,3 +196,19 @@ async def test_work_errors_pass_through() -> None:
 
     with pytest.raises(ValueError, match="boom"):
         await with_progress(work(), report, what="x")
+
+
+def test_release_tools_take_helms_write_options() -> None:
+    tools = build_tools(
+        load_spec(releases=True), DECLARED, AccessPolicy(AccessMode.FULL, "k"), CALLS
+    )
+    install = tools["installRelease"].tool.input_schema["properties"]
+    upgrade = tools["upgradeRelease"].tool.input_schema["properties"]
+    shared = {"wait", "timeout", "rollbackOnFailure", "atomic", "description", "labels", "force"}
+    assert shared | {"skipCRDs", "dryRun", "createNamespace"} <= set(install)
+    assert shared | {"resetValues", "reuseValues", "resetThenReuseValues", "maxHistory"} <= set(
+        upgrade
+    )
+    assert "maxHistory" not in install
+    assert "createNamespace" not in upgrade
+    assert install["wait"]["enum"] == ["none", "watcher", "legacy", None]

@@ -280,6 +280,14 @@ async def test_contexts_of_a_posted_kubeconfig(
         assert sim.token not in await resp.text()
     resp = await client.post("/api/v1/clusters/contexts", json={"kubeconfig": "{"}, headers=ADMIN)
     await assert_problem(resp, 400, code="invalid-cluster")
+    for empty in ("{}\n", "apiVersion: v1\nkind: Config\ncontexts: []\n"):
+        resp = await client.post(
+            "/api/v1/clusters/contexts",
+            data=empty,
+            headers={**ADMIN, "Content-Type": "application/yaml"},
+        )
+        body = await assert_problem(resp, 400, code="invalid-cluster")
+        assert "no contexts" in body["detail"]
     assert await ids(client) == ["alpha", "beta"]
 
 

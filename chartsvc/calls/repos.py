@@ -1,47 +1,20 @@
-"""The chart, repository, hub and dependency tools: each calls what its REST route calls."""
+"""The repository and hub calls: add, list, remove, update, listings, pull, push, hub search."""
 
 from __future__ import annotations
 
-from chartsvc.charts import RenderRequest
+from chartsvc.calls.base import Call, Reply, Services, registrar
+from chartsvc.calls.form import ChartForm
 from chartsvc.encoders import (
     encode_chart_version,
     encode_hub_result,
     encode_repository,
     encode_update,
 )
-from chartsvc.helm import ShowFormat
 from chartsvc.hub import clamp_results
-from chartsvc.mcp.services import Call, Reply, Services, registrar
 from common.openapi import Validated
 
 CALLS: dict[str, Call] = {}
 call = registrar(CALLS)
-
-
-# --- charts -------------------------------------------------------------------------------------
-
-
-@call("templateChart")
-async def template_chart(s: Services, v: Validated) -> Reply:
-    render = RenderRequest.from_body(v.body)
-    return Reply(text=await s.charts.template(v.body["chartRef"], v.body.get("version"), render))
-
-
-def _show(what: ShowFormat) -> Call:
-    async def show(s: Services, v: Validated) -> Reply:
-        return Reply(text=await s.charts.show(v.query["chartRef"], v.query.get("version"), what))
-
-    return show
-
-
-call("showChart")(_show("all"))
-call("showChartValues")(_show("values"))
-call("showChartReadme")(_show("readme"))
-call("showChartMetadata")(_show("chart"))
-call("showChartCrds")(_show("crds"))
-
-
-# --- repositories -------------------------------------------------------------------------------
 
 
 @call("addRepository")
@@ -82,16 +55,19 @@ async def list_chart_versions(s: Services, v: Validated) -> Reply:
     return Reply([encode_chart_version(e) for e in entries])
 
 
-# --- hub and dependencies -----------------------------------------------------------------------
+@call("pullChart")
+async def pull_chart(s: Services, v: Validated) -> Reply:
+    data, filename = await s.charts.pull(v.body["chart"], v.body.get("version"), field="chart")
+    return Reply(archive=data, filename=filename)
+
+
+@call("pushChart")
+async def push_chart(s: Services, v: Validated) -> Reply:
+    form: ChartForm = v.body
+    return Reply(await s.charts.push(form.archive(), form.text("remote") or ""))
 
 
 @call("searchHub")
 async def search_hub(s: Services, v: Validated) -> Reply:
     results = await s.hub.search(v.query["keyword"], clamp_results(v.query["maxResults"]))
     return Reply([encode_hub_result(r) for r in results])
-
-
-@call("resolveDependencies")
-async def resolve_dependencies(s: Services, v: Validated) -> Reply:
-    lock = await s.charts.resolve_dependencies(v.body["chartRef"], v.body.get("version"))
-    return Reply(text=lock)

@@ -1,17 +1,16 @@
-"""What a tool call works with: the domain services, the call's reply and the call registries.
+"""What a call works with: the domain services, its reply, and the registry decorator.
 
-A call is ``(services, validated arguments) -> Reply``: it reads the same ``Validated`` a route
-reads, calls one domain function and encodes with the route's encoder. Nothing else belongs in a
-call; a call that needs more means its route holds domain logic, which belongs in the domain.
+:class:`Services` is built once per app (after the domain services open) and, per HTTP request,
+given the request that carried the call: a host's cluster resolver picks a release call's cluster
+from it. :class:`Reply` is a response's status and body, which each door renders its own way.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import attrs
-from aiohttp import web
 
 from chartsvc.charts import ChartService
 from chartsvc.clusters import ClusterSource, ClusterTarget, ResolverFailed
@@ -20,13 +19,16 @@ from chartsvc.releases import ReleaseService
 from chartsvc.repos.service import RepoService
 from common.openapi import Validated
 
+if TYPE_CHECKING:  # the HTTP door hands its request through; nothing here serves HTTP
+    from aiohttp import web
+
 
 @attrs.frozen
 class Services:
-    """The domain services the tools call, taken from the running app.
+    """The domain services the calls use, taken from the running app.
 
     ``request`` is the HTTP request that carried the call (None over stdio): a host's cluster
-    resolver picks the cluster of a release call from it, as it does for the REST routes.
+    resolver picks the cluster of a release call from it.
     """
 
     repos: RepoService
@@ -38,7 +40,7 @@ class Services:
 
     async def cluster(self) -> ClusterTarget:
         if self.clusters is None:
-            raise ResolverFailed("no cluster is configured for the release tools")
+            raise ResolverFailed("no cluster is configured for the release operations")
         if self.clusters.resolver is None or self.request is not None:
             return await self.clusters.resolve(cast("web.Request", self.request))
         raise ResolverFailed(
@@ -54,10 +56,13 @@ class Services:
 
 @attrs.frozen
 class Reply:
-    """A REST response's status and body: JSON, text (``text/plain``, ``text/yaml``) or none."""
+    """A response's status and body: JSON (``body``), text of type ``media``, an archive, or none."""
 
     body: Any = None
     text: str | None = None
+    media: str = "text/plain"
+    archive: bytes | None = None
+    filename: str = "chart.tgz"
     status: int = 200
 
 

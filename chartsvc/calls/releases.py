@@ -1,22 +1,22 @@
-"""The release tools: each calls the ``ReleaseService`` operation its REST route calls.
+"""The release calls: each resolves its cluster once, then calls one ``ReleaseService`` operation.
 
-The cluster is chosen as for the routes (``Services.cluster``: the service's own, or the host's
-resolver given the HTTP request that carried the call), once per call, before the first cluster
-call. Answers use the routes' encoders (``chartsvc.encoders``, plain functions without
-aiohttp), so the JSON is the REST JSON.
+The cluster is the service's own, or the one the host's resolver picks for the HTTP request that
+carried the call (``Services.cluster``), chosen before the first cluster call.
 """
 
 from __future__ import annotations
 
+from chartsvc.calls.base import Call, Reply, Services, registrar
+from chartsvc.calls.form import ChartForm
 from chartsvc.encoders import (
+    encode_preview,
     encode_release,
     encode_resource,
     encode_summary,
     encode_test,
     encode_uninstalled,
 )
-from chartsvc.mcp.services import Call, Reply, Services, registrar
-from chartsvc.releases.model import InstallRequest, UpgradeRequest
+from chartsvc.releases.model import InstallRequest, Release, UpgradeRequest
 from common.openapi import Validated
 
 CALLS: dict[str, Call] = {}
@@ -25,6 +25,10 @@ call = registrar(CALLS)
 
 def _where(v: Validated) -> tuple[str, str]:
     return v.query["namespace"], v.path["name"]
+
+
+def _written(release: Release, *, created: bool) -> Reply:
+    return Reply(encode_release(release), status=201 if created else 200)
 
 
 @call("listReleases")
@@ -42,14 +46,40 @@ async def get_release_status(s: Services, v: Validated) -> Reply:
 async def install_release(s: Services, v: Validated) -> Reply:
     install = InstallRequest.from_body(v.body)
     release = await s.release_service.install(await s.cluster(), install)
-    return Reply(encode_release(release), status=200 if install.options.dry_run else 201)
+    return _written(release, created=not install.options.dry_run)
+
+
+@call("installReleaseUpload")
+async def install_release_upload(s: Services, v: Validated) -> Reply:
+    form: ChartForm = v.body
+    install = InstallRequest.from_body(form.json_object("request"))
+    release = await s.release_service.install(await s.cluster(), install, form.archive())
+    return _written(release, created=not install.options.dry_run)
 
 
 @call("upgradeRelease")
 async def upgrade_release(s: Services, v: Validated) -> Reply:
     upgrade = UpgradeRequest.from_body(v.body)
     release = await s.release_service.upgrade(await s.cluster(), *_where(v), upgrade)
-    return Reply(encode_release(release))
+    return _written(release, created=False)
+
+
+@call("upgradeReleaseUpload")
+async def upgrade_release_upload(s: Services, v: Validated) -> Reply:
+    form: ChartForm = v.body
+    upgrade = UpgradeRequest.from_body(form.json_object("request"))
+    target = await s.cluster()
+    release = await s.release_service.upgrade(target, *_where(v), upgrade, form.archive())
+    return _written(release, created=False)
+
+
+@call("previewReleaseUpgrade")
+async def preview_release_upgrade(s: Services, v: Validated) -> Reply:
+    upgrade = UpgradeRequest.from_body(v.body)
+    target = await s.cluster()
+    return Reply(
+        encode_preview(await s.release_service.preview_upgrade(target, *_where(v), upgrade))
+    )
 
 
 @call("uninstallRelease")
@@ -66,10 +96,9 @@ async def get_release_history(s: Services, v: Validated) -> Reply:
 
 @call("rollbackRelease")
 async def rollback_release(s: Services, v: Validated) -> Reply:
-    revision = v.body.get("revision")
-    return Reply(
-        encode_release(await s.release_service.rollback(await s.cluster(), *_where(v), revision))
-    )
+    revision = (v.body or {}).get("revision")
+    target = await s.cluster()
+    return Reply(encode_release(await s.release_service.rollback(target, *_where(v), revision)))
 
 
 @call("testRelease")

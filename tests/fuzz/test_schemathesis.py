@@ -1,0 +1,199 @@
+"""Every operation of every service under a schema-driven fuzzer (schemathesis).
+
+Each service runs on a real loopback server in a thread of its own, as a client would meet it, with
+credentials that let the fuzzer past authentication. Schemathesis generates requests from the
+served OpenAPI document — valid ones and, for the negative phase, ones that break the schema — and
+checks every answer: no server error, only documented status codes and content types, bodies that
+match their schemas. ``FUZZ_EXAMPLES`` bounds the examples per operation so the suite stays fast.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import os
+import socket
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import hypothesis
+import pytest
+import schemathesis
+from aiohttp import web
+from schemathesis import BaseSchema, Case, checks
+
+from chartsvc.app import create_app as chartsvc_app
+from chartsvc.settings import Settings as ChartsvcSettings
+from common.config import load_settings
+from common.openapi import SPEC
+from console.app import create_app as console_app
+from console.settings import Settings as ConsoleSettings
+from results.app import create_app as results_app
+from results.settings import Settings as ResultsSettings
+from tests.console.support import ADMIN as CONSOLE_ADMIN
+from tests.console.support import ADMIN_PASSWORD
+
+EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "4"))
+FUZZ = hypothesis.settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=True,  # the same examples on every run: a failure here is reproducible
+    database=None,
+    suppress_health_check=list(hypothesis.HealthCheck),
+    phases=[hypothesis.Phase.explicit, hypothesis.Phase.generate],
+)
+API_KEY = "fuzz-key"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+class Served:
+    """An aiohttp application on a loopback port, run by its own event loop in a thread."""
+
+    def __init__(self, app: web.Application) -> None:
+        self.app = app
+        self.port = _free_port()
+        self.base_url = f"http://127.0.0.1:{self.port}"
+        self._loop = asyncio.new_event_loop()
+        self._runner = web.AppRunner(app, handle_signals=False, access_log=None)
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+
+    def __enter__(self) -> Served:
+        self._thread.start()
+        asyncio.run_coroutine_threadsafe(self._start(), self._loop).result(60)
+        return self
+
+    async def _start(self) -> None:
+        await self._runner.setup()
+        await web.TCPSite(self._runner, "127.0.0.1", self.port).start()
+
+    def __exit__(self, *_: object) -> None:
+        asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(60)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+        self._loop.close()
+
+
+def _document(app: web.Application) -> dict[str, Any]:
+    served: dict[str, Any] = app[SPEC].served("/api/v1")
+    return served
+
+
+def _apps(data: Path) -> dict[str, tuple[web.Application, Mapping[str, str]]]:
+    chartsvc = load_settings(
+        ChartsvcSettings,
+        overrides=[
+            f"chartsvc.data-dir={data / 'chartsvc'}",
+            "chartsvc.security.mode=FULL",
+            f"chartsvc.security.api-key={API_KEY}",
+        ],
+    )
+    results = load_settings(ResultsSettings, overrides=[f"results.data-dir={data / 'results'}"])
+    console = load_settings(
+        ConsoleSettings,
+        overrides=[
+            f"console.data-dir={data / 'console'}",
+            f"console.security.admin.password={ADMIN_PASSWORD}",
+            "console.clusters.warm-up=false",
+        ],
+    )
+    # environ={}: no kubeconfig, so the console serves its one fallback cluster, which is not
+    # there; cluster calls answer as an unreachable cluster does, which the spec documents.
+    return {
+        "chartsvc": (chartsvc_app(chartsvc, environ={}), {"X-API-Key": API_KEY}),
+        "results": (results_app(results, environ={}), {}),
+        "console": (console_app(console, environ={}), CONSOLE_ADMIN),
+    }
+
+
+def _streams(document: Mapping[str, Any]) -> list[str]:
+    """Operations that answer an event stream: they run until the client leaves, so a fuzzer
+    call would wait for its timeout; their tests are in each service's own suite."""
+    return [
+        op["operationId"]
+        for item in document["paths"].values()
+        for op in item.values()
+        if isinstance(op, dict)
+        and any("text/event-stream" in (r.get("content") or {}) for r in op["responses"].values())
+    ]
+
+
+def _schema_for(service: str) -> BaseSchema:
+    """The served document of ``service``, built the way the service builds it at start-up."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as scratch:
+        app, _ = _apps(Path(scratch))[service]
+        document = _document(app)
+    schema = schemathesis.openapi.from_dict(document)
+    streams = _streams(document)
+    return schema.exclude(operation_id=streams) if streams else schema
+
+
+@schemathesis.serializer("application/gzip")
+def _gzip(_: Any, value: Any) -> bytes:
+    """Chart archives and reports may be sent gzip-compressed: compress what was generated."""
+    raw = value if isinstance(value, bytes) else str(value).encode()
+    return gzip.compress(raw, mtime=0)
+
+
+SCHEMAS = {name: _schema_for(name) for name in ("chartsvc", "results", "console")}
+
+
+@pytest.fixture(scope="module")
+def servers(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[dict[str, tuple[Served, Mapping[str, str]]]]:
+    built = _apps(tmp_path_factory.mktemp("fuzz"))
+    started: dict[str, tuple[Served, Mapping[str, str]]] = {}
+    try:
+        for name, (app, headers) in built.items():
+            started[name] = (Served(app).__enter__(), headers)
+        yield started
+    finally:
+        for served, _ in started.values():
+            served.__exit__()
+
+
+#: What every answer must satisfy, besides never being a 500. Not here: ``not_a_server_error``
+#: (a 502 naming an upstream that does not exist on this machine is the right answer, and a
+#: status the operation does not document fails ``status_code_conformance``),
+#: ``positive_data_acceptance`` (the server's own rules are stricter than a schema can say, and
+#: answer a 400 naming the rule), ``allow_header_conformance``.
+CHECKS = [
+    checks.status_code_conformance,
+    checks.content_type_conformance,
+    checks.response_schema_conformance,
+    checks.response_headers_conformance,
+    checks.negative_data_rejection,
+]
+
+
+def _check(servers: dict[str, tuple[Served, Mapping[str, str]]], service: str, case: Case) -> None:
+    served, headers = servers[service]
+    response = case.call(base_url=f"{served.base_url}/api/v1", headers=dict(headers), timeout=30)
+    assert response.status_code != 500, (
+        f"{case.method} {case.formatted_path} answered 500: {response.text[:500]}"
+    )
+    case.validate_response(response, checks=CHECKS)
+
+
+def _fuzz(service: str) -> Callable[..., None]:
+    @SCHEMAS[service].parametrize()
+    @FUZZ
+    def test(case: Case, servers: dict[str, tuple[Served, Mapping[str, str]]]) -> None:
+        _check(servers, service, case)
+
+    return test
+
+
+test_chartsvc = _fuzz("chartsvc")
+test_results = _fuzz("results")
+test_console = _fuzz("console")

@@ -1,4 +1,4 @@
-"""Write ``common/kubesim/protobuf_schemas.json``: field tables for Kubernetes protobuf bodies.
+"""Write ``common/kubesim/encoding/protobuf_schemas.json``: field tables for Kubernetes protobuf bodies.
 
 kubectl's typed clients send protobuf (``kubectl create deployment``, ``create job``, ``auth
 can-i``...). The simulator decodes those bodies with field tables taken from the protobuf file
@@ -25,9 +25,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from common.kubesim.protobuf import ProtobufError, fields  # noqa: E402 -- the shared reader
+from common.kubesim.encoding.protobuf import ProtobufError, fields  # noqa: E402 -- the shared reader
 
-OUT = ROOT / "common" / "kubesim" / "protobuf_schemas.json"
+OUT = ROOT / "common" / "kubesim" / "encoding" / "protobuf_schemas.json"
 PACKAGES = (
     "k8s.io/api/core/v1/",
     "k8s.io/api/apps/v1/",

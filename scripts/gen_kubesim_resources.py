@@ -1,4 +1,4 @@
-"""Write ``common/kubesim/resources.json`` from real kube-apiserver discovery documents.
+"""Write ``common/kubesim/machinery/resources.json`` from real kube-apiserver discovery documents.
 
 The simulator must not read the reference documents at run time (they are not part of the product),
 so this script copies the parts it serves -- the legacy ``APIResourceList`` entries of each served
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-OUT = ROOT / "common" / "kubesim" / "resources.json"
+OUT = ROOT / "common" / "kubesim" / "machinery" / "resources.json"
 
 # (group, version) pairs the simulator serves, in the order of the real ``/apis`` document.
 SERVED = [

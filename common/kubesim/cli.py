@@ -14,9 +14,9 @@ import signal
 import sys
 from pathlib import Path
 
+from common.kubesim.machinery.timings import Timings
 from common.kubesim.scenarios import SCENARIOS
 from common.kubesim.simulator import Simulator
-from common.kubesim.timings import Timings
 
 
 def _parser() -> argparse.ArgumentParser:

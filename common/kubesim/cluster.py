@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 
 from common.kubesim import scenarios
+from common.kubesim.api.objects import Objects
 from common.kubesim.controllers.base import Controller, Manager
 from common.kubesim.controllers.client import Client
 from common.kubesim.controllers.cronjob import CronJobController
@@ -21,14 +22,13 @@ from common.kubesim.controllers.disruption import DisruptionController
 from common.kubesim.controllers.endpoints import EndpointsController
 from common.kubesim.controllers.events import Recorder
 from common.kubesim.controllers.job import JobController
+from common.kubesim.controllers.nodes import NodeLifecycle, ensure_nodes
 from common.kubesim.controllers.replicaset import ReplicaSetController
 from common.kubesim.controllers.scheduler import Scheduler
 from common.kubesim.controllers.serviceaccounts import NamespaceDefaults
 from common.kubesim.controllers.statefulset import StatefulSetController
 from common.kubesim.kubelet import Kubelet
-from common.kubesim.nodes import NodeLifecycle, ensure_nodes
-from common.kubesim.objects import Objects
-from common.kubesim.timings import Timings
+from common.kubesim.machinery.timings import Timings
 
 MANAGER = "kube-controller-manager"
 

@@ -13,18 +13,20 @@ import contextlib
 import logging
 import secrets
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import TypeVar
 
 from aiohttp import web
 
-from common.kubesim import podapi, seed, tls
+from common.kubesim.api import seed
+from common.kubesim.api.rbac import AUTHENTICATED, UserInfo
 from common.kubesim.cluster import LiveCluster
-from common.kubesim.server import create_app
-from common.kubesim.state import State
-from common.kubesim.timings import Timings
+from common.kubesim.http import podapi, tls
+from common.kubesim.http.server import create_app
+from common.kubesim.http.state import State
+from common.kubesim.machinery.timings import Timings
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -44,6 +46,8 @@ class Simulator:
     logs, exec, port-forward, metrics; see ``cluster``); with 0 (the default) it stays a static API
     server whose workloads a stand-in reports as rolled out at once. ``scenario`` (``empty`` or
     ``demo``, which needs nodes) and ``timings`` (default: fast, test-friendly delays) shape it.
+    ``users``: more identities, name -> groups; each gets a random bearer token in
+    :attr:`user_tokens` and may do what RBAC grants it (the admin token may do everything).
     """
 
     def __init__(
@@ -61,6 +65,7 @@ class Simulator:
         nodes: int = 0,
         scenario: str = "empty",
         timings: Timings | None = None,
+        users: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
         self.directory = Path(directory)
         self.token = token if token is not None else secrets.token_urlsafe(24)
@@ -81,6 +86,8 @@ class Simulator:
             raise ValueError(f"scenario {scenario!r} needs at least one node")
         self.nodes, self.scenario, self.timings = nodes, scenario, timings or Timings()
         self.live: LiveCluster | None = None
+        self._users = {name: tuple(groups) for name, groups in (users or {}).items()}
+        self.user_tokens = {name: secrets.token_urlsafe(24) for name in self._users}
 
     def __repr__(self) -> str:
         return f"Simulator(url={self.url!r}, context={self.context!r})"
@@ -106,6 +113,10 @@ class Simulator:
             history=self._history,
             bookmark_interval=self._bookmark_interval,
         )
+        self.state.users = {
+            self.user_tokens[name]: UserInfo(name, (*groups, AUTHENTICATED))
+            for name, groups in self._users.items()
+        }
         seed.populate(self.state.objects)
         if self.nodes > 0:  # installed before the app starts, so the stand-in stays off
             self.live = LiveCluster(

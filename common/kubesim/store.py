@@ -19,7 +19,7 @@ from typing import Any
 
 import attrs
 
-from common.kubesim.status import expired
+from common.kubesim.machinery.status import expired
 
 GroupResource = tuple[str, str]
 Obj = dict[str, Any]

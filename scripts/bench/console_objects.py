@@ -65,8 +65,8 @@ def fat_pod(i: int) -> dict[str, Any]:
 def serve_sim(directory: str, pods: int, scenario: str) -> None:
     """Child: a simulator holding ``pods`` pods; prints its kubeconfig path, then waits."""
     from common.kubesim import Simulator
-    from common.kubesim.meta import WriteOptions
-    from common.kubesim.state import State
+    from common.kubesim.http.state import State
+    from common.kubesim.machinery.meta import WriteOptions
 
     sim = Simulator(Path(directory), context="bench", scenario=scenario)
     sim.start()

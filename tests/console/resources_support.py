@@ -20,8 +20,8 @@ from kubernetes_asyncio import config
 from kubernetes_asyncio.client import ApiClient, Configuration
 
 from common.kubesim import Simulator
-from common.kubesim.meta import WriteOptions
-from common.kubesim.state import State
+from common.kubesim.http.state import State
+from common.kubesim.machinery.meta import WriteOptions
 from console.resources.kubeapi import KubeApi, path_of
 
 KUBECTL = "/usr/bin/kubectl"

@@ -10,17 +10,19 @@ import subprocess
 import uuid
 from collections.abc import AsyncIterator, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import aiohttp
 import helm_python
 import pytest
 from kubernetes_asyncio import config
 from kubernetes_asyncio.client import ApiClient, Configuration
+from kubernetes_asyncio.stream import WsApiClient
 
 from common.kubesim import Simulator
 
 KUBECTL = "/usr/bin/kubectl"
+C = TypeVar("C", bound=ApiClient)
 
 
 @pytest.fixture(scope="module")
@@ -88,15 +90,23 @@ def helm(
 @pytest.fixture
 async def api(sim: Simulator) -> AsyncIterator[ApiClient]:
     """A kubernetes-asyncio ApiClient configured from the simulator's kubeconfig."""
-    async with api_client(sim) as client:
+    async with api_client(sim, ApiClient) as client:
+        yield client
+
+
+@pytest.fixture
+async def ws_api(sim: Simulator) -> AsyncIterator[WsApiClient]:
+    """A kubernetes-asyncio client that speaks WebSocket (exec, attach, port-forward)."""
+    async with api_client(sim, WsApiClient) as client:
         yield client
 
 
 @contextlib.asynccontextmanager
-async def api_client(sim: Simulator) -> AsyncIterator[ApiClient]:
+async def api_client(sim: Simulator, kind: type[C]) -> AsyncIterator[C]:
+    """A kubernetes-asyncio client of class ``kind`` configured from the simulator's kubeconfig."""
     cfg = Configuration()
     await config.load_kube_config(config_file=str(sim.kubeconfig_path), client_configuration=cfg)
-    async with ApiClient(cfg) as client:
+    async with kind(cfg) as client:
         yield client
 
 
@@ -138,3 +148,13 @@ class Raw:
 async def raw(sim: Simulator) -> AsyncIterator[Raw]:
     async with aiohttp.ClientSession() as session:
         yield Raw(sim, session)
+
+
+def write_chart(root: Path, chart: str, values: str, templates: Mapping[str, str]) -> Path:
+    """A chart directory at ``root``: ``Chart.yaml``, ``values.yaml`` and ``templates/<name>.yaml``."""
+    (root / "templates").mkdir(parents=True)
+    (root / "Chart.yaml").write_text(chart)
+    (root / "values.yaml").write_text(values)
+    for name, text in templates.items():
+        (root / "templates" / f"{name}.yaml").write_text(text)
+    return root

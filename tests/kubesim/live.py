@@ -12,12 +12,12 @@ import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from common.kubesim import seed
+from common.kubesim.api import seed
+from common.kubesim.api.objects import Objects
 from common.kubesim.cluster import LiveCluster
-from common.kubesim.meta import WriteOptions
-from common.kubesim.objects import Objects
-from common.kubesim.state import State
-from common.kubesim.timings import Timings
+from common.kubesim.http.state import State
+from common.kubesim.machinery.meta import WriteOptions
+from common.kubesim.machinery.timings import Timings
 
 Obj = dict[str, Any]
 FAST = Timings(
@@ -32,6 +32,16 @@ FAST = Timings(
     probe_period=0.1,
 )
 USER = WriteOptions(manager="kubectl")
+DEPLOY, RS, STS, DS, CR = (
+    ("apps", "deployments"),
+    ("apps", "replicasets"),
+    ("apps", "statefulsets"),
+    ("apps", "daemonsets"),
+    ("apps", "controllerrevisions"),
+)
+PODS, NODES, SVC, EPS = ("", "pods"), ("", "nodes"), ("", "services"), ("", "endpoints")
+JOBS, CRONJOBS = ("batch", "jobs"), ("batch", "cronjobs")
+SLICES, PDB = ("discovery.k8s.io", "endpointslices"), ("policy", "poddisruptionbudgets")
 
 
 async def running_cluster(
@@ -39,9 +49,12 @@ async def running_cluster(
     timings: Timings = FAST,
     clock: Callable[[], float] = time.time,
     scenario: str = "empty",
+    namespaces: tuple[str, ...] = (),
 ) -> AsyncIterator[LiveCluster]:
     state = State.new(token=None)
     seed.populate(state.objects)
+    for name in namespaces:
+        namespace(state.objects, name)
     cluster = LiveCluster(
         state.objects, nodes=nodes, timings=timings, ca_pem="CA", clock=clock, scenario=scenario
     )

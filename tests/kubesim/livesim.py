@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from common.kubesim import Simulator
-from common.kubesim.state import State
+from common.kubesim.http.state import State
 from tests.kubesim.live import FAST
 
 T = TypeVar("T")

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from common.kubesim import fieldpath, mergekeys
-from common.kubesim.apply import LAST_APPLIED, ApplyConflict, apply, record_update
-from common.kubesim.patching import PatchError
+from common.kubesim.patch import fieldpath, mergekeys
+from common.kubesim.patch.apply import LAST_APPLIED, ApplyConflict, apply, record_update
+from common.kubesim.patch.patching import PatchError
 
 Obj = dict[str, Any]
 T0 = datetime(2026, 11, 21, 12, 0, 0, 123456, tzinfo=UTC)
@@ -493,3 +493,99 @@ def test_past_ten_update_managers_the_oldest_merge_into_ancient_changes() -> Non
     ancient = fields_of(obj, "ancient-changes", "Update")["f:metadata"]["f:labels"]
     assert set(ancient) == {"f:k0", "f:k1", "f:k2"}
     assert updaters[1:] == [f"m{i:02}" for i in range(3, 12)]
+
+
+# --- kubectl's upgrade from client-side to server-side apply -------------------------------------
+
+
+def upgraded_from_client_side(obj: Obj) -> Obj:
+    """``obj`` created by ``kubectl apply`` (client-side), after kubectl's csaupgrade JSON patch
+    has handed ``kubectl-client-side-apply``'s fields to the ``kubectl`` applier: the field set
+    keeps the ``"."`` members a create records for every map and list item."""
+    obj["metadata"].setdefault("annotations", {})[LAST_APPLIED] = json.dumps(obj) + "\n"
+    live = record_update(None, obj, manager="kubectl-client-side-apply", operation="Update", now=T0)
+    [entry] = live["metadata"]["managedFields"]
+    entry.update(manager="kubectl", operation="Apply")
+    return live
+
+
+def upgraded_deployment() -> Obj:
+    obj = deployment()
+    obj["metadata"]["labels"]["tier"] = "web"
+    obj["metadata"]["finalizers"] = ["example.com/keep"]
+    containers(obj)[0]["env"] = [{"name": "A", "value": "1"}, {"name": "B", "value": "2"}]
+    return upgraded_from_client_side(obj)
+
+
+def test_the_upgraded_field_set_holds_maps_and_items_as_members() -> None:
+    fields = fields_of(upgraded_deployment(), "kubectl")
+    assert set(fields["f:metadata"]["f:labels"]) == {".", "f:app", "f:tier"}
+    assert set(fields["f:metadata"]["f:finalizers"]) == {".", 'v:"example.com/keep"'}
+    container = fields["f:spec"]["f:template"]["f:spec"]["f:containers"]['k:{"name":"nginx"}']
+    assert "." in container
+    assert set(container["f:env"]) == {".", 'k:{"name":"A"}', 'k:{"name":"B"}'}
+
+
+def test_server_side_apply_after_the_upgrade_keeps_what_it_still_applies() -> None:
+    # The defect: "." members absent from the new field set removed whole maps and items.
+    live = upgraded_deployment()
+    applied = deployment(spec__replicas=3)
+    applied["metadata"]["labels"]["tier"] = "web"
+    applied["metadata"]["finalizers"] = ["example.com/keep"]
+    containers(applied)[0]["env"] = [{"name": "A", "value": "1"}, {"name": "B", "value": "2"}]
+    result = ssa(live, applied)
+    assert result["spec"]["replicas"] == 3
+    assert result["metadata"]["labels"] == {"app": "web", "tier": "web"}
+    assert result["metadata"]["finalizers"] == ["example.com/keep"]
+    assert containers(result)[0]["env"] == [
+        {"name": "A", "value": "1"},
+        {"name": "B", "value": "2"},
+    ]
+    assert result["spec"]["template"]["metadata"]["labels"] == {"app": "web"}
+    fields = fields_of(result, "kubectl")
+    assert set(fields["f:metadata"]["f:labels"]) == {"f:app", "f:tier"}
+
+
+def test_server_side_apply_after_the_upgrade_removes_only_what_it_dropped() -> None:
+    live = upgraded_deployment()
+    applied = deployment()  # no tier label, no finalizer, no env var B
+    containers(applied)[0]["env"] = [{"name": "A", "value": "1"}]
+    result = ssa(live, applied)
+    assert result["metadata"]["labels"] == {"app": "web"}
+    assert "finalizers" not in result["metadata"]
+    assert containers(result)[0]["env"] == [{"name": "A", "value": "1"}]
+    assert containers(result)[0]["ports"] == [{"containerPort": 80}]
+
+
+def test_a_dropped_map_stays_while_another_manager_owns_a_field_in_it() -> None:
+    live = upgraded_deployment()
+    live = update(live, "labeller", lambda o: o["metadata"]["labels"].update(team="a"))
+    applied = deployment()
+    del applied["metadata"]["labels"]
+    result = ssa(live, applied)
+    assert result["metadata"]["labels"] == {"team": "a"}
+
+
+@pytest.mark.parametrize(
+    ("change", "path"),
+    [
+        (lambda o: o["metadata"]["labels"].update(tier="db"), ".metadata.labels.tier"),
+        (
+            lambda o: containers(o)[0]["env"][1].update(value="3"),
+            '.spec.template.spec.containers[name="nginx"].env[name="B"].value',
+        ),
+    ],
+)
+def test_fields_inherited_from_client_side_apply_conflict_with_other_appliers(
+    change: Any, path: str
+) -> None:
+    live = upgraded_deployment()
+    applied = copy.deepcopy(live)
+    del applied["metadata"]["managedFields"]
+    del applied["metadata"]["annotations"]
+    change(applied)
+    with pytest.raises(ApplyConflict) as info:
+        ssa(live, applied, manager="helm")
+    assert info.value.conflicts == [("kubectl", path)]
+    forced = ssa(live, applied, manager="helm", force=True)
+    assert path.rsplit(".", 1)[-1] in json.dumps(fields_of(forced, "helm"))

@@ -158,7 +158,10 @@ async def test_watch_stream_and_resume(api: ApiClient) -> None:
 
 
 async def test_watch_410_after_history_expiry(tmp_path: Path) -> None:
-    async with Simulator(tmp_path, history=5, nodes=0) as small, api_client(small) as api:
+    async with (
+        Simulator(tmp_path, history=5, nodes=0) as small,
+        api_client(small, ApiClient) as api,
+    ):
         core = client.CoreV1Api(api)
         first = await core.create_namespaced_config_map(
             "default", client.V1ConfigMap(metadata=client.V1ObjectMeta(name="c0"))

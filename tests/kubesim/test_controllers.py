@@ -9,11 +9,14 @@ import pytest
 
 from common.kubesim.cluster import LiveCluster
 from tests.kubesim.live import (
+    DEPLOY,
+    NODES,
+    PODS,
+    RS,
     cond,
     create,
     deployment,
     events_for,
-    namespace,
     phase,
     pods_of,
     ready,
@@ -22,18 +25,10 @@ from tests.kubesim.live import (
     update,
 )
 
-DEPLOY, RS, PODS, NODES = (
-    ("apps", "deployments"),
-    ("apps", "replicasets"),
-    ("", "pods"),
-    ("", "nodes"),
-)
-
 
 @pytest.fixture
 async def live() -> AsyncIterator[LiveCluster]:
-    async for cluster in running_cluster(nodes=2):
-        namespace(cluster.objs, "app")
+    async for cluster in running_cluster(nodes=2, namespaces=("app",)):
         yield cluster
 
 

@@ -11,6 +11,16 @@ import pytest
 from common.kubesim.cluster import LiveCluster
 from common.kubesim.controllers.base import run_once
 from tests.kubesim.live import (
+    CR,
+    CRONJOBS,
+    DS,
+    EPS,
+    JOBS,
+    PDB,
+    PODS,
+    SLICES,
+    STS,
+    SVC,
     cond,
     create,
     deployment,
@@ -25,20 +35,10 @@ from tests.kubesim.live import (
     update,
 )
 
-STS, DS, CR = ("apps", "statefulsets"), ("apps", "daemonsets"), ("apps", "controllerrevisions")
-JOBS, CRONJOBS, PODS = ("batch", "jobs"), ("batch", "cronjobs"), ("", "pods")
-SVC, SLICES, EPS, PDB = (
-    ("", "services"),
-    ("discovery.k8s.io", "endpointslices"),
-    ("", "endpoints"),
-    ("policy", "poddisruptionbudgets"),
-)
-
 
 @pytest.fixture
 async def live() -> AsyncIterator[LiveCluster]:
-    async for cluster in running_cluster(nodes=3):
-        namespace(cluster.objs, "w")
+    async for cluster in running_cluster(nodes=3, namespaces=("w",)):
         yield cluster
 
 

@@ -9,8 +9,7 @@ from typing import Any
 
 import aiohttp
 import pytest
-from kubernetes_asyncio import client, config
-from kubernetes_asyncio.client import Configuration
+from kubernetes_asyncio import client
 from kubernetes_asyncio.stream import WsApiClient
 
 from common.kubesim import Simulator
@@ -20,14 +19,6 @@ from tests.kubesim.livesim import demo_simulator, pods, wait_for
 @pytest.fixture(scope="module")
 def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simulator]:
     yield from demo_simulator(tmp_path_factory.mktemp("kubesim"), nodes=1)
-
-
-@pytest.fixture
-async def ws_api(sim: Simulator) -> AsyncIterator[WsApiClient]:
-    cfg = Configuration()
-    await config.load_kube_config(config_file=str(sim.kubeconfig_path), client_configuration=cfg)
-    async with WsApiClient(cfg) as api:
-        yield api
 
 
 @pytest.fixture

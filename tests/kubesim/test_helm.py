@@ -19,6 +19,7 @@ from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 
 from common.kubesim import Simulator
+from tests.kubesim.conftest import write_chart
 
 CHART_YAML = "apiVersion: v2\nname: demo\nversion: 0.1.0\nappVersion: '1.0'\n"
 VALUES = "replicas: 1\nextra: false\nmessage: hello\n"
@@ -65,18 +66,13 @@ data: {a: b}
 
 @pytest.fixture(scope="module")
 def chart(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("chart") / "demo"
-    (root / "templates").mkdir(parents=True)
-    (root / "Chart.yaml").write_text(CHART_YAML)
-    (root / "values.yaml").write_text(VALUES)
-    for name, text in (
-        ("configmap", CONFIGMAP),
-        ("deployment", DEPLOYMENT),
-        ("service", SERVICE),
-        ("extra", EXTRA),
-    ):
-        (root / "templates" / f"{name}.yaml").write_text(text)
-    return root
+    templates = {
+        "configmap": CONFIGMAP,
+        "deployment": DEPLOYMENT,
+        "service": SERVICE,
+        "extra": EXTRA,
+    }
+    return write_chart(tmp_path_factory.mktemp("chart") / "demo", CHART_YAML, VALUES, templates)
 
 
 async def _release_configmaps(core: client.CoreV1Api, ns: str) -> list[str]:

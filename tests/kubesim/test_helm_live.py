@@ -10,7 +10,8 @@ import helm_python
 import pytest
 
 from common.kubesim import Simulator
-from common.kubesim.state import State
+from common.kubesim.http.state import State
+from tests.kubesim.conftest import write_chart
 from tests.kubesim.live import FAST
 
 CHART = "apiVersion: v2\nname: web\nversion: 0.1.0\nappVersion: '1.27'\n"
@@ -62,13 +63,7 @@ def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simulator]:
 
 @pytest.fixture(scope="module")
 def chart(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("chart") / "web"
-    (root / "templates").mkdir(parents=True)
-    (root / "Chart.yaml").write_text(CHART)
-    (root / "values.yaml").write_text(VALUES)
-    for name, text in TEMPLATES.items():
-        (root / "templates" / f"{name}.yaml").write_text(text)
-    return root
+    return write_chart(tmp_path_factory.mktemp("chart") / "web", CHART, VALUES, TEMPLATES)
 
 
 async def test_legacy_wait_and_test_hooks(

@@ -281,6 +281,17 @@ def test_service_account_tokens(kubectl: Kubectl, ns: str) -> None:
     as_robot = kubectl.run(f"--token={token}", "-n", ns, "auth", "whoami", "-o", "json")
     user = json.loads(as_robot.stdout)["status"]["userInfo"]["username"]
     assert user == f"system:serviceaccount:{ns}:robot"
+    refused = kubectl.run(f"--token={token}", "-n", ns, "get", "sa", "robot", check=False)
+    assert "Forbidden" in refused.stderr  # a new ServiceAccount may do nothing
+    kubectl.run(
+        "-n",
+        ns,
+        "create",
+        "rolebinding",
+        "robot-view",
+        "--clusterrole=view",
+        f"--serviceaccount={ns}:robot",
+    )
     assert kubectl.run(f"--token={token}", "-n", ns, "get", "sa", "robot").returncode == 0
     kubectl.run("-n", ns, "delete", "serviceaccount", "robot")
     refused = kubectl.run(f"--token={token}", "-n", ns, "get", "sa", check=False)

@@ -8,9 +8,10 @@ from typing import Any
 
 import pytest
 
-from common.kubesim import deletion, logs
+from common.kubesim.api import deletion
 from common.kubesim.cluster import LiveCluster
-from common.kubesim.status import KubeError
+from common.kubesim.http import logs
+from common.kubesim.machinery.status import KubeError
 from tests.kubesim.live import (
     USER,
     create,

@@ -6,7 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from common.kubesim import Simulator, quantity
+from common.kubesim import Simulator
+from common.kubesim.machinery import quantity
 from tests.kubesim.conftest import Raw
 from tests.kubesim.livesim import demo_simulator, pods, wait_for
 

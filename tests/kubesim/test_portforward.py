@@ -10,25 +10,17 @@ from collections.abc import AsyncIterator, Iterator
 
 import aiohttp
 import pytest
-from kubernetes_asyncio import client, config
-from kubernetes_asyncio.client import Configuration
+from kubernetes_asyncio import client
 from kubernetes_asyncio.stream import WsApiClient
 
-from common.kubesim import Simulator, spdy
+from common.kubesim import Simulator
+from common.kubesim.http import spdy
 from tests.kubesim.livesim import demo_simulator, pods, wait_for
 
 
 @pytest.fixture(scope="module")
 def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simulator]:
     yield from demo_simulator(tmp_path_factory.mktemp("kubesim"), nodes=1)
-
-
-@pytest.fixture
-async def ws_api(sim: Simulator) -> AsyncIterator[WsApiClient]:
-    cfg = Configuration()
-    await config.load_kube_config(config_file=str(sim.kubeconfig_path), client_configuration=cfg)
-    async with WsApiClient(cfg) as api:
-        yield api
 
 
 async def _frames(ws: aiohttp.ClientWebSocketResponse) -> AsyncIterator[tuple[int, bytes]]:

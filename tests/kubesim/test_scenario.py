@@ -80,5 +80,7 @@ async def test_empty_is_bare() -> None:
             ("", "configmaps"),
             ("", "endpoints"),
             ("discovery.k8s.io", "endpointslices"),
+            ("rbac.authorization.k8s.io", "clusterroles"),
+            ("rbac.authorization.k8s.io", "clusterrolebindings"),
         }
         assert live.objs.store.list(("", "pods")) == []

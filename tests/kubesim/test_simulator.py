@@ -12,6 +12,7 @@ from pathlib import Path
 import aiohttp
 import yaml
 from kubernetes_asyncio import client
+from kubernetes_asyncio.client import ApiClient
 
 from common.kubesim import Simulator
 from tests.kubesim.conftest import Raw, api_client
@@ -39,7 +40,7 @@ async def test_kubeconfig_and_token(tmp_path: Path) -> None:
 async def test_two_clusters_are_independent(tmp_path: Path) -> None:
     async with Simulator(tmp_path / "a") as a, Simulator(tmp_path / "b") as b:
         assert a.port != b.port
-        async with api_client(a) as api_a, api_client(b) as api_b:
+        async with api_client(a, ApiClient) as api_a, api_client(b, ApiClient) as api_b:
             await client.CoreV1Api(api_a).create_namespace({"metadata": {"name": "only-a"}})
             names = await client.CoreV1Api(api_b).list_namespace()
             assert "only-a" not in {n.metadata.name for n in names.items}

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from common.kubesim import printers
+from common.kubesim.encoding import printers
 
 Obj = dict[str, Any]
 

@@ -16,7 +16,7 @@ import contextlib
 import logging
 from collections.abc import Iterable
 
-from common.kubesim.status import KubeError
+from common.kubesim.machinery.status import KubeError
 from common.kubesim.store import Event, GroupResource, Store, Subscription
 
 logger = logging.getLogger(__name__)

@@ -1,6 +1,6 @@
 """How controllers read and write: the apiserver core called directly, as a named field manager.
 
-Controllers write through :class:`~common.kubesim.objects.Objects` exactly like an HTTP client would
+Controllers write through :class:`~common.kubesim.api.objects.Objects` exactly like an HTTP client would
 (defaulting, managedFields, resourceVersion conflicts, watch events), only without the HTTP hop.
 Besides the client, this module holds the helpers every workload controller shares: label-selector
 matching, owner references, pod readiness and the hash-based names real controllers give objects.
@@ -15,10 +15,10 @@ import hashlib
 import json
 from typing import Any
 
-from common.kubesim import deletion
-from common.kubesim.meta import WriteOptions
-from common.kubesim.objects import Objects
-from common.kubesim.registry import ResourceType
+from common.kubesim.api import deletion
+from common.kubesim.api.objects import Objects
+from common.kubesim.machinery.meta import WriteOptions
+from common.kubesim.machinery.registry import ResourceType
 from common.kubesim.store import GroupResource, Obj
 
 PODS: GroupResource = ("", "pods")

@@ -15,7 +15,7 @@ import datetime
 import time
 
 from common.kubesim.controllers.client import Client, fmt_time, now_utc
-from common.kubesim.status import KubeError
+from common.kubesim.machinery.status import KubeError
 from common.kubesim.store import Obj
 
 EVENTS = ("", "events")

@@ -28,8 +28,8 @@ from common.kubesim.controllers.client import (
 )
 from common.kubesim.controllers.events import Recorder
 from common.kubesim.controllers.replicaset import PodNamer
+from common.kubesim.machinery.timings import Timings
 from common.kubesim.store import Event, Obj
-from common.kubesim.timings import Timings
 
 JOB = ("batch", "jobs")
 COMPONENT = "job-controller"

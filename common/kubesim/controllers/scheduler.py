@@ -16,7 +16,6 @@ from collections.abc import Iterable
 
 import attrs
 
-from common.kubesim import quantity
 from common.kubesim.controllers.base import Controller, Key
 from common.kubesim.controllers.client import (
     NODES,
@@ -30,7 +29,8 @@ from common.kubesim.controllers.client import (
     set_condition,
 )
 from common.kubesim.controllers.events import Recorder
-from common.kubesim.nodes import node_ready
+from common.kubesim.controllers.nodes import node_ready
+from common.kubesim.machinery import quantity
 from common.kubesim.store import Event, Obj
 
 SCHEDULER = "default-scheduler"

@@ -12,10 +12,11 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 
-from common.kubesim import deletion
+from common.kubesim.api import deletion
 from common.kubesim.controllers.base import Controller, Key
 from common.kubesim.controllers.client import NODES, PODS, Client
 from common.kubesim.controllers.events import Recorder
+from common.kubesim.controllers.nodes import node_index
 from common.kubesim.kubelet import programs
 from common.kubesim.kubelet.env import container_env
 from common.kubesim.kubelet.image import build_fs
@@ -23,10 +24,9 @@ from common.kubesim.kubelet.model import Container, Run
 from common.kubesim.kubelet.network import ClusterNetwork
 from common.kubesim.kubelet.podstatus import render
 from common.kubesim.kubelet.runtime import PodRuntime
-from common.kubesim.nodes import node_index
+from common.kubesim.machinery.timings import Timings
 from common.kubesim.shell import Host, Shell
 from common.kubesim.store import Event, Obj
-from common.kubesim.timings import Timings
 
 
 class Kubelet(Controller):

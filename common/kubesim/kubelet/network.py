@@ -12,7 +12,7 @@ import ipaddress
 import json
 from typing import Any
 
-from common.kubesim import podhttp
+from common.kubesim.kubelet import podhttp
 from common.kubesim.shell.host import HttpReply
 from common.kubesim.store import Store
 

@@ -17,6 +17,7 @@ from common.kubesim.kubelet import logtext
 from common.kubesim.kubelet.logbuf import RunLog, Ticker
 from common.kubesim.kubelet.model import Container, Run, container_id
 from common.kubesim.kubelet.runtime import PodRuntime
+from common.kubesim.machinery.timings import Timings
 from common.kubesim.shell import (
     IO,
     BytesReader,
@@ -28,7 +29,6 @@ from common.kubesim.shell import (
     TtyOutput,
     Writer,
 )
-from common.kubesim.timings import Timings
 
 
 class Services(Protocol):

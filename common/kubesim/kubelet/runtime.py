@@ -16,7 +16,7 @@ from typing import Any
 
 from common.kubesim.kubelet.behaviour import classify
 from common.kubesim.kubelet.model import Container, Run
-from common.kubesim.timings import Timings
+from common.kubesim.machinery.timings import Timings
 
 Obj = dict[str, Any]
 Emit = Callable[[str, str, str, str], None]  # (type, reason, message, fieldPath)

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from common.kubesim.api.objects import Objects
 from common.kubesim.controllers.client import Client
 from common.kubesim.controllers.events import Recorder
-from common.kubesim.objects import Objects
 from common.kubesim.scenarios import demo
 
 SCENARIOS: dict[str, Callable[[Client, Recorder], None]] = {

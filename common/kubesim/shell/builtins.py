@@ -8,7 +8,7 @@ from common.kubesim.shell.fs import FsError
 from common.kubesim.shell.io import IO, say
 
 if TYPE_CHECKING:
-    from common.kubesim.shell.interp import Shell
+    from common.kubesim.shell.session import Session
 
 
 class ExitShell(Exception):
@@ -21,7 +21,7 @@ class Break(Exception):
     """``break`` leaving the innermost loop."""
 
 
-async def _cd(sh: Shell, argv: list[str], io: IO) -> int:
+async def _cd(sh: Session, argv: list[str], io: IO) -> int:
     target = argv[1] if len(argv) > 1 else sh.env.get("HOME", "/")
     if target == "-":
         target = sh.env.get("OLDPWD", sh.cwd)
@@ -39,7 +39,7 @@ async def _cd(sh: Shell, argv: list[str], io: IO) -> int:
     return 0
 
 
-async def _export(sh: Shell, argv: list[str], io: IO) -> int:
+async def _export(sh: Session, argv: list[str], io: IO) -> int:
     if len(argv) == 1 or argv[1] == "-p":
         for k in sorted(sh.env):
             await say(io.stdout, f"export {k}='{sh.env[k]}'\n")
@@ -50,13 +50,13 @@ async def _export(sh: Shell, argv: list[str], io: IO) -> int:
     return 0
 
 
-async def _unset(sh: Shell, argv: list[str], io: IO) -> int:
+async def _unset(sh: Session, argv: list[str], io: IO) -> int:
     for arg in argv[1:]:
         sh.env.pop(arg, None)
     return 0
 
 
-async def _exit(sh: Shell, argv: list[str], io: IO) -> int:
+async def _exit(sh: Session, argv: list[str], io: IO) -> int:
     try:
         code = int(argv[1]) if len(argv) > 1 else sh.status
     except ValueError:
@@ -65,13 +65,13 @@ async def _exit(sh: Shell, argv: list[str], io: IO) -> int:
     raise ExitShell(code & 0xFF)
 
 
-async def _exec(sh: Shell, argv: list[str], io: IO) -> int:
+async def _exec(sh: Session, argv: list[str], io: IO) -> int:
     if len(argv) == 1:
         return 0
     raise ExitShell(await sh.call(argv[1:], io))
 
 
-async def _read(sh: Shell, argv: list[str], io: IO) -> int:
+async def _read(sh: Session, argv: list[str], io: IO) -> int:
     names = [a for a in argv[1:] if not a.startswith("-")] or ["REPLY"]
     line = await io.stdin.readline()
     if not line:
@@ -82,15 +82,15 @@ async def _read(sh: Shell, argv: list[str], io: IO) -> int:
     return 0
 
 
-async def _noop(sh: Shell, argv: list[str], io: IO) -> int:
+async def _noop(sh: Session, argv: list[str], io: IO) -> int:
     return 0
 
 
-async def _break(sh: Shell, argv: list[str], io: IO) -> int:
+async def _break(sh: Session, argv: list[str], io: IO) -> int:
     raise Break
 
 
-async def _shift(sh: Shell, argv: list[str], io: IO) -> int:
+async def _shift(sh: Session, argv: list[str], io: IO) -> int:
     n = int(argv[1]) if len(argv) > 1 and argv[1].isdigit() else 1
     sh.args = sh.args[:1] + sh.args[1 + n :]
     return 0

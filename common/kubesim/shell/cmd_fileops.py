@@ -13,11 +13,11 @@ from common.kubesim.shell.io import IO, say
 from common.kubesim.shell.registry import command, getopt
 
 if TYPE_CHECKING:
-    from common.kubesim.shell.interp import Shell
+    from common.kubesim.shell.session import Session
 
 
 @command("cp", "mv")
-async def cp(sh: Shell, argv: list[str], io: IO) -> int:
+async def cp(sh: Session, argv: list[str], io: IO) -> int:
     name = posixpath.basename(argv[0])
     flags, _, paths = getopt(argv, "rRpafvn")
     if len(paths) < 2:
@@ -48,7 +48,7 @@ async def cp(sh: Shell, argv: list[str], io: IO) -> int:
 
 
 @command("ln")
-async def ln(sh: Shell, argv: list[str], io: IO) -> int:
+async def ln(sh: Session, argv: list[str], io: IO) -> int:
     flags, _, paths = getopt(argv, "sfnv")
     if len(paths) != 2:
         await say(io.stderr, "ln: missing file operand\n")
@@ -67,7 +67,7 @@ async def ln(sh: Shell, argv: list[str], io: IO) -> int:
 
 
 @command("chmod")
-async def chmod(sh: Shell, argv: list[str], io: IO) -> int:
+async def chmod(sh: Session, argv: list[str], io: IO) -> int:
     _, _, args = getopt(argv, "Rv")
     if len(args) < 2:
         await say(io.stderr, "chmod: missing operand\n")
@@ -89,7 +89,7 @@ async def chmod(sh: Shell, argv: list[str], io: IO) -> int:
 
 
 @command("readlink", "realpath")
-async def readlink(sh: Shell, argv: list[str], io: IO) -> int:
+async def readlink(sh: Session, argv: list[str], io: IO) -> int:
     flags, _, paths = getopt(argv, "fenmqsz")
     status = 0
     for p in paths:
@@ -110,7 +110,7 @@ async def readlink(sh: Shell, argv: list[str], io: IO) -> int:
 
 
 @command("find")
-async def find(sh: Shell, argv: list[str], io: IO) -> int:
+async def find(sh: Session, argv: list[str], io: IO) -> int:
     args = argv[1:]
     roots = []
     while args and not args[0].startswith("-"):
@@ -154,7 +154,7 @@ async def find(sh: Shell, argv: list[str], io: IO) -> int:
 
 
 @command("df")
-async def df(sh: Shell, argv: list[str], io: IO) -> int:
+async def df(sh: Session, argv: list[str], io: IO) -> int:
     await say(
         io.stdout,
         "Filesystem     1K-blocks    Used Available Use% Mounted on\n"
@@ -166,7 +166,7 @@ async def df(sh: Shell, argv: list[str], io: IO) -> int:
 
 
 @command("du")
-async def du(sh: Shell, argv: list[str], io: IO) -> int:
+async def du(sh: Session, argv: list[str], io: IO) -> int:
     flags, _, paths = getopt(argv, "shac")
     for p in paths or ["."]:
         try:

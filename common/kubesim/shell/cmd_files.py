@@ -16,7 +16,7 @@ from common.kubesim.shell.io import IO, say
 from common.kubesim.shell.registry import command, getopt
 
 if TYPE_CHECKING:
-    from common.kubesim.shell.interp import Shell
+    from common.kubesim.shell.session import Session
 
 SIX_MONTHS = 182 * 86400
 
@@ -57,7 +57,7 @@ def human(n: int) -> str:
 
 
 @command("ls")
-async def ls(sh: Shell, argv: list[str], io: IO) -> int:
+async def ls(sh: Session, argv: list[str], io: IO) -> int:
     flags, vals, paths = getopt(
         argv,
         "laA1hRdptrSF",
@@ -117,7 +117,7 @@ def _flags(flags: set[str]) -> list[str]:
 
 
 def _listing(
-    sh: Shell,
+    sh: Session,
     entries: list[tuple[str, Node]],
     flags: set[str],
     style: str,
@@ -162,7 +162,7 @@ def _listing(
 
 
 @command("cat")
-async def cat(sh: Shell, argv: list[str], io: IO) -> int:
+async def cat(sh: Session, argv: list[str], io: IO) -> int:
     flags, _, paths = getopt(argv, "nuA")
     status = 0
     for p in paths or ["-"]:
@@ -180,7 +180,7 @@ async def cat(sh: Shell, argv: list[str], io: IO) -> int:
 
 
 @command("mkdir")
-async def mkdir(sh: Shell, argv: list[str], io: IO) -> int:
+async def mkdir(sh: Session, argv: list[str], io: IO) -> int:
     flags, vals, paths = getopt(argv, "pv", "m", longs={"parents": "p"})
     status = 0
     mode = int(vals["m"], 8) if "m" in vals else 0o755
@@ -194,7 +194,7 @@ async def mkdir(sh: Shell, argv: list[str], io: IO) -> int:
 
 
 @command("rm")
-async def rm(sh: Shell, argv: list[str], io: IO) -> int:
+async def rm(sh: Session, argv: list[str], io: IO) -> int:
     flags, _, paths = getopt(argv, "rRfvid", longs={"recursive": "r", "force": "f"})
     status = 0
     for p in paths:
@@ -209,7 +209,7 @@ async def rm(sh: Shell, argv: list[str], io: IO) -> int:
 
 
 @command("rmdir")
-async def rmdir(sh: Shell, argv: list[str], io: IO) -> int:
+async def rmdir(sh: Session, argv: list[str], io: IO) -> int:
     status = 0
     for p in getopt(argv, "p")[2]:
         try:
@@ -223,7 +223,7 @@ async def rmdir(sh: Shell, argv: list[str], io: IO) -> int:
 
 
 @command("touch")
-async def touch(sh: Shell, argv: list[str], io: IO) -> int:
+async def touch(sh: Session, argv: list[str], io: IO) -> int:
     status = 0
     for p in getopt(argv, "acm")[2]:
         try:

@@ -17,7 +17,7 @@ from common.kubesim.shell.io import IO, say
 from common.kubesim.shell.registry import command, getopt
 
 if TYPE_CHECKING:
-    from common.kubesim.shell.interp import Shell
+    from common.kubesim.shell.session import Session
 
 
 def split_url(url: str) -> tuple[str, int, str]:
@@ -31,7 +31,7 @@ def split_url(url: str) -> tuple[str, int, str]:
     return parts.hostname or "", parts.port or default, path
 
 
-async def fetch(sh: Shell, url: str) -> tuple[str, int, str, HttpReply | str | None]:
+async def fetch(sh: Session, url: str) -> tuple[str, int, str, HttpReply | str | None]:
     """(host, port, ip, reply); reply None: the name did not resolve; str: connection error."""
     host, port, path = split_url(url)
     network = sh.host.network
@@ -42,7 +42,7 @@ async def fetch(sh: Shell, url: str) -> tuple[str, int, str, HttpReply | str | N
 
 
 @command("wget")
-async def wget(sh: Shell, argv: list[str], io: IO) -> int:
+async def wget(sh: Session, argv: list[str], io: IO) -> int:
     flags, vals, urls = getopt(
         argv,
         "qScs",
@@ -99,7 +99,7 @@ async def wget(sh: Shell, argv: list[str], io: IO) -> int:
 
 
 @command("curl")
-async def curl(sh: Shell, argv: list[str], io: IO) -> int:
+async def curl(sh: Session, argv: list[str], io: IO) -> int:
     flags, vals, urls = getopt(
         argv,
         "sSfIviLkq",
@@ -155,7 +155,7 @@ async def curl(sh: Shell, argv: list[str], io: IO) -> int:
 
 
 @command("nslookup")
-async def nslookup(sh: Shell, argv: list[str], io: IO) -> int:
+async def nslookup(sh: Session, argv: list[str], io: IO) -> int:
     names = [a for a in argv[1:] if not a.startswith("-")]
     if not names:
         await say(io.stderr, "Usage: nslookup [-type=QUERY_TYPE] [-debug] HOST [DNS_SERVER]\n")

@@ -11,7 +11,7 @@ from common.kubesim.shell.io import IO, say
 from common.kubesim.shell.registry import command, getopt
 
 if TYPE_CHECKING:
-    from common.kubesim.shell.interp import Shell
+    from common.kubesim.shell.session import Session
 
 
 def _file_type(node: Node) -> str:
@@ -76,7 +76,7 @@ _STAT_DEFAULT = (
 
 
 @command("stat")
-async def stat(sh: Shell, argv: list[str], io: IO) -> int:
+async def stat(sh: Session, argv: list[str], io: IO) -> int:
     flags, vals, paths = getopt(
         argv, "Lt", "c", longs={"format=": "c", "printf=": "p", "dereference": "L"}
     )

@@ -12,13 +12,13 @@ from common.kubesim.shell.io import IO, say
 from common.kubesim.shell.registry import COMMANDS, Usage, command
 
 if TYPE_CHECKING:
-    from common.kubesim.shell.interp import Shell
+    from common.kubesim.shell.session import Session
 
 SHELLS = ("sh", "bash", "ash", "dash")
 
 
 @command(*SHELLS)
-async def sh_command(sh: Shell, argv: list[str], io: IO) -> int:
+async def sh_command(sh: Session, argv: list[str], io: IO) -> int:
     from common.kubesim.shell.tty import repl
 
     args = argv[1:]
@@ -45,7 +45,7 @@ async def sh_command(sh: Shell, argv: list[str], io: IO) -> int:
 
 
 @command("env", "printenv")
-async def env(sh: Shell, argv: list[str], io: IO) -> int:
+async def env(sh: Session, argv: list[str], io: IO) -> int:
     args = argv[1:]
     if argv[0].endswith("printenv") and args:
         values = [sh.env[a] for a in args if a in sh.env]
@@ -65,22 +65,22 @@ async def env(sh: Shell, argv: list[str], io: IO) -> int:
 
 
 @command("pwd")
-async def pwd(sh: Shell, argv: list[str], io: IO) -> int:
+async def pwd(sh: Session, argv: list[str], io: IO) -> int:
     await say(io.stdout, sh.cwd + "\n")
     return 0
 
 
 @command("true")
-async def true(sh: Shell, argv: list[str], io: IO) -> int:
+async def true(sh: Session, argv: list[str], io: IO) -> int:
     return 0
 
 
 @command("false")
-async def false(sh: Shell, argv: list[str], io: IO) -> int:
+async def false(sh: Session, argv: list[str], io: IO) -> int:
     return 1
 
 
-def _test(sh: Shell, args: list[str]) -> bool:
+def _test(sh: Session, args: list[str]) -> bool:
     if not args:
         return False
     if "-o" in args:
@@ -134,7 +134,7 @@ def _test(sh: Shell, args: list[str]) -> bool:
 
 
 @command("test", "[")
-async def test(sh: Shell, argv: list[str], io: IO) -> int:
+async def test(sh: Session, argv: list[str], io: IO) -> int:
     args = argv[1:]
     if argv[0] == "[":
         if not args or args[-1] != "]":
@@ -156,7 +156,7 @@ def _seconds(text: str) -> float:
 
 
 @command("sleep")
-async def sleep(sh: Shell, argv: list[str], io: IO) -> int:
+async def sleep(sh: Session, argv: list[str], io: IO) -> int:
     if len(argv) < 2:
         raise Usage("missing operand")
     total = sum(_seconds(a) for a in argv[1:])
@@ -167,20 +167,20 @@ async def sleep(sh: Shell, argv: list[str], io: IO) -> int:
 
 
 @command("hostname")
-async def hostname(sh: Shell, argv: list[str], io: IO) -> int:
+async def hostname(sh: Session, argv: list[str], io: IO) -> int:
     value = sh.host.pod_ip if "-i" in argv else sh.host.hostname
     await say(io.stdout, value + "\n")
     return 0
 
 
 @command("whoami")
-async def whoami(sh: Shell, argv: list[str], io: IO) -> int:
+async def whoami(sh: Session, argv: list[str], io: IO) -> int:
     await say(io.stdout, sh.host.user + "\n")
     return 0
 
 
 @command("id")
-async def id_(sh: Shell, argv: list[str], io: IO) -> int:
+async def id_(sh: Session, argv: list[str], io: IO) -> int:
     if sh.host.user == "root":
         text = "uid=0(root) gid=0(root) groups=0(root),1(bin),2(daemon),3(sys),4(adm),6(disk),10(wheel)"
     else:
@@ -190,7 +190,7 @@ async def id_(sh: Shell, argv: list[str], io: IO) -> int:
 
 
 @command("uname")
-async def uname(sh: Shell, argv: list[str], io: IO) -> int:
+async def uname(sh: Session, argv: list[str], io: IO) -> int:
     parts = {
         "s": "Linux",
         "n": sh.host.hostname,
@@ -206,7 +206,7 @@ async def uname(sh: Shell, argv: list[str], io: IO) -> int:
 
 
 @command("date")
-async def date(sh: Shell, argv: list[str], io: IO) -> int:
+async def date(sh: Session, argv: list[str], io: IO) -> int:
     fmt = next((a[1:] for a in argv[1:] if a.startswith("+")), None)
     now = time.gmtime()
     if fmt is None and any(a.startswith("-I") for a in argv[1:]):
@@ -216,7 +216,7 @@ async def date(sh: Shell, argv: list[str], io: IO) -> int:
 
 
 @command("ps")
-async def ps(sh: Shell, argv: list[str], io: IO) -> int:
+async def ps(sh: Session, argv: list[str], io: IO) -> int:
     rows = ["PID   USER     TIME  COMMAND"]
     for pid, cmd in sh.host.processes():
         rows.append(f"{pid:>5} {sh.host.user:<8}  0:00 {cmd}")
@@ -225,7 +225,7 @@ async def ps(sh: Shell, argv: list[str], io: IO) -> int:
 
 
 @command("kill")
-async def kill(sh: Shell, argv: list[str], io: IO) -> int:
+async def kill(sh: Session, argv: list[str], io: IO) -> int:
     pids = {str(p) for p, _ in sh.host.processes()}
     for arg in [a for a in argv[1:] if not a.startswith("-")]:
         if arg not in pids:
@@ -235,7 +235,7 @@ async def kill(sh: Shell, argv: list[str], io: IO) -> int:
 
 
 @command("which")
-async def which(sh: Shell, argv: list[str], io: IO) -> int:
+async def which(sh: Session, argv: list[str], io: IO) -> int:
     status = 0
     for name in argv[1:]:
         if name in COMMANDS:
@@ -248,20 +248,20 @@ async def which(sh: Shell, argv: list[str], io: IO) -> int:
 
 
 @command("clear")
-async def clear(sh: Shell, argv: list[str], io: IO) -> int:
+async def clear(sh: Session, argv: list[str], io: IO) -> int:
     await say(io.stdout, "\x1b[H\x1b[2J")
     return 0
 
 
 @command("uptime")
-async def uptime(sh: Shell, argv: list[str], io: IO) -> int:
+async def uptime(sh: Session, argv: list[str], io: IO) -> int:
     clock = time.strftime("%H:%M:%S", time.gmtime())
     await say(io.stdout, f" {clock} up 3 days,  2:11,  0 users,  load average: 0.15, 0.20, 0.18\n")
     return 0
 
 
 @command("free")
-async def free(sh: Shell, argv: list[str], io: IO) -> int:
+async def free(sh: Session, argv: list[str], io: IO) -> int:
     await say(
         io.stdout,
         "               total        used        free      shared  buff/cache   available\n"

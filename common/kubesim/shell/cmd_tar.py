@@ -18,7 +18,7 @@ from common.kubesim.shell.io import IO, say
 from common.kubesim.shell.registry import Usage, command
 
 if TYPE_CHECKING:
-    from common.kubesim.shell.interp import Shell
+    from common.kubesim.shell.session import Session
 
 _VALUED = "fCb"
 
@@ -62,7 +62,7 @@ def _parse(argv: list[str]) -> tuple[set[str], dict[str, str], list[str]]:
 
 
 @command("tar")
-async def tar(sh: Shell, argv: list[str], io: IO) -> int:
+async def tar(sh: Session, argv: list[str], io: IO) -> int:
     flags, vals, operands = _parse(argv)
     base = sh.fs.absolute(vals.get("C", "."), sh.cwd)
     mode = next((m for m in "cxt" if m in flags), "")
@@ -78,7 +78,7 @@ async def tar(sh: Shell, argv: list[str], io: IO) -> int:
 
 
 async def _create(
-    sh: Shell, io: IO, flags: set[str], vals: dict[str, str], operands: list[str], base: str
+    sh: Session, io: IO, flags: set[str], vals: dict[str, str], operands: list[str], base: str
 ) -> int:
     if not operands:
         await say(io.stderr, "tar: Cowardly refusing to create an empty archive\n")
@@ -134,7 +134,7 @@ def _safe(name: str) -> str:
 
 
 async def _extract(
-    sh: Shell, io: IO, flags: set[str], vals: dict[str, str], base: str, *, list_only: bool
+    sh: Session, io: IO, flags: set[str], vals: dict[str, str], base: str, *, list_only: bool
 ) -> int:
     source = vals.get("f", "-")
     try:
@@ -160,7 +160,7 @@ async def _extract(
 
 
 def _extract_one(
-    sh: Shell, archive: tarfile.TarFile, member: tarfile.TarInfo, target: str, *, keep_time: bool
+    sh: Session, archive: tarfile.TarFile, member: tarfile.TarInfo, target: str, *, keep_time: bool
 ) -> None:
     parent = posixpath.dirname(target)
     sh.fs.mkdir(parent, parents=True)
@@ -180,7 +180,7 @@ def _extract_one(
         node.mtime = float(member.mtime)
 
 
-def _is_link(sh: Shell, path: str) -> bool:
+def _is_link(sh: Session, path: str) -> bool:
     try:
         return sh.fs.lookup(path, follow=False).kind == "l"
     except FsError:

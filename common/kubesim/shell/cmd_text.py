@@ -11,7 +11,7 @@ from common.kubesim.shell.io import IO, say
 from common.kubesim.shell.registry import Usage, command, getopt
 
 if TYPE_CHECKING:
-    from common.kubesim.shell.interp import Shell
+    from common.kubesim.shell.session import Session
 
 _ESCAPES = {
     "n": "\n",
@@ -43,7 +43,7 @@ def unescape(text: str) -> tuple[str, bool]:
 
 
 @command("echo")
-async def echo(sh: Shell, argv: list[str], io: IO) -> int:
+async def echo(sh: Session, argv: list[str], io: IO) -> int:
     args, newline, escapes = argv[1:], True, False
     while args and re.fullmatch(r"-[neE]+", args[0]):
         newline = newline and "n" not in args[0]
@@ -58,7 +58,7 @@ async def echo(sh: Shell, argv: list[str], io: IO) -> int:
 
 
 @command("printf")
-async def printf(sh: Shell, argv: list[str], io: IO) -> int:
+async def printf(sh: Session, argv: list[str], io: IO) -> int:
     if len(argv) < 2:
         raise Usage("usage: printf format [arguments]")
     fmt, args = unescape(argv[1])[0], argv[2:]
@@ -85,7 +85,9 @@ async def printf(sh: Shell, argv: list[str], io: IO) -> int:
     return 0
 
 
-async def _inputs(sh: Shell, paths: list[str], io: IO, cmd: str) -> list[tuple[str, bytes | None]]:
+async def _inputs(
+    sh: Session, paths: list[str], io: IO, cmd: str
+) -> list[tuple[str, bytes | None]]:
     out: list[tuple[str, bytes | None]] = []
     for p in paths or ["-"]:
         try:
@@ -102,7 +104,7 @@ def _count_arg(argv: list[str]) -> list[str]:
 
 
 @command("head", "tail")
-async def head_tail(sh: Shell, argv: list[str], io: IO) -> int:
+async def head_tail(sh: Session, argv: list[str], io: IO) -> int:
     cmd = posixpath.basename(argv[0])
     flags, vals, paths = getopt(_count_arg(argv), "qvf", "nc", longs={"lines=": "n", "bytes=": "c"})
     inputs = await _inputs(sh, paths, io, cmd)
@@ -132,7 +134,7 @@ async def head_tail(sh: Shell, argv: list[str], io: IO) -> int:
 
 
 @command("wc")
-async def wc(sh: Shell, argv: list[str], io: IO) -> int:
+async def wc(sh: Session, argv: list[str], io: IO) -> int:
     flags, _, paths = getopt(argv, "lwcm")
     flags = flags or {"l", "w", "c"}
     status = 0
@@ -149,7 +151,7 @@ async def wc(sh: Shell, argv: list[str], io: IO) -> int:
 
 
 @command("grep", "egrep", "fgrep")
-async def grep(sh: Shell, argv: list[str], io: IO) -> int:
+async def grep(sh: Session, argv: list[str], io: IO) -> int:
     flags, vals, args = getopt(argv, "ivncqlEFhHwsro", "e")
     pattern = vals.get("e")
     if pattern is None:
@@ -189,7 +191,7 @@ async def grep(sh: Shell, argv: list[str], io: IO) -> int:
 
 
 @command("sort")
-async def sort(sh: Shell, argv: list[str], io: IO) -> int:
+async def sort(sh: Session, argv: list[str], io: IO) -> int:
     flags, _, paths = getopt(argv, "rnuf")
     lines: list[str] = []
     for _, data in await _inputs(sh, paths, io, "sort"):
@@ -209,7 +211,7 @@ async def sort(sh: Shell, argv: list[str], io: IO) -> int:
 
 
 @command("uniq")
-async def uniq(sh: Shell, argv: list[str], io: IO) -> int:
+async def uniq(sh: Session, argv: list[str], io: IO) -> int:
     flags, _, paths = getopt(argv, "cdu")
     data = (await _inputs(sh, paths[:1], io, "uniq"))[0][1] or b""
     groups: list[list[str]] = []
@@ -226,7 +228,7 @@ async def uniq(sh: Shell, argv: list[str], io: IO) -> int:
 
 
 @command("tee")
-async def tee(sh: Shell, argv: list[str], io: IO) -> int:
+async def tee(sh: Session, argv: list[str], io: IO) -> int:
     flags, _, paths = getopt(argv, "a")
     data = await io.stdin.read()
     for p in paths:
@@ -239,7 +241,7 @@ async def tee(sh: Shell, argv: list[str], io: IO) -> int:
 
 
 @command("cut")
-async def cut(sh: Shell, argv: list[str], io: IO) -> int:
+async def cut(sh: Session, argv: list[str], io: IO) -> int:
     _, vals, paths = getopt(argv, "s", "dfc")
     delim = vals.get("d", "\t")
     wanted = vals.get("f") or vals.get("c") or "1"
@@ -256,7 +258,7 @@ async def cut(sh: Shell, argv: list[str], io: IO) -> int:
 
 
 @command("tr")
-async def tr(sh: Shell, argv: list[str], io: IO) -> int:
+async def tr(sh: Session, argv: list[str], io: IO) -> int:
     flags, _, sets = getopt(argv, "d")
     text = (await io.stdin.read()).decode(errors="replace")
     if "d" in flags and sets:
@@ -270,7 +272,7 @@ async def tr(sh: Shell, argv: list[str], io: IO) -> int:
 
 
 @command("seq")
-async def seq(sh: Shell, argv: list[str], io: IO) -> int:
+async def seq(sh: Session, argv: list[str], io: IO) -> int:
     nums = [int(a) for a in argv[1:4]]
     first, step, last = (
         (1, 1, nums[0])
@@ -287,7 +289,7 @@ async def seq(sh: Shell, argv: list[str], io: IO) -> int:
 
 
 @command("basename", "dirname")
-async def base_dir(sh: Shell, argv: list[str], io: IO) -> int:
+async def base_dir(sh: Session, argv: list[str], io: IO) -> int:
     if len(argv) < 2:
         raise Usage("missing operand")
     path = argv[1].rstrip("/") or "/"

@@ -11,12 +11,12 @@ from common.kubesim.shell.fs import FsError
 from common.kubesim.shell.lex import Word
 
 if TYPE_CHECKING:
-    from common.kubesim.shell.interp import Shell
+    from common.kubesim.shell.session import Session
 
 VAR = re.compile(r"\$(?:\{([^}]*)\}|([A-Za-z_][A-Za-z0-9_]*)|([?$#@*0-9!]))")
 
 
-def variable(self: Shell, name: str) -> str:
+def variable(self: Session, name: str) -> str:
     if name == "?":
         return str(self.status)
     if name == "$":
@@ -42,11 +42,11 @@ def variable(self: Shell, name: str) -> str:
     return self.env.get(name, "")
 
 
-def _subst(self: Shell, text: str) -> str:
+def _subst(self: Session, text: str) -> str:
     return VAR.sub(lambda m: variable(self, m.group(1) or m.group(2) or m.group(3)), text)
 
 
-async def fields(self: Shell, word: Word) -> list[str]:
+async def fields(self: Session, word: Word) -> list[str]:
     """A word's fields: variables and ``$(...)`` substituted, unquoted results split, globbed."""
     fields: list[list[tuple[str, bool]]] = [[]]
     keep = [False]
@@ -95,7 +95,7 @@ def _split_into(fields: list[list[tuple[str, bool]]], keep: list[bool], value: s
             fields[-1].append((part, False))
 
 
-def glob(self: Shell, pattern: str) -> list[str]:
+def glob(self: Session, pattern: str) -> list[str]:
     absolute = pattern.startswith("/")
     parts = [p for p in pattern.split("/") if p]
     paths = ["/" if absolute else ""]

@@ -6,10 +6,10 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from common.kubesim.shell.interp import Shell
     from common.kubesim.shell.io import IO
+    from common.kubesim.shell.session import Session
 
-Command = Callable[["Shell", list[str], "IO"], Awaitable[int]]
+Command = Callable[["Session", list[str], "IO"], Awaitable[int]]
 COMMANDS: dict[str, Command] = {}
 
 

@@ -17,7 +17,7 @@ from common.kubesim.shell.lex import ParseError
 from common.kubesim.shell.parse import parse
 
 if TYPE_CHECKING:
-    from common.kubesim.shell.interp import Shell
+    from common.kubesim.shell.session import Session
 
 
 class TtyOutput(Writer):
@@ -121,13 +121,13 @@ class TtyInput(Reader):
                 return b"".join(chunks)
 
 
-def prompt(sh: Shell) -> str:
+def prompt(sh: Session) -> str:
     home = sh.env.get("HOME", "/root")
     where = "~" + sh.cwd[len(home) :] if sh.cwd.startswith(home) and home != "/" else sh.cwd
     return f"{where} {'#' if sh.host.user == 'root' else '$'} "
 
 
-async def repl(sh: Shell, io: IO) -> int:
+async def repl(sh: Session, io: IO) -> int:
     """Read commands from stdin and run them until EOF or ``exit``."""
     tty = io.stdin if isinstance(io.stdin, TtyInput) else None
     pending = ""

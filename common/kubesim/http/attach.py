@@ -1,0 +1,114 @@
+"""``pods/attach``: join a running container's main process over the channel protocol.
+
+Output from the moment of attaching: the raw bytes of an interactive main process (a shell started
+with ``stdin: true``, so prompts show) or the log lines of any other program; input goes to the
+main process when the container accepts stdin. ``stdinOnce`` closes that input when the client
+leaves, as ``kubectl run -it --rm`` relies on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+from aiohttp import web
+
+from common.kubesim.api.params import flag
+from common.kubesim.cluster import LiveCluster
+from common.kubesim.http import logs
+from common.kubesim.http.channels import EXEC_PROTOCOLS, Channels
+from common.kubesim.http.streams import (
+    close_stdin,
+    finish,
+    pod_or_404,
+    require_upgrade,
+    status_for,
+    target_container,
+)
+from common.kubesim.kubelet import Run
+from common.kubesim.machinery.status import KubeError, bad_request
+from common.kubesim.shell import Pipe, Reader, TtyInput
+
+
+async def handler(
+    request: web.Request, live: LiveCluster, namespace: str, name: str
+) -> web.StreamResponse:
+    q = request.query
+    want_in, want_out, want_err = (flag(q, k) for k in ("stdin", "stdout", "stderr"))
+    if not (want_in or want_out or want_err):
+        raise bad_request("you must specify at least 1 of stdin, stdout, stderr")
+    pod = pod_or_404(live, namespace, name)
+    _, container = target_container(live, pod, q.get("container", ""))
+    if want_in and not container.spec.get("stdin"):
+        raise KubeError(
+            400, f"unable to upgrade connection: container {container.name} does not accept stdin"
+        )
+    require_upgrade(request)
+    ws = web.WebSocketResponse(protocols=EXEC_PROTOCOLS, max_msg_size=0)
+    await ws.prepare(request)
+    chans = Channels(ws, ws.ws_protocol or "")
+    await chans.send(1 if want_out else 2 if want_err else 3, b"")
+    run = container.runs[-1]
+    stdin = container.stdin if want_in else None
+    pump = asyncio.create_task(_pump_attached(chans, stdin))
+    channel = 1 if want_out else 2
+    try:
+        if container.stdin is not None:
+            await _relay_raw(chans, channel, run, pump)
+        else:
+            await _relay_log(chans, channel, run, pump)
+    finally:
+        if container.spec.get("stdinOnce") and stdin is not None:
+            close_stdin(stdin)
+    await finish(chans, pump, status_for(0, [], chans.version))
+    return ws
+
+
+async def _relay_raw(chans: Channels, channel: int, run: Run, pump: asyncio.Task[None]) -> None:
+    """An interactive main process: its output bytes as they are written (prompts included)."""
+    outgoing: asyncio.Queue[bytes] = asyncio.Queue()
+    run.log.listeners.add(outgoing.put_nowait)
+    try:
+        while not pump.done():
+            getter = asyncio.ensure_future(outgoing.get())
+            ended = asyncio.ensure_future(_run_end(run))
+            done, pending = await asyncio.wait(
+                {getter, ended, pump}, return_when=asyncio.FIRST_COMPLETED
+            )
+            for task in pending - {pump}:
+                task.cancel()
+            if getter in done:
+                await chans.send(channel, getter.result())
+            if ended in done:
+                return
+    finally:
+        run.log.listeners.discard(outgoing.put_nowait)
+
+
+async def _relay_log(chans: Channels, channel: int, run: Run, pump: asyncio.Task[None]) -> None:
+    """Any other process: its log lines from now on, until it exits or the client leaves."""
+
+    async def write(data: bytes) -> None:
+        await chans.send(channel, data)
+
+    follower = asyncio.create_task(
+        logs.follow(run, logs.LogOptions(follow=True, tail_lines=0), write, lambda: True)
+    )
+    await asyncio.wait({follower, pump}, return_when=asyncio.FIRST_COMPLETED)
+    if not follower.done():
+        follower.cancel()
+    with contextlib.suppress(asyncio.CancelledError, ConnectionError, RuntimeError):
+        await follower
+
+
+async def _pump_attached(chans: Channels, stdin: Reader | None) -> None:
+    async for channel, data in chans.messages():
+        if channel == 0 and isinstance(stdin, TtyInput):
+            await stdin.feed(data)
+        elif channel == 0 and isinstance(stdin, Pipe):
+            stdin.feed(data)
+
+
+async def _run_end(run: Run) -> None:
+    while run.finished is None:
+        await run.log.wait(1.0)

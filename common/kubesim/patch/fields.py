@@ -1,0 +1,72 @@
+"""The seam to the field-ownership and patch engines (``apply``, ``patching``).
+
+Those modules are pure functions on plain dicts, written separately; this adapter is the only place
+the rest of the simulator calls them, and it turns their errors into ``Status`` errors.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from common.kubesim.machinery.registry import ResourceType
+from common.kubesim.machinery.status import KubeError
+from common.kubesim.patch import apply as ssa
+from common.kubesim.patch import patching
+
+Obj = dict[str, Any]
+
+
+def record_update(
+    old: Obj | None, new: Obj, *, manager: str, operation: str, subresource: str = ""
+) -> Obj:
+    return ssa.record_update(
+        old, new, manager=manager, operation=operation, subresource=subresource
+    )
+
+
+def server_side_apply(
+    rt: ResourceType,
+    live: Obj | None,
+    applied: Obj,
+    *,
+    manager: str,
+    force: bool,
+    subresource: str = "",
+) -> Obj:
+    try:
+        return ssa.apply(
+            live,
+            applied,
+            manager=manager,
+            force=force,
+            group=rt.group,
+            version=rt.version,
+            kind=rt.kind,
+            subresource=subresource,
+            status_subresource=rt.has_status,
+        )
+    except ssa.ApplyConflict as exc:
+        raise KubeError(409, str(exc), details={"causes": exc.causes}) from exc
+    except patching.PatchError as exc:
+        raise KubeError(exc.status, exc.message) from exc
+
+
+def patch(rt: ResourceType, live: Obj, body: Any, content_type: str) -> Obj:
+    try:
+        if content_type == "application/json-patch+json":
+            return patching.json_patch(live, body)
+        if not isinstance(body, dict):
+            raise KubeError(
+                400, "the body of the request must be a JSON object for this patch type"
+            )
+        if content_type == "application/merge-patch+json":
+            return patching.merge_patch(live, body)
+        return patching.strategic_merge_patch(
+            live, body, group=rt.group, version=rt.version, kind=rt.kind
+        )
+    except patching.PatchError as exc:
+        raise KubeError(exc.status, exc.message, reason=_reason(exc.status)) from exc
+
+
+def _reason(status: int) -> str | None:
+    return "UnsupportedMediaType" if status == 415 else None

@@ -42,8 +42,13 @@ from console.http import (
     helm,
     helmlib,
     instance,
+    logs,
     objects,
+    podexec,
+    podfiles,
+    portforwards,
     usage,
+    watch,
 )
 from console.keys import AUTH, CATALOGS, CLUSTERS, METRICS, SETTINGS
 from console.resources.discovery import Catalogs
@@ -67,6 +72,10 @@ API_ROUTES: tuple[web.RouteTableDef, ...] = (
     helmlib.routes,
     diagnose.routes,
     usage.routes,
+    watch.routes,
+    logs.routes,
+    portforwards.routes,
+    podfiles.routes,
 )
 #: Clusters connected to at once by the start-up warm-up.
 WARM_UP_CONCURRENCY = 4
@@ -83,7 +92,7 @@ def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) 
         service="console",
         spec=Spec.load(SPEC_PATH),
         api_routes=API_ROUTES,
-        extra_routes=[actuator.routes],
+        extra_routes=[actuator.routes, podexec.routes],
         middlewares=[auth_middleware(policy)],
         info={"security": {"mode": "open" if svc.security.open_mode else "closed"}},
         readiness={"clusterStore": _store_ready},
@@ -95,6 +104,11 @@ def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) 
     app[METRICS].gauge(
         "console_audit_entries", "Entries in the audit ring.", lambda: len(app[AUDIT])
     )
+    app[METRICS].gauge(
+        "console_asyncio_tasks",
+        "asyncio tasks alive (request handlers, streams, watches, forwards): flat when idle.",
+        lambda: len(asyncio.all_tasks()),
+    )
     if not policy.credentials.password_set:
         logger.warning(
             "console.security.admin.password is not set: every request that needs the admin "
@@ -104,6 +118,9 @@ def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) 
     helm.setup(app)  # the Helm desk opens after the clusters it serves
     diagnose.setup(app)  # the LLM summary client and cache
     usage.setup(app)  # the metrics sampler, after the clusters it samples
+    watch.setup(app)  # the watch hub (watches and logs) opens after the clusters too
+    podexec.setup(app)
+    portforwards.setup(app)  # forwards are released before their clusters close
     return app
 
 

@@ -9,6 +9,8 @@ owned by the registry: never close it; an unknown id raises ``UnknownCluster``, 
 
 from __future__ import annotations
 
+import weakref
+
 from aiohttp import web
 
 from common.metrics import METRICS
@@ -20,6 +22,8 @@ from console.diagnose.summary import Summaries
 from console.helm.desk import HelmDesk
 from console.resources.discovery import Catalogs
 from console.settings import ConsoleSettings
+from console.streams.portforward import PortForwards
+from console.streams.watches import WatchHub
 from console.usage.sampler import Sampler
 
 SETTINGS = web.AppKey("console.settings", ConsoleSettings)
@@ -27,12 +31,18 @@ CLUSTERS = web.AppKey("console.clusters", ClusterRegistry)
 AUTH = web.AppKey("console.auth", AuthPolicy)
 #: Discovery per cluster client, kept a few seconds (browse, objects, apply and actions routes).
 CATALOGS = web.AppKey("console.catalogs", Catalogs)
+#: Shared upstream watches (console.http.watch).
+WATCHES = web.AppKey("console.watches", WatchHub)
 #: The chart library, release service and values library (Helm routes).
 HELM = web.AppKey("console.helm", HelmDesk)
 #: The LLM summary client and cache (diagnose routes).
 SUMMARIES = web.AppKey("console.summaries", Summaries)
 #: The in-memory metrics sampler behind graphs (metrics routes).
 SAMPLER = web.AppKey("console.sampler", Sampler)
+#: Every running port-forward (console.http.portforwards).
+PORT_FORWARDS = web.AppKey("console.port_forwards", PortForwards)
+#: Open ``/ws/exec`` sockets, closed at shutdown (console.http.podexec).
+EXEC_SESSIONS = web.AppKey("console.exec_sessions", weakref.WeakSet[web.WebSocketResponse])
 #: Networks outbound fetches (charts, the LLM) may reach beyond the address policy; set by tests
 #: (a loopback chart repository or model) before the app starts. Never set in production.
 OUTBOUND_ALLOW = web.AppKey("console.outbound_allow", tuple[IPNetwork, ...])
@@ -42,10 +52,13 @@ __all__ = [
     "AUTH",
     "CATALOGS",
     "CLUSTERS",
+    "EXEC_SESSIONS",
     "HELM",
     "METRICS",
     "OUTBOUND_ALLOW",
+    "PORT_FORWARDS",
     "SAMPLER",
     "SETTINGS",
     "SUMMARIES",
+    "WATCHES",
 ]

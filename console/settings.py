@@ -136,6 +136,18 @@ class FilesSettings:
 
 
 @attrs.frozen
+class PortForwardSettings:
+    bind_address: str = option(
+        "127.0.0.1",
+        "Address the listening sockets of port-forwards bind to. Default 127.0.0.1 (loopback "
+        "only): anyone who can reach a forward's port reaches the pod, without credentials.",
+    )
+    max_forwards: int = option(
+        64, "Most port-forwards open at once, over all clusters. Default 64."
+    )
+
+
+@attrs.frozen
 class AiSettings:
     provider: str | None = option(
         None,
@@ -214,6 +226,7 @@ class ConsoleSettings:
     clusters: ClustersSettings = section(ClustersSettings, "Clusters and their store.")
     security: SecuritySettings = section(SecuritySettings, "Open or closed mode and the admin.")
     files: FilesSettings = section(FilesSettings, "The pod file browser.")
+    port_forwards: PortForwardSettings = section(PortForwardSettings, "Port-forwards.")
     ai: AiSettings = section(AiSettings, "The optional LLM for diagnosis summaries.")
     sampler: SamplerSettings = section(
         SamplerSettings, "The in-memory metrics sampler behind graphs without Prometheus."

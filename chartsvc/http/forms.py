@@ -18,6 +18,7 @@ from aiohttp import web
 
 from chartsvc.calls.form import ARCHIVE_PART, ChartForm
 from chartsvc.keys import SETTINGS
+from common.app import read_capped
 from common.errors import BadRequest, PayloadTooLarge, UnsupportedMediaType
 from common.openapi import OPERATION, SPEC, check_form
 
@@ -37,7 +38,7 @@ async def read_chart_form(request: web.Request) -> ChartForm:
     cap = request.app[SETTINGS].rest.max_upload_size
     content_type = request.headers.get("Content-Type", "")
     _boundary(content_type)  # a wrong Content-Type is refused before the body is read
-    parts = split_form(await _read_body(request, cap + MAX_TEXT_BYTES), content_type)
+    parts = split_form(await read_capped(request, cap + MAX_TEXT_BYTES), content_type)
     for name, data in parts.items():
         if len(data) > (cap if name == ARCHIVE_PART else MAX_TEXT_BYTES):
             raise PayloadTooLarge(f"part {name[:50]!r} is larger than its limit")
@@ -60,19 +61,6 @@ def _boundary(content_type: str) -> bytes:
     if match is None:
         raise BadRequest("Content-Type must be multipart/form-data with a boundary")
     return (match.group(1) or match.group(2)).encode("latin-1")
-
-
-async def _read_body(request: web.Request, cap: int) -> bytes:
-    if request.content_length is not None and request.content_length > cap:
-        raise PayloadTooLarge(f"request body is larger than the limit of {cap} bytes")
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.content.iter_chunked(256 * 1024):
-        size += len(chunk)
-        if size > cap:
-            raise PayloadTooLarge(f"request body is larger than the limit of {cap} bytes")
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 def _split(body: bytes, boundary: bytes) -> dict[str, bytes]:

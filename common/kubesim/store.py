@@ -177,6 +177,11 @@ class Store:
         self._subscriptions.add(sub)
         return sub
 
+    def subscribers(self, gr: GroupResource) -> int:
+        """Open subscriptions to exactly ``gr``: one per watch a client holds on it (the
+        controllers subscribe to every resource at once and are not counted)."""
+        return sum(1 for sub in self._subscriptions if sub.gr == gr)
+
     def events_since(self, gr: GroupResource | None, rv: int) -> tuple[Event, ...]:
         """Events after ``rv``; raises 410 Expired when the history no longer reaches back to it."""
         if rv < self.compacted_rv:

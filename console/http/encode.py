@@ -6,6 +6,7 @@ what an anonymous caller in open mode is not shown.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from aiohttp import web
@@ -49,3 +50,8 @@ def cluster_config(registry: ClusterRegistry, cluster: Cluster) -> dict[str, Any
         "serverVersion": probe.git_version if probe else None,
         "simulator": probe.simulator if probe else None,
     }
+
+
+def event_data(value: Any) -> str:
+    """Compact JSON for the ``data`` of a Server-Sent Event (watches, logs)."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)

@@ -15,15 +15,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncGenerator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 import aiohttp
 from kubernetes_asyncio.client.exceptions import ApiException
 from kubernetes_asyncio.config.config_exception import ConfigException
 
-from common.errors import UpstreamStatus
+from common.errors import UpstreamStatus, WharfError
 from common.kube import cluster_error
 
 JSON = "application/json"
@@ -35,6 +35,8 @@ APPLY_PATCH = "application/apply-patch+yaml"
 # One chunk of a list: kubectl's own page size; a chunk of 500 pods is a few MB at most.
 CHUNK = 500
 REQUEST_TIMEOUT_S = 30.0
+# Longest line read from a stream: an object is at most ~1.5 MB in etcd, its watch event a bit more.
+MAX_LINE = 4 * 1024 * 1024
 Query = Sequence[tuple[str, str]]
 _TRANSPORT_ERRORS = (aiohttp.ClientError, asyncio.TimeoutError, OSError)
 
@@ -47,6 +49,11 @@ class _Refusal(Exception):
         self.status = status
         self.body = body
         self.reason = None
+
+
+def refused(status: int, body: bytes) -> WharfError:
+    """A refusal the cluster sent in-band (a watch's ERROR event carries a Status)."""
+    return cluster_error(_Refusal(status, body))
 
 
 def is_status(exc: BaseException, *statuses: int) -> bool:
@@ -114,8 +121,80 @@ class KubeApi:
         ``application/apply-patch+yaml`` (JSON is YAML).
         """
         headers = {"Accept": accept, "Content-Type": content_type}
+        timeout = timeout_s or self.timeout_s
         try:
-            resp = await self.client.call_api(
+            async with await self._call(method, path, query, headers, timeout, body) as resp:
+                data: bytes = await resp.read()
+                status = int(resp.status)
+        except _TRANSPORT_ERRORS as exc:
+            raise cluster_error(exc) from exc
+        if not 200 <= status < 300:
+            raise cluster_error(_Refusal(status, data)) from None
+        return data
+
+    @contextlib.asynccontextmanager
+    async def open_stream(
+        self, path: str, *, query: Query = (), accept: str = JSON
+    ) -> AsyncIterator[aiohttp.StreamReader]:
+        """A long-lived GET (a watch, a followed log): its body as it arrives. A refusal raises
+        before the ``with`` body runs (its Status never reaches the caller as data); leaving the
+        ``with`` closes the connection. Only connecting is timed: a stream may be quiet for long."""
+        timeout = aiohttp.ClientTimeout(sock_connect=self.timeout_s)
+        resp = await self._call("GET", path, query, {"Accept": accept}, timeout)
+        async with resp:
+            if not 200 <= resp.status < 300:
+                try:
+                    data = await resp.read()
+                except _TRANSPORT_ERRORS as exc:
+                    raise cluster_error(exc) from exc
+                raise cluster_error(_Refusal(int(resp.status), data)) from None
+            yield resp.content
+
+    @contextlib.asynccontextmanager
+    async def open_channels(
+        self, path: str, *, query: Query, protocols: Sequence[str]
+    ) -> AsyncIterator[aiohttp.ClientWebSocketResponse]:
+        """A WebSocket upgrade of ``path`` (exec, attach, port-forward) speaking the first of
+        ``protocols`` the server accepts (``ws.protocol``), through the client's own connection
+        pool, TLS settings and credentials. A refused upgrade raises its status (``cluster-refused``);
+        leaving the ``with`` closes the socket."""
+        headers: dict[str, str] = {}
+        try:
+            await self.client.update_params_for_auth(headers, [], ["BearerToken"])
+        except ConfigException as exc:
+            raise cluster_error(exc) from exc
+        url = f"{self.client.configuration.host}{path}?{urlencode(list(query))}"
+        rest = self.client.rest_client
+        try:
+            ws = await rest.pool_manager.ws_connect(
+                url,
+                protocols=tuple(protocols),
+                headers=headers,
+                timeout=aiohttp.ClientWSTimeout(ws_close=self.timeout_s),
+                server_hostname=rest.server_hostname,
+                max_msg_size=MAX_LINE,
+                autoping=True,
+            )
+        except aiohttp.WSServerHandshakeError as exc:
+            raise cluster_error(_Refusal(exc.status, b"")) from None
+        except _TRANSPORT_ERRORS as exc:
+            raise cluster_error(exc) from exc
+        try:
+            yield ws
+        finally:
+            await ws.close()
+
+    async def _call(
+        self,
+        method: str,
+        path: str,
+        query: Query,
+        headers: dict[str, str],
+        timeout: float | aiohttp.ClientTimeout,
+        body: Any = None,
+    ) -> aiohttp.ClientResponse:
+        try:
+            resp: aiohttp.ClientResponse = await self.client.call_api(
                 path,
                 method,
                 query_params=list(query),
@@ -123,18 +202,13 @@ class KubeApi:
                 body=body,
                 auth_settings=["BearerToken"],
                 _preload_content=False,
-                _request_timeout=timeout_s or self.timeout_s,
+                _request_timeout=timeout,
             )
-            async with resp:
-                data: bytes = await resp.read()
-                status = int(resp.status)
         except (*_TRANSPORT_ERRORS, ApiException, ConfigException) as exc:
             # ApiException here: refused before sending; ConfigException: credentials (exec,
             # token file) could not be obtained. Neither reached the server: 502.
             raise cluster_error(exc) from exc
-        if not 200 <= status < 300:
-            raise cluster_error(_Refusal(status, data)) from None
-        return data
+        return resp
 
     async def chunks(
         self,
@@ -200,6 +274,29 @@ class KubeApi:
         async for page in self.chunks(path, query=query, accept=accept):
             items.extend(i for i in page.get("items") or [] if isinstance(i, dict))
         return items
+
+
+async def lines(
+    body: aiohttp.StreamReader, *, max_line: int = MAX_LINE
+) -> AsyncGenerator[bytes, None]:
+    """The lines of a stream opened with :meth:`KubeApi.open_stream`, without their newline (a
+    last line without one too). A connection that breaks raises ``cluster_error`` (502); a line
+    longer than ``max_line`` is cut there (aiohttp's own line reader fails at 128 KiB, less than
+    one large object's watch event)."""
+    pending = b""
+    try:
+        async for chunk in body.iter_any():
+            pending += chunk
+            *complete, pending = pending.split(b"\n")
+            for line in complete:
+                yield line.rstrip(b"\r")
+            if len(pending) > max_line:
+                yield pending[:max_line]
+                pending = b""
+    except _TRANSPORT_ERRORS as exc:
+        raise cluster_error(exc) from exc
+    if pending:
+        yield pending
 
 
 def _key(item: Any) -> str:

@@ -70,3 +70,37 @@ async def wait_ready(session: aiohttp.ClientSession, base: str) -> None:
             pass
         await asyncio.sleep(0.05)
     raise RuntimeError(f"the service at {base} did not become ready")
+
+
+def serve_console(kubeconfig: str, port: int, data_dir: str, *overrides: str) -> None:
+    """Child side: the console over ``kubeconfig`` on loopback; prints ``ready`` once listening.
+    ``overrides`` are further ``console.*=value`` settings (the admin password is ``bench``)."""
+    from aiohttp import web
+
+    from common.config import load_settings
+    from console.app import create_app
+    from console.settings import Settings
+
+    given = [f"console.data-dir={data_dir}", "console.security.admin.password=bench", *overrides]
+    app = create_app(load_settings(Settings, overrides=given), environ={"KUBECONFIG": kubeconfig})
+    web.run_app(app, host="127.0.0.1", port=port, print=lambda _: print("ready", flush=True),
+                access_log=None)  # fmt: skip
+
+
+def start_console(script: str, kubeconfig: Path, port: int, data_dir: str) -> subprocess.Popen[str]:
+    """Parent side: ``script --serve-console kubeconfig port data_dir`` (which calls
+    :func:`serve_console`), waited for; stop it with :func:`stop_console`."""
+    command = [sys.executable, script, "--serve-console", str(kubeconfig), str(port), data_dir]
+    child = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert child.stdout is not None
+    if child.stdout.readline().strip() != "ready":
+        child.kill()
+        raise SystemExit("the console did not start")
+    return child
+
+
+def stop_console(child: subprocess.Popen[str]) -> None:
+    if child.stdin:
+        child.stdin.close()
+    child.terminate()
+    child.wait(timeout=30)

@@ -59,6 +59,20 @@ def live_alpha(factory: pytest.TempPathFactory, *, nodes: int = 1) -> Iterator[S
         yield live
 
 
+def seeded_namespace(sim: Simulator, prefix: str, *objects: dict[str, Any]) -> str:
+    """A new namespace holding ``objects``, made from a module-scoped fixture (no loop runs yet)."""
+    name = unique(prefix)
+
+    async def seed() -> None:
+        async with kube(sim) as api:
+            await create(api, namespace(name))
+            for obj in objects:
+                await create(api, {**obj, "metadata": {**obj["metadata"], "namespace": name}})
+
+    asyncio.run(seed())
+    return name
+
+
 def unique(prefix: str) -> str:
     """A name no other test of this process uses (simulators live for a whole module)."""
     return f"{prefix}-{os.getpid() % 1000}-{next(_names)}"

@@ -116,9 +116,11 @@ async def find(sh: Session, argv: list[str], io: IO) -> int:
     while args and not args[0].startswith("-"):
         roots.append(args.pop(0))
     tests: dict[str, str] = {}
+    end = "\n"
     while args:
         opt = args.pop(0)
         if opt in ("-print", "-print0"):
+            end = "\0" if opt == "-print0" else end
             continue
         tests[opt] = args.pop(0) if args else ""
     status = 0
@@ -147,7 +149,7 @@ async def find(sh: Session, argv: list[str], io: IO) -> int:
                 posixpath.basename(path) or "/", tests["-name"]
             ):
                 continue
-            await say(io.stdout, (shown or root) + "\n")
+            await say(io.stdout, (shown or root) + end)
     return status
 
 

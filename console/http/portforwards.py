@@ -1,0 +1,96 @@
+"""Port-forward routes: list a cluster's forwards, start one, stop one (start and stop audited).
+
+The listening socket is the service's (``console.port-forwards.bind-address``, loopback by
+default); the forwards live in ``PORT_FORWARDS`` and are released with their cluster and at
+shutdown (``setup``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from typing import Any
+
+from aiohttp import web
+
+from common.openapi import validated
+from console.audit import audited
+from console.http.clusterapi import target
+from console.keys import CLUSTERS, PORT_FORWARDS, SETTINGS
+from console.streams.portforward import Forward, ForwardRequest, PortForwards
+
+routes = web.RouteTableDef()
+BASE = "/clusters/{clusterId}/port-forwards"
+
+
+@routes.get(BASE, name="listPortForwards")
+async def list_port_forwards(request: web.Request) -> web.Response:
+    found = await target(request)
+    forwards = request.app[PORT_FORWARDS].of_cluster(found.cluster_id)
+    return web.json_response([encode(f) for f in forwards])
+
+
+@routes.post(BASE, name="startPortForward")
+async def start_port_forward(request: web.Request) -> web.Response:
+    found = await target(request)
+    body = validated(request).body
+    wanted = ForwardRequest(
+        kind=body["kind"],
+        namespace=body["namespace"],
+        name=body["name"],
+        remote_port=body["remotePort"],
+        local_port=body.get("localPort") or 0,
+    )
+    where = f"{wanted.kind}/{wanted.namespace}/{wanted.name}:{wanted.remote_port}"
+    with audited(request, action="port-forward", cluster=found.cluster_id, target=where):
+        forward = await request.app[PORT_FORWARDS].start(found.cluster_id, found.api, wanted)
+    return web.json_response(encode(forward), status=201)
+
+
+@routes.post(BASE + "/{id}/stop", name="stopPortForward")
+async def stop_port_forward(request: web.Request) -> web.Response:
+    found = await target(request)
+    forward_id = validated(request).path["id"]
+    forwards = request.app[PORT_FORWARDS]
+    with audited(request, action="port-forward-stop", cluster=found.cluster_id, target=forward_id):
+        forward = await forwards.stop(found.cluster_id, forward_id)
+    return web.json_response(encode(forward, stopped=True))
+
+
+def encode(forward: Forward, *, stopped: bool = False) -> dict[str, Any]:
+    wanted = forward.wanted
+    host, port = forward.address
+    created = datetime.fromtimestamp(forward.created, UTC).isoformat(timespec="seconds")
+    return {
+        "id": forward.id,
+        "cluster": forward.cluster_id,
+        "kind": wanted.kind,
+        "namespace": wanted.namespace,
+        "name": wanted.name,
+        "remotePort": wanted.remote_port,
+        "localAddress": host,
+        "localPort": port,
+        "pod": forward.target.pod,
+        "targetPort": forward.target.port,
+        "state": "stopped" if stopped else "active",
+        "bytesIn": forward.bytes_in,
+        "bytesOut": forward.bytes_out,
+        "connections": forward.connections,
+        "activeConnections": forward.active,
+        "lastError": forward.last_error,
+        "createdAt": created.replace("+00:00", "Z"),
+    }
+
+
+def setup(app: web.Application) -> None:
+    async def forwards(app: web.Application) -> AsyncIterator[None]:
+        settings = app[SETTINGS].port_forwards
+        registry = PortForwards(host=settings.bind_address, limit=settings.max_forwards)
+        app[PORT_FORWARDS] = registry
+        app[CLUSTERS].on_change(registry.cluster_changed)
+        try:
+            yield
+        finally:
+            await registry.close()
+
+    app.cleanup_ctx.append(forwards)

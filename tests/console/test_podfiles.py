@@ -1,0 +1,160 @@
+"""The pod file browser against a living simulator: the gates (off, read-only, writable), admin
+only in open mode, listing, reading as text or base64, downloading, atomic writes, deletes, the
+allowed roots held against ``..`` and symlinks, the size caps, and the audit."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from common.kubesim import Simulator
+from tests.console.conftest import ConsoleApp
+from tests.console.resources_support import eventually, live_alpha, seeded_namespace
+from tests.console.support import ADMIN
+from tests.guards import assert_problem
+
+ROOTS = "files.allowed-roots=/tmp,/etc"
+CAPS = ("files.max-read-bytes=2048", "files.max-write-bytes=4096")
+
+
+@pytest.fixture(scope="module")
+def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simulator]:
+    yield from live_alpha(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def ns(sim: Simulator) -> str:
+    main = {"name": "main", "image": "busybox:1.36", "command": ["sleep", "3600"]}
+    box = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "box"},
+           "spec": {"containers": [main]}}  # fmt: skip
+    return seeded_namespace(sim, "files", box)
+
+
+def files(ns: str, suffix: str = "") -> str:
+    return f"/api/v1/clusters/alpha/pods/{ns}/box/files{suffix}"
+
+
+async def _running(client: Any, ns: str) -> None:
+    async def check() -> bool:
+        resp = await client.get(files(ns), params={"path": "/tmp"}, headers=ADMIN)
+        return resp.status == 200
+
+    await eventually(check, what="the pod's files to be readable")
+
+
+@pytest.fixture
+async def writable(console_app: ConsoleApp, ns: str) -> Any:
+    client = await console_app("files.enabled=true", "files.writable=true", ROOTS, *CAPS)
+    await _running(client, ns)
+    return client
+
+
+async def test_gates_and_credentials(console_app: ConsoleApp, client: Any, ns: str) -> None:
+    where = {"path": "/tmp"}
+    await assert_problem(await client.get(files(ns), params=where), 401)
+    await assert_problem(
+        await client.get(files(ns), params=where, headers=ADMIN), 404, code="files-disabled"
+    )
+    reader = await console_app("files.enabled=true", ROOTS)
+    await _running(reader, ns)
+    await assert_problem(await reader.get(files(ns), params=where), 401)
+    assert (await reader.get(files(ns), params=where, headers=ADMIN)).status == 200
+    put = await reader.put(
+        files(ns, "/content"), params={"path": "/tmp/x"}, data=b"x", headers=ADMIN
+    )
+    await assert_problem(put, 403, code="files-read-only")
+    gone = await reader.delete(files(ns), params={"path": "/tmp/x"}, headers=ADMIN)
+    await assert_problem(gone, 403, code="files-read-only")
+
+
+async def test_write_read_download_list_delete(writable: Any, ns: str) -> None:
+    client = writable
+    path = {"path": "/tmp/notes/../hello.txt"}
+    resp = await client.put(files(ns, "/content"), params=path, data=b"hi there\n", headers=ADMIN)
+    assert await resp.json() == {"path": "/tmp/hello.txt", "size": 9}
+
+    resp = await client.get(files(ns, "/content"), params={"path": "/tmp/hello.txt"}, headers=ADMIN)
+    assert await resp.json() == {"path": "/tmp/hello.txt", "size": 9, "encoding": "utf-8",
+                                 "content": "hi there\n"}  # fmt: skip
+    resp = await client.get(files(ns, "/download"), params=path, headers=ADMIN)
+    assert (resp.content_type, await resp.read()) == ("application/octet-stream", b"hi there\n")
+    assert resp.headers["Content-Disposition"] == 'attachment; filename="hello.txt"'
+
+    blob = bytes(range(256))
+    binary = {"path": "/tmp/blob.bin"}
+    await client.put(files(ns, "/content"), params=binary, data=blob, headers=ADMIN)
+    body = await (await client.get(files(ns, "/content"), params=binary, headers=ADMIN)).json()
+    assert (body["encoding"], body["size"]) == ("base64", 256)
+
+    listing = await (await client.get(files(ns), params={"path": "/tmp"}, headers=ADMIN)).json()
+    entries = {e["name"]: e for e in listing["entries"]}
+    assert entries["hello.txt"] | {"modified": "-"} == {
+        "name": "hello.txt", "path": "/tmp/hello.txt", "type": "file", "size": 9,
+        "mode": entries["hello.txt"]["mode"], "modified": "-"}  # fmt: skip
+    assert not any(name.endswith(".wharf-upload") for name in entries)
+    assert listing["truncated"] is False
+
+    resp = await client.delete(files(ns), params={"path": "/tmp/hello.txt"}, headers=ADMIN)
+    assert (await resp.json())["type"] == "file"
+    await assert_problem(
+        await client.get(files(ns, "/content"), params={"path": "/tmp/hello.txt"}, headers=ADMIN),
+        404,
+        code="file-not-found",
+    )
+    audit = await (await client.get("/api/v1/audit", headers=ADMIN)).json()
+    done = {(e["action"], e["target"], e["outcome"]) for e in audit}
+    assert ("file-write", f"pods/{ns}/box:/tmp/notes/../hello.txt", "success") in done
+    assert ("file-delete", f"pods/{ns}/box:/tmp/hello.txt", "success") in done
+
+
+async def test_roots_hold_against_dotdot_and_links(writable: Any, ns: str) -> None:
+    client = writable
+    for path in ("/", "/var", "/tmp/../var/log"):
+        resp = await client.get(files(ns), params={"path": path}, headers=ADMIN)
+        await assert_problem(resp, 403, code="path-not-allowed")
+    link = ["ln", "-s", "/var", "/tmp/out"]
+    params = [("cluster", "alpha"), ("namespace", ns), ("pod", "box")]
+    ws = await client.ws_connect(
+        "/ws/exec", params=params + [("command", part) for part in link], headers=ADMIN
+    )
+    async for _ in ws:
+        pass
+    for suffix, path in (("", "/tmp/out"), ("/content", "/tmp/out/log")):
+        resp = await client.get(files(ns, suffix), params={"path": path}, headers=ADMIN)
+        await assert_problem(resp, 403, code="path-not-allowed")
+    put = await client.put(
+        files(ns, "/content"), params={"path": "/tmp/out/evil"}, data=b"x", headers=ADMIN
+    )
+    await assert_problem(put, 403, code="path-not-allowed")
+    resp = await client.delete(files(ns), params={"path": "/tmp/out"}, headers=ADMIN)
+    assert (await resp.json())["type"] == "symlink"  # the link went, not what it pointed to
+    await assert_problem(
+        await client.delete(files(ns), params={"path": "/tmp"}, headers=ADMIN),
+        403,
+        code="path-not-allowed",
+    )
+
+
+async def test_caps_and_kinds(writable: Any, ns: str) -> None:
+    client = writable
+    big = {"path": "/tmp/big"}
+    put = await client.put(files(ns, "/content"), params=big, data=b"x" * 5000, headers=ADMIN)
+    await assert_problem(put, 413, code="file-too-large")
+    await client.put(files(ns, "/content"), params=big, data=b"x" * 3000, headers=ADMIN)
+    for suffix in ("/content", "/download"):
+        resp = await client.get(files(ns, suffix), params=big, headers=ADMIN)
+        await assert_problem(resp, 413, code="file-too-large")
+    await assert_problem(
+        await client.get(files(ns), params=big, headers=ADMIN), 400, code="not-a-directory"
+    )
+    await assert_problem(
+        await client.get(files(ns, "/content"), params={"path": "/tmp"}, headers=ADMIN),
+        400,
+        code="not-a-file",
+    )
+    await assert_problem(await client.get(files(ns), params={"path": "tmp"}, headers=ADMIN), 400)
+    await client.put(files(ns, "/content"), params={"path": "/tmp/d/f"}, data=b"", headers=ADMIN)
+    resp = await client.get(files(ns), params={"path": "/tmp/d"}, headers=ADMIN)
+    await assert_problem(resp, 404, code="file-not-found")  # writes make no directories

@@ -18,6 +18,7 @@ from typing import Any
 from aiohttp import web
 from aiohttp.typedefs import Middleware
 
+from chartsvc import metrics
 from chartsvc.access import AccessPolicy
 from chartsvc.calls import Services
 from chartsvc.clusters import ClusterResolver, ClusterSource, default_target
@@ -45,6 +46,7 @@ from chartsvc.releases import ReleaseService
 from chartsvc.settings import Settings
 from common.app import build_app
 from common.config import ConfigError
+from common.metrics import METRICS
 from common.netguard import AddressPolicy, Allowed, IPNetwork, parse_allowed
 from common.openapi import Spec, load_document
 
@@ -148,7 +150,9 @@ async def _repositories_ready(app: web.Application) -> Mapping[str, Any]:
 
 
 async def _services(app: web.Application) -> AsyncIterator[None]:
-    async with open_library(app[SETTINGS], app[POLICY]) as library:
+    observer = metrics.helm_observer(app[METRICS])
+    async with open_library(app[SETTINGS], app[POLICY], helm_observer=observer) as library:
+        metrics.watch_repositories(app[METRICS], library.repos)
         app[REPOS] = library.repos
         app[OCI] = library.oci
         app[HUB] = library.hub

@@ -17,7 +17,7 @@ import attrs
 
 from chartsvc import archives
 from chartsvc.charts import ChartService
-from chartsvc.helm import Helm
+from chartsvc.helm import Helm, Observer
 from chartsvc.hub import HubClient
 from chartsvc.oci import OciClient
 from chartsvc.registries import read_credentials
@@ -48,9 +48,12 @@ def archive_limits(svc: ChartsvcSettings) -> archives.ArchiveLimits:
 
 
 @asynccontextmanager
-async def open_library(svc: ChartsvcSettings, policy: AddressPolicy) -> AsyncIterator[ChartLibrary]:
+async def open_library(
+    svc: ChartsvcSettings, policy: AddressPolicy, *, helm_observer: Observer | None = None
+) -> AsyncIterator[ChartLibrary]:
     """The library of ``svc``'s repositories, cache and limits, fetching only what ``policy``
-    allows; its sessions and the Helm adapter close when the block ends."""
+    allows; its sessions and the Helm adapter close when the block ends. ``helm_observer`` hears
+    of every Helm call (the service's metrics)."""
     if svc.rest.temp_dir is not None:
         svc.rest.temp_dir.mkdir(parents=True, exist_ok=True)
     tune_allocator()
@@ -69,7 +72,7 @@ async def open_library(svc: ChartsvcSettings, policy: AddressPolicy) -> AsyncIte
             limits=archive_limits(svc),
             indexes=WeightedLRU(svc.repositories.index_memory),
         )
-        helm = Helm(temp_dir=svc.rest.temp_dir)
+        helm = Helm(temp_dir=svc.rest.temp_dir, observer=helm_observer)
         checker = archives.ArchiveChecker(archive_limits(svc))
         charts = ChartService(repos, oci_client, checker, helm.charts)
         try:

@@ -1,14 +1,15 @@
 """``build_app``: the one place that assembles a Wharf service's aiohttp application.
 
-It fixes, for all three services, the middleware order (request id → problem details → the service's
-own middlewares (auth, access gate) → OpenAPI validation → handler), the API docs and Swagger UI, the
-health endpoints, the stream registry and the spec/route parity check. A service adds only its routes,
+It fixes, for all three services, the middleware order (metrics → request id → problem details → the
+service's own middlewares (auth, access gate) → OpenAPI validation → handler), the API docs and
+Swagger UI, the health endpoints, ``/actuator/prometheus``, the stream registry and the spec/route parity check. A service adds only its routes,
 cleanup contexts and keys. Nothing here knows a service.
 """
 
 from __future__ import annotations
 
 import contextvars
+import itertools
 import logging
 import re
 import time
@@ -23,16 +24,19 @@ from aiohttp.typedefs import Handler, Middleware
 
 from common import apidocs, sse
 from common.errors import PROBLEM_CONTENT_TYPE, WharfError, problem_body
+from common.metrics import METRICS, Metrics, metrics_middleware
+from common.metrics import routes as metrics_routes
 from common.openapi import SPEC, Spec, check_parity, validation_middleware
 
 logger = logging.getLogger(__name__)
 
-#: Access log: who, what, status, size, seconds, and the request id that ties it to other lines.
-ACCESS_LOG_FORMAT = '%a "%r" %s %b %Tfs rid=%{X-Request-Id}o'
-
 REQUEST_ID_HEADER = "X-Request-Id"
 _REQUEST_ID_OK = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
 request_id_var: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="-")
+#: Ids made here: this process's random prefix and a counter (a uuid4 per request costs more than
+#: the rest of the middleware; ids need to be unique, not secret).
+_ID_PREFIX = uuid.uuid4().hex[:16]
+_id_counter = itertools.count(1)
 
 HealthCheck = Callable[[web.Application], Awaitable[Mapping[str, Any] | None]]
 
@@ -61,7 +65,9 @@ class RequestIdFilter(logging.Filter):
 @web.middleware
 async def request_id_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     given = request.headers.get(REQUEST_ID_HEADER, "")
-    rid = given if _REQUEST_ID_OK.match(given) else uuid.uuid4().hex
+    rid = (
+        given if given and _REQUEST_ID_OK.match(given) else f"{_ID_PREFIX}{next(_id_counter):016x}"
+    )
     request[REQUEST_ID] = rid
     token = request_id_var.set(rid)
     try:
@@ -143,8 +149,10 @@ def build_app(
 ) -> web.Application:
     """Assemble a service; raises ``RuntimeError`` when the routes and the spec disagree."""
     base = "/" + base_path.strip("/") if base_path.strip("/") else ""
+    metrics = Metrics(service)
     app = web.Application(
         middlewares=[
+            metrics_middleware(metrics),
             request_id_middleware,
             problem_middleware,
             *middlewares,
@@ -153,8 +161,11 @@ def build_app(
         client_max_size=client_max_size,
     )
     app[SPEC] = spec
+    app[METRICS] = metrics
     app[SERVICE] = ServiceInfo(service, base, dict(info or {}), dict(readiness or {}), time.time())
     sse.install(app, keepalive_s=keepalive_s)
+    streams = app[sse.STREAMS].streams
+    metrics.gauge("wharf_sse_streams", "Open Server-Sent Events streams.", lambda: len(streams))
     relative = []
     for table in api_routes:
         for route in table:
@@ -168,6 +179,7 @@ def build_app(
     if drift:
         raise RuntimeError(f"{service}: spec and routes disagree: " + "; ".join(drift))
     app.router.add_routes(health_routes)
+    app.router.add_routes(metrics_routes)
     apidocs.add_routes(app, base_path=base, ui_path=ui_path)
     return app
 

@@ -1,4 +1,4 @@
-"""What every ``wharf`` command shares: logging set-up and the settings options.
+"""What every ``wharf`` command shares: logging set-up (``common.logs``) and the settings options.
 
 The command itself (argv, the service table, ``serve``) lives in :mod:`wharf.cli`, the composition
 root; a service's own subcommands (``<service>/commands.py``) use these helpers so every command
@@ -8,32 +8,16 @@ reads settings and logs the same way. Only the commands read the environment.
 from __future__ import annotations
 
 import argparse
-import logging
 import os
-import sys
 from pathlib import Path
 from typing import TypeVar
 
-from common.app import RequestIdFilter
 from common.config import load_settings
+from common.logs import configure_logging
 
-LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"
-#: Libraries whose DEBUG lines carry data, not events: aiosqlite logs every statement with its
-#: parameters (session CSRF values, token hashes), so it stays at INFO whatever the level asked.
-QUIET_LOGGERS = ("aiosqlite",)
+__all__ = ["configure_logging", "load_command_settings", "settings_args"]
 
 S = TypeVar("S")
-
-
-def configure_logging(level: str = "INFO") -> None:
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter(LOG_FORMAT))
-    handler.addFilter(RequestIdFilter())
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(level.upper())
-    for name in QUIET_LOGGERS:
-        logging.getLogger(name).setLevel(max(logging.INFO, root.level))
 
 
 def settings_args(parser: argparse.ArgumentParser) -> None:

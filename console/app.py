@@ -21,12 +21,15 @@ from pathlib import Path
 from aiohttp import web
 
 from common.app import build_app
+from common.config import ConfigError
+from common.db import is_postgresql
 from common.openapi import Spec
-from console.audit import AUDIT, AuditLog
+from console.audit import AUDIT, AuditLog, keep_durably
 from console.auth import AuthPolicy, auth_middleware
 from console.clusters import ClusterRegistry
 from console.clusters.kubeconfigs import kubeconfig_paths, static_clusters
-from console.clusters.store import ClusterStore, MemoryClusterStore, SqliteClusterStore
+from console.clusters.registry import follow
+from console.clusters.store import ClusterStore, MemoryClusterStore, Sealer, SqlClusterStore
 from console.credentials import AdminCredentials
 from console.http import (
     actions,
@@ -35,12 +38,13 @@ from console.http import (
     auth,
     browse,
     clusters,
+    diagnose,
     helm,
     instance,
     objects,
+    usage,
 )
 from console.keys import AUTH, CATALOGS, CLUSTERS, METRICS, SETTINGS
-from console.metrics import RequestMetrics, metrics_middleware
 from console.resources.discovery import Catalogs
 from console.resources.kubeapi import KubeApi
 from console.sessions import SessionStore
@@ -59,6 +63,8 @@ API_ROUTES: tuple[web.RouteTableDef, ...] = (
     apply.routes,
     actions.routes,
     helm.routes,
+    diagnose.routes,
+    usage.routes,
 )
 #: Clusters connected to at once by the start-up warm-up.
 WARM_UP_CONCURRENCY = 4
@@ -66,7 +72,6 @@ WARM_UP_CONCURRENCY = 4
 
 def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) -> web.Application:
     svc = settings.console
-    metrics = RequestMetrics()
     policy = AuthPolicy(
         open_mode=svc.security.open_mode,
         credentials=AdminCredentials(svc.security.admin.username, svc.security.admin.password),
@@ -77,16 +82,15 @@ def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) 
         spec=Spec.load(SPEC_PATH),
         api_routes=API_ROUTES,
         extra_routes=[actuator.routes],
-        middlewares=[metrics_middleware(metrics), auth_middleware(policy)],
+        middlewares=[auth_middleware(policy)],
         info={"security": {"mode": "open" if svc.security.open_mode else "closed"}},
         readiness={"clusterStore": _store_ready},
     )
     app[SETTINGS] = svc
     app[AUTH] = policy
-    app[METRICS] = metrics
     app[AUDIT] = AuditLog()
     app[CATALOGS] = Catalogs()  # discovery cache of the browse/objects/apply/actions routes
-    metrics.add_gauge(
+    app[METRICS].gauge(
         "console_audit_entries", "Entries in the audit ring.", lambda: len(app[AUDIT])
     )
     if not policy.credentials.password_set:
@@ -96,13 +100,29 @@ def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) 
         )
     app.cleanup_ctx.append(_clusters_context(dict(environ or {})))
     helm.setup(app)  # the Helm desk opens after the clusters it serves
+    diagnose.setup(app)  # the LLM summary client and cache
+    usage.setup(app)  # the metrics sampler, after the clusters it samples
     return app
+
+
+#: An encryption key shorter than this is a password, not a key.
+MIN_KEY_CHARS = 32
 
 
 def make_store(svc: ConsoleSettings) -> ClusterStore:
     if svc.clusters.store.backend is StoreBackend.MEMORY:
         return MemoryClusterStore()
-    return SqliteClusterStore(svc.store_path)
+    key = svc.clusters.store.encryption_key
+    if key is not None and len(key) < MIN_KEY_CHARS:
+        raise ConfigError(
+            "console.clusters.store.encryption-key", f"at least {MIN_KEY_CHARS} random characters"
+        )
+    if key is None and is_postgresql(svc.store_url):
+        raise ConfigError(
+            "console.clusters.store.encryption-key",
+            "a key (openssl rand -base64 32): kubeconfigs in PostgreSQL are stored encrypted",
+        )
+    return SqlClusterStore(svc.store_url, sealer=Sealer(key) if key is not None else None)
 
 
 def _clusters_context(
@@ -121,20 +141,31 @@ def _clusters_context(
         await store.open()
         registry = ClusterRegistry(static, store, probe_timeout=svc.clusters.probe_timeout_seconds)
         warming: asyncio.Task[None] | None = None
+        following: asyncio.Task[None] | None = None
+        auditing: asyncio.Task[None] | None = None
         try:
             await registry.load()
             app[CLUSTERS] = registry
-            app[METRICS].add_gauge(
+            app[METRICS].gauge(
                 "console_clusters", "Registered clusters.", lambda: len(registry.list())
             )
             if svc.clusters.warm_up:
                 warming = asyncio.create_task(_warm_up(registry, app[CATALOGS]))
+            if isinstance(store, SqlClusterStore):
+                auditing = asyncio.create_task(keep_durably(app[AUDIT], store.db))
+            if isinstance(store, SqlClusterStore) and store.backend == "postgresql":
+                # Shared by replicas: sessions live there too, and their changes are taken in.
+                app[AUTH].sessions.use(store.db)
+                every_s = svc.clusters.store.sync_seconds
+                following = asyncio.create_task(follow(registry, every_s=every_s))
             yield
         finally:
-            if warming is not None:
-                warming.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await warming
+            for task in (warming, following, auditing):
+                if task is not None:
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
+            app[AUTH].sessions.use(None)
             await app[CATALOGS].close()
             await registry.close()
             await store.close()

@@ -3,12 +3,16 @@
 Handlers of mutating endpoints call :func:`record` once the outcome is known, or wrap the action in
 :func:`audited`, which records ``success`` or ``failure`` (with the error's code) and re-raises. The
 ring is this process's memory, served newest first by ``GET /api/v1/audit``; every entry is also
-written to the logger ``console.audit`` so a log pipeline keeps the history. Entries name the
+written to the logger ``console.audit`` so a log pipeline keeps the history, and, when the console
+has a database (SQLite or the PostgreSQL that replicas share), to its ``audit`` table, which keeps
+everything: :func:`keep_durably` writes entries there in the background, in order, in batches, so a
+handler never waits on it (and flushes what is queued when the console stops). Entries name the
 target, never a body: no manifest, kubeconfig or password reaches the trail.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections import deque
@@ -20,6 +24,7 @@ from typing import Any
 import attrs
 from aiohttp import web
 
+from common.db import Database
 from common.errors import WharfError
 from console.auth import current_user
 
@@ -54,9 +59,12 @@ class AuditEntry:
 class AuditLog:
     def __init__(self, size: int = RING_SIZE) -> None:
         self._ring: deque[AuditEntry] = deque(maxlen=size)
+        self._durable: asyncio.Queue[AuditEntry] | None = None
 
     def add(self, entry: AuditEntry) -> AuditEntry:
         self._ring.append(entry)
+        if self._durable is not None:
+            self._durable.put_nowait(entry)
         logger.info(
             "user=%s cluster=%s action=%s target=%s outcome=%s%s",
             entry.user,
@@ -77,6 +85,42 @@ class AuditLog:
 
 
 AUDIT = web.AppKey("console.audit", AuditLog)
+_INSERT = (
+    "INSERT INTO audit (time, username, cluster, action, target, outcome, detail) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+async def keep_durably(log: AuditLog, db: Database) -> None:
+    """Write every entry ``log`` gets from now on into ``db``'s ``audit`` table, until cancelled
+    (then what is still queued is written before returning)."""
+    queue: asyncio.Queue[AuditEntry] = asyncio.Queue()
+    log._durable = queue
+    try:
+        while True:
+            batch = [await queue.get()]
+            await _write(db, batch + _drain(queue))
+    except asyncio.CancelledError:
+        log._durable = None
+        if left := _drain(queue):
+            await _write(db, left)
+        raise
+
+
+def _drain(queue: asyncio.Queue[AuditEntry]) -> list[AuditEntry]:
+    entries = []
+    while not queue.empty():
+        entries.append(queue.get_nowait())
+    return entries
+
+
+async def _write(db: Database, entries: list[AuditEntry]) -> None:
+    rows = [(e.time, e.user, e.cluster, e.action, e.target, e.outcome, e.detail) for e in entries]
+    try:
+        async with db.transaction() as conn:
+            await conn.executemany(_INSERT, rows)
+    except Exception:  # the entries are in the ring and the log; the table misses them
+        logger.exception("%d audit entries not written to the database", len(rows))
 
 
 def record(

@@ -26,6 +26,7 @@ from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
 
 from common.errors import Forbidden, Unauthorized
+from common.throttle import LoginThrottle, login_keys
 from console.credentials import AdminCredentials
 from console.sessions import COOKIE, SessionStore
 
@@ -58,6 +59,8 @@ class AuthPolicy:
     open_mode: bool
     credentials: AdminCredentials
     sessions: SessionStore
+    #: Wrong Basic passwords, per user name and per client address (see ``common.throttle``).
+    throttle: LoginThrottle = attrs.field(factory=LoginThrottle)
 
 
 def current_user(request: web.Request) -> str | None:
@@ -105,12 +108,16 @@ async def identify(request: web.Request, policy: AuthPolicy) -> Principal | None
     scheme, _, value = header.partition(" ")
     if scheme.lower() == "basic":
         user, password = _basic(value.strip())
+        attempt = login_keys(user, request.remote)
+        policy.throttle.check(attempt)  # before the password hash: a locked guess costs nothing
         if not await policy.credentials.check(user, password):
+            policy.throttle.failed(attempt)
             raise Unauthorized("bad credentials")
+        policy.throttle.succeeded(attempt[0])
         return Principal(user, "basic")
     session_id = request.cookies.get(COOKIE)
     if session_id:
-        signed_in = policy.sessions.user(session_id)
+        signed_in = await policy.sessions.user(session_id)
         if signed_in is not None:
             return Principal(signed_in, "session")
     return None

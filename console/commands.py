@@ -12,7 +12,7 @@ import getpass
 import sys
 from typing import Any
 
-from console.credentials import hash_password
+from common.credentials import settings_hash
 
 
 def register(subparsers: Any) -> None:
@@ -31,5 +31,5 @@ def _hash_password(args: argparse.Namespace) -> int:
     if not password:
         print("wharf console: the password must not be empty", file=sys.stderr)
         return 1
-    print(hash_password(password))
+    print(settings_hash(password))
     return 0

@@ -11,23 +11,28 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from common.metrics import METRICS
 from common.netguard import IPNetwork
 from console.audit import AUDIT
 from console.auth import AuthPolicy
 from console.clusters import ClusterRegistry
+from console.diagnose.summary import Summaries
 from console.helm.desk import HelmDesk
-from console.metrics import RequestMetrics
 from console.resources.discovery import Catalogs
 from console.settings import ConsoleSettings
+from console.usage.sampler import Sampler
 
 SETTINGS = web.AppKey("console.settings", ConsoleSettings)
 CLUSTERS = web.AppKey("console.clusters", ClusterRegistry)
 AUTH = web.AppKey("console.auth", AuthPolicy)
-METRICS = web.AppKey("console.metrics", RequestMetrics)
 #: Discovery per cluster client, kept a few seconds (browse, objects, apply and actions routes).
 CATALOGS = web.AppKey("console.catalogs", Catalogs)
 #: The chart library, release service and values library (Helm routes).
 HELM = web.AppKey("console.helm", HelmDesk)
+#: The LLM summary client and cache (diagnose routes).
+SUMMARIES = web.AppKey("console.summaries", Summaries)
+#: The in-memory metrics sampler behind graphs (metrics routes).
+SAMPLER = web.AppKey("console.sampler", Sampler)
 #: Networks outbound fetches (charts, the LLM) may reach beyond the address policy; set by tests
 #: (a loopback chart repository or model) before the app starts. Never set in production.
 OUTBOUND_ALLOW = web.AppKey("console.outbound_allow", tuple[IPNetwork, ...])
@@ -40,5 +45,7 @@ __all__ = [
     "HELM",
     "METRICS",
     "OUTBOUND_ALLOW",
+    "SAMPLER",
     "SETTINGS",
+    "SUMMARIES",
 ]

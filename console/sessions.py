@@ -1,62 +1,88 @@
 """Sign-in sessions behind the ``JSESSIONID`` cookie: random ids, idle expiry, bounded in number.
 
 A browser cannot attach HTTP Basic to a WebSocket handshake, so a session stands in for it. Only
-the SHA-256 of a session id is held, so a memory dump reveals no usable cookie. Sessions live in
-this process (one admin, one instance); signing out or a restart ends them.
+the SHA-256 of a session id is held (``common.credentials``), so a dump reveals no usable cookie.
+With a PostgreSQL cluster store, sessions live in that database (``use``): every replica shares
+them, so a cookie issued by one works on all and signing out ends it everywhere. Otherwise (one
+replica) they live in this process: signing out or a restart ends them.
+
+Times are wall-clock seconds, the one clock replicas share. A session's expiry is pushed forward
+at most once a minute, so a busy browser does not turn every read into a database write.
 """
 
 from __future__ import annotations
 
-import hashlib
-import secrets
 import time
 from collections import OrderedDict
 
-import attrs
+from common import credentials
+from common.db import Database
 
 COOKIE = "JSESSIONID"
 #: Beyond this many live sessions the least recently used is dropped: one admin needs a handful.
 MAX_SESSIONS = 1000
-
-
-@attrs.define
-class _Session:
-    user: str
-    expires: float
+#: A session is renewed when less than its idle time minus this much remains.
+RENEW_AFTER_S = 60.0
 
 
 class SessionStore:
     def __init__(self, *, idle_seconds: float) -> None:
         self.idle_seconds = idle_seconds
-        self._sessions: OrderedDict[str, _Session] = OrderedDict()
+        self._memory: OrderedDict[str, tuple[str, float]] = OrderedDict()
+        self._db: Database | None = None
 
-    def create(self, user: str) -> str:
-        session_id = secrets.token_urlsafe(32)
-        self._sessions[_digest(session_id)] = _Session(user, time.monotonic() + self.idle_seconds)
-        while len(self._sessions) > MAX_SESSIONS:
-            self._sessions.popitem(last=False)
+    def use(self, db: Database | None) -> None:
+        """Keep sessions in ``db`` from now on (None: back to this process's memory)."""
+        self._db = db
+
+    async def create(self, user: str) -> str:
+        session_id = credentials.new_secret()
+        key, expires = credentials.digest(session_id), time.time() + self.idle_seconds
+        if self._db is None:
+            self._memory[key] = (user, expires)
+            while len(self._memory) > MAX_SESSIONS:
+                self._memory.popitem(last=False)
+            return session_id
+        async with self._db.transaction() as conn:
+            await conn.execute("DELETE FROM sessions WHERE expires <= ?", (time.time(),))
+            await conn.execute(
+                "INSERT INTO sessions (id, username, expires) VALUES (?, ?, ?)",
+                (key, user, expires),
+            )
         return session_id
 
-    def user(self, session_id: str) -> str | None:
+    async def user(self, session_id: str) -> str | None:
         """The session's user, renewing its idle time; None when unknown or expired."""
-        key = _digest(session_id)
-        session = self._sessions.get(key)
-        now = time.monotonic()
-        if session is None:
+        key, now = credentials.digest(session_id), time.time()
+        found = await self._find(key)
+        if found is None:
             return None
-        if session.expires <= now:
-            del self._sessions[key]
+        user, expires = found
+        if expires <= now:
+            await self._end(key)
             return None
-        session.expires = now + self.idle_seconds
-        self._sessions.move_to_end(key)
-        return session.user
+        if expires - now < self.idle_seconds - RENEW_AFTER_S or self._db is None:
+            await self._renew(key, user, now + self.idle_seconds)
+        return user
 
-    def end(self, session_id: str) -> None:
-        self._sessions.pop(_digest(session_id), None)
+    async def end(self, session_id: str) -> None:
+        await self._end(credentials.digest(session_id))
 
-    def __len__(self) -> int:
-        return len(self._sessions)
+    async def _find(self, key: str) -> tuple[str, float] | None:
+        if self._db is None:
+            return self._memory.get(key)
+        row = await self._db.fetchone("SELECT username, expires FROM sessions WHERE id = ?", (key,))
+        return (row[0], float(row[1])) if row is not None else None
 
+    async def _renew(self, key: str, user: str, expires: float) -> None:
+        if self._db is None:
+            self._memory[key] = (user, expires)
+            self._memory.move_to_end(key)
+            return
+        await self._db.write("UPDATE sessions SET expires = ? WHERE id = ?", (expires, key))
 
-def _digest(session_id: str) -> str:
-    return hashlib.sha256(session_id.encode()).hexdigest()
+    async def _end(self, key: str) -> None:
+        if self._db is None:
+            self._memory.pop(key, None)
+        else:
+            await self._db.write("DELETE FROM sessions WHERE id = ?", (key,))

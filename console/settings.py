@@ -24,6 +24,11 @@ from chartsvc.settings import SecuritySettings as ChartSecurity
 from common.config import default_data_dir, option, section
 
 MiB = 1024 * 1024
+#: Public OpenAI-compatible chat-completions bases of providers that have one.
+PUBLIC_AI_URLS = {
+    "openai": "https://api.openai.com/v1",
+    "anthropic": "https://api.anthropic.com/v1",
+}
 
 
 class StoreBackend(enum.Enum):
@@ -37,6 +42,26 @@ class StoreSettings:
         StoreBackend.SQLITE,
         "Where clusters added at runtime are kept: sqlite (a file that survives restarts) or "
         "memory (lost on restart; the config view and /about say so). Default sqlite.",
+    )
+    url: str | None = option(
+        None,
+        "postgresql://user:password@host:port/dbname: keep runtime clusters in a PostgreSQL "
+        "server that N replicas share (see docs/running-replicas.md). Unset: the SQLite file at "
+        "path. Only with backend sqlite. Default unset.",
+        secret=True,
+    )
+    encryption_key: str | None = option(
+        None,
+        "Key that encrypts stored kubeconfigs (a random value of 32+ characters, such as the "
+        "output of openssl rand -base64 32). Required with a postgresql:// url, so the database "
+        "never holds a kubeconfig in clear; optional for SQLite. Changing it makes stored "
+        "clusters unreadable. Default unset.",
+        secret=True,
+    )
+    sync_seconds: float = option(
+        2.0,
+        "With a postgresql:// url: how often each replica reads the runtime clusters other "
+        "replicas added, changed or removed, in seconds. Default 2.",
     )
     path: Path | None = option(
         None,
@@ -120,7 +145,13 @@ class AiSettings:
     model: str | None = option(None, "Model name passed to the provider. Default unset.")
     api_key: str | None = option(None, "API key of the LLM provider. Default unset.", secret=True)
     base_url: str | None = option(
-        None, "Base URL of the provider's API, when not its public one. Default unset."
+        None,
+        "Base URL of an OpenAI-compatible chat-completions API (the console POSTs to "
+        "<base-url>/chat/completions). Default: the provider's public one for openai and "
+        "anthropic; required for any other provider (vLLM, Ollama, a gateway).",
+    )
+    timeout_seconds: float = option(
+        60.0, "How long a summary request waits for the model, in seconds. Default 60."
     )
 
 
@@ -153,6 +184,23 @@ class HelmSettings:
 
 
 @attrs.frozen
+class SamplerSettings:
+    interval_seconds: float = option(
+        30.0,
+        "How often the console samples metrics.k8s.io of a cluster whose graphs are being "
+        "read, in seconds. Default 30 (metrics-server refreshes every 15 to 60).",
+    )
+    history_minutes: int = option(
+        60,
+        "How much of each graph series the sampler keeps, in minutes; a cluster nobody graphed "
+        "for that long is no longer sampled. Default 60.",
+    )
+    max_series: int = option(
+        5000, "Most series kept in memory (least recently updated dropped first). Default 5000."
+    )
+
+
+@attrs.frozen
 class ConsoleSettings:
     data_dir: Path = option(
         default_data_dir("console"),
@@ -167,11 +215,19 @@ class ConsoleSettings:
     security: SecuritySettings = section(SecuritySettings, "Open or closed mode and the admin.")
     files: FilesSettings = section(FilesSettings, "The pod file browser.")
     ai: AiSettings = section(AiSettings, "The optional LLM for diagnosis summaries.")
+    sampler: SamplerSettings = section(
+        SamplerSettings, "The in-memory metrics sampler behind graphs without Prometheus."
+    )
     helm: HelmSettings = section(HelmSettings, "Releases, the chart library and values library.")
 
     @property
     def store_path(self) -> Path:
         return self.clusters.store.path or self.data_dir / "clusters.db"
+
+    @property
+    def store_url(self) -> str:
+        """``console.clusters.store.url``, else ``sqlite:`` and the file at ``store_path``."""
+        return self.clusters.store.url or f"sqlite:{self.store_path}"
 
     @property
     def helm_dir(self) -> Path:
@@ -190,9 +246,15 @@ class ConsoleSettings:
         )
 
     @property
+    def ai_base_url(self) -> str | None:
+        return self.ai.base_url or PUBLIC_AI_URLS.get((self.ai.provider or "").lower())
+
+    @property
     def ai_enabled(self) -> bool:
-        """An LLM is configured: a provider, and a key or a base URL (a local model needs none)."""
-        return bool(self.ai.provider and (self.ai.api_key or self.ai.base_url))
+        """An LLM is configured: a provider, a model, where to reach it, and a key unless the
+        base URL was given (a self-hosted model may need none)."""
+        ai = self.ai
+        return bool(ai.provider and ai.model and self.ai_base_url and (ai.api_key or ai.base_url))
 
 
 @attrs.frozen

@@ -4,7 +4,7 @@ Everything the HTTP layer, the shell commands and the event stream need to do wi
 through :class:`Accounts`; the values it hands out are ``results.users`` (re-exported here, with
 ``can_read``), and the SQL behind it is ``results.store.accounts`` (an :class:`AccountStore`).
 A raw token or session cookie exists only in the caller's hands and in the one response that shows
-it: here it is digested at once (``results.credentials``). This module must not know HTTP, log a
+it: here it is digested at once (``common.credentials``). This module must not know HTTP, log a
 secret, or put one in a ``repr``.
 """
 
@@ -18,8 +18,8 @@ from collections.abc import Callable
 
 import attrs
 
+from common import credentials
 from common.errors import BadRequest, Conflict, NotFound, Unauthorized
-from results import credentials
 from results.errors import ProjectNotFound
 from results.runs import Visibility
 from results.users import (
@@ -56,6 +56,8 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+#: Recognisable in a leaked log or by a secret scanner, like ``ghp_`` or ``glpat-``.
+TOKEN_PREFIX = "wrt_"  # noqa: S105 - a prefix, not a secret
 
 USERNAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
 MAX_TOKEN_NAME = 100
@@ -138,11 +140,11 @@ class Accounts:
 
     async def _new_session(self, user: User) -> NewSession:
         now = self.clock()
-        cookie = credentials.new_session_secret()
+        cookie = credentials.new_secret()
         session = Session(
             id=credentials.digest(cookie),
             user_id=user.id,
-            csrf=credentials.new_session_secret(),
+            csrf=credentials.new_secret(),
             created_at=now,
             expires_at=now + self.session_ttl,
         )
@@ -183,7 +185,7 @@ class Accounts:
             if not 0 < expires_days <= MAX_TOKEN_DAYS:
                 raise BadRequest(f"a token expires after 1 to {MAX_TOKEN_DAYS} days")
             expires_at = self.clock() + dt.timedelta(days=expires_days)
-        value = credentials.new_token()
+        value = TOKEN_PREFIX + credentials.new_secret()
         token = await self.store.add_token(
             user_id=user.id, name=name, sha256=credentials.digest(value), expires_at=expires_at
         )

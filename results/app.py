@@ -3,7 +3,7 @@
 ``create_app`` is synchronous and does no I/O beyond reading the packaged spec. Resources open in
 cleanup contexts, in this order, and close in reverse:
 
-1. ``store_context`` — the SQLite store (``keys.STORE``, ``keys.DATABASE``) and the ingestor
+1. ``store_context`` — the store (SQLite or PostgreSQL) (``keys.STORE``, ``keys.DATABASE``) and the ingestor
    (``keys.INGESTOR``), which awaits ``keys.RUN_LISTENERS`` after each committed ingest.
 2. The accounts context (``keys.ACCOUNTS``), after the store whose database it uses.
 3. The events context (``keys.EVENTS``): it appends its broadcaster to ``keys.RUN_LISTENERS``.
@@ -21,11 +21,14 @@ from aiohttp.typedefs import Middleware
 
 from common import sse
 from common.app import build_app
+from common.metrics import METRICS
 from common.openapi import Spec
+from common.throttle import LoginThrottle
 from results import keys, wiring
 from results import web as pages
 from results.http import accounts, badges, events, gate, history, ingest, projects, runs
 from results.ingest import Ingestor
+from results.metrics import ResultsMetrics
 from results.parsers.model import ParseLimits
 from results.runs import RunListener
 from results.settings import IngestSettings, Settings
@@ -81,6 +84,8 @@ def create_app(
         keepalive_s=keepalive_s,
     )
     app[keys.SETTINGS] = svc
+    app[keys.LOGIN_THROTTLE] = LoginThrottle()
+    app[keys.METRICS] = ResultsMetrics.register(app[METRICS], subscribers=lambda: _subscribers(app))
     listeners: list[RunListener] = []
     app[keys.RUN_LISTENERS] = listeners
     app.cleanup_ctx.append(store_context)
@@ -91,9 +96,16 @@ def create_app(
     return app
 
 
+def _subscribers(app: web.Application) -> int:
+    hub = app.get(keys.EVENTS)
+    return len(hub.subscriptions) if hub is not None else 0
+
+
 async def store_context(app: web.Application) -> AsyncIterator[None]:
     svc = app[keys.SETTINGS]
-    async with open_store(svc.db_path, busy_timeout_ms=svc.db.busy_timeout_ms) as store:
+    async with open_store(
+        svc.db_url, busy_timeout_ms=svc.db.busy_timeout_ms, pool_size=svc.db.pool_size
+    ) as store:
         app[keys.STORE] = store
         app[keys.DATABASE] = store.db
         app[keys.READS] = SqliteReadStore(store.db)

@@ -19,9 +19,9 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from common import credentials
 from common.cli import load_command_settings, settings_args
 from common.errors import WharfError
-from results import credentials
 from results.accounts import Accounts, Role
 from results.ci import commands as ci
 from results.runs import Visibility
@@ -111,7 +111,11 @@ def _runner(action: Action) -> Callable[[argparse.Namespace], int]:
 
 
 async def _with_accounts(settings: Any, action: Action, args: argparse.Namespace) -> int:
-    async with open_store(settings.db_path, busy_timeout_ms=settings.db.busy_timeout_ms) as store:
+    async with open_store(
+        settings.db_url,
+        busy_timeout_ms=settings.db.busy_timeout_ms,
+        pool_size=settings.db.pool_size,
+    ) as store:
         return await action(Accounts(SqliteAccountStore(store.db)), args)
 
 
@@ -158,7 +162,7 @@ def _hash_password(args: argparse.Namespace) -> int:
     if not password:
         print("wharf results: the password must not be empty", file=sys.stderr)
         return 1
-    print(credentials.HASHED_PREFIX + credentials.hash_password(password))
+    print(credentials.settings_hash(password))
     return 0
 
 

@@ -64,6 +64,7 @@ class IngestForm:
 class IngestResult:
     outcome: IngestOutcome
     diagnostics: tuple[tuple[ParsedReport, Diagnostic], ...]
+    cases: int = 0  # test cases parsed from this upload's JUnit reports
 
 
 @attrs.define
@@ -88,7 +89,8 @@ class Ingestor:
         outcome = attrs.evolve(outcome, duplicates=(*repeated, *outcome.duplicates))
         await self.publish(outcome)
         notes = tuple((report, d) for report in parsed for d in report.diagnostics)
-        return IngestResult(outcome, notes)
+        cases = sum(len(report.junit.cases) for report in parsed if report.junit is not None)
+        return IngestResult(outcome, notes, cases)
 
     def target(self, form: IngestForm) -> RunTarget:
         check_parts(form)

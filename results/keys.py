@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from common.throttle import LoginThrottle
 from results.accounts import Accounts, Principal
 from results.dashboard import Dashboard
 from results.events import EventHub
 from results.ingest import Ingestor
+from results.metrics import ResultsMetrics
 from results.reads import ReadStore
 from results.runs import RunListener
 from results.settings import ResultsSettings
@@ -26,9 +28,12 @@ INGESTOR = web.AppKey("results.ingestor", Ingestor)
 #: Awaited after each ingest transaction commits, in order; append to it in a cleanup context.
 RUN_LISTENERS: web.AppKey[list[RunListener]] = web.AppKey("results.run_listeners")
 ACCOUNTS = web.AppKey("results.accounts", Accounts)
+LOGIN_THROTTLE = web.AppKey("results.login_throttle", LoginThrottle)
 EVENTS = web.AppKey("results.events", EventHub)
 #: The read side's store (API and pages), set by the store context beside ``STORE``.
 READS: web.AppKey[ReadStore] = web.AppKey("results.reads")
 #: Set by the accounts context (``results.wiring``), read by the dashboard pages.
 DASHBOARD = web.AppKey("results.dashboard", Dashboard)
+#: This service's own Prometheus series (``results.metrics``), set in ``app.create_app``.
+METRICS: web.AppKey[ResultsMetrics] = web.AppKey("results.metrics")
 PRINCIPAL = web.RequestKey("results.principal", Principal)

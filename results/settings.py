@@ -31,8 +31,19 @@ class MissingDataPolicy(enum.Enum):
 
 @attrs.frozen
 class DbSettings:
+    url: str | None = option(
+        None,
+        "The database: postgresql://user:password@host:port/dbname for a PostgreSQL server that "
+        "N replicas share (see docs/running-replicas.md), or sqlite:PATH. Unset: the SQLite file "
+        "at results.db.path. Default unset.",
+        secret=True,
+    )
     path: Path | None = option(
         None, "SQLite database file. Default <data-dir>/results.db (created on first start)."
+    )
+    pool_size: int = option(
+        10,
+        "PostgreSQL only: connections each replica keeps open, at most. Default 10.",
     )
     busy_timeout_ms: int = option(
         5000,
@@ -203,7 +214,7 @@ class ResultsSettings:
         default_data_dir("results"),
         "Directory for the service's files (the database). Default ./var/results.",
     )
-    db: DbSettings = section(DbSettings, "The SQLite database.")
+    db: DbSettings = section(DbSettings, "The database: SQLite (default) or PostgreSQL.")
     security: SecuritySettings = section(SecuritySettings, "Logins, tokens and open mode.")
     projects: ProjectSettings = section(ProjectSettings, "Projects.")
     ingest: IngestSettings = section(IngestSettings, "Limits on report uploads.")
@@ -213,6 +224,11 @@ class ResultsSettings:
     @property
     def db_path(self) -> Path:
         return self.db.path or self.data_dir / "results.db"
+
+    @property
+    def db_url(self) -> str:
+        """``results.db.url``, else ``sqlite:`` and the file at ``db_path``."""
+        return self.db.url or f"sqlite:{self.db_path}"
 
 
 @attrs.frozen

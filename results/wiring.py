@@ -15,7 +15,8 @@ from aiohttp import web
 from aiohttp.typedefs import Middleware
 
 from common.config import ConfigError
-from results import auth, keys
+from common.db.postgres import PgDatabase
+from results import auth, keys, replicas
 from results.accounts import Accounts
 from results.dashboard import Dashboard
 from results.events import EventHub
@@ -65,6 +66,15 @@ async def events_context(app: web.Application) -> AsyncIterator[None]:
         max_anonymous_per_address=events.max_anonymous_per_address,
     )
     app[keys.EVENTS] = hub
+    db = app[keys.DATABASE]
+    if isinstance(db, PgDatabase):
+        async with replicas.relay(db, app[keys.STORE], hub) as announce:
+            app[keys.RUN_LISTENERS].append(announce)
+            try:
+                yield
+            finally:
+                app[keys.RUN_LISTENERS].remove(announce)
+        return
     listeners = app[keys.RUN_LISTENERS]
     listeners.append(hub.publish)
     try:

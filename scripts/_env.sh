@@ -35,6 +35,19 @@ ensure_venv() {
   export PATH="$ROOT/.venv/bin:$PATH"
 }
 
+# ensure_postgres: the PostgreSQL server binaries the tests start a throw-away server from
+# (tests/pgserver.py), installed from the OS packages when neither PATH nor Debian's layout has them.
+ensure_postgres() {
+  if command -v initdb >/dev/null 2>&1 || compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null; then
+    return 0
+  fi
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "== installing the PostgreSQL server binaries (apt-get install postgresql)"
+  $sudo apt-get update -qq
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql
+}
+
 # ensure_chromium: the browser tests drive the OS package's headless Chromium (Playwright's own
 # browser download is not used). Installed with apt-get when missing and we may; otherwise a warning,
 # and the browser tests fail with the same hint.

@@ -1,10 +1,11 @@
-"""Fixtures shared by every test: the no-task-left-behind guard, the API client factory and the
-browser (headless Chromium, see ``tests/browser.py``)."""
+"""Fixtures shared by every test: the no-task-left-behind guard, the API client factory,
+databases and the browser (headless Chromium, see ``tests/browser.py``)."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,6 +13,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient
 
 from common.openapi import VALIDATE_RESPONSES
+from tests import pgserver
 from tests.browser import browser as browser  # real Chromium for the page tests
 from tests.browser import chromium as chromium
 
@@ -44,3 +46,28 @@ def api_client(aiohttp_client: Any) -> ApiClient:
         return client
 
     return make
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[pgserver.PgServer]:
+    """One real PostgreSQL server for the whole session, started on first use."""
+    server = pgserver.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def pg_url(pg_server: pgserver.PgServer) -> str:
+    """A fresh, empty database on the session's PostgreSQL server."""
+    return pg_server.new_database()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Each engine in turn: a SQLite file in ``tmp_path``, then a fresh PostgreSQL database."""
+    if request.param == "sqlite":
+        return f"sqlite:{tmp_path / 'db' / 'store.db'}"
+    url: str = request.getfixturevalue("pg_url")
+    return url

@@ -8,20 +8,26 @@ from __future__ import annotations
 
 import argparse
 import enum
+import errno
 import os
+import socket
 import sys
+import urllib.request
 from collections.abc import Sequence
 from typing import Any
 
 from aiohttp import web
 
-from common.app import ACCESS_LOG_FORMAT, wharf_version
+from common import systemd
+from common.app import wharf_version
 from common.cli import configure_logging, load_command_settings, settings_args
 from common.config import ConfigError, describe
+from common.logs import AccessLogger
 from wharf.services import SERVICES
 
 #: Seconds in-flight requests get to finish after SIGTERM before the server stops anyway.
 SHUTDOWN_TIMEOUT_S = 30.0
+PROBE_TIMEOUT_S = 3.0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -30,6 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Wharf: chartsvc (Helm over HTTP and MCP), results (test results and "
         "coverage), console (multi-cluster Kubernetes console), and a cluster simulator.",
     )
+    parser.add_argument("--version", action="version", version=f"wharf {wharf_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     sub.add_parser("version", help="print the version").set_defaults(func=_version)
     sub.add_parser(
@@ -42,7 +49,21 @@ def build_parser() -> argparse.ArgumentParser:
     ports = ", ".join(f"{s.port} {s.name}" for s in SERVICES.values())
     serve.add_argument("--port", type=int, help=f"port ({ports})")
     serve.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    serve.add_argument(
+        "--log-format",
+        default="text",
+        choices=["text", "json"],
+        help="text lines, or one JSON object per line for log shippers",
+    )
     serve.set_defaults(func=_serve)
+    probe = sub.add_parser(
+        "probe",
+        help="exit 0 when a service on this host answers its liveness check (health checks)",
+    )
+    probe.add_argument(
+        "--port", type=int, action="append", help="port(s); default 8080, 8081, 8082"
+    )
+    probe.set_defaults(func=_probe)
     # Parsed by the simulator itself (see main); listed here so --help shows it.
     sub.add_parser("kubesim", help="run the Kubernetes API server simulator (--help for options)")
     for service in SERVICES.values():
@@ -95,23 +116,71 @@ def _config_docs(_: argparse.Namespace) -> int:
 def _serve(args: argparse.Namespace) -> int:
     service = SERVICES[args.service]
     settings = load_command_settings(service.settings, args)  # bad settings stop start-up first
-    configure_logging(args.log_level)
-    app = service.create_app(settings, dict(os.environ))
     port = args.port if args.port is not None else service.port
+    if port_in_use(args.host, port):  # before any state opens
+        return _port_taken(args.host, port)
+    configure_logging(args.log_level, json_lines=args.log_format == "json")
+    app = service.create_app(settings, dict(os.environ))
 
     def announce(_: str) -> None:
         print(f"{service.name} listening on http://{_url_host(args.host)}:{port}", flush=True)
+        systemd.notify("READY=1", os.environ)
 
-    web.run_app(
-        app,
-        host=args.host,
-        port=port,
-        access_log_format=ACCESS_LOG_FORMAT,
-        shutdown_timeout=SHUTDOWN_TIMEOUT_S,
-        handle_signals=True,
-        print=announce,
-    )
+    async def stopping(_: web.Application) -> None:
+        systemd.notify("STOPPING=1", os.environ)
+
+    app.on_shutdown.insert(0, stopping)
+    try:
+        web.run_app(
+            app,
+            host=args.host,
+            port=port,
+            access_log_class=AccessLogger,
+            shutdown_timeout=SHUTDOWN_TIMEOUT_S,
+            handle_signals=True,
+            print=announce,
+        )
+    except OSError as exc:
+        if exc.errno != errno.EADDRINUSE:
+            raise
+        return _port_taken(args.host, port)  # taken between the check and the bind
     return 0
+
+
+def port_in_use(host: str, port: int) -> bool:
+    """Whether something listens on ``host:port`` (a bind as the server makes it fails)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            return exc.errno == errno.EADDRINUSE
+    return False
+
+
+def _port_taken(host: str, port: int) -> int:
+    print(
+        f"wharf: {_url_host(host)}:{port} is already in use by another program; "
+        "stop it or choose another port with --port",
+        file=sys.stderr,
+    )
+    return 1
+
+
+def _probe(args: argparse.Namespace) -> int:
+    """The container image's health check: one image serves any of the three services, so by
+    default any of their default ports that answers ``UP`` will do."""
+    for port in args.port or [service.port for service in SERVICES.values()]:
+        url = f"http://127.0.0.1:{port}/actuator/health/liveness"
+        try:
+            with urllib.request.urlopen(url, timeout=PROBE_TIMEOUT_S) as resp:
+                if resp.status == 200:
+                    return 0
+        except OSError:
+            continue
+    print("wharf: no service answered its liveness check", file=sys.stderr)
+    return 1
 
 
 def _url_host(host: str) -> str:

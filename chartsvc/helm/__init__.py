@@ -25,7 +25,7 @@ from chartsvc.helm.errors import (
     RevisionNotFound,
 )
 from chartsvc.helm.releases import DEFAULT_TIMEOUT_S, Installed, ReleaseEngine, TestRun
-from chartsvc.helm.runner import MAX_CALLS, HelmRunner
+from chartsvc.helm.runner import MAX_CALLS, HelmRunner, Observer
 from chartsvc.helm.writes import WriteOptions
 
 __all__ = [
@@ -41,6 +41,7 @@ __all__ = [
     "HelmRunner",
     "Installed",
     "NamespaceNotFound",
+    "Observer",
     "ReleaseEngine",
     "ReleaseExists",
     "ReleaseFailed",
@@ -56,8 +57,14 @@ __all__ = [
 class Helm:
     """The adapter: one runner, one chart cache, the chart and release engines over them."""
 
-    def __init__(self, *, temp_dir: Path | None = None, max_calls: int = MAX_CALLS) -> None:
-        self.runner = HelmRunner(max_calls)
+    def __init__(
+        self,
+        *,
+        temp_dir: Path | None = None,
+        max_calls: int = MAX_CALLS,
+        observer: Observer | None = None,
+    ) -> None:
+        self.runner = HelmRunner(max_calls, observer=observer)
         self.cache = ChartCache()
         self.charts = ChartEngine(self.runner, self.cache, temp_dir)
         self.releases = ReleaseEngine(self.runner, self.cache)

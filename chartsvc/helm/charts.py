@@ -101,7 +101,7 @@ class ChartEngine:
                 )
             return manifests.text(rendered)
 
-        return await self.runner.run(call)
+        return await self.runner.run(call, operation="render")
 
     async def metadata(self, archive: bytes) -> dict[str, Any]:
         """The archive's ``Chart.yaml`` as a mapping (also proves the archive loads)."""
@@ -110,7 +110,7 @@ class ChartEngine:
             with _loaded(archive) as chart:
                 return chart.metadata
 
-        return await self.runner.run(call)
+        return await self.runner.run(call, operation="metadata")
 
     async def show(self, archive: bytes, what: ShowFormat) -> str:
         """``helm show <what>`` of a local archive."""
@@ -123,7 +123,7 @@ class ChartEngine:
                 path.write_bytes(archive)
                 return helm.show(str(path), output_format=what)
 
-        return await self.runner.run(call)
+        return await self.runner.run(call, operation="show")
 
     async def create(self, name: str) -> bytes:
         """``helm create <name>`` then ``helm package``: the scaffold as ``.tgz`` bytes."""
@@ -134,14 +134,15 @@ class ChartEngine:
                 helm.Chart.create(name, work).close()
                 return Path(helm.package(work / name, destination=work)).read_bytes()
 
-        return await self.runner.run(call)
+        return await self.runner.run(call, operation="create")
 
     async def package(
         self, chart_dir: Path, destination: Path, *, version: str | None = None
     ) -> Path:
         """``helm package``: a chart directory into ``destination``; returns the archive path."""
         return await self.runner.run(
-            lambda: Path(helm.package(chart_dir, destination=destination, version=version))
+            lambda: Path(helm.package(chart_dir, destination=destination, version=version)),
+            operation="package",
         )
 
     async def lint(
@@ -164,7 +165,7 @@ class ChartEngine:
                     path, values, strict=strict, namespace=namespace, kube_version=kube_version
                 )
 
-        return await self.runner.run(call)
+        return await self.runner.run(call, operation="lint")
 
     async def package_archive(
         self, archive: bytes, *, version: str | None, app_version: str | None
@@ -183,7 +184,7 @@ class ChartEngine:
                 (chart_dir,) = (p for p in tree.iterdir() if p.is_dir())
                 return _package(chart_dir, work / "out", version, app_version)
 
-        return await self.runner.run(call)
+        return await self.runner.run(call, operation="package-archive")
 
     async def package_files(
         self, files: Mapping[str, str], *, version: str | None, app_version: str | None
@@ -199,7 +200,7 @@ class ChartEngine:
                     path.write_text(text, "utf-8")
                 return _package(root, work / "out", version, app_version)
 
-        return await self.runner.run(call)
+        return await self.runner.run(call, operation="package-files")
 
     async def scaffold(self, name: str, directory: Path) -> Path:
         """``helm create`` into ``directory``; returns the chart directory."""
@@ -208,7 +209,7 @@ class ChartEngine:
             helm.Chart.create(name, directory).close()
             return directory / name
 
-        return await self.runner.run(call)
+        return await self.runner.run(call, operation="scaffold")
 
     @contextmanager
     def _workdir(self, what: str) -> Iterator[Path]:

@@ -101,6 +101,8 @@ class ReleaseEngine:
         namespace: str,
         name: str,
         call: Callable[[helm.Config], T],
+        *,
+        operation: str,
     ) -> T:
         """``call`` with the Config of ``target`` and ``namespace``, for release ``name``."""
 
@@ -108,7 +110,8 @@ class ReleaseEngine:
             with self.configs.use(target, namespace) as config:
                 return call(config)
 
-        return await self.runner.run(work, release=ReleaseRef(target.name, namespace, name))
+        ref = ReleaseRef(target.name, namespace, name)
+        return await self.runner.run(work, operation=operation, release=ref)
 
     async def install(
         self,
@@ -152,7 +155,7 @@ class ReleaseEngine:
                 )
                 return Installed(summary, chart.metadata)
 
-        return await self.run(target, namespace, name, call)
+        return await self.run(target, namespace, name, call, operation=action)
 
     async def coalesced_values(self, archive: bytes, values: dict[str, Any]) -> dict[str, Any]:
         """``values`` coalesced over the chart's defaults, as Helm computes a release's values."""
@@ -161,11 +164,13 @@ class ReleaseEngine:
             with self.cache.use(archive) as chart:
                 return chart.merge_values(values)
 
-        return await self.runner.run(call)
+        return await self.runner.run(call, operation="coalesced-values")
 
     async def uninstall(self, target: ClusterTarget, namespace: str, name: str) -> str:
         """``helm uninstall``; returns Helm's info text (resources it kept, if any)."""
-        result = await self.run(target, namespace, name, lambda c: c.uninstall(name))
+        result = await self.run(
+            target, namespace, name, lambda c: c.uninstall(name), operation="uninstall"
+        )
         return str(result.get("info") or "")
 
     async def rollback(
@@ -181,7 +186,11 @@ class ReleaseEngine:
         ``dry_run``: Helm's server-side dry run (``--dry-run=server``), nothing is stored."""
         mode = "server" if dry_run else None
         await self.run(
-            target, namespace, name, lambda c: c.rollback(name, version=revision, dry_run=mode)
+            target,
+            namespace,
+            name,
+            lambda c: c.rollback(name, version=revision, dry_run=mode),
+            operation="rollback",
         )
 
     async def test(
@@ -196,14 +205,18 @@ class ReleaseEngine:
                 return TestRun(logs="", error=without_paths(str(exc))[:2000])
             return TestRun(logs=str(result.get("logs") or ""), error=None)
 
-        return await self.run(target, namespace, name, call)
+        return await self.run(target, namespace, name, call, operation="test")
 
     async def computed_values(
         self, target: ClusterTarget, namespace: str, name: str
     ) -> dict[str, Any]:
         """``helm get values --all``: the chart's defaults coalesced with the user's values."""
         return await self.run(
-            target, namespace, name, lambda c: c.get_values(name, all_values=True)
+            target,
+            namespace,
+            name,
+            lambda c: c.get_values(name, all_values=True),
+            operation="get-values",
         )
 
     def close(self) -> None:

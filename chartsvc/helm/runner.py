@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
@@ -21,6 +22,8 @@ import helm_python as helm
 from chartsvc.helm.errors import ReleaseRef, translate
 
 T = TypeVar("T")
+#: Told of every call when it ends: (operation, seconds, succeeded). Runs on the event loop.
+Observer = Callable[[str, float, bool], None]
 
 #: Helm calls in flight at once. They mostly wait on the cluster (ctypes releases the GIL), so the
 #: default executor's few threads (cores + 4) would make concurrent installs of different releases
@@ -29,13 +32,28 @@ MAX_CALLS = 64
 
 
 class HelmRunner:
-    """The pool; ``close`` (blocking) waits for the calls in flight."""
+    """The pool; ``close`` (blocking) waits for the calls in flight. ``observer`` (the service's
+    metrics) hears how long each ``operation`` took and whether it failed."""
 
-    def __init__(self, max_calls: int = MAX_CALLS) -> None:
+    def __init__(self, max_calls: int = MAX_CALLS, *, observer: Observer | None = None) -> None:
         self._executor = ThreadPoolExecutor(max_calls, thread_name_prefix="helm")
+        self._observer = observer
 
-    async def run(self, call: Callable[[], T], *, release: ReleaseRef | None = None) -> T:
+    async def run(
+        self, call: Callable[[], T], *, operation: str, release: ReleaseRef | None = None
+    ) -> T:
         """``call()`` in a worker thread; a Helm failure on ``release`` (if any) becomes ours."""
+        started = time.perf_counter()
+        succeeded = False
+        try:
+            result = await self._run(call, release)
+            succeeded = True
+            return result
+        finally:
+            if self._observer is not None:
+                self._observer(operation, time.perf_counter() - started, succeeded)
+
+    async def _run(self, call: Callable[[], T], release: ReleaseRef | None) -> T:
 
         def work() -> T:
             try:

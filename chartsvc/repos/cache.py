@@ -20,6 +20,9 @@ class WeightedLRU(Generic[K, V]):
         self._items: OrderedDict[K, tuple[V, int]] = OrderedDict()
         self._weight = 0
 
+    def __len__(self) -> int:
+        return len(self._items)
+
     @property
     def weight(self) -> int:
         return self._weight

@@ -84,18 +84,34 @@ class EntriesCache:
     _entries: list[dict[str, Any]] = attrs.field(factory=list)
 
     def read(self, path: Path) -> list[dict[str, Any]]:
+        entries = self.unchanged(path)
+        if entries is not None:
+            return entries
         try:
-            stat = path.stat()
+            stamp = _stamp(path)
+        except FileNotFoundError:  # removed since
+            return []
+        self._entries, self._stamp = read_entries(path), stamp
+        return [dict(entry) for entry in self._entries]
+
+    def unchanged(self, path: Path) -> list[dict[str, Any]] | None:
+        """The entries read last while the file is unchanged (a ``stat``), else None."""
+        try:
+            stamp = _stamp(path)
         except FileNotFoundError:
             return []
-        stamp = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
         if stamp != self._stamp:
-            self._entries, self._stamp = read_entries(path), stamp
+            return None
         return [dict(entry) for entry in self._entries]
 
     def forget(self) -> None:
         """After our own write: a reused inode within one clock tick must not look unchanged."""
         self._stamp = None
+
+
+def _stamp(path: Path) -> tuple[int, int, int]:
+    stat = path.stat()
+    return (stat.st_ino, stat.st_mtime_ns, stat.st_size)
 
 
 def check_url(policy: AddressPolicy, url: str) -> None:

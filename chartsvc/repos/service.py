@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 import attrs
@@ -52,6 +53,8 @@ class RepoService:
     _finished: dict[str, tuple[float, UpdateResult]] = attrs.field(factory=dict)
     _config_lock: asyncio.Lock = attrs.field(factory=asyncio.Lock)
     _locks: defaultdict[str, asyncio.Lock] = attrs.field(factory=lambda: defaultdict(asyncio.Lock))
+    #: Told of every index download's outcome: "updated", "not-modified" or "failed".
+    on_refresh: Callable[[str], None] = lambda outcome: None
 
     @_updater.default
     def _make_updater(self) -> IndexUpdater:
@@ -60,7 +63,11 @@ class RepoService:
     # --- repositories.yaml --------------------------------------------------------------------
 
     async def configured(self) -> list[config.Repository]:
-        entries = await asyncio.to_thread(self._repo_file.read, self.repositories_file)
+        # A stat of the file on the loop (microseconds; a thread hop costs far more); a thread
+        # only to read it again after a change.
+        entries = self._repo_file.unchanged(self.repositories_file)
+        if entries is None:
+            entries = await asyncio.to_thread(self._repo_file.read, self.repositories_file)
         return [config.Repository.from_entry(e) for e in entries]
 
     async def get(self, name: str) -> config.Repository:
@@ -132,11 +139,24 @@ class RepoService:
             previous = self._indexes.get(name) or await asyncio.to_thread(
                 self.files.load, name, repair=False
             )
-            result = await self._updater.download(
-                name, repo.url, previous=previous, credentials=repo.credentials
-            )
+            try:
+                result = await self._updater.download(
+                    name, repo.url, previous=previous, credentials=repo.credentials
+                )
+            except WharfError:
+                self.on_refresh("failed")
+                raise
+            self.on_refresh("updated" if result.updated else "not-modified")
             self._finished[name] = (time.monotonic(), result)
             return result
+
+    def index_memory(self) -> tuple[int, int]:
+        """Indexes held in memory and their weight in bytes (for the metrics)."""
+        return len(self._indexes), self._indexes.weight
+
+    def last_updates(self) -> list[UpdateResult]:
+        """The latest download of each repository updated since start-up (for the metrics)."""
+        return [result for _, result in self._finished.values()]
 
     async def update_all(self) -> list[UpdateResult]:
         repos = await self.configured()

@@ -34,6 +34,13 @@ class ActionResult:
     row: dict[str, Any] | None = None
     created: dict[str, Any] | None = None
     pods: tuple[PodOutcome, ...] = ()
+    #: The object as the cluster answered the action (for previews; not part of the encoding).
+    stored: dict[str, Any] | None = None
+
+
+def dry_run_query(dry_run: bool) -> list[tuple[str, str]]:
+    """The query that makes a write a server-side dry run (``dryRun=All``), or none."""
+    return [("dryRun", "All")] if dry_run else []
 
 
 def encode(result: ActionResult) -> dict[str, Any]:

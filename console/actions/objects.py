@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from common.errors import BadRequest, Conflict
-from console.actions import ActionResult, kubectl_name
+from console.actions import ActionResult, dry_run_query, kubectl_name
 from console.resources import rows
 from console.resources.catalog import Kind
 from console.resources.kubeapi import JSON, MERGE_PATCH, STRATEGIC_PATCH, KubeApi, path_of
@@ -40,7 +40,13 @@ def _result(action: str, kind: Kind, namespace: str | None, name: str, message: 
 
 
 async def delete(
-    api: KubeApi, kind: Kind, namespace: str | None, name: str, *, force: bool = False
+    api: KubeApi,
+    kind: Kind,
+    namespace: str | None,
+    name: str,
+    *,
+    force: bool = False,
+    dry_run: bool = False,
 ) -> ActionResult:
     options: dict[str, Any] = {
         "kind": "DeleteOptions",
@@ -49,11 +55,13 @@ async def delete(
     }
     if force:
         options["gracePeriodSeconds"] = 0
-    await api.send("DELETE", object_path(kind, namespace, name), options, content_type=JSON)
+    path = object_path(kind, namespace, name)
+    query = dry_run_query(dry_run)
+    answer = await api.send("DELETE", path, options, content_type=JSON, query=query)
     message = f'{kubectl_name(kind.kind, kind.group)} "{name}" deleted'
     if force:
         message += " (forced: grace period 0, not waiting for the running resource to stop)"
-    return _result("delete", kind, namespace, name, message)
+    return _result("delete", kind, namespace, name, message, stored=answer)
 
 
 async def scale(
@@ -75,7 +83,9 @@ def restarted_at(now: datetime | None = None) -> str:
     return (now or datetime.now(UTC)).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-async def restart(api: KubeApi, kind: Kind, namespace: str | None, name: str) -> ActionResult:
+async def restart(
+    api: KubeApi, kind: Kind, namespace: str | None, name: str, *, dry_run: bool = False
+) -> ActionResult:
     if kind.kind not in RESTARTABLE or kind.group != "apps":
         raise BadRequest(f"restarting is not supported for {kind.id}")
     obj = await get_object(api, kind, namespace, name)
@@ -83,9 +93,10 @@ async def restart(api: KubeApi, kind: Kind, namespace: str | None, name: str) ->
         raise Conflict(f"can't restart paused deployment (run rollout resume first): {name}")
     patch = {"spec": {"template": {"metadata": {"annotations": {RESTARTED_AT: restarted_at()}}}}}
     path = object_path(kind, namespace, name)
-    patched = await api.send("PATCH", path, patch, content_type=STRATEGIC_PATCH)
+    query = dry_run_query(dry_run)
+    patched = await api.send("PATCH", path, patch, content_type=STRATEGIC_PATCH, query=query)
     message = f"{kubectl_name(kind.kind, kind.group)}/{name} restarted"
-    return _result("restart", kind, namespace, name, message, patched)
+    return _result("restart", kind, namespace, name, message, patched, stored=patched)
 
 
 async def suspend(

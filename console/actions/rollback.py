@@ -18,11 +18,11 @@ import copy
 from typing import Any
 
 from common.errors import BadRequest, Conflict
-from console.actions import ActionResult, kubectl_name
+from console.actions import ActionResult, dry_run_query, kubectl_name
 from console.resources import rows
 from console.resources.catalog import Kind
 from console.resources.detail.refs import controller_of, selector_string, uid_of
-from console.resources.kubeapi import JSON_PATCH, STRATEGIC_PATCH, KubeApi, path_of
+from console.resources.kubeapi import JSON_PATCH, STRATEGIC_PATCH, KubeApi, Query, path_of
 from console.resources.kubeapi import selector_query as query_for
 from console.resources.listing import get_object, object_path
 
@@ -42,11 +42,15 @@ KEEP_ON_DEPLOYMENT = frozenset(
 Obj = dict[str, Any]
 
 
-async def rollback(api: KubeApi, kind: Kind, namespace: str | None, name: str) -> ActionResult:
+async def rollback(
+    api: KubeApi, kind: Kind, namespace: str | None, name: str, *, dry_run: bool = False
+) -> ActionResult:
+    """``rollout undo``; ``dry_run`` sends the same patch with ``dryRun=All``."""
+    query = dry_run_query(dry_run)
     if kind.group == "apps" and kind.kind == "Deployment":
-        return await _deployment(api, kind, namespace, name)
+        return await _deployment(api, kind, namespace, name, query)
     if kind.group == "apps" and kind.kind in ("StatefulSet", "DaemonSet"):
-        return await _from_history(api, kind, namespace, name)
+        return await _from_history(api, kind, namespace, name, query)
     raise BadRequest(f"no rollback for {kind.id}: only Deployments, StatefulSets and DaemonSets")
 
 
@@ -107,7 +111,9 @@ def rollback_annotations(deployment: Obj, rs: Obj) -> dict[str, str]:
     return out
 
 
-async def _deployment(api: KubeApi, kind: Kind, namespace: str | None, name: str) -> ActionResult:
+async def _deployment(
+    api: KubeApi, kind: Kind, namespace: str | None, name: str, query: Query
+) -> ActionResult:
     deployment = await get_object(api, kind, namespace, name)
     if (deployment.get("spec") or {}).get("paused"):
         raise Conflict(
@@ -130,7 +136,7 @@ async def _deployment(api: KubeApi, kind: Kind, namespace: str | None, name: str
          "value": rollback_annotations(deployment, target)},
     ]  # fmt: skip
     path = object_path(kind, namespace, name)
-    patched = await api.send("PATCH", path, patch, content_type=JSON_PATCH)
+    patched = await api.send("PATCH", path, patch, content_type=JSON_PATCH, query=query)
     return _done(kind, namespace, name, f"{label}/{name} rolled back", patched)
 
 
@@ -140,9 +146,8 @@ def _skipped(label: str, name: str, revision: Any) -> str:
 
 
 def _done(kind: Kind, namespace: str | None, name: str, message: str, obj: Obj) -> ActionResult:
-    return ActionResult(
-        "rollback", kind.id, namespace, name, message, row=rows.row(obj, kind=kind.kind)
-    )
+    row = rows.row(obj, kind=kind.kind)
+    return ActionResult("rollback", kind.id, namespace, name, message, row=row, stored=obj)
 
 
 def _history_template(revision: Obj) -> Obj:
@@ -152,7 +157,9 @@ def _history_template(revision: Obj) -> Obj:
     return template
 
 
-async def _from_history(api: KubeApi, kind: Kind, namespace: str | None, name: str) -> ActionResult:
+async def _from_history(
+    api: KubeApi, kind: Kind, namespace: str | None, name: str, query: Query
+) -> ActionResult:
     obj = await get_object(api, kind, namespace, name)
     history = await _owned(api, "controllerrevisions", obj)
     if len(history) <= 1:
@@ -166,5 +173,6 @@ async def _from_history(api: KubeApi, kind: Kind, namespace: str | None, name: s
     if _typed(_history_template(target)) == _typed(current):
         return _done(kind, namespace, name, _skipped(label, name, target.get("revision")), obj)
     path = object_path(kind, namespace, name)
-    patched = await api.send("PATCH", path, target.get("data") or {}, content_type=STRATEGIC_PATCH)
+    data = target.get("data") or {}
+    patched = await api.send("PATCH", path, data, content_type=STRATEGIC_PATCH, query=query)
     return _done(kind, namespace, name, f"{label}/{name} rolled back", patched)

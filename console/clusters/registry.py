@@ -48,6 +48,8 @@ class ClusterRegistry:
         self._lock = asyncio.Lock()
         self._client_lock = asyncio.Lock()
         self._listeners: list[Listener] = []
+        #: What the store held for each runtime cluster when this registry last agreed with it.
+        self._seen: dict[str, tuple[str, str, str]] = {}
 
     async def load(self) -> None:
         """Register the store's runtime clusters (no probing: start-up never waits on a cluster)."""
@@ -62,6 +64,55 @@ class ClusterRegistry:
                 self._clusters[row.id] = _runtime_cluster(row)
             except InvalidCluster as exc:
                 logger.warning("stored cluster %r cannot be used: %s", row.id, exc.detail)
+                continue
+            self._seen[row.id] = _fingerprint(row)
+
+    async def sync(self) -> None:
+        """Take in what other replicas changed in a shared store: runtime clusters they added,
+        re-pointed, renamed or removed. Clusters this registry wrote itself are left as they are."""
+        rows = {row.id: row for row in await self.store.all()}
+        retired: list[tuple[str, Any, str]] = []
+        async with self._lock:
+            for cluster_id, cluster in list(self._clusters.items()):
+                if cluster.origin is Origin.RUNTIME and cluster_id not in rows:
+                    retired.append((cluster_id, self._forget(cluster_id), "removed"))
+            for row in rows.values():
+                change = self._take(row)
+                if change is not None:
+                    retired.append(change)
+        for cluster_id, client, event in retired:
+            await self._retire(cluster_id, client, event)
+
+    def _take(self, row: StoredCluster) -> tuple[str, Any, str] | None:
+        current = self._clusters.get(row.id)
+        if current is not None and current.origin is Origin.STATIC:
+            return None
+        previous = self._seen.get(row.id)
+        if previous == _fingerprint(row):
+            return None
+        try:
+            cluster = _runtime_cluster(row)
+        except InvalidCluster as exc:
+            logger.warning("stored cluster %r cannot be used: %s", row.id, exc.detail)
+            return None
+        self._seen[row.id] = _fingerprint(row)
+        if current is None:
+            self._clusters[row.id] = cluster
+            return None
+        if previous is not None and previous[1:] == _fingerprint(row)[1:]:  # renamed only
+            self._clusters[row.id] = attrs.evolve(current, name=row.name)
+            return None
+        client = self._forget(row.id)
+        self._clusters[row.id] = cluster
+        return (row.id, client, "repointed")
+
+    def _forget(self, cluster_id: str) -> Any:
+        """Drop what this registry holds for a cluster; returns its client, to retire."""
+        self._clusters.pop(cluster_id, None)
+        self._seen.pop(cluster_id, None)
+        self._probes.pop(cluster_id, None)
+        self._probe_failed.pop(cluster_id, None)
+        return self._clients.pop(cluster_id, None)
 
     # -- reading ----------------------------------------------------------------------------
     def list(self) -> list[Cluster]:
@@ -129,11 +180,13 @@ class ClusterRegistry:
         async with self._lock:
             try:
                 self._refuse_taken(cluster_id)
-                await self.store.insert(_stored(cluster))
+                stored = _stored(cluster)
+                await self.store.insert(stored)
             except BaseException:
                 await connect.close_client(client)
                 raise
             self._install(cluster, client, result)
+            self._seen[cluster_id] = _fingerprint(stored)
         return cluster
 
     async def update(self, cluster_id: str, definition: ClusterDefinition) -> Cluster:
@@ -158,12 +211,14 @@ class ClusterRegistry:
             try:
                 if self._editable(cluster_id) is not current:
                     raise ClusterConflict(f"cluster {cluster_id!r} changed meanwhile; retry")
-                await self.store.update(_stored(cluster))
+                stored = _stored(cluster)
+                await self.store.update(stored)
             except BaseException:
                 await connect.close_client(client)
                 raise
             old = self._clients.pop(cluster_id, None)
             self._install(cluster, client, result)
+            self._seen[cluster_id] = _fingerprint(stored)
         await self._retire(cluster_id, old, "repointed")
         return cluster
 
@@ -173,18 +228,17 @@ class ClusterRegistry:
         async with self._lock:
             if self._editable(current.id) is not current:
                 raise ClusterConflict(f"cluster {current.id!r} changed meanwhile; retry")
-            await self.store.update(_stored(renamed))
+            stored = _stored(renamed)
+            await self.store.update(stored)
             self._clusters[current.id] = renamed
+            self._seen[current.id] = _fingerprint(stored)
         return renamed
 
     async def remove(self, cluster_id: str) -> None:
         async with self._lock:
             self._editable(cluster_id)
             await self.store.delete(cluster_id)
-            del self._clusters[cluster_id]
-            self._probes.pop(cluster_id, None)
-            self._probe_failed.pop(cluster_id, None)
-            old = self._clients.pop(cluster_id, None)
+            old = self._forget(cluster_id)
         await self._retire(cluster_id, old, "removed")
 
     async def close(self) -> None:
@@ -241,6 +295,20 @@ def _stored(cluster: Cluster) -> StoredCluster:
     assert cluster.context is not None
     text = yaml.safe_dump(dict(cluster.config.document), sort_keys=False)
     return StoredCluster(cluster.id, cluster.name, cluster.context, text, time.time())
+
+
+async def follow(registry: ClusterRegistry, *, every_s: float) -> None:
+    """Sync ``registry`` with its shared store every ``every_s`` seconds until cancelled."""
+    while True:
+        await asyncio.sleep(every_s)
+        try:
+            await registry.sync()
+        except Exception:  # a database hiccup: the next round tries again
+            logger.exception("syncing runtime clusters from the store failed")
+
+
+def _fingerprint(row: StoredCluster) -> tuple[str, str, str]:
+    return (row.name, row.context, row.kubeconfig)
 
 
 def _runtime_cluster(row: StoredCluster) -> Cluster:

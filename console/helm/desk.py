@@ -17,7 +17,7 @@ from typing import Any
 
 import attrs
 
-from chartsvc.helm import ChartInvalid, ReleaseExists, ReleaseFailed, RenderFailed
+from chartsvc.helm import ChartInvalid, Observer, ReleaseExists, ReleaseFailed, RenderFailed
 from chartsvc.helm import HelmFailed as EngineFailed
 from chartsvc.library import ChartLibrary, open_library
 from chartsvc.releases import ClusterTarget, ReleaseService
@@ -120,9 +120,13 @@ def helm_failures() -> Iterator[None]:
 
 @asynccontextmanager
 async def open_desk(
-    svc: ConsoleSettings, *, address_allow: tuple[IPNetwork, ...] = ()
+    svc: ConsoleSettings,
+    *,
+    address_allow: tuple[IPNetwork, ...] = (),
+    helm_observer: Observer | None = None,
 ) -> AsyncIterator[HelmDesk]:
-    """The desk over ``svc``'s chart library; closed (Helm handles, cluster clients) after."""
+    """The desk over ``svc``'s chart library; closed (Helm handles, cluster clients) after.
+    ``helm_observer`` hears of every Helm call (the console's metrics)."""
     policy = AddressPolicy(
         block_private_networks=svc.helm.block_private_networks, allow=address_allow
     )
@@ -131,7 +135,7 @@ async def open_desk(
         max_bytes=svc.helm.values.max_size,
         max_files=svc.helm.values.max_files,
     )
-    async with open_library(svc.chart_library(), policy) as library:
+    async with open_library(svc.chart_library(), policy, helm_observer=helm_observer) as library:
         releases = ReleaseService(engine=library.helm.releases, charts=library.charts)
         try:
             yield HelmDesk(library, releases, values)

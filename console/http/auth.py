@@ -28,8 +28,8 @@ async def create_session(request: web.Request) -> web.Response:
     response = web.json_response(_session(principal, policy.sessions.idle_seconds))
     if principal.via == "basic":
         if old := request.cookies.get(COOKIE):
-            policy.sessions.end(old)
-        session_id = policy.sessions.create(principal.user)
+            await policy.sessions.end(old)
+        session_id = await policy.sessions.create(principal.user)
         response.set_cookie(
             COOKIE, session_id, path="/", httponly=True, samesite="Lax", secure=_https(request)
         )
@@ -39,7 +39,7 @@ async def create_session(request: web.Request) -> web.Response:
 @routes.delete("/auth/session", name="deleteSession")
 async def delete_session(request: web.Request) -> web.Response:
     if session_id := request.cookies.get(COOKIE):
-        request.app[AUTH].sessions.end(session_id)
+        await request.app[AUTH].sessions.end(session_id)
     response = web.Response(status=204)
     response.del_cookie(COOKIE, path="/", httponly=True, samesite="Lax")
     return response

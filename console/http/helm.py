@@ -21,13 +21,14 @@ from chartsvc.encoders import (
     encode_summary,
     encode_uninstalled,
 )
+from chartsvc.metrics import helm_observer
 from chartsvc.releases import ClusterTarget, InstallRequest, UpgradeRequest
 from chartsvc.releases.model import write_options
 from common import yamlio
 from common.openapi import validated
 from console.audit import audited
 from console.helm.desk import HelmDesk, helm_failures, open_desk
-from console.keys import CLUSTERS, HELM, OUTBOUND_ALLOW, SETTINGS
+from console.keys import CLUSTERS, HELM, METRICS, OUTBOUND_ALLOW, SETTINGS
 
 routes = web.RouteTableDef()
 RELEASES = "/clusters/{clusterId}/helm/releases"
@@ -40,7 +41,9 @@ def setup(app: web.Application) -> None:
 
 
 async def _desk(app: web.Application) -> AsyncIterator[None]:
-    async with open_desk(app[SETTINGS], address_allow=app.get(OUTBOUND_ALLOW, ())) as desk:
+    observer = helm_observer(app[METRICS], "console_helm_operation_seconds")
+    allow = app.get(OUTBOUND_ALLOW, ())
+    async with open_desk(app[SETTINGS], address_allow=allow, helm_observer=observer) as desk:
         app[HELM] = desk
         yield
 

@@ -22,6 +22,7 @@ async def get_gate(request: web.Request) -> web.Response:
     verdict = await gate.evaluate(
         request.app[keys.STORE], settings, query, can_read=can_read(request)
     )
+    request.app[keys.METRICS].gate_verdicts.labels(verdict.status).inc()
     return web.json_response(encode_verdict(verdict))
 
 

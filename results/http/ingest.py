@@ -6,6 +6,7 @@ The upload limits (parts, bytes per part, bytes in all) are enforced while strea
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from aiohttp import web
@@ -23,12 +24,17 @@ routes = web.RouteTableDef()
 @routes.post("/ingest", name="ingest")
 async def ingest(request: web.Request) -> web.Response:
     limits = request.app[keys.SETTINGS].ingest
+    started = time.perf_counter()
     async with read_multipart(
         request, limits=upload_limits(limits), temp_dir=limits.temp_dir
     ) as form:
-        result = await request.app[keys.INGESTOR].ingest(
-            ingest_form(form), can_read=can_read(request)
-        )
+        report = ingest_form(form)
+        result = await request.app[keys.INGESTOR].ingest(report, can_read=can_read(request))
+    request.app[keys.METRICS].ingested(
+        size=sum(f.size for f in report.files),
+        cases=result.cases,
+        seconds=time.perf_counter() - started,
+    )
     return web.json_response(encode_result(result), status=201)
 
 

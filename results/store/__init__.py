@@ -1,9 +1,9 @@
-"""The results store: a small async interface, and its SQLite implementation behind ``open_store``.
+"""The results store: a small async interface, and its implementation on ``common.db``.
 
-Domain code (ingest, gate, events) depends on the ``Store`` protocol only, so a PostgreSQL
-implementation can follow without touching it. ``open_store(path)`` opens the SQLite one (WAL,
-foreign keys, migrations applied) and closes it on exit. The accounts tables have their own SQL in
-``results.store.accounts`` against the same ``Database`` (``SqliteStore.db``).
+Domain code (ingest, gate, events) depends on the ``Store`` protocol only. ``open_store(url)``
+opens the database (SQLite file or PostgreSQL server, migrations applied) and closes it on exit;
+the SQL is written once for both engines. The accounts tables have their own SQL in
+``results.store.accounts`` against the same ``Database`` (``SqlStore.db``).
 
 This package must not import HTTP code or parsers beyond their value objects and merge.
 """
@@ -17,14 +17,15 @@ from typing import Protocol
 
 import attrs
 
+from common.db import Database, open_database
 from results.batch import IngestBatch, IngestOutcome
 from results.runs import Project, RunSummary
 from results.store import queries
 from results.store.catalog import TestCatalog
 from results.store.runs import write_batch
-from results.store.sqlite import Database
+from results.store.schema import SCHEMA
 
-__all__ = ["Database", "SqliteStore", "Store", "open_store"]
+__all__ = ["Database", "SqlStore", "Store", "open_store"]
 
 
 class Store(Protocol):
@@ -64,7 +65,7 @@ class Store(Protocol):
 
 
 @attrs.define(eq=False)
-class SqliteStore:
+class SqlStore:
     db: Database
     catalog: TestCatalog = attrs.field(factory=TestCatalog)
 
@@ -113,10 +114,11 @@ class SqliteStore:
 
 
 @contextlib.asynccontextmanager
-async def open_store(path: Path, *, busy_timeout_ms: int = 5000) -> AsyncIterator[SqliteStore]:
-    """The SQLite store at ``path`` (created and migrated as needed), closed on exit."""
-    db = await Database.open(path, busy_timeout_ms=busy_timeout_ms)
-    try:
-        yield SqliteStore(db)
-    finally:
-        await db.close()
+async def open_store(
+    url: str | Path, *, busy_timeout_ms: int = 5000, pool_size: int = 10
+) -> AsyncIterator[SqlStore]:
+    """The store at ``url`` (a SQLite path or ``postgresql://…``), created and migrated as needed."""
+    async with open_database(
+        url, SCHEMA, busy_timeout_ms=busy_timeout_ms, pool_size=pool_size
+    ) as db:
+        yield SqlStore(db)

@@ -11,12 +11,11 @@ This module must not hash, generate or log credentials, and must not know HTTP.
 from __future__ import annotations
 
 import datetime as dt
-import sqlite3
 
 import attrs
 
+from common.db import Database, Row
 from results.runs import Visibility
-from results.store.sqlite import Database
 from results.users import ApiToken, Role, Session, StoredUser, User
 
 _USER_COLUMNS = "u.id, u.username, u.display_name, u.email, u.role, u.created_at"
@@ -39,7 +38,7 @@ def _maybe(text: str | None) -> dt.datetime | None:
     return None if text is None else parse_stamp(text)
 
 
-def user_from_row(row: sqlite3.Row, *, joined: bool = False) -> User:
+def user_from_row(row: Row, *, joined: bool = False) -> User:
     return User(
         id=row["user_id" if joined else "id"],
         username=row["username"],
@@ -50,7 +49,7 @@ def user_from_row(row: sqlite3.Row, *, joined: bool = False) -> User:
     )
 
 
-def token_from_row(row: sqlite3.Row) -> ApiToken:
+def token_from_row(row: Row) -> ApiToken:
     return ApiToken(
         id=row["id"],
         user_id=row["user_id"],
@@ -71,14 +70,14 @@ class SqliteAccountStore:
     ) -> User | None:
         sql = """
             INSERT INTO users (username, display_name, email, role, password_hash, created_at)
-            VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (username) DO NOTHING
+            VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (username) DO NOTHING RETURNING id
         """
         now = dt.datetime.now(dt.UTC)
         params = (username, display_name, email, role.value, password_hash, stamp(now))
-        written = await self.db.write(sql, params)
-        if written.rowcount != 1 or written.rowid is None:
+        made = (await self.db.write(sql, params)).first()
+        if made is None:
             return None
-        return User(written.rowid, username, display_name, email, role, parse_stamp(stamp(now)))
+        return User(made[0], username, display_name, email, role, parse_stamp(stamp(now)))
 
     async def user_by_name(self, username: str) -> StoredUser | None:
         sql = f"SELECT {_USER_COLUMNS}, u.password_hash FROM users u WHERE u.username = ?"  # noqa: S608
@@ -116,13 +115,13 @@ class SqliteAccountStore:
     ) -> ApiToken:
         sql = """
             INSERT INTO tokens (user_id, name, sha256, created_at, expires_at)
-            VALUES (?, ?, ?, ?, ?)
+            VALUES (?, ?, ?, ?, ?) RETURNING id
         """
         created = parse_stamp(stamp(dt.datetime.now(dt.UTC)))
         expires = None if expires_at is None else stamp(expires_at)
-        written = await self.db.write(sql, (user_id, name, sha256, stamp(created), expires))
-        assert written.rowid is not None
-        return ApiToken(written.rowid, user_id, name, created, _maybe(expires), None, None)
+        made = (await self.db.write(sql, (user_id, name, sha256, stamp(created), expires))).first()
+        assert made is not None
+        return ApiToken(made[0], user_id, name, created, _maybe(expires), None, None)
 
     async def tokens(self, user_id: int) -> list[ApiToken]:
         sql = f"SELECT {_TOKEN_COLUMNS} FROM tokens t WHERE t.user_id = ? ORDER BY t.id DESC"  # noqa: S608

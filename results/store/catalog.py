@@ -20,9 +20,9 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import cast
 
-import aiosqlite
 import attrs
 
+from common.db import Connection
 from results.parsers.model import TestCase
 from results.store.rows import CaseKeys
 
@@ -67,28 +67,25 @@ class CatalogWrite:
     shared: bool
 
     @classmethod
-    async def open(
-        cls, conn: aiosqlite.Connection, catalog: TestCatalog, project_id: int
-    ) -> CatalogWrite:
+    async def open(cls, conn: Connection, catalog: TestCatalog, project_id: int) -> CatalogWrite:
         held = catalog.held(project_id)
         if held is not None:
             return cls(project_id, held, shared=True)
         return cls(project_id, await _read(conn, project_id), shared=False)
 
     async def test_ids(
-        self, conn: aiosqlite.Connection, run_id: int, cases: Sequence[TestCase], found: CaseKeys
+        self, conn: Connection, run_id: int, cases: Sequence[TestCase], found: CaseKeys
     ) -> list[int]:
         """The id of every case, adding the keys the catalog lacks (first seen in ``run_id``)."""
         if not found.missing:
             return cast(list[int], found.ids)  # every key was known: no None among them
         rows = await asyncio.to_thread(_new_rows, self.project_id, run_id, cases, found)
         newest = await _newest_id(conn)
-        before = conn.total_changes
-        await conn.executemany(_NEW_TEST, rows)
-        if conn.total_changes - before < len(rows):  # another process added some meanwhile
+        added_rows = await conn.executemany(_NEW_TEST, rows)
+        if added_rows < len(rows):  # another process added some meanwhile
             self.ids = await _read(conn, self.project_id)
         else:
-            added = await _read_after(conn, newest)
+            added = await _read_after(conn, self.project_id, newest)
             if self.shared:  # never change the committed catalog before the commit
                 self.ids = dict(self.ids)
             self.ids.update(added)
@@ -110,20 +107,20 @@ def _all_ids(keys: list[str], ids: dict[str, int]) -> list[int]:
     return [ids[key] for key in keys]
 
 
-async def _read(conn: aiosqlite.Connection, project_id: int) -> dict[str, int]:
+async def _read(conn: Connection, project_id: int) -> dict[str, int]:
     sql = "SELECT key, id FROM tests WHERE project_id = ?"
-    async with conn.execute(sql, (project_id,)) as cursor:
-        return {row[0]: row[1] for row in await cursor.fetchall()}
+    return {row[0]: row[1] for row in (await conn.execute(sql, (project_id,))).rows}
 
 
-async def _newest_id(conn: aiosqlite.Connection) -> int:
-    async with conn.execute("SELECT coalesce(max(id), 0) FROM tests") as cursor:
-        row = await cursor.fetchone()
+async def _newest_id(conn: Connection) -> int:
+    row = (await conn.execute("SELECT coalesce(max(id), 0) FROM tests")).first()
     return int(row[0]) if row is not None else 0
 
 
-async def _read_after(conn: aiosqlite.Connection, newest: int) -> dict[str, int]:
-    """The rows this transaction just added: it holds the write lock, so they are all the rows
-    above the id that was the newest before (a rowid table hands out max + 1)."""
-    async with conn.execute("SELECT key, id FROM tests WHERE id > ?", (newest,)) as cursor:
-        return {row[0]: row[1] for row in await cursor.fetchall()}
+async def _read_after(conn: Connection, project_id: int, newest: int) -> dict[str, int]:
+    """The project's rows above the id that was the newest before: all those this transaction just
+    added (ids only grow), and on PostgreSQL perhaps some another replica committed meanwhile,
+    which are as valid."""
+    sql = "SELECT key, id FROM tests WHERE project_id = ? AND id > ?"
+    found = await conn.execute(sql, (project_id, newest))
+    return {row[0]: row[1] for row in found.rows}

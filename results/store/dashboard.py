@@ -5,15 +5,13 @@ This module must not write, and must not decide visibility (``results.dashboard`
 
 from __future__ import annotations
 
-import sqlite3
-
 import attrs
 
+from common.db import Database, Row
 from results.dashboard import CaseRow, CoverageRow, ProjectOverview
 from results.runs import Project, RunSummary, Visibility
 from results.store import queries
 from results.store.rows import RUN_COLUMNS, RUN_FROM, project_from_row, summary_from_row
-from results.store.sqlite import Database
 
 _PROJECTS = f"""
     SELECT p.id AS pid, p.name AS pname, p.visibility AS pvis, p.created_at AS pcreated,
@@ -73,7 +71,7 @@ class SqliteDashboardStore:
         return [CoverageRow(*row) for row in rows], int(count[0]) if count else 0
 
 
-def _overview(row: sqlite3.Row) -> ProjectOverview:
+def _overview(row: Row) -> ProjectOverview:
     project = Project(row["pid"], row["pname"], Visibility(row["pvis"]), row["pcreated"])
     latest = summary_from_row(row) if row["id"] is not None else None
     return ProjectOverview(project=project, latest=latest, runs=row["run_count"])

@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import attrs
 
+from common.db import Database
 from results.runs import RunSummary
 from results.store.accounts import SqliteAccountStore
 from results.store.rows import RUN_COLUMNS, RUN_FROM, summary_from_row
-from results.store.sqlite import Database
 
 # The newest ``limit`` runs above the id, handed out oldest first.
 _RECENT = f"""
-    SELECT * FROM (SELECT {RUN_COLUMNS} FROM {RUN_FROM} WHERE r.id > ? ORDER BY r.id DESC LIMIT ?)
-    ORDER BY id
+    SELECT * FROM (
+        SELECT {RUN_COLUMNS} FROM {RUN_FROM} WHERE r.id > ? ORDER BY r.id DESC LIMIT ?
+    ) AS recent ORDER BY id
 """  # noqa: S608 - constants only
 
 

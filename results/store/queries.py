@@ -11,10 +11,10 @@ This module must not write.
 
 from __future__ import annotations
 
-import sqlite3
 import string
 from collections.abc import Sequence
 
+from common.db import Database, Row
 from results.runs import Project, RunSummary
 from results.store.rows import (
     RUN_COLUMNS,
@@ -23,7 +23,6 @@ from results.store.rows import (
     project_of_run_row,
     summary_from_row,
 )
-from results.store.sqlite import Database
 
 _SELECT_RUN = f"SELECT {RUN_COLUMNS} FROM {RUN_FROM}"  # noqa: S608 - constants only
 #: A commit given this short or longer may name a stored full SHA by its prefix, as git allows.
@@ -77,7 +76,7 @@ async def project_run(
 
 async def _newest(
     db: Database, where: list[str], params: list[object], *, commit: str | None, branch: str | None
-) -> sqlite3.Row | None:
+) -> Row | None:
     if commit is not None:
         found = await _first(db, [*where, "r.commit_sha = ?"], [*params, commit])
         if found is None and _is_sha_prefix(commit):
@@ -102,7 +101,7 @@ def _is_sha_prefix(commit: str) -> bool:
     return len(commit) >= MIN_SHA_PREFIX and all(c in string.hexdigits for c in commit)
 
 
-async def _first(db: Database, where: list[str], params: list[object]) -> sqlite3.Row | None:
+async def _first(db: Database, where: list[str], params: list[object]) -> Row | None:
     sql = f"{_SELECT_RUN} WHERE {' AND '.join(where)} ORDER BY r.id DESC LIMIT 1"
     return await db.fetchone(sql, tuple(params))
 

@@ -14,11 +14,11 @@ visibility (the domain modules do).
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 
 import attrs
 
+from common.db import Database, Row
 from results.browse import RunFilter
 from results.compare import FailingCase, FileDelta
 from results.dashboard import CaseRow, ProjectOverview
@@ -28,7 +28,6 @@ from results.runs import Project, RunSummary
 from results.store import queries
 from results.store.dashboard import SqliteDashboardStore
 from results.store.rows import RUN_COLUMNS, RUN_FROM, summary_from_row
-from results.store.sqlite import Database
 
 _SELECT_RUN = f"SELECT {RUN_COLUMNS} FROM {RUN_FROM}"  # noqa: S608 - constants only
 _TEST_COLUMNS = "t.id, t.project_id, t.key, t.suite, t.classname, t.name, t.first_run_id"
@@ -71,8 +70,9 @@ _FLAGS = """
 """
 #: The branches of a project's newest runs, the most recently active first.
 _BRANCHES = """
-    SELECT branch FROM (SELECT branch, id FROM runs WHERE project_id = ? ORDER BY id DESC LIMIT ?)
-    GROUP BY branch ORDER BY max(id) DESC LIMIT ?
+    SELECT branch FROM (
+        SELECT branch, id FROM runs WHERE project_id = ? ORDER BY id DESC LIMIT ?
+    ) AS recent GROUP BY branch ORDER BY max(id) DESC LIMIT ?
 """
 #: Branches offered are those of the newest runs: a branch quiet for longer is still reachable
 #: by name, and listing it would cost a scan of every run of the project.
@@ -239,5 +239,5 @@ def _marks(values: Sequence[object]) -> str:
     return ", ".join("?" for _ in values)
 
 
-def _test(row: sqlite3.Row) -> TestRef:
+def _test(row: Row) -> TestRef:
     return TestRef(*row[:7])

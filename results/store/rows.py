@@ -1,4 +1,4 @@
-"""Conversions between parsed reports / value objects and SQLite rows, for the run tables.
+"""Conversions between parsed reports / value objects and database rows, for the run tables.
 
 Row building for a 20,000-case report is real work, so rows are generated lazily and consumed by
 ``executemany`` in the database's own thread: the event loop never builds them.
@@ -7,12 +7,12 @@ This module must not execute SQL.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 import attrs
 
+from common.db import Row
 from results.parsers.model import JUnitReport, TestStatus
 from results.runs import Project, RunStatus, RunSummary, Visibility
 
@@ -25,7 +25,7 @@ RUN_COLUMNS = """
 RUN_FROM = "runs r JOIN projects p ON p.id = r.project_id"
 
 
-def summary_from_row(row: sqlite3.Row) -> RunSummary:
+def summary_from_row(row: Row) -> RunSummary:
     return RunSummary(
         run_id=row["id"],
         project_id=row["project_id"],
@@ -51,7 +51,7 @@ def summary_from_row(row: sqlite3.Row) -> RunSummary:
     )
 
 
-def project_of_run_row(row: sqlite3.Row) -> Project:
+def project_of_run_row(row: Row) -> Project:
     """The project of a row selected with ``RUN_COLUMNS``."""
     return Project(
         id=row["project_id"],
@@ -61,7 +61,7 @@ def project_of_run_row(row: sqlite3.Row) -> Project:
     )
 
 
-def project_from_row(row: sqlite3.Row) -> Project:
+def project_from_row(row: Row) -> Project:
     return Project(
         id=row["id"],
         name=row["name"],
@@ -183,8 +183,11 @@ PASSED_CASE_INSERT = """
     VALUES (?, ?, ?, 'passed', ?)
 """
 COVERAGE_UPSERT = """
-    INSERT OR REPLACE INTO coverage_files (run_id, path, lines_covered, lines_valid,
-                                           branches_covered, branches_valid, covered, uncovered,
-                                           branches)
+    INSERT INTO coverage_files (run_id, path, lines_covered, lines_valid, branches_covered,
+                                branches_valid, covered, uncovered, branches)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+    ON CONFLICT (run_id, path) DO UPDATE SET
+        lines_covered = excluded.lines_covered, lines_valid = excluded.lines_valid,
+        branches_covered = excluded.branches_covered, branches_valid = excluded.branches_valid,
+        covered = excluded.covered, uncovered = excluded.uncovered, branches = excluded.branches
 """

@@ -20,8 +20,7 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime
 
-import aiosqlite
-
+from common.db import Connection, Database, Result
 from results.batch import IngestBatch, IngestOutcome, ParsedReport, RunTarget
 from results.errors import RunKeyConflict
 from results.parsers.coverage import merge_coverage
@@ -43,7 +42,6 @@ from results.store.rows import (
     summary_from_row,
     upload_counts,
 )
-from results.store.sqlite import Database
 
 
 def now() -> str:
@@ -53,6 +51,9 @@ def now() -> str:
 async def write_batch(db: Database, batch: IngestBatch, catalog: TestCatalog) -> IngestOutcome:
     tests: CatalogWrite | None = None
     async with db.transaction() as conn:
+        # Ingests of one project, on any replica, one at a time: a run's totals are summed from
+        # its uploads and must see the other shards' rows; the catalog must not race either.
+        await conn.lock(f"results.ingest:{batch.target.project}")
         project = await _project(conn, batch.target)
         run_id, created = await _run(conn, project, batch.target)
         fresh, duplicates = await _split_duplicates(conn, run_id, batch.reports)
@@ -70,25 +71,21 @@ async def write_batch(db: Database, batch: IngestBatch, catalog: TestCatalog) ->
     return IngestOutcome(run=run, created=created, duplicates=tuple(duplicates))
 
 
-async def _project(conn: aiosqlite.Connection, target: RunTarget) -> Project:
+async def _project(conn: Connection, target: RunTarget) -> Project:
     sql = "SELECT id, name, visibility, created_at FROM projects WHERE name = ?"
-    async with conn.execute(sql, (target.project,)) as cursor:
-        row = await cursor.fetchone()
+    row = (await conn.execute(sql, (target.project,))).first()
     if row is not None:
         return project_from_row(row)
     visibility, created_at = target.new_project_visibility.value, now()
-    sql = "INSERT INTO projects (name, visibility, created_at) VALUES (?, ?, ?)"
-    async with conn.execute(sql, (target.project, visibility, created_at)) as cursor:
-        project_id = cursor.lastrowid
-    assert project_id is not None
+    sql = "INSERT INTO projects (name, visibility, created_at) VALUES (?, ?, ?) RETURNING id"
+    project_id = _new_id(await conn.execute(sql, (target.project, visibility, created_at)))
     return Project(project_id, target.project, target.new_project_visibility, created_at)
 
 
-async def _run(conn: aiosqlite.Connection, project: Project, target: RunTarget) -> tuple[int, bool]:
+async def _run(conn: Connection, project: Project, target: RunTarget) -> tuple[int, bool]:
     if target.run_key is not None:
         sql = "SELECT id, branch, commit_sha, flag FROM runs WHERE project_id = ? AND run_key = ?"
-        async with conn.execute(sql, (project.id, target.run_key)) as cursor:
-            row = await cursor.fetchone()
+        row = (await conn.execute(sql, (project.id, target.run_key))).first()
         if row is not None:
             if (row["branch"], row["commit_sha"], row["flag"]) != (
                 target.branch,
@@ -101,20 +98,17 @@ async def _run(conn: aiosqlite.Connection, project: Project, target: RunTarget) 
     sql = """
         INSERT INTO runs (project_id, branch, commit_sha, flag, run_key, build_url, created_at,
                           updated_at, status)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'PASSED')
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'PASSED') RETURNING id
     """
     params = (project.id, target.branch, target.commit, target.flag, target.run_key)
-    async with conn.execute(sql, (*params, target.build_url, stamp, stamp)) as cursor:
-        run_id = cursor.lastrowid
-    assert run_id is not None
-    return run_id, True
+    return _new_id(await conn.execute(sql, (*params, target.build_url, stamp, stamp))), True
 
 
 async def _split_duplicates(
-    conn: aiosqlite.Connection, run_id: int, reports: tuple[ParsedReport, ...]
+    conn: Connection, run_id: int, reports: tuple[ParsedReport, ...]
 ) -> tuple[list[ParsedReport], list[ParsedReport]]:
-    async with conn.execute("SELECT sha256 FROM uploads WHERE run_id = ?", (run_id,)) as cursor:
-        seen = {row[0] for row in await cursor.fetchall()}
+    found = await conn.execute("SELECT sha256 FROM uploads WHERE run_id = ?", (run_id,))
+    seen = {row[0] for row in found.rows}
     fresh, duplicates = [], []
     for report in reports:
         if report.sha256 in seen:
@@ -126,7 +120,7 @@ async def _split_duplicates(
 
 
 async def _insert_report(
-    conn: aiosqlite.Connection, run_id: int, report: ParsedReport, catalog: CatalogWrite | None
+    conn: Connection, run_id: int, report: ParsedReport, catalog: CatalogWrite | None
 ) -> None:
     counters = _counters_only(report.coverage)
     sql = """
@@ -134,14 +128,13 @@ async def _insert_report(
                              counter_lines_valid, counter_branches_covered,
                              counter_branches_valid, tests, passed, failures, errors, skipped,
                              flaky, duration_ms, created_at)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
     """
     head = (run_id, report.kind.value, report.sha256, report.filename, report.format, report.size)
     tests = upload_counts(report.junit)
     duration_ms = 0  # summed below, as the case rows are built
-    async with conn.execute(sql, (*head, *counters, *tests, duration_ms, now())) as cursor:
-        upload_id = cursor.lastrowid
-    if report.junit is not None and upload_id is not None and catalog is not None:
+    upload_id = _new_id(await conn.execute(sql, (*head, *counters, *tests, duration_ms, now())))
+    if report.junit is not None and catalog is not None:
         await conn.executemany(SUITE_INSERT, suite_rows(run_id, upload_id, report.junit))
         found = await asyncio.to_thread(case_keys, report.junit, catalog.ids)
         test_ids = await catalog.test_ids(conn, run_id, report.junit.cases, found)
@@ -169,14 +162,14 @@ def _counters_only(
 
 
 async def _merge_coverage(
-    conn: aiosqlite.Connection, run_id: int, reports: list[CoverageReport], *, fresh_run: bool
+    conn: Connection, run_id: int, reports: list[CoverageReport], *, fresh_run: bool
 ) -> None:
     paths = {f.path for r in reports for f in r.files}
     existing: list[CoverageReport] = []
     if not fresh_run and paths:
         sql = "SELECT path, covered, uncovered, branches FROM coverage_files WHERE run_id = ?"
-        async with conn.execute(sql, (run_id,)) as cursor:
-            stored = [tuple(row) for row in await cursor.fetchall() if row[0] in paths]
+        found = await conn.execute(sql, (run_id,))
+        stored = [tuple(row) for row in found.rows if row[0] in paths]
         if stored:
             existing.append(await asyncio.to_thread(_stored_report, stored))
     rows = await asyncio.to_thread(_merged_rows, [*existing, *reports])
@@ -234,7 +227,7 @@ _COUNTERS_FALLBACK = """
 """
 
 
-async def _update_totals(conn: aiosqlite.Connection, run_id: int) -> None:
+async def _update_totals(conn: Connection, run_id: int) -> None:
     params = {"run": run_id, "now": now()}
     await conn.execute(_TOTALS, params)
     await conn.execute(_COUNTERS_FALLBACK, {"run": run_id})
@@ -243,8 +236,14 @@ async def _update_totals(conn: aiosqlite.Connection, run_id: int) -> None:
 _SUMMARY = f"SELECT {RUN_COLUMNS} FROM {RUN_FROM} WHERE r.id = ?"  # noqa: S608 - constants only
 
 
-async def _summary(conn: aiosqlite.Connection, run_id: int) -> RunSummary:
-    async with conn.execute(_SUMMARY, (run_id,)) as cursor:
-        row = await cursor.fetchone()
+async def _summary(conn: Connection, run_id: int) -> RunSummary:
+    row = (await conn.execute(_SUMMARY, (run_id,))).first()
     assert row is not None
     return summary_from_row(row)
+
+
+def _new_id(inserted: Result) -> int:
+    """The id an ``INSERT … RETURNING id`` gave its row."""
+    row = inserted.first()
+    assert row is not None
+    return int(row[0])

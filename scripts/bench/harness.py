@@ -48,11 +48,15 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def start_results(data_dir: Path, port: int) -> subprocess.Popen[bytes]:
-    """``wharf serve results`` on loopback with its own data directory; wait with
-    :func:`wait_ready`."""
+def start_results(
+    data_dir: Path, port: int, *, db_url: str | None = None
+) -> subprocess.Popen[bytes]:
+    """``wharf serve results`` on loopback with its own data directory (and ``db_url``'s database
+    when given); wait with :func:`wait_ready`."""
     command = [sys.executable, "-m", "wharf", "serve", "results", "--port", str(port)]
     command += ["--host", "127.0.0.1", "--set", f"results.data-dir={data_dir}"]
+    if db_url is not None:
+        command += ["--set", f"results.db.url={db_url}"]
     return subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 

@@ -196,3 +196,17 @@ async def test_repeated_show_is_served_from_memory(
     second = await (await repo_client.get("/api/v1/charts/show/values", params=params)).text()
     assert second == first
     assert len(chart_repo.requests) == fetched  # the archive cache and the show cache held
+
+
+async def test_create_refuses_names_helm_cannot_package_naming_the_field(client: Client) -> None:
+    """Names up to 245 characters package; longer ones are a 400 on ``name``, never a 500, and
+    no answer names a path on the server."""
+    ok = await client.post("/api/v1/charts/create", json={"name": "a" * 245})
+    assert ok.status == 200
+    for length in (246, 250, 251, 253, 260):
+        resp = await client.post("/api/v1/charts/create", json={"name": "a" * length})
+        body = await assert_problem(resp, 400)
+        assert [e["field"] for e in body["errors"]] == ["name"], length
+        shown = json.dumps(body)
+        assert "/tmp" not in shown, length
+        assert "chartsvc-" not in shown, length

@@ -8,6 +8,7 @@ mode and a key; a host's cluster resolver chooses by the HTTP request that carri
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -152,6 +153,34 @@ async def test_release_errors_are_tool_errors(cluster_mcp: McpServer, namespace:
         bad = await s.call_tool("getReleaseStatus", {"name": "Not_A_Name", "namespace": namespace})
         problem_of(bad, 400)
         assert json_of(await s.call_tool("listReleases", {"namespace": namespace})) == []
+
+
+async def test_helm_options_and_the_upgrade_preview_through_mcp(cluster_mcp: McpServer) -> None:
+    fresh = f"mcp-{uuid.uuid4().hex[:6]}"
+    where = {"name": "opt", "namespace": fresh}
+    async with cluster_mcp.session(key=KEY) as s:
+        install = {
+            "chartRef": "r/probe",
+            "releaseName": "opt",
+            "namespace": fresh,
+            "createNamespace": True,
+            "wait": "watcher",
+            "timeout": 60,
+            "description": "through mcp",
+            "values": {"greeting": "hi"},
+        }
+        installed = json_of(await s.call_tool("installRelease", install))
+        assert installed["info"]["description"] == "through mcp"
+        typo = await s.call_tool("installRelease", {**install, "creatNamespace": True})
+        assert problem_of(typo, 400)["errors"][0]["field"] == "creatNamespace"
+        change = {**where, "chartRef": "r/probe", "values": {"greeting": "bye"}}
+        preview = json_of(await s.call_tool("previewReleaseUpgrade", change))
+        assert "-greeting: hi\n+greeting: bye\n" in preview["values"]["diff"]
+        (configmap,) = preview["manifests"]
+        assert configmap["kind"] == "ConfigMap"
+        assert '+  greeting: "bye"' in configmap["diff"]
+        history = json_of(await s.call_tool("getReleaseHistory", where))
+        assert [h["version"] for h in history] == [1]
 
 
 async def test_without_the_key_only_release_reads_are_tools(

@@ -24,17 +24,11 @@ from tests.chartsvc.fixtures_cluster import (
     sim,
     upload_form,
 )
+from tests.chartsvc.test_releases_errors import INVALID_SERVICE
 
 __all__ = ["namespace", "releases", "sim"]
 
 Client = Any
-BROKEN = """apiVersion: v1
-kind: Service
-metadata:
-  name: {{ .Release.Name }}-broken
-spec:
-  ports: [{port: 70000}]
-"""
 
 
 async def json_of(resp: Any, status: int = 200) -> Any:
@@ -148,7 +142,7 @@ async def test_client_dry_run_stores_nothing(releases: Client, namespace: str) -
 async def test_rollback_on_failure_leaves_no_failed_release(
     releases: Client, namespace: str, tmp_path: Path, undo: bool
 ) -> None:
-    archive = build_chart(tmp_path, "broken", templates={"cm.yaml": BROKEN})
+    archive = build_chart(tmp_path, "broken", templates={"svc.yaml": INVALID_SERVICE})
     request = {"releaseName": "bad", "namespace": namespace, "rollbackOnFailure": undo}
     resp = await releases.post(
         f"{API}/releases/upload", data=upload_form(archive, request), headers=KEY

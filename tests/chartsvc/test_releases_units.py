@@ -330,7 +330,7 @@ async def test_a_cancelled_write_keeps_the_release_lock_until_helm_is_done() -> 
 
     async def write() -> None:
         async with locks.hold(target.key, "ns", "web"):
-            await helm.releases.run(target, "ns", "web", slow)
+            await helm.releases.run(target, "ns", "web", slow, operation="install")
 
     task = asyncio.create_task(write())
     await asyncio.sleep(0.05)

@@ -4,6 +4,7 @@ closing open event streams instead of waiting on them."""
 from __future__ import annotations
 
 import asyncio
+import re
 import signal
 import socket
 import subprocess
@@ -54,6 +55,12 @@ async def test_sigterm_closes_streams_and_exits_cleanly(tmp_path: Path) -> None:
             assert isinstance(rest, bytes)
         code = await asyncio.wait_for(asyncio.to_thread(proc.wait), 30)
         assert code == 0
+        assert proc.stderr is not None
+        access = (
+            r"^.* INFO aiohttp\.access \[(\w+)\] 127\.0\.0\.1 "
+            r'"GET /actuator/health/liveness HTTP/1\.1" 200 \d+ [0-9.]+s rid=\1$'
+        )
+        assert re.search(access, proc.stderr.read(), re.MULTILINE)  # written before the exit
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -9,8 +9,8 @@ import aiohttp
 import pytest
 
 from common.config import ConfigError
+from common.credentials import HASHED_PREFIX, hash_password
 from console.app import create_app
-from console.credentials import hash_password
 from tests.console.conftest import ConsoleApp
 from tests.console.support import ADMIN, ADMIN_PASSWORD, WRONG, make_settings
 from tests.guards import assert_problem
@@ -176,7 +176,7 @@ async def test_websocket_handshakes_with_a_cookie_must_come_from_this_origin(
 
 
 async def test_hashed_password(tmp_path: Path, api_client: Any) -> None:
-    hashed = hash_password(ADMIN_PASSWORD, n=2**10)
+    hashed = HASHED_PREFIX + hash_password(ADMIN_PASSWORD, n=2**10)
     settings = make_settings(tmp_path, f"security.admin.password={hashed}")
     client = await api_client(create_app(settings, environ={}))
     for _ in range(2):  # the second time from the verified-password memory
@@ -210,3 +210,20 @@ async def test_probes_ignore_any_credential_sent(console_app: ConsoleApp, open_m
     for path in ("/actuator/health", "/actuator/health/readiness", "/actuator/info"):
         for headers in (WRONG, {"Authorization": "Basic !!!"}, ADMIN):
             assert (await client.get(path, headers=headers)).status == 200, (path, headers)
+
+
+async def test_wrong_passwords_are_throttled_before_the_hash_is_computed(
+    console_app: ConsoleApp,
+) -> None:
+    client = await console_app()
+    for _ in range(5):
+        await assert_bare_401(await client.get("/api/v1/clusters", headers=WRONG))
+    locked = await client.post("/api/v1/auth/session", headers=WRONG)
+    body = await assert_problem(locked, 429, code="too-many-attempts")
+    assert int(locked.headers["Retry-After"]) >= 1
+    assert "try again" in body["detail"]
+    # While locked even the right password waits: the lock is checked before any password.
+    locked = await client.post("/api/v1/auth/session", headers=ADMIN)
+    await assert_problem(locked, 429, code="too-many-attempts")
+    # Requests without credentials are not affected.
+    assert (await client.get("/api/v1/clusters")).status == 200

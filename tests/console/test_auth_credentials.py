@@ -8,8 +8,11 @@ import sys
 
 import pytest
 
+from common import credentials
+from common.config import ConfigError
+from common.credentials import HASHED_PREFIX, hash_password
 from console import commands
-from console.credentials import AdminCredentials, hash_password
+from console.credentials import AdminCredentials
 
 
 def main(argv: list[str]) -> int:
@@ -31,7 +34,7 @@ async def test_plain_and_noop_passwords() -> None:
 
 
 async def test_scrypt_hash() -> None:
-    creds = AdminCredentials("admin", hash_password("pw", n=2**10))
+    creds = AdminCredentials("admin", HASHED_PREFIX + hash_password("pw", n=2**10))
     assert not await creds.check("admin", "wrong")
     assert await creds.check("admin", "pw")
     assert await creds.check("admin", "pw")  # remembered
@@ -58,5 +61,14 @@ def test_hash_password_command(
 
 
 async def test_a_printed_hash_verifies() -> None:
-    creds = AdminCredentials("admin", hash_password("horse battery"))
+    creds = AdminCredentials("admin", HASHED_PREFIX + hash_password("horse battery"))
     assert await creds.check("admin", "horse battery")
+
+
+def test_a_hash_results_refuses_is_refused_here_too() -> None:
+    """One format, one error: a 4-byte salt is no salt, for the console as for results."""
+    short_salt = "scrypt$1024$8$1$c2FsdA$a2V5a2V5a2V5a2V5a2V5a2V5"
+    with pytest.raises(credentials.InvalidHash):
+        credentials.parse_hash(short_salt)
+    with pytest.raises(ConfigError, match=r"console\.security\.admin\.password"):
+        AdminCredentials("admin", HASHED_PREFIX + short_salt)

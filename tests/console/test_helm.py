@@ -17,6 +17,7 @@ from common.kubesim import Simulator
 from tests.console.helm_support import chart_archives, chart_repo, fresh_namespace, helm_console
 from tests.console.support import ADMIN
 from tests.guards import assert_problem
+from tests.scrape import scrape, value
 
 __all__ = ["chart_archives", "chart_repo", "helm_console"]
 ALPHA = "/api/v1/clusters/alpha/helm"
@@ -73,6 +74,13 @@ async def test_install_is_helms_own_release_on_that_cluster_only(
         "alpha",
         f"{ns}/web",
     )
+    timed = value(
+        await scrape(helm_console),
+        "console_helm_operation_seconds_count",
+        operation="install",
+        outcome="success",
+    )
+    assert timed >= 1
 
 
 async def test_upgrade_rollback_and_history(helm_console: Client, sim: Simulator) -> None:

@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from common.db.sqlite import apply_migration
 from results.batch import IngestBatch, ParsedReport, ReportKind, RunTarget
 from results.browse import RunFilter
 from results.parsers.model import JUnitReport, TestCase, TestCounts, TestStatus
 from results.runs import Visibility
-from results.store import SqliteStore, open_store
+from results.store import SqlStore, open_store
 from results.store.catalog import CatalogWrite, TestCatalog
 from results.store.reads import (
     _EVIDENCE,
@@ -23,7 +24,7 @@ from results.store.reads import (
     _run_filter,
 )
 from results.store.rows import case_keys
-from results.store.schema import MIGRATIONS, apply_migration
+from results.store.schema import MIGRATIONS
 
 
 def target(project: str = "p", commit: str = "abc1234", flag: str = "default") -> RunTarget:
@@ -37,19 +38,27 @@ def junit(*names: str, status: TestStatus = TestStatus.PASSED) -> ParsedReport:
     return ParsedReport(ReportKind.JUNIT, "junit", "t.xml", digest, 1, junit=report)
 
 
-async def test_ids(store: SqliteStore) -> dict[str, int]:
+async def test_ids(store: SqlStore) -> dict[str, int]:
     rows = await store.db.fetchall("SELECT key, id FROM tests")
     return {row[0]: row[1] for row in rows}
 
 
 @pytest.fixture
-async def store(tmp_path: Path) -> object:
+async def store(db_url: str) -> object:
+    """The store on each engine in turn."""
+    async with open_store(db_url) as opened:
+        yield opened
+
+
+@pytest.fixture
+async def sqlite_store(tmp_path: Path) -> object:
+    """For SQLite's query plans."""
     async with open_store(tmp_path / "results.db") as opened:
         yield opened
 
 
 async def test_a_test_keeps_its_id_across_runs_and_projects_have_their_own(
-    store: SqliteStore,
+    store: SqlStore,
 ) -> None:
     await store.ingest(IngestBatch(target(), (junit("a", "b"),)))
     first = await test_ids(store)
@@ -63,7 +72,7 @@ async def test_a_test_keeps_its_id_across_runs_and_projects_have_their_own(
     assert [tuple(r) for r in cases] == [(1, 1), (1, 2), (2, 2), (2, 3), (3, 4)]
 
 
-async def test_a_rolled_back_ingest_leaves_no_id_in_the_catalog(store: SqliteStore) -> None:
+async def test_a_rolled_back_ingest_leaves_no_id_in_the_catalog(store: SqlStore) -> None:
     catalog = TestCatalog()
     await store.ingest(IngestBatch(target(), (junit("a"),)))
     report = junit("a", "z").junit
@@ -176,8 +185,9 @@ def plan_of(rows: list[sqlite3.Row]) -> str:
     ],
 )
 async def test_run_lists_read_an_index_newest_first(
-    store: SqliteStore, runs: RunFilter, index: str
+    sqlite_store: SqlStore, runs: RunFilter, index: str
 ) -> None:
+    store = sqlite_store
     reads = SqliteReadStore(store.db)
     await reads.list_runs(1, runs, before=None, limit=5)  # it runs
     where, params = _run_filter(1, runs)
@@ -189,7 +199,8 @@ async def test_run_lists_read_an_index_newest_first(
         assert "TEMP B-TREE" not in plan  # the newest come off the index, nothing is sorted
 
 
-async def test_history_and_evidence_use_their_indexes(store: SqliteStore) -> None:
+async def test_history_and_evidence_use_their_indexes(sqlite_store: SqlStore) -> None:
+    store = sqlite_store
     sql = "EXPLAIN QUERY PLAN " + _OUTCOMES.format(filters=" AND r.flag = :flag")
     params = {"test": 1, "project": 1, "first": 1, "limit": 10, "flag": "default"}
     plan = plan_of(await store.db.fetchall(sql, params))

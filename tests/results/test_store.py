@@ -1,4 +1,4 @@
-"""The SQLite store on real files: migrations, ingest writes, shard merges, lookups and plans."""
+"""The store on both engines: migrations, ingest writes, shard merges, lookups; SQLite's plans."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from common.db import SchemaTooNew
+from common.db.sqlite import apply_migration
 from results.batch import IngestBatch, ParsedReport, ReportKind, RunTarget
 from results.errors import RunKeyConflict
 from results.parsers.model import (
@@ -20,11 +22,11 @@ from results.parsers.model import (
     TestStatus,
 )
 from results.runs import RunStatus, Visibility
-from results.store import SqliteStore, open_store
+from results.store import SqlStore, open_store
 from results.store.dashboard import RUN_CASES
 from results.store.linecodec import decode_branches, decode_lines, encode_branches, encode_lines
 from results.store.queries import failing_keys_sql
-from results.store.schema import MIGRATIONS, SchemaTooNew, apply_migration
+from results.store.schema import MIGRATIONS
 from tests.results.support import RUN_TABLES
 
 
@@ -66,7 +68,15 @@ def coverage(files: dict[str, tuple[set[int], set[int]]], tag: str = "") -> Pars
 
 
 @pytest.fixture
-async def store(tmp_path: Path) -> object:
+async def store(db_url: str) -> object:
+    """The store on each engine in turn."""
+    async with open_store(db_url) as opened:
+        yield opened
+
+
+@pytest.fixture
+async def sqlite_store(tmp_path: Path) -> object:
+    """For SQLite's query plans."""
     async with open_store(tmp_path / "db" / "results.db") as opened:
         yield opened
 
@@ -143,7 +153,7 @@ async def test_a_version_1_database_keeps_its_cases_and_gains_per_upload_counts(
         conn.close()
 
 
-async def test_ingest_writes_the_run_with_totals(store: SqliteStore) -> None:
+async def test_ingest_writes_the_run_with_totals(store: SqlStore) -> None:
     report = junit(
         ("a", TestStatus.PASSED),
         ("b", TestStatus.FAILED),
@@ -168,7 +178,7 @@ async def test_ingest_writes_the_run_with_totals(store: SqliteStore) -> None:
     assert await store.failing_keys([run.run_id, 999]) == {run.run_id: {"C b", "C c"}, 999: set()}
 
 
-async def test_every_case_is_stored_with_every_column(store: SqliteStore) -> None:
+async def test_every_case_is_stored_with_every_column(store: SqlStore) -> None:
     """Plain passes and all other cases go in by different statements; both keep everything."""
     cases = (
         TestCase("s", "C", "plain", TestStatus.PASSED, duration_s=0.5),
@@ -199,7 +209,7 @@ async def test_every_case_is_stored_with_every_column(store: SqliteStore) -> Non
     assert len(rows) == len(cases)
 
 
-async def test_shards_merge_coverage_by_line_union(store: SqliteStore) -> None:
+async def test_shards_merge_coverage_by_line_union(store: SqlStore) -> None:
     first = coverage({"a.py": ({1, 2}, {3, 4}), "b.py": ({1}, set())})
     second = coverage({"a.py": ({3}, {1, 2, 4}), "c.py": (set(), {1, 2})})
     key = target(run_key="shards")
@@ -217,7 +227,7 @@ async def test_shards_merge_coverage_by_line_union(store: SqliteStore) -> None:
     ]
 
 
-async def test_a_known_file_is_skipped_not_added(store: SqliteStore) -> None:
+async def test_a_known_file_is_skipped_not_added(store: SqlStore) -> None:
     report = junit(("a", TestStatus.PASSED))
     key = target(run_key="k")
     await store.ingest(IngestBatch(key, (report,)))
@@ -231,7 +241,7 @@ def _sha(name: str) -> str:
     return junit((name, TestStatus.PASSED)).sha256
 
 
-async def test_a_run_key_conflict_writes_nothing(store: SqliteStore) -> None:
+async def test_a_run_key_conflict_writes_nothing(store: SqlStore) -> None:
     await store.ingest(IngestBatch(target(run_key="k"), (junit(("a", TestStatus.PASSED)),)))
     with pytest.raises(RunKeyConflict):
         await store.ingest(
@@ -240,7 +250,7 @@ async def test_a_run_key_conflict_writes_nothing(store: SqliteStore) -> None:
     assert (await store.db.fetchone("SELECT COUNT(*) FROM test_cases"))[0] == 1  # type: ignore[index]
 
 
-async def test_counter_only_coverage_counts_when_no_line_data_exists(store: SqliteStore) -> None:
+async def test_counter_only_coverage_counts_when_no_line_data_exists(store: SqlStore) -> None:
     counters = CoverageReport("jacoco", (), 30, 40, 1, 4)
     report = ParsedReport(ReportKind.COVERAGE, "jacoco", "j.xml", "f" * 64, 1, coverage=counters)
     outcome = await store.ingest(IngestBatch(target(), (report,)))
@@ -248,7 +258,7 @@ async def test_counter_only_coverage_counts_when_no_line_data_exists(store: Sqli
     assert outcome.run.branch_coverage_pct == 25.0
 
 
-async def test_latest_run_lookups(store: SqliteStore) -> None:
+async def test_latest_run_lookups(store: SqlStore) -> None:
     async def run(branch: str, commit: str, flag: str = "default") -> int:
         report = junit(("a", TestStatus.PASSED), tag=f"{branch}{commit}{flag}")
         batch = IngestBatch(target(branch=branch, commit=commit, flag=flag), (report,))
@@ -304,13 +314,14 @@ _BY_NAME = (
         (_BY_NAME + "r.commit_sha = 'abc' ORDER BY r.id DESC LIMIT 1", "runs_by_commit"),
     ],
 )
-async def test_gate_lookups_use_their_indexes(store: SqliteStore, sql: str, index: str) -> None:
-    plan = " ".join(str(row[3]) for row in await store.db.fetchall(sql))
+async def test_gate_lookups_use_their_indexes(sqlite_store: SqlStore, sql: str, index: str) -> None:
+    plan = " ".join(str(row[3]) for row in await sqlite_store.db.fetchall(sql))
     assert f"INDEX {index}" in plan
     assert "TEMP B-TREE" not in plan  # the newest is read off the index, not sorted
 
 
-async def test_the_failing_case_queries_use_the_run_index(store: SqliteStore) -> None:
+async def test_the_failing_case_queries_use_the_run_index(sqlite_store: SqlStore) -> None:
+    store = sqlite_store
     for runs in (1, 3):
         sql = "EXPLAIN QUERY PLAN " + failing_keys_sql(runs)
         plan = " ".join(str(row[3]) for row in await store.db.fetchall(sql, tuple(range(runs))))

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from results.store import SqliteStore, open_store
+from results.store import SqlStore, open_store
 from tests.results.support import RUN_TABLES, row_counts
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,7 +25,14 @@ async def store(tmp_path: Path) -> object:
         yield opened
 
 
-async def test_connections_enforce_foreign_keys(store: SqliteStore) -> None:
+@pytest.fixture
+async def any_store(db_url: str) -> object:
+    """The store on each engine in turn."""
+    async with open_store(db_url) as opened:
+        yield opened
+
+
+async def test_connections_enforce_foreign_keys(store: SqlStore) -> None:
     with pytest.raises(sqlite3.IntegrityError):
         await store.db.write(
             "INSERT INTO runs (project_id, branch, commit_sha, created_at, updated_at, status) "
@@ -33,12 +40,14 @@ async def test_connections_enforce_foreign_keys(store: SqliteStore) -> None:
         )
 
 
-async def test_reads_cannot_write(store: SqliteStore) -> None:
+async def test_reads_cannot_write(store: SqlStore) -> None:
     with pytest.raises(sqlite3.OperationalError):
         await store.db.fetchone("DELETE FROM projects")
 
 
-async def test_an_error_inside_a_transaction_rolls_everything_back(store: SqliteStore) -> None:
+async def test_an_error_inside_a_transaction_rolls_everything_back(any_store: SqlStore) -> None:
+    store = any_store
+
     async def failing_write() -> None:
         async with store.db.transaction() as conn:
             await conn.execute("INSERT INTO projects (name, created_at) VALUES ('gone', 'now')")
@@ -52,8 +61,9 @@ async def test_an_error_inside_a_transaction_rolls_everything_back(store: Sqlite
 
 
 async def test_a_cancelled_transaction_rolls_back_and_frees_the_writer(
-    store: SqliteStore,
+    any_store: SqlStore,
 ) -> None:
+    store = any_store
     inside = asyncio.Event()
 
     async def slow_writer() -> None:

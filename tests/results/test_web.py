@@ -190,3 +190,24 @@ async def test_dashboard_pages_show_runs_escaped(client: Client) -> None:
     missing = await client.get("/runs/999")
     assert missing.status == 404
     assert missing.content_type == "text/html"
+
+
+async def test_login_guessing_is_throttled_per_account(
+    api_client: ApiClient, tmp_path: Path
+) -> None:
+    client = await start(api_client, tmp_path)
+    await make_user(client, "alice")
+    page = await (await client.get("/login")).text()
+    for _ in range(5):  # each answer is a fresh form with a fresh CSRF value
+        guess = {"username": "alice", "password": "wrong", "csrf": csrf_in(page)}
+        resp = await client.post("/login", data=guess, allow_redirects=False)
+        assert resp.status == 401
+        page = await resp.text()
+    guess = {"username": "alice", "password": "wrong", "csrf": csrf_in(page)}
+    resp = await client.post("/login", data=guess, allow_redirects=False)
+    assert resp.status == 429
+    assert int(resp.headers["Retry-After"]) >= 1
+    page = await resp.text()
+    assert "too many failed sign-ins" in page
+    right = {"username": "alice", "password": "pw-alice-secret", "csrf": csrf_in(page)}
+    assert (await client.post("/login", data=right, allow_redirects=False)).status == 429

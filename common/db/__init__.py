@@ -1,0 +1,134 @@
+"""The database seam of the services: a small async interface with SQLite and PostgreSQL behind it.
+
+A store (``results.store``, ``console.clusters.store``) writes its SQL once, in the dialect both
+engines accept (``?`` and ``:name`` parameters, ``ON CONFLICT``, ``RETURNING``), and runs it through
+a :class:`Database`: reads go to ``fetchone``/``fetchall``, every write to ``transaction()`` or
+``write`` (one statement, one transaction). ``open_database(url, schema)`` picks the engine from the
+URL: a path or ``sqlite:PATH`` for the embedded default, ``postgresql://…`` for a server shared by
+N replicas. Both apply the schema's numbered migrations; PostgreSQL does so under an advisory lock,
+so replicas starting together apply each migration once.
+
+Rows read back support ``row[0]`` and ``row["column"]`` on both engines. This package must not
+know any service's tables.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Iterable, Iterator
+from pathlib import Path
+from typing import Any, Protocol
+
+import attrs
+
+Params = tuple[Any, ...] | list[Any] | dict[str, Any]
+
+
+class Row(Protocol):
+    """A result row: by position or by column name (``sqlite3.Row`` and ``common.db.postgres``)."""
+
+    def __getitem__(self, key: Any, /) -> Any: ...
+    def __iter__(self) -> Iterator[Any]: ...
+    def __len__(self) -> int: ...
+    def keys(self) -> list[str]: ...
+
+
+@attrs.frozen
+class Result:
+    """What a statement returned: its rows (``RETURNING`` or a query) and the rows it changed."""
+
+    rows: list[Row]
+    rowcount: int
+
+    def first(self) -> Row | None:
+        return self.rows[0] if self.rows else None
+
+
+class Connection(Protocol):
+    """The connection a ``transaction()`` hands out; everything on it is one transaction."""
+
+    async def execute(self, sql: str, params: Params = ()) -> Result: ...
+
+    async def executemany(self, sql: str, rows: Iterable[Params]) -> int:
+        """Run ``sql`` once per row (batched); returns the number of rows changed."""
+
+    async def lock(self, key: str) -> None:
+        """Hold ``key`` until this transaction ends: transactions that lock the same key, in any
+        process, run one after the other (SQLite's single writer already does that for all)."""
+
+
+class Database(Protocol):
+    #: ``sqlite`` or ``postgresql``: for the few statements the engines spell differently.
+    backend: str
+
+    @property
+    def location(self) -> str:
+        """Where it lives, without credentials (``sqlite:/var/…``, ``postgresql://host/db``)."""
+
+    def transaction(self) -> contextlib.AbstractAsyncContextManager[Connection]: ...
+    async def fetchone(self, sql: str, params: Params = ()) -> Row | None: ...
+    async def fetchall(self, sql: str, params: Params = ()) -> list[Row]: ...
+    async def write(self, sql: str, params: Params = ()) -> Result: ...
+    async def close(self) -> None: ...
+
+
+@attrs.frozen
+class Schema:
+    """A store's numbered migrations, one script per engine for each number.
+
+    Index ``n`` takes a database from version n to n + 1 (SQLite: ``PRAGMA user_version``;
+    PostgreSQL: a row in ``<name>_schema``). Both lists have the same length: migration 3 is the
+    same change on either engine.
+    """
+
+    name: str
+    sqlite: tuple[str, ...]
+    postgresql: tuple[str, ...]
+
+    def __attrs_post_init__(self) -> None:
+        if len(self.sqlite) != len(self.postgresql):
+            raise ValueError(f"{self.name}: SQLite and PostgreSQL migrations differ in number")
+
+    @property
+    def version(self) -> int:
+        return len(self.sqlite)
+
+
+class ConnectionLost(ConnectionError):
+    """The database server cannot be reached or dropped the connection (names no credential)."""
+
+    def __init__(self, location: str) -> None:
+        super().__init__(f"lost the connection to {location}")
+
+
+class SchemaTooNew(RuntimeError):
+    """The database was written by a newer Wharf; refusing beats silently corrupting it."""
+
+
+def is_postgresql(url: str) -> bool:
+    return url.startswith(("postgresql://", "postgres://"))
+
+
+def sqlite_path(url: str) -> Path:
+    return Path(url.removeprefix("sqlite:"))
+
+
+@contextlib.asynccontextmanager
+async def open_database(
+    url: str | Path, schema: Schema, *, busy_timeout_ms: int = 5000, pool_size: int = 10
+) -> AsyncIterator[Database]:
+    """The database at ``url``, created and migrated as needed, closed on exit."""
+    # Imported here: the engines import this module for its types.
+    from common.db.postgres import PgDatabase
+    from common.db.sqlite import SqliteDatabase
+
+    url = str(url)
+    db: Database
+    if is_postgresql(url):
+        db = await PgDatabase.open(url, schema, pool_size=pool_size)
+    else:
+        db = await SqliteDatabase.open(sqlite_path(url), schema, busy_timeout_ms=busy_timeout_ms)
+    try:
+        yield db
+    finally:
+        await db.close()

@@ -1,0 +1,243 @@
+"""The PostgreSQL engine of ``common.db``: a psycopg 3 connection pool shared by a replica's requests.
+
+Stores write their SQL once, in the dialect SQLite and PostgreSQL share; this module translates its
+parameters (``?`` and ``:name`` become ``%s`` and ``%(name)s``, outside string literals) once per
+statement text, and reads ``numeric`` results (what ``SUM`` of integers gives) back as ``int`` where
+they are whole, as SQLite does. Rows support ``row[0]`` and ``row["column"]``.
+
+Migrations: the schema's PostgreSQL scripts, tracked in a ``<name>_schema`` table and applied
+under a session advisory lock keyed by the schema's name, so N replicas starting together wait for
+the first to migrate and then find nothing left to do. Each migration runs in one transaction
+together with its version row.
+
+Connections are in autocommit mode: a read is one statement and one round trip; ``transaction()``
+opens an explicit ``BEGIN … COMMIT`` (rolled back on any exception, cancellation included).
+psycopg was chosen over asyncpg for its inline types (mypy strict), its pool and ``COPY``.
+This module must not know any store's tables, and never logs the URL (it may hold a password).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import re
+from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
+from typing import Any
+
+import attrs
+import psycopg
+import psycopg.adapt
+import psycopg.conninfo
+import psycopg.rows
+import psycopg.sql
+import psycopg_pool
+
+from common.db import ConnectionLost, Params, Result, Row, Schema, SchemaTooNew
+
+#: Literals are skipped; ``?`` and ``:name`` (not ``::``) are parameters; ``%`` must be doubled.
+_TOKENS = re.compile(r"'(?:[^']|'')*'|::|\?|:([A-Za-z_]\w*)|%")
+#: How long opening waits for the first connection before reporting the server unreachable.
+CONNECT_TIMEOUT_S = 10.0
+
+
+@functools.lru_cache(maxsize=1024)
+def translate(sql: str) -> str:
+    """``sql`` with SQLite-style parameters in psycopg's style."""
+
+    def swap(match: re.Match[str]) -> str:
+        found = match.group(0)
+        if found == "?":
+            return "%s"
+        if found == "%":
+            return "%%"
+        if match.group(1) is not None:
+            return f"%({match.group(1)})s"
+        return found  # a literal or a cast
+
+    return _TOKENS.sub(swap, sql)
+
+
+class PgRow(tuple[Any, ...]):
+    """A row by position or by column name, like ``sqlite3.Row``."""
+
+    _index: dict[str, int]
+
+    def __new__(cls, values: Sequence[Any], index: dict[str, int]) -> PgRow:
+        row = super().__new__(cls, values)
+        row._index = index
+        return row
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, str):
+            return super().__getitem__(self._index[key])
+        return super().__getitem__(key)
+
+    def keys(self) -> list[str]:
+        return list(self._index)
+
+
+def _row_factory(cursor: Any) -> psycopg.rows.RowMaker[PgRow]:
+    description = cursor.description or []
+    index = {column.name: i for i, column in enumerate(description)}
+
+    def make(values: Sequence[Any]) -> PgRow:
+        return PgRow(values, index)
+
+    return make
+
+
+class _WholeNumberLoader(psycopg.adapt.Loader):
+    """``numeric`` as ``int`` when it is whole (``SUM`` of integers), else ``float``."""
+
+    def load(self, data: Any) -> int | float:
+        text = bytes(data).decode("ascii")
+        number = float(text)
+        return int(text) if text.lstrip("-").isdigit() else number
+
+
+async def _configure(conn: psycopg.AsyncConnection[Any]) -> None:
+    conn.adapters.register_loader("numeric", _WholeNumberLoader)
+
+
+@attrs.define(eq=False)
+class PgConnection:
+    """One pooled connection inside a transaction, speaking ``common.db.Connection``."""
+
+    raw: psycopg.AsyncConnection[Any]
+
+    async def execute(self, sql: str, params: Params = ()) -> Result:
+        cursor = self.raw.cursor(row_factory=_row_factory)
+        async with cursor:
+            await cursor.execute(translate(sql), params or None)
+            rows: list[Row] = list(await cursor.fetchall()) if cursor.description else []
+            return Result(rows, cursor.rowcount)
+
+    async def executemany(self, sql: str, rows: Iterable[Params]) -> int:
+        async with self.raw.cursor() as cursor:
+            await cursor.executemany(translate(sql), rows)
+            return max(cursor.rowcount, 0)
+
+    async def lock(self, key: str) -> None:
+        """Serialise, across every replica, the transactions that lock ``key``, until commit."""
+        await self.raw.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (key,))
+
+
+@attrs.define(eq=False)
+class PgDatabase:
+    """Open with ``PgDatabase.open(url, schema)``; close with ``close()``."""
+
+    pool: psycopg_pool.AsyncConnectionPool[psycopg.AsyncConnection[Any]]
+    location: str
+    _url: str = attrs.field(repr=False)
+    backend = "postgresql"
+
+    @classmethod
+    async def open(cls, url: str, schema: Schema, *, pool_size: int = 10) -> PgDatabase:
+        pool = psycopg_pool.AsyncConnectionPool(
+            url,
+            min_size=1,
+            max_size=max(pool_size, 2),
+            kwargs={"autocommit": True},
+            configure=_configure,
+            open=False,
+            name=schema.name,
+        )
+        await pool.open(wait=True, timeout=CONNECT_TIMEOUT_S)
+        try:
+            async with pool.connection() as conn:
+                await migrate(conn, schema)
+        except BaseException:
+            await pool.close()
+            raise
+        return cls(pool, public_location(url), url)
+
+    async def close(self) -> None:
+        await self.pool.close()
+
+    @contextlib.asynccontextmanager
+    async def transaction(self) -> AsyncIterator[PgConnection]:
+        async with self.pool.connection() as conn, conn.transaction():
+            yield PgConnection(conn)
+
+    @contextlib.asynccontextmanager
+    async def connection(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+        """A pooled connection outside any transaction (``LISTEN`` takes its own, unpooled)."""
+        async with self.pool.connection() as conn:
+            yield conn
+
+    async def notify(self, channel: str, payload: str) -> None:
+        """Tell every connection listening on ``channel`` (this replica's and the others')."""
+        async with self.pool.connection() as conn:
+            await conn.execute("SELECT pg_notify(%s, %s)", (channel, payload))
+
+    @contextlib.asynccontextmanager
+    async def listen(self, channel: str) -> AsyncIterator[AsyncIterator[str]]:
+        """The payloads notified on ``channel`` from now on, over a connection of its own (a
+        pooled one would go back to the pool still listening). Listening has begun when this
+        context is entered; ``ConnectionLost`` when the server cannot be reached or goes away."""
+        try:
+            conn = await psycopg.AsyncConnection.connect(self._url, autocommit=True)
+        except psycopg.OperationalError as exc:
+            raise ConnectionLost(self.location) from exc
+        try:
+            listen = psycopg.sql.SQL("LISTEN {}").format(psycopg.sql.Identifier(channel))
+            await conn.execute(listen)
+            yield _payloads(conn, self.location)
+        finally:
+            await conn.close()
+
+    async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
+        rows = await self.fetchall(sql, params)
+        return rows[0] if rows else None
+
+    async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
+        async with self.pool.connection() as conn:
+            return (await PgConnection(conn).execute(sql, params)).rows
+
+    async def write(self, sql: str, params: Params = ()) -> Result:
+        async with self.transaction() as conn:
+            return await conn.execute(sql, params)
+
+
+async def _payloads(conn: psycopg.AsyncConnection[Any], location: str) -> AsyncIterator[str]:
+    try:
+        async for note in conn.notifies():
+            yield note.payload
+    except psycopg.OperationalError as exc:
+        raise ConnectionLost(location) from exc
+
+
+def public_location(url: str) -> str:
+    """``postgresql://user@host:port/dbname``: the URL without its password or options."""
+    parts = psycopg.conninfo.conninfo_to_dict(url)
+    user = f"{parts['user']}@" if parts.get("user") else ""
+    port = f":{parts['port']}" if parts.get("port") else ""
+    return f"postgresql://{user}{parts.get('host', '')}{port}/{parts.get('dbname', '')}"
+
+
+async def migrate(conn: psycopg.AsyncConnection[Any], schema: Schema) -> int:
+    """Apply pending migrations under the schema's advisory lock; returns the version."""
+    table = f"{schema.name}_schema"
+    await conn.execute("SELECT pg_advisory_lock(hashtextextended(%s, 0))", (table,))
+    try:
+        await conn.execute(f"CREATE TABLE IF NOT EXISTS {table} (version INTEGER NOT NULL)")
+        cursor = await conn.execute(f"SELECT coalesce(max(version), 0) FROM {table}")  # noqa: S608
+        found = await cursor.fetchone()
+        version = int(found[0]) if found else 0
+        if version > schema.version:
+            raise SchemaTooNew(
+                f"the {schema.name} database is at schema version {version}, newer than this "
+                f"build knows ({schema.version}); upgrade Wharf or point it at another database"
+            )
+        for number in range(version, schema.version):
+            async with conn.transaction():
+                for statement in _statements(schema.postgresql[number]):
+                    await conn.execute(statement)
+                await conn.execute(f"INSERT INTO {table} (version) VALUES (%s)", (number + 1,))  # noqa: S608
+    finally:
+        await conn.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (table,))
+    return schema.version
+
+
+def _statements(script: str) -> Iterator[str]:
+    return (s.strip() for s in script.split(";") if s.strip())

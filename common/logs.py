@@ -1,0 +1,253 @@
+"""Logging of a served Wharf process: nothing formatted or written on the event loop, a cheap access
+log, an optional JSON line format for log shippers, and one short line for a malformed request.
+
+Every record waits in a deque: the event loop only merges a record's arguments (cheap, and the
+arguments may change later), stamps the request id and appends; a writer thread formats the time,
+the line and any traceback and writes what is pending every 50 ms (waking it per line would cost
+the loop more than the formatting). The access log is one record per request with the fields as
+attributes, so the JSON format needs no parsing. aiohttp logs a malformed request (a NUL byte in a
+header, a bad request line) as an ERROR with a twelve-line traceback, which lets anyone flood the log:
+here it is one WARNING line naming the client and the kind of error (never the bytes sent, which may
+hold a credential), at most ``BAD_REQUEST_BURST`` per minute. This module knows no service.
+"""
+
+from __future__ import annotations
+
+import atexit
+import collections
+import json
+import logging
+import sys
+import threading
+import time
+from typing import Any, TextIO
+
+from aiohttp.abc import AbstractAccessLogger
+from aiohttp.http_exceptions import HttpProcessingError
+from aiohttp.web_request import BaseRequest
+from aiohttp.web_response import StreamResponse
+
+from common.app import RequestIdFilter
+
+TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"
+ACCESS_LOGGER = "aiohttp.access"
+#: Malformed-request lines logged per minute; past it they are counted and the count is logged.
+BAD_REQUEST_BURST = 10
+BAD_REQUEST_WINDOW_S = 60.0
+#: Libraries whose DEBUG lines carry data, not events: aiosqlite logs every statement with its
+#: parameters (session CSRF values, token hashes), so it stays at INFO whatever the level asked.
+QUIET_LOGGERS = ("aiosqlite",)
+#: Seconds between two writes of what was logged: a line appears at most this late.
+WRITE_INTERVAL_S = 0.05
+
+
+#: An access line as the event loop leaves it: (Unix time, the fields of ``ACCESS_FORMAT``).
+AccessLine = tuple[float, tuple[Any, ...]]
+Pending = collections.deque[logging.LogRecord | AccessLine]
+ACCESS_FORMAT = '%s "%s %s HTTP/%d.%d" %d %d %.6fs rid=%s'
+
+
+class _Deferred(logging.Handler):
+    """Keeps records for the writer thread. A record costs the event loop an append: no lock
+    hand-off and no thread wake-up per line (those cost more than formatting under load)."""
+
+    def __init__(self, pending: Pending) -> None:
+        super().__init__()
+        self.pending = pending
+
+    def handle(self, record: logging.LogRecord) -> bool:
+        if not self.filter(record):
+            return False
+        if record.args:  # merged now: the arguments may change once the call returned
+            record.msg = record.getMessage()
+            record.args = None
+        self.pending.append(record)
+        return True
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.handle(record)
+
+
+class _Writer(threading.Thread):
+    """Formats and writes what is pending every ``WRITE_INTERVAL_S``, and once more on stop."""
+
+    def __init__(self, pending: Pending, out: logging.Handler) -> None:
+        super().__init__(name="wharf-log-writer", daemon=True)
+        self.pending, self.out = pending, out
+        self.stopping = threading.Event()
+
+    def run(self) -> None:
+        while not self.stopping.wait(WRITE_INTERVAL_S):
+            self.drain()
+        self.drain()
+
+    def drain(self) -> None:
+        while self.pending:
+            item = self.pending.popleft()
+            self.out.handle(item if isinstance(item, logging.LogRecord) else _access_record(item))
+        self.out.flush()
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.join()
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line: time (UTC, ms), level, logger, requestId, message, and for access
+    lines the request's fields under ``http``; a traceback as ``exception``."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        seconds = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
+        line: dict[str, Any] = {
+            "time": f"{seconds}.{int(record.msecs):03d}Z",
+            "level": record.levelname,
+            "logger": record.name,
+            "requestId": getattr(record, "request_id", "-"),
+            "message": record.getMessage(),
+        }
+        http = getattr(record, "http", None)
+        if http is not None:
+            line["http"] = http
+        if record.exc_info:
+            line["exception"] = self.formatException(record.exc_info)
+        return json.dumps(line, ensure_ascii=False, separators=(",", ":"))
+
+
+class AccessLogger(AbstractAccessLogger):
+    """``remote "METHOD /path?query HTTP/1.1" status bytes seconds rid=<request id>``.
+
+    Under :func:`configure_logging` a line leaves the event loop as a tuple of its fields: the
+    writer thread makes the log record (most of a line's cost) and formats it. Otherwise (a test,
+    an embedding host) it goes through the ``aiohttp.access`` logger like any record."""
+
+    @property
+    def enabled(self) -> bool:
+        return self.logger.isEnabledFor(logging.INFO)
+
+    def log(self, request: BaseRequest, response: StreamResponse, elapsed: float) -> None:
+        version = request.version
+        fields = (
+            request.remote,
+            request.method,
+            request.path_qs,
+            version.major,
+            version.minor,
+            response.status,
+            response.body_length,
+            elapsed,
+            response.headers.get("X-Request-Id", "-"),
+        )
+        if _direct is not None:
+            _direct.append((time.time(), fields))
+        else:
+            self.logger.info(ACCESS_FORMAT, *fields, extra={"http": _http_fields(fields)})
+
+
+def _http_fields(fields: tuple[Any, ...]) -> dict[str, Any]:
+    remote, method, path, _, _, status, size, seconds, rid = fields
+    return {
+        "remote": remote,
+        "method": method,
+        "path": path,
+        "status": status,
+        "bytes": size,
+        "seconds": round(seconds, 6),
+        "requestId": rid,
+    }
+
+
+def _access_record(line: AccessLine) -> logging.LogRecord:
+    created, fields = line
+    record = logging.LogRecord(ACCESS_LOGGER, logging.INFO, "", 0, ACCESS_FORMAT, fields, None)
+    record.created, record.msecs = created, (created % 1) * 1000
+    record.request_id = fields[-1]
+    record.http = _http_fields(fields)
+    return record
+
+
+class BadRequestFilter(logging.Filter):
+    """On ``aiohttp.server``: a malformed request's ERROR and traceback become one WARNING line."""
+
+    def __init__(
+        self, *, burst: int = BAD_REQUEST_BURST, window_s: float = BAD_REQUEST_WINDOW_S
+    ) -> None:
+        super().__init__()
+        self.burst, self.window_s = burst, window_s
+        self._window_started = float("-inf")
+        self._seen = 0
+        self._suppressed = 0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if not isinstance(exc, HttpProcessingError):
+            return True
+        now = time.monotonic()
+        if now - self._window_started >= self.window_s:
+            self._window_started, self._seen = now, 0
+        self._seen += 1
+        if self._seen > self.burst:
+            self._suppressed += 1
+            return False
+        remote = record.args[0] if isinstance(record.args, tuple) and record.args else "?"
+        kind = (
+            exc.message.split(":", 1)[0].strip().splitlines()[0] if exc.message else "bad request"
+        )
+        record.msg = "bad request from %s: %s (%d %s)"
+        record.args = (remote, kind[:80], exc.code, type(exc).__name__)
+        if self._suppressed:
+            record.msg += "; %d more not logged"
+            record.args += (self._suppressed,)
+            self._suppressed = 0
+        record.levelno, record.levelname = logging.WARNING, "WARNING"
+        record.exc_info, record.exc_text = None, None
+        return True
+
+
+def install_bad_request_filter() -> None:
+    server = logging.getLogger("aiohttp.server")
+    if not any(isinstance(f, BadRequestFilter) for f in server.filters):
+        server.addFilter(BadRequestFilter())
+
+
+_writer: _Writer | None = None
+#: Where access lines go straight to the writer, while :func:`configure_logging` is in force.
+_direct: Pending | None = None
+
+
+def configure_logging(
+    level: str = "INFO", *, json_lines: bool = False, stream: TextIO | None = None
+) -> None:
+    """Root logging of this process through the writer thread, in text or JSON lines, to
+    ``stream`` (stderr); flushed at exit. Calling it again replaces the previous set-up."""
+    global _writer, _direct
+    if _writer is None:
+        atexit.register(_stop)
+    _stop()
+    # No format here shows the caller, thread or process: do not look them up for every record
+    # (the logging documentation's own advice for speed).
+    logging._srcfile = None
+    logging.logThreads = logging.logProcesses = logging.logMultiprocessing = False
+    out = logging.StreamHandler(stream or sys.stderr)
+    out.setFormatter(JsonFormatter() if json_lines else logging.Formatter(TEXT_FORMAT))
+    pending: Pending = collections.deque()
+    handler = _Deferred(pending)
+    handler.addFilter(RequestIdFilter())
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level.upper())
+    for name in QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(max(logging.INFO, root.level))
+    _writer = _Writer(pending, out)
+    _writer.start()
+    access = logging.getLogger(ACCESS_LOGGER)
+    plain = not access.handlers and not access.filters and access.propagate
+    _direct = pending if plain else None
+    install_bad_request_filter()
+
+
+def _stop() -> None:
+    """Write what is pending and stop the writer thread."""
+    global _direct
+    _direct = None
+    if _writer is not None and _writer.is_alive():
+        _writer.stop()

@@ -1,0 +1,159 @@
+"""Prometheus metrics of one Wharf service, kept with the maintained ``prometheus-client`` library.
+
+Every app has its own registry (no process-wide one: tests build many apps in one process), filled
+by a middleware with a request counter and a latency histogram per (method, route template, status),
+plus the process collector and whatever gauges and counters the service adds. The route is the
+matched template (``/api/v1/clusters/{clusterId}``), never the raw path, so ids and names cannot
+blow up the number of series; unmatched paths share one ``UNMATCHED`` route. Names follow
+Micrometer's, so dashboards made for Spring services fit. ``GET /actuator/prometheus`` answers the
+text format 0.0.4, or OpenMetrics when the scraper asks for it. This module holds numbers only: no
+request bodies, headers or query strings.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Iterable, Sequence
+
+import prometheus_client
+from aiohttp import web
+from aiohttp.typedefs import Handler, Middleware
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, ProcessCollector
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.exposition import choose_encoder
+from prometheus_client.registry import Collector
+
+#: Seconds; Micrometer's default SLO-style buckets from 5 ms to 10 s.
+BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+UNMATCHED = "UNMATCHED"
+#: Status recorded for a request whose client left before the answer (nginx's 499).
+CLIENT_GONE = 499
+REQUEST_LABELS = ("method", "route", "status")
+Labels = tuple[str, str, str]
+
+
+class Metrics:
+    """One service's registry, its request series, and the instruments the service adds."""
+
+    def __init__(self, service: str) -> None:
+        # The _created series double every counter and histogram and no dashboard reads them.
+        prometheus_client.disable_created_metrics()  # type: ignore[no-untyped-call]
+        self.service = service
+        self.registry = CollectorRegistry(auto_describe=True)
+        self.started = time.time()
+        self.max_seconds = 0.0  # the slowest request so far (Spring's MAX statistic)
+        self._requests = self.counter(
+            "http_server_requests", "HTTP requests served.", REQUEST_LABELS
+        )
+        self._latency = self.histogram(
+            "http_server_requests_seconds", "Time to serve HTTP requests.", REQUEST_LABELS
+        )
+        # The request path's cost: one dict lookup instead of prometheus-client's label checks.
+        self._children: dict[Labels, tuple[Counter, Histogram]] = {}
+        ProcessCollector(registry=self.registry)
+        self.gauge(
+            "process_uptime_seconds",
+            "Seconds since the service started.",
+            lambda: time.time() - self.started,
+        )
+
+    def observe(self, method: str, route: str, status: int, seconds: float) -> None:
+        key = (method, route, str(status))
+        children = self._children.get(key)
+        if children is None:
+            children = (self._requests.labels(*key), self._latency.labels(*key))
+            self._children[key] = children
+        children[0].inc()
+        children[1].observe(seconds)
+        if seconds > self.max_seconds:
+            self.max_seconds = seconds
+
+    def counter(self, name: str, help_text: str, labels: Sequence[str] = ()) -> Counter:
+        """A counter in this registry; ``name`` without ``_total`` (the exposition adds it)."""
+        return Counter(name, help_text, labels, registry=self.registry)
+
+    def histogram(
+        self,
+        name: str,
+        help_text: str,
+        labels: Sequence[str] = (),
+        *,
+        buckets: Sequence[float] = BUCKETS,
+    ) -> Histogram:
+        return Histogram(name, help_text, labels, buckets=buckets, registry=self.registry)
+
+    def gauge(self, name: str, help_text: str, read: Callable[[], float]) -> Gauge:
+        """A gauge read when scraped (``read`` must be cheap and must not block)."""
+        gauge = Gauge(name, help_text, registry=self.registry)
+        gauge.set_function(read)
+        return gauge
+
+    def gauge_by(
+        self, name: str, help_text: str, label: str, read: Callable[[], Iterable[tuple[str, float]]]
+    ) -> None:
+        """A gauge with one label whose values are read when scraped (``(label value, number)``)."""
+        self.registry.register(_LabelledGauge(name, help_text, label, read))
+
+    def exposition(self, accept: str = "") -> tuple[bytes, str]:
+        """The scrape body and its content type, as the ``Accept`` header asks."""
+        encoder, content_type = choose_encoder(accept)
+        return encoder(self.registry), content_type
+
+
+class _LabelledGauge(Collector):
+    def __init__(
+        self, name: str, help_text: str, label: str, read: Callable[[], Iterable[tuple[str, float]]]
+    ) -> None:
+        self.name, self.help_text, self.label, self.read = name, help_text, label, read
+
+    def collect(self) -> Iterable[GaugeMetricFamily]:
+        family = GaugeMetricFamily(self.name, self.help_text, labels=[self.label])
+        for value, number in self.read():
+            family.add_metric([value], number)
+        yield family
+
+    def describe(self) -> Iterable[GaugeMetricFamily]:
+        yield GaugeMetricFamily(self.name, self.help_text, labels=[self.label])
+
+
+METRICS = web.AppKey("wharf.metrics", Metrics)
+
+
+def route_of(request: web.Request) -> str:
+    resource = request.match_info.route.resource
+    return resource.canonical if resource is not None else UNMATCHED
+
+
+def metrics_middleware(metrics: Metrics) -> Middleware:
+    """Outermost middleware: it sees the final status, problems and refusals included."""
+
+    @web.middleware
+    async def measure(request: web.Request, handler: Handler) -> web.StreamResponse:
+        started = time.perf_counter()
+        status = 500
+        try:
+            response = await handler(request)
+            status = response.status
+            return response
+        except web.HTTPException as exc:
+            status = exc.status
+            raise
+        except asyncio.CancelledError:
+            status = CLIENT_GONE
+            raise
+        finally:
+            metrics.observe(
+                request.method, route_of(request), status, time.perf_counter() - started
+            )
+
+    return measure
+
+
+routes = web.RouteTableDef()
+
+
+@routes.get("/actuator/prometheus")
+async def prometheus(request: web.Request) -> web.Response:
+    body, content_type = request.app[METRICS].exposition(request.headers.get("Accept", ""))
+    return web.Response(body=body, headers={"Content-Type": content_type})

@@ -1,0 +1,89 @@
+"""Password-guessing throttle: failed sign-ins cost the one guessing, not the server.
+
+Failures are counted per key — the account name and the client address, each on its own — in a
+window. The ``free_failures``-th failure locks a key for 1 s, and each further one doubles the
+lock (2 s, 4 s … up to ``max_lock_s``). While any key of an attempt is locked the attempt is
+refused at once, before the password hash is computed, so a flood of guesses costs the server a
+dictionary lookup each. A success clears the account's key (not the address's: one good password
+on a shared proxy does not reset the guessing of another account behind it).
+
+Memory is bounded: at most ``max_keys`` keys are kept, the least recently touched dropped first.
+Time comes from a monotonic clock that tests may replace.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+
+import attrs
+
+from common.errors import TooManyRequests
+
+
+class TooManyAttempts(TooManyRequests):
+    default_code = "too-many-attempts"
+
+    def __init__(self, retry_after_s: float) -> None:
+        seconds = max(1, math.ceil(retry_after_s))
+        super().__init__(
+            f"too many failed sign-ins; try again in {seconds} s",
+            headers={"Retry-After": str(seconds)},
+        )
+        self.retry_after_s = seconds
+
+
+@attrs.define
+class _Record:
+    failures: int = 0
+    first: float = 0.0
+    locked_until: float = 0.0
+
+
+@attrs.define
+class LoginThrottle:
+    free_failures: int = 5
+    window_s: float = 15 * 60
+    max_lock_s: float = 15 * 60
+    max_keys: int = 10_000
+    clock: Callable[[], float] = time.monotonic
+    _records: OrderedDict[str, _Record] = attrs.field(factory=OrderedDict, init=False)
+
+    def check(self, keys: Iterable[str]) -> None:
+        """Raise :class:`TooManyAttempts` if any key is locked now."""
+        now = self.clock()
+        wait = max((self._wait(key, now) for key in keys), default=0.0)
+        if wait > 0:
+            raise TooManyAttempts(wait)
+
+    def failed(self, keys: Iterable[str]) -> None:
+        now = self.clock()
+        for key in keys:
+            record = self._records.pop(key, None)
+            if record is None or now - record.first > self.window_s:
+                record = _Record(first=now)
+            record.failures += 1
+            over = record.failures - self.free_failures
+            if over >= 0:
+                record.locked_until = now + min(self.max_lock_s, 2.0**over)
+            self._records[key] = record
+            while len(self._records) > self.max_keys:
+                self._records.popitem(last=False)
+
+    def succeeded(self, key: str) -> None:
+        self._records.pop(key, None)
+
+    def _wait(self, key: str, now: float) -> float:
+        record = self._records.get(key)
+        if record is None:
+            return 0.0
+        self._records.move_to_end(key)
+        return max(0.0, record.locked_until - now)
+
+
+def login_keys(user: str, address: str | None) -> tuple[str, ...]:
+    """The keys one sign-in attempt is counted under."""
+    named = (f"user:{user.strip().lower()[:256]}",)
+    return (*named, f"addr:{address}") if address else named

@@ -1,0 +1,124 @@
+"""Metrics routes: node and pod usage (metrics.k8s.io), node disk (kubelet stats summary), the
+metrics backend found, and graphs from the console's sampler. An absent source is an empty answer.
+
+The sampler (and its background task) opens in this group's cleanup context, after the clusters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from aiohttp import web
+
+from common.errors import BadRequest
+from common.openapi import validated
+from console.http.clusterapi import target
+from console.keys import CLUSTERS, SAMPLER, SETTINGS
+from console.resources.kubeapi import KubeApi
+from console.usage import prometheus, readings
+from console.usage.sampler import Sampler
+
+routes = web.RouteTableDef()
+METRICS = "/clusters/{clusterId}/metrics"
+#: What a graph target needs besides the cluster.
+NEEDS = {
+    "cluster": (),
+    "node": ("name",),
+    "namespace": ("namespace",),
+    "pod": ("namespace", "name"),
+}
+
+
+def setup(app: web.Application) -> None:
+    app.cleanup_ctx.append(_sampler)
+
+
+async def _sampler(app: web.Application) -> AsyncIterator[None]:
+    svc, registry = app[SETTINGS].sampler, app[CLUSTERS]
+
+    async def api_for(cluster_id: str) -> KubeApi:
+        return KubeApi(await registry.client(cluster_id))
+
+    sampler = Sampler(
+        api_for,
+        interval=svc.interval_seconds,
+        history=svc.history_minutes * 60,
+        max_series=svc.max_series,
+    )
+
+    async def forget(cluster_id: str, _event: str) -> None:
+        sampler.forget(cluster_id)
+
+    registry.on_change(forget)
+    async with sampler.running():
+        app[SAMPLER] = sampler
+        yield
+
+
+@routes.get(METRICS + "/nodes", name="nodeMetrics")
+async def node_metrics(request: web.Request) -> web.Response:
+    found = await target(request)
+    return web.json_response([u.to_json() for u in await readings.nodes(found.api)])
+
+
+@routes.get(METRICS + "/pods", name="podMetrics")
+async def pod_metrics(request: web.Request) -> web.Response:
+    found, namespace = await target(request), validated(request).query.get("namespace")
+    return web.json_response([u.to_json() for u in await readings.pods(found.api, namespace)])
+
+
+@routes.get(METRICS + "/nodes/disk", name="nodeDiskMetrics")
+async def node_disk_metrics(request: web.Request) -> web.Response:
+    found = await target(request)
+    return web.json_response([d.to_json() for d in await readings.disks(found.api)])
+
+
+@routes.get(METRICS + "/prometheus", name="metricsBackend")
+async def metrics_backend(request: web.Request) -> web.Response:
+    found = await target(request)
+    candidates = await prometheus.detect(found.api)
+    chosen = candidates[0].to_json() if candidates else None
+    return web.json_response(
+        {
+            "found": chosen is not None,
+            "chosen": chosen,
+            "candidates": [c.to_json() for c in candidates],
+        }
+    )
+
+
+@routes.get(METRICS + "/graph", name="metricsGraph")
+async def metrics_graph(request: web.Request) -> web.Response:
+    query = validated(request).query
+    kind, minutes = query["target"], query["minutes"]
+    missing = [field for field in NEEDS[kind] if not query.get(field)]
+    if missing:
+        raise BadRequest(f"target {kind} needs {' and '.join(missing)}")
+    found = await target(request)
+    sampler = request.app[SAMPLER]
+    await sampler.watch(found.cluster_id)
+    key = (
+        found.cluster_id,
+        kind,
+        query.get("namespace") if "namespace" in NEEDS[kind] else None,
+        query.get("name") if "name" in NEEDS[kind] else None,
+    )
+    points = sampler.points(key, minutes)
+    return web.json_response(
+        {
+            "target": kind,
+            "namespace": key[2],
+            "name": key[3],
+            "minutes": minutes,
+            "source": "sampler" if points else "none",
+            "intervalSeconds": sampler.interval,
+            "series": [
+                {
+                    "metric": "cpu",
+                    "unit": "cores",
+                    "points": [[t, round(c, 6)] for t, c, _ in points],
+                },
+                {"metric": "memory", "unit": "bytes", "points": [[t, m] for t, _, m in points]},
+            ],
+        }
+    )

@@ -1,0 +1,98 @@
+"""Benchmark: ``GET …/diagnose`` over the whole demo cluster against one ``…/resources/pods/objects``.
+
+Prints, measured in the same run against the same cluster: the median (p50) and p95 of a
+whole-cluster diagnosis (every kind it reads, plus the previous-log excerpts of the crashing
+workloads) and of one projected pod list, and their ratio (target: diagnosis p50 within 3x).
+
+The simulator (``wharf kubesim --scenario demo --nodes 3``) and the console (``wharf serve
+console``, open mode, the simulator's kubeconfig) run as child processes.
+Run: ``.venv/bin/python scripts/bench/console_diagnose.py [--rounds 30]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import aiohttp
+from harness import ROOT, free_port, percentile, timed_get, wait_ready
+
+
+@contextlib.contextmanager
+def child(args: list[str], env: dict[str, str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "wharf", *args], cwd=ROOT, env=env, stdout=out, stderr=out
+        )
+        try:
+            yield proc
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)
+
+
+def wait_for_file(path: Path, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{path} never appeared")
+        time.sleep(0.05)
+
+
+async def measure(base: str, rounds: int) -> None:
+    async with aiohttp.ClientSession() as session:
+        await wait_ready(session, base)
+        cluster = f"{base}/api/v1/clusters/demo"
+        diagnosis = await (await session.get(f"{cluster}/diagnose")).json()
+        print(f"findings: {len(diagnosis['findings'])} (whole cluster)")
+        for _ in range(3):  # warm-up: discovery, connections
+            await timed_get(session, f"{cluster}/diagnose")
+            await timed_get(session, f"{cluster}/resources/pods/objects")
+        diag, pods = [], []
+        for _ in range(rounds):  # interleaved, so both see the same machine
+            diag.append(await timed_get(session, f"{cluster}/diagnose"))
+            pods.append(await timed_get(session, f"{cluster}/resources/pods/objects"))
+    for label, values in (("diagnose", diag), ("pods/objects", pods)):
+        print(
+            f"{label:>13}: p50 {statistics.median(values):7.1f} ms   "
+            f"p95 {percentile(values, 0.95):7.1f} ms"
+        )
+    ratio = statistics.median(diag) / statistics.median(pods)
+    print(f"diagnose p50 / pods p50 = {ratio:.2f}x (target <= 3x)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rounds", type=int, default=30)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        kubeconfig = work / "kubeconfig"
+        sim_port, console_port = free_port(), free_port()
+        env = {**os.environ, "KUBECONFIG": str(kubeconfig)}
+        sim_args = ["kubesim", "--port", str(sim_port), "--context", "demo", "--scenario", "demo"]
+        sim_args += ["--nodes", "3", "--kubeconfig", str(kubeconfig)]
+        with child(sim_args, env, work / "kubesim.log"):
+            wait_for_file(kubeconfig)
+            console_args = ["serve", "console", "--host", "127.0.0.1", "--port", str(console_port)]
+            console_args += ["--set", f"console.data-dir={work / 'console'}"]
+            with child(console_args, env, work / "console.log"):
+                time.sleep(3)  # let the demo's broken workloads reach their failure states
+                try:
+                    asyncio.run(measure(f"http://127.0.0.1:{console_port}", args.rounds))
+                except RuntimeError:
+                    sys.stderr.write((work / "console.log").read_text()[-3000:])
+                    raise
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,138 @@
+"""Two ``wharf serve results`` processes on one PostgreSQL database, as N replicas run.
+
+An ingest on one reaches the event streams of the other and is readable there; a replica killed
+with SIGKILL in the middle of an ingest leaves nothing half-written for the other to see, and holds
+no lock that would stop the next ingest of the same project.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import aiohttp
+
+from results.store import open_store
+from tests.pgserver import free_port
+from tests.results.people import EventReader
+from tests.results.support import RUN_TABLES, form, junit_xml
+
+ROOT = Path(__file__).resolve().parents[2]
+REPORT = junit_xml([("a", "pass"), ("b", "fail")])
+
+
+@contextlib.asynccontextmanager
+async def replica(url: str, data_dir: Path) -> AsyncIterator[str]:
+    """``wharf serve results`` on ``url``; yields its base URL once it listens."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "wharf", "serve", "results", "--port", str(port),
+         "--set", f"results.data-dir={data_dir}", "--set", f"results.db.url={url}"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        line = await asyncio.wait_for(asyncio.to_thread(proc.stdout.readline), 60)
+        assert "listening on" in line, proc.stderr.read() if proc.stderr else line
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        try:
+            await asyncio.wait_for(asyncio.to_thread(proc.wait), 20)
+        except TimeoutError:
+            proc.kill()
+            proc.wait()
+
+
+async def test_an_ingest_on_one_replica_reaches_the_other(pg_url: str, tmp_path: Path) -> None:
+    async with (
+        replica(pg_url, tmp_path / "a") as a,
+        replica(pg_url, tmp_path / "b") as b,
+        aiohttp.ClientSession() as http,
+    ):
+        resp = await http.get(f"{b}/api/v1/events")
+        stream = EventReader(resp)
+        assert (await stream.next(timeout=10))["event"] == "connected"
+        posted = await http.post(f"{a}/api/v1/ingest", data=form(project="shop", junit=[REPORT]))
+        assert posted.status == 201, await posted.text()
+        run = await posted.json()
+        event = await stream.next(timeout=10)
+        assert (event["event"], event["id"]) == ("run", str(run["runId"]))
+        assert json.loads(event["data"])["project"] == "shop"
+        resp.close()
+        gate = await http.get(f"{b}/api/v1/gate", params={"project": "shop", "branch": "main"})
+        assert gate.status == 200
+        assert (await gate.json())["runId"] == run["runId"]
+        replay = await http.get(f"{b}/api/v1/events", headers={"Last-Event-ID": "0"})
+        replayed = EventReader(replay)
+        assert (await replayed.next(timeout=10))["event"] == "connected"
+        assert (await replayed.next(timeout=10))["id"] == str(run["runId"])
+        replay.close()
+
+
+async def test_a_replica_killed_mid_ingest_leaves_nothing(pg_url: str, tmp_path: Path) -> None:
+    """SIGKILL while the ingest transaction is open (and holds the project's ingest lock)."""
+    script = textwrap.dedent(
+        """
+        import asyncio, sys
+        from results.store import open_store
+
+        async def main():
+            async with open_store(sys.argv[1]) as store:
+                async with store.db.transaction() as conn:
+                    await conn.lock("results.ingest:shop")
+                    await conn.execute(
+                        "INSERT INTO projects (name, created_at) VALUES ('shop', 'now')")
+                    await conn.executemany(
+                        "INSERT INTO runs (project_id, branch, commit_sha, created_at,"
+                        " updated_at, status) SELECT id, 'b', ?, 'now', 'now', 'PASSED'"
+                        " FROM projects WHERE name = 'shop'",
+                        [(str(n),) for n in range(2000)])
+                    print("inside", flush=True)
+                    await asyncio.sleep(60)
+
+        asyncio.run(main())
+        """
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    async with open_store(pg_url):  # migrated before the killed writer starts
+        pass
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script, pg_url], stdout=subprocess.PIPE, text=True, env=env
+    )
+    try:
+        assert proc.stdout is not None
+        line = await asyncio.wait_for(asyncio.to_thread(proc.stdout.readline), 60)
+        assert line.strip() == "inside"
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    async with replica(pg_url, tmp_path / "b") as b, aiohttp.ClientSession() as http:
+        posted = await http.post(f"{b}/api/v1/ingest", data=form(project="shop", junit=[REPORT]))
+        assert posted.status == 201, await posted.text()  # the dead writer's lock went with it
+        gate = await http.get(f"{b}/api/v1/gate", params={"project": "shop", "branch": "main"})
+        assert (await gate.json())["runId"] == (await posted.json())["runId"]
+    async with open_store(pg_url) as store:
+        counts = {t: (await store.db.fetchone(f"SELECT count(*) FROM {t}"))[0] for t in RUN_TABLES}  # type: ignore[index]  # noqa: S608
+    assert counts["projects"] == 1
+    assert counts["runs"] == 1
+
+
+async def test_replicas_starting_together_migrate_once(pg_url: str) -> None:
+    async def start_and_stop() -> None:
+        async with open_store(pg_url):
+            pass
+
+    await asyncio.gather(start_and_stop(), start_and_stop(), start_and_stop())
+    async with open_store(pg_url) as store:
+        versions = [row[0] for row in await store.db.fetchall("SELECT version FROM results_schema")]
+    assert versions == [1, 2, 3]

@@ -21,8 +21,9 @@ from tests.guards import assert_problem
 #: the chart or the object holds.
 OPEN_BY_CONTRACT = {"#/components/schemas/Values", "patchObject", "saveValuesFile"}
 UNKNOWN = "zzNotAField"
-#: Operations that read their body as text whatever its declared type (a manifest: JSON is YAML).
-ANY_TEXT = {"applyManifest", "dryRunManifest"}
+#: Operations that read their body whatever its declared type: a manifest (JSON is YAML), and a
+#: pod file's bytes (``curl -T`` and ``--data-binary`` send other types for the same bytes).
+ANY_TEXT = {"applyManifest", "dryRunManifest", "writePodFile"}
 
 
 def resolve(spec: Spec, node: Any) -> Any:

@@ -13,10 +13,10 @@ from common.errors import BadRequest
 from common.openapi import validated
 from console.audit import audited
 from console.http.clusterapi import audit_target, target, target_kind, target_whole_kind
+from console.http.encode import YAML_TYPE
 from console.resources import manifests, rows
 
 routes = web.RouteTableDef()
-YAML_TYPE = "application/yaml"
 
 
 async def _manifest_text(request: web.Request) -> str:

@@ -15,6 +15,9 @@ from console.auth import current_user
 from console.clusters import Cluster, ClusterRegistry
 from console.keys import AUTH
 
+#: The media type of every YAML answer (object exports, values, manifests).
+YAML_TYPE = "application/yaml"
+
 
 def cluster_entry(cluster: Cluster) -> dict[str, Any]:
     return {

@@ -28,12 +28,12 @@ from common import yamlio
 from common.openapi import validated
 from console.audit import audited
 from console.helm.desk import HelmDesk, helm_failures, open_desk
+from console.http.encode import YAML_TYPE
 from console.keys import CLUSTERS, HELM, METRICS, OUTBOUND_ALLOW, SETTINGS
 
 routes = web.RouteTableDef()
 RELEASES = "/clusters/{clusterId}/helm/releases"
 RELEASE = RELEASES + "/{namespace}/{name}"
-YAML_TYPE = "application/yaml"
 
 
 def setup(app: web.Application) -> None:

@@ -16,10 +16,10 @@ from common.errors import BadRequest, UnsupportedMediaType
 from common.openapi import validated
 from console.audit import audited
 from console.helm.values import ValuesFile
+from console.http.encode import YAML_TYPE
 from console.keys import HELM
 
 routes = web.RouteTableDef()
-YAML_TYPE = "application/yaml"
 
 
 def _entry(found: ValuesFile) -> dict[str, Any]:

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import logging
 import sqlite3
 from collections.abc import AsyncIterator, Iterable
 from pathlib import Path
@@ -117,7 +119,33 @@ class SqliteDatabase:
             return await conn.execute(sql, params)
 
 
+class StatementsOnly(logging.Filter):
+    """On the ``aiosqlite`` logger: its DEBUG lines show each call with its arguments, which are
+    a statement's parameters (a session's CSRF value, a token digest, a stored kubeconfig). Keep
+    the statement, drop the parameters, for whoever turns DEBUG on in a host application."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple):
+            record.args = tuple(_statement(arg) for arg in record.args)
+        return True
+
+
+def _statement(arg: object) -> object:
+    if not isinstance(arg, functools.partial):
+        return arg
+    name = getattr(arg.func, "__name__", "call")
+    sql = arg.args[0] if arg.args and isinstance(arg.args[0], str) else ""
+    return f"{name}({' '.join(sql.split())!r}, ...)" if sql else f"{name}(...)"
+
+
+def _quiet_parameters() -> None:
+    log = logging.getLogger("aiosqlite")
+    if not any(isinstance(f, StatementsOnly) for f in log.filters):
+        log.addFilter(StatementsOnly())
+
+
 async def _connect(path: Path, busy_timeout_ms: int, *, query_only: bool) -> aiosqlite.Connection:
+    _quiet_parameters()
     conn = await aiosqlite.connect(path, isolation_level=None, timeout=busy_timeout_ms / 1000)
     conn.row_factory = sqlite3.Row
     try:

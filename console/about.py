@@ -87,6 +87,7 @@ def _simulator(registry: ClusterRegistry) -> dict[str, Any]:
                 "id": cluster.id,
                 "simulator": probe.simulator if probe else None,
                 "serverVersion": probe.git_version if probe else None,
+                "differences": list(probe.differences) if probe else [],
             }
         )
     return {"detected": any(c["simulator"] for c in clusters), "clusters": clusters}

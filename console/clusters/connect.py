@@ -3,9 +3,10 @@
 This is the adapter: the rest of ``console.clusters`` never imports kubernetes-asyncio. A probe asks
 ``/version`` (public on every cluster; it names the server and tells a simulator apart) and then
 ``/api`` (needs authentication, so a kubeconfig with dead credentials is caught before it is
-registered). The simulator is recognised by its HTTP server: kube-apiserver sends no ``Server``
-header, the Wharf simulator is an aiohttp application and sends aiohttp's. Nothing here logs a
-kubeconfig or a response body.
+registered). The Wharf simulator names itself with an ``X-Kubesim`` header on ``/version`` whose
+value is the public path of its list of known differences from kube-apiserver; that list is read
+once per probe, so ``/api/v1/about`` can show what the simulator should not be trusted for.
+Nothing here logs a kubeconfig or a response body.
 """
 
 from __future__ import annotations
@@ -23,8 +24,10 @@ from common.kube import KubeConfig, KubeConfigError
 from console.clusters.model import Cluster
 from console.errors import InvalidCluster
 
-#: A header the simulator may send to name itself; ``Server: ... aiohttp`` is the fallback sign.
+#: The simulator's sign on ``/version``; its value is where its list of differences is served.
 SIMULATOR_HEADER = "X-Kubesim"
+#: At most this many differences are kept from a simulator (it is a short list; a bound anyway).
+MAX_DIFFERENCES = 100
 
 
 @attrs.frozen
@@ -33,6 +36,8 @@ class Probe:
 
     git_version: str | None
     simulator: bool
+    #: A simulator's known differences from kube-apiserver: ``{"area", "text"}`` each.
+    differences: tuple[dict[str, str], ...] = ()
 
 
 async def build_client(cluster: Cluster) -> Any:
@@ -78,9 +83,29 @@ async def probe(client: Any, *, timeout: float) -> Probe:
         raise InvalidCluster("the cluster refused the kubeconfig's credentials (HTTP 401)")
     if status >= 500:
         raise InvalidCluster(f"the server answered /api with HTTP {status}")
-    simulator = SIMULATOR_HEADER in headers or "aiohttp" in headers.get("Server", "")
+    where = headers.get(SIMULATOR_HEADER)
+    differences: tuple[dict[str, str], ...] = ()
+    if where is not None and where.startswith("/") and not where.startswith("//"):
+        _, _, listed = await _get(client, where, timeout=timeout, auth=False)
+        differences = _differences(listed)
     return Probe(
-        git_version=git_version if isinstance(git_version, str) else None, simulator=simulator
+        git_version=git_version if isinstance(git_version, str) else None,
+        simulator=where is not None,
+        differences=differences,
+    )
+
+
+def _differences(body: Any) -> tuple[dict[str, str], ...]:
+    """The well-formed entries of a simulator's list (the rest is ignored, not an error)."""
+    items = body.get("differences") if isinstance(body, dict) else None
+    if not isinstance(items, list):
+        return ()
+    return tuple(
+        {"area": item["area"], "text": item["text"]}
+        for item in items[:MAX_DIFFERENCES]
+        if isinstance(item, dict)
+        and isinstance(item.get("area"), str)
+        and isinstance(item.get("text"), str)
     )
 
 

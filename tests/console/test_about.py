@@ -9,6 +9,7 @@ from pathlib import Path
 import yaml
 
 from common.kubesim import Simulator
+from common.kubesim.http import differences
 from tests.console.conftest import ConsoleApp
 from tests.console.support import ADMIN, ADMIN_PASSWORD, kubeconfig_text
 
@@ -96,13 +97,15 @@ async def test_simulator_state(console_app: ConsoleApp, sim: Simulator, tmp_path
     started = time.monotonic()
     body = await (await client.get("/api/v1/about")).json()
     assert time.monotonic() - started < 3
+    known = [dict(d) for d in differences.differences()]  # the simulator's README, as listed
     assert body["simulator"] == {
         "detected": True,
         "clusters": [
-            {"id": "alpha", "simulator": True, "serverVersion": "v1.32.4"},
-            {"id": "dead", "simulator": None, "serverVersion": None},
+            {"id": "alpha", "simulator": True, "serverVersion": "v1.32.4", "differences": known},
+            {"id": "dead", "simulator": None, "serverVersion": None, "differences": []},
         ],
     }
+    assert {"Validation", "Not served"} <= {d["area"] for d in known}
     config = await (await client.get("/api/v1/clusters/alpha/config")).json()
     assert (config["simulator"], config["serverVersion"]) == (True, "v1.32.4")
     # The config view shows where runtime clusters live to every reader; only /about withholds.

@@ -17,13 +17,14 @@ from aiohttp import web
 
 from common.kubesim.api import rbac, tokens
 from common.kubesim.api.rbac import Request, UserInfo
+from common.kubesim.http import differences
 from common.kubesim.http.state import STATE, State
 from common.kubesim.machinery.status import KubeError
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 USER = web.RequestKey("kubesim.user", UserInfo)
 # Paths a real cluster serves to anyone (system:public-info-viewer).
-PUBLIC = ("/version", "/healthz", "/livez", "/readyz")
+PUBLIC = ("/version", "/healthz", "/livez", "/readyz", differences.PATH)
 _EXTRA = "impersonate-extra-"
 
 

@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 import yaml
 from aiohttp import web
 
-from common.kubesim.http import auth, discovery, handlers, standin
+from common.kubesim.http import auth, differences, discovery, handlers, standin
 from common.kubesim.http.state import STATE, State
 from common.kubesim.machinery.status import KubeError
 
@@ -29,6 +29,8 @@ VERSION = {
     "compiler": "gc",
     "platform": "linux/amd64",
 }
+#: On ``/version``: this server is the Wharf simulator; the value is where its differences are.
+SIMULATOR_HEADER = "X-Kubesim"
 _NOT_FOUND = "the server could not find the requested resource"
 # kube-apiserver's limit on a request body (apiserver.MaxRequestBodyBytes).
 MAX_REQUEST_BYTES = 3 * 1024 * 1024
@@ -100,7 +102,15 @@ def _json(body: object, *, content_type: str = "application/json") -> web.Respon
 
 @routes.get("/version")
 async def version(request: web.Request) -> web.Response:
-    return _json(VERSION)
+    response = _json(VERSION)
+    response.headers[SIMULATOR_HEADER] = differences.PATH  # "a simulator; its differences: there"
+    return response
+
+
+@routes.get(differences.PATH)
+async def known_differences(request: web.Request) -> web.Response:
+    """Where this simulator knowingly differs from kube-apiserver (not a Kubernetes path)."""
+    return _json({"document": "common/kubesim/README.md", "differences": differences.differences()})
 
 
 @routes.get("/healthz")

@@ -47,11 +47,34 @@ def _parser() -> argparse.ArgumentParser:
         help="pod start, crash back-off and log cadence: realistic (seconds) or fast",
     )
     p.add_argument(
+        "--user",
+        dest="users",
+        action="append",
+        type=_user,
+        default=[],
+        metavar="NAME[=GROUP,...]",
+        help="another identity, with RBAC enforced (repeatable): its token goes into the "
+        "kubeconfig as context <context>-NAME; it may do nothing until a RoleBinding grants it",
+    )
+    p.add_argument(
         "--plain-http",
         action="store_true",
         help="serve http without authentication (benchmarks only)",
     )
     return p
+
+
+def _user(given: str) -> tuple[str, tuple[str, ...]]:
+    """``jane`` or ``jane=team-a,auditors`` -> (name, groups)."""
+    name, _, groups = given.partition("=")
+    listed = tuple(g.strip() for g in groups.split(",") if g.strip())
+    if not name.strip() or name != name.strip() or any(c in name for c in ",/\\"):
+        raise argparse.ArgumentTypeError(f"{given!r}: expected NAME or NAME=GROUP,GROUP")
+    if name.startswith("system:") or any(g == "system:masters" for g in listed):
+        raise argparse.ArgumentTypeError(
+            f"{given!r}: system: users and the system:masters group are the admin's"
+        )
+    return name, listed
 
 
 async def _run(sim: Simulator) -> None:
@@ -65,6 +88,8 @@ async def _run(sim: Simulator) -> None:
     def ready() -> None:
         print(f"kubesim serving {sim.url}", flush=True)
         print(f"kubeconfig: {sim.kubeconfig_path} (context {sim.context})", flush=True)
+        for name in sim.user_tokens:
+            print(f"user {name}: context {sim.context}-{name}", flush=True)
 
     await sim.serve(ready)
 
@@ -74,6 +99,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.scenario != "empty" and args.nodes < 1:
         parser.error(f"--scenario {args.scenario} needs --nodes 1 or more")
+    users = dict(args.users)
+    if len(users) != len(args.users):
+        parser.error("--user: each name once")
+    if users and args.plain_http:
+        parser.error("--user needs TLS: --plain-http serves without authentication")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     kubeconfig = args.kubeconfig.expanduser().resolve()
     sim = Simulator(
@@ -87,6 +117,7 @@ def main(argv: list[str] | None = None) -> int:
         nodes=args.nodes,
         scenario=args.scenario,
         timings=Timings.realistic() if args.speed == "realistic" else Timings(),
+        users=users,
     )
     try:
         asyncio.run(_run(sim))

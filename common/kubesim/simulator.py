@@ -47,7 +47,8 @@ class Simulator:
     server whose workloads a stand-in reports as rolled out at once. ``scenario`` (``empty`` or
     ``demo``, which needs nodes) and ``timings`` (default: fast, test-friendly delays) shape it.
     ``users``: more identities, name -> groups; each gets a random bearer token in
-    :attr:`user_tokens` and may do what RBAC grants it (the admin token may do everything).
+    :attr:`user_tokens` and a kubeconfig context ``<context>-<name>``, and may do what RBAC
+    grants it (the admin token may do everything).
     """
 
     def __init__(
@@ -149,6 +150,7 @@ class Simulator:
                 context=self.context,
                 token=self.token if self.tls else None,
                 ca_pem=certs.ca_pem if certs else None,
+                users=self.user_tokens if self.tls else None,
             )
             logger.info("kubesim serving %s (kubeconfig %s)", self.url, self.kubeconfig_path)
             if ready is not None:

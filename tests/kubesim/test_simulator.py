@@ -8,14 +8,16 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import aiohttp
+import pytest
 import yaml
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 
-from common.kubesim import Simulator
-from tests.kubesim.conftest import Raw, api_client
+from common.kubesim import Simulator, cli
+from tests.kubesim.conftest import KUBECTL, Raw, api_client
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -69,6 +71,10 @@ async def test_cli_serves_until_interrupted(tmp_path: Path) -> None:
         "demo",
         "--token",
         "tok",
+        "--user",
+        "jane",
+        "--user",
+        "ops=team-ops,auditors",
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -79,11 +85,46 @@ async def test_cli_serves_until_interrupted(tmp_path: Path) -> None:
         async with asyncio.timeout(20):
             line = (await proc.stdout.readline()).decode()
         assert line.startswith("kubesim serving https://127.0.0.1:"), line
+        printed = [(await proc.stdout.readline()).decode() for _ in range(3)]
+        assert printed[1:] == ["user jane: context demo-jane\n", "user ops: context demo-ops\n"]
         doc = yaml.safe_load(kubeconfig.read_text())
         assert doc["current-context"] == "demo"
-        assert "tok" not in line
+        assert [c["name"] for c in doc["contexts"]] == ["demo", "demo-jane", "demo-ops"]
+        assert "tok" not in line + "".join(printed)
+        # Each user is who its context says, in its groups, and RBAC refuses what nobody granted.
+        assert _kubectl(kubeconfig, "demo-ops", "auth", "whoami", "-o", "json")["status"][
+            "userInfo"
+        ]["groups"] == ["team-ops", "auditors", "system:authenticated"]
+        denied = subprocess.run(
+            [KUBECTL, f"--kubeconfig={kubeconfig}", "--context=demo-jane", "get", "pods"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+        assert denied.returncode == 1
+        assert 'User "jane" cannot list resource "pods"' in denied.stderr
     finally:
         proc.send_signal(signal.SIGINT)
         async with asyncio.timeout(20):
             code = await proc.wait()
     assert code == 0, (await proc.stderr.read()).decode() if proc.stderr else ""
+
+
+def _kubectl(kubeconfig: Path, context: str, *args: str) -> Any:
+    done = subprocess.run(
+        [KUBECTL, f"--kubeconfig={kubeconfig}", f"--context={context}", *args],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
+    return yaml.safe_load(done.stdout)
+
+
+@pytest.mark.parametrize("given", ["system:admin", "eve=system:masters", "=nogroup", "a,b"])
+def test_cli_refuses_a_user_it_cannot_make(given: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        cli.main(["--user", given])
+    assert stopped.value.code == 2
+    assert f"--user: {given!r}" in capsys.readouterr().err

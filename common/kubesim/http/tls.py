@@ -11,6 +11,7 @@ import datetime
 import ipaddress
 import os
 import ssl
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -120,22 +121,24 @@ def write_kubeconfig(
     token: str | None,
     ca_pem: bytes | None,
     namespace: str = "default",
+    users: Mapping[str, str] | None = None,
 ) -> None:
-    """Write a kubeconfig for one cluster/user/context, atomically and readable only by us."""
+    """Write a kubeconfig for one cluster, atomically and readable only by us: the context
+    ``context`` (current) with ``token``, and a context ``<context>-<name>`` per entry of
+    ``users`` (name -> its bearer token)."""
     cluster: dict[str, str] = {"server": server}
     if ca_pem is not None:
         cluster["certificate-authority-data"] = base64.b64encode(ca_pem).decode()
-    user: dict[str, str] = {"token": token} if token else {}
+    entries = [(context, {"token": token} if token else {})]
+    entries += [(f"{context}-{name}", {"token": secret}) for name, secret in (users or {}).items()]
     doc = {
         "apiVersion": "v1",
         "kind": "Config",
         "clusters": [{"name": context, "cluster": cluster}],
-        "users": [{"name": context, "user": user}],
+        "users": [{"name": name, "user": user} for name, user in entries],
         "contexts": [
-            {
-                "name": context,
-                "context": {"cluster": context, "user": context, "namespace": namespace},
-            }
+            {"name": name, "context": {"cluster": context, "user": name, "namespace": namespace}}
+            for name, _ in entries
         ],
         "current-context": context,
         "preferences": {},

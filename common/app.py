@@ -8,6 +8,8 @@ cleanup contexts and keys. Nothing here knows a service.
 
 from __future__ import annotations
 
+import asyncio
+
 import contextvars
 import itertools
 import logging
@@ -133,6 +135,13 @@ def _keep_headers(exc: web.HTTPException) -> dict[str, str]:
     return {k: v for k, v in exc.headers.items() if k in keep}
 
 
+def _live_tasks() -> float:
+    try:
+        return len(asyncio.all_tasks())
+    except RuntimeError:  # read outside the service's loop: nothing to count there
+        return 0
+
+
 def build_app(
     *,
     service: str,
@@ -166,6 +175,11 @@ def build_app(
     sse.install(app, keepalive_s=keepalive_s)
     streams = app[sse.STREAMS].streams
     metrics.gauge("wharf_sse_streams", "Open Server-Sent Events streams.", lambda: len(streams))
+    metrics.gauge(
+        "wharf_asyncio_tasks",
+        "Asyncio tasks alive in the service's event loop (a leak shows as growth).",
+        _live_tasks,
+    )
     relative = []
     for table in api_routes:
         for route in table:

@@ -104,11 +104,6 @@ def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) 
     app[METRICS].gauge(
         "console_audit_entries", "Entries in the audit ring.", lambda: len(app[AUDIT])
     )
-    app[METRICS].gauge(
-        "console_asyncio_tasks",
-        "asyncio tasks alive (request handlers, streams, watches, forwards): flat when idle.",
-        lambda: len(asyncio.all_tasks()),
-    )
     if not policy.credentials.password_set:
         logger.warning(
             "console.security.admin.password is not set: every request that needs the admin "

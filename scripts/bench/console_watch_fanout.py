@@ -139,7 +139,7 @@ async def bench(args: argparse.Namespace) -> None:
             timeout = aiohttp.ClientTimeout(total=None)
             try:
                 async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
-                    idle_tasks = await gauge(session, base, "console_asyncio_tasks")
+                    idle_tasks = await gauge(session, base, "wharf_asyncio_tasks")
                     one = [await subscribe(session, url)]
                     alone = [(await change(api, f"bench-mark-a{i:08d}", one))[0] for i in range(5)]
                     before = rss_kb(console.pid)
@@ -162,7 +162,7 @@ async def bench(args: argparse.Namespace) -> None:
                     await asyncio.sleep(args.settle)
                     left = upstream(sim)
                     console_left = await gauge(session, base, "console_watches_upstream")
-                    tasks_left = await gauge(session, base, "console_asyncio_tasks")
+                    tasks_left = await gauge(session, base, "wharf_asyncio_tasks")
             finally:
                 stop_console(console)
     n = len(subs)

@@ -31,10 +31,20 @@ async def test_ingest_and_gate_are_counted(api_client: ApiClient, tmp_path: Path
 
 async def test_open_event_streams_are_a_gauge(api_client: ApiClient, tmp_path: Path) -> None:
     client = await api_client(create_app(settings_for(tmp_path)))
-    assert value(await scrape(client), "results_events_subscribers") == 0
+    samples = await scrape(client)
+    assert value(samples, "results_events_subscribers") == 0
+    idle_tasks = value(samples, "wharf_asyncio_tasks")
+    assert idle_tasks >= 1  # at least the scrape's own
     stream = await client.get("/api/v1/events")
     await asyncio.wait_for(stream.content.readline(), 5)
     samples = await scrape(client)
     assert value(samples, "results_events_subscribers") == 1
     assert value(samples, "wharf_sse_streams") == 1
+    assert value(samples, "wharf_asyncio_tasks") > idle_tasks  # the stream's handler, at least
     stream.close()
+    for _ in range(100):  # the server notices the client left on its next write or read
+        samples = await scrape(client)
+        if value(samples, "wharf_sse_streams") == 0:
+            break
+        await asyncio.sleep(0.05)
+    assert value(samples, "wharf_asyncio_tasks") == idle_tasks  # nothing of the stream is left

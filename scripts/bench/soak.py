@@ -1,0 +1,348 @@
+"""Benchmark (issue "Trust"): load and soak of all three services, then stream cycles.
+
+1. **Load and soak.** 200 concurrent clients for 60 s over a mix of each service's read endpoints
+   (chartsvc, results with a few runs, console over a simulated demo cluster). Targets: 0 errors,
+   resident memory of each service grows by < 20 MB from the end of a warm-up to the end of the
+   soak; p50/p99 per service printed, with the requests per second.
+2. **Stream cycles.** 1,000 connect/read-first-event/disconnect cycles on every stream endpoint
+   (results' events, chartsvc's MCP SSE, console's watches of rows and objects, one pod's log
+   stream and a Deployment's multi-source log stream). Target: each service's
+   ``wharf_asyncio_tasks`` back at its idle level (0 tasks left) within 20 s of the last cycle.
+
+Every service runs as ``wharf serve`` in a child process, as deployed (access log to a file); the
+simulator runs as ``wharf kubesim --scenario demo --speed fast`` in another. The load generator is
+this process, so on a small machine it competes for the same cores: the figures are a floor.
+
+Run: ``.venv/bin/python scripts/bench/soak.py [--clients 200] [--seconds 60] [--cycles 1000]``.
+Exits 1 when a target is missed. This script must not be imported by the services.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+
+import aiohttp
+from harness import ROOT, free_port, percentile, wait_ready
+
+SERVICES = ("chartsvc", "results", "console")
+RSS_GROWTH_MB = 20
+SETTLE_S = 20
+PASSWORD = "soak"
+JUNIT = (
+    b'<testsuite name="s" tests="3"><testcase classname="c" name="a"/>'
+    b'<testcase classname="c" name="b"><failure message="boom">trace</failure></testcase>'
+    b'<testcase classname="c" name="c"/></testsuite>'
+)
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no VmRSS for {pid}")
+
+
+@contextmanager
+def child(command: list[str], log: Path, env: dict[str, str] | None = None) -> Iterator[int]:
+    """Runs ``command`` (stderr to ``log``) and yields its pid; terminated at the end."""
+    with log.open("ab") as out:
+        proc = subprocess.Popen(
+            command, cwd=ROOT, stdout=subprocess.PIPE, stderr=out, env={**os.environ, **(env or {})}
+        )
+    try:
+        yield proc.pid
+    finally:
+        proc.terminate()
+        proc.wait(30)
+
+
+def wharf(*args: str) -> list[str]:
+    return [sys.executable, "-m", "wharf", *args]
+
+
+async def prepare(session: aiohttp.ClientSession, bases: dict[str, str]) -> dict[str, str]:
+    """Wait for the services and the demo cluster; give results runs. Returns facts the mix needs."""
+    for base in bases.values():
+        for attempt in range(6):  # start-up takes seconds on a busy machine
+            try:
+                await wait_ready(session, base)
+                break
+            except RuntimeError:
+                if attempt == 5:
+                    raise
+    for commit in ("a1", "b2", "c3"):
+        form = aiohttp.FormData()
+        for name, value in (("project", "soak"), ("branch", "main"), ("commit", commit)):
+            form.add_field(name, value)
+        form.add_field("junit", JUNIT, filename="junit.xml", content_type="text/xml")
+        async with session.post(f"{bases['results']}/api/v1/ingest", data=form) as resp:
+            if resp.status != 201:
+                raise RuntimeError(f"ingest answered {resp.status}: {await resp.text()}")
+    console = f"{bases['console']}/api/v1/clusters/soak"
+    pod = ""
+    for _ in range(600):  # the demo's shop comes up within seconds at --speed fast
+        async with session.get(
+            f"{console}/resources/pods/objects", params={"namespace": "shop"}
+        ) as resp:
+            pods = (await resp.json()) if resp.status == 200 else []
+        running = [
+            p["metadata"]["name"]
+            for p in pods
+            if isinstance(p, dict)
+            and p["metadata"]["name"].startswith("api-")
+            and p.get("status", {}).get("phase") == "Running"
+        ]
+        if running:
+            pod = running[0]
+            break
+        await asyncio.sleep(0.1)
+    if not pod:
+        raise RuntimeError("the demo cluster's shop/api pods never ran")
+    admin = {"Authorization": aiohttp.encode_basic_auth("admin", PASSWORD)}
+    async with session.post(f"{bases['console']}/api/v1/auth/session", headers=admin) as resp:
+        if resp.status != 200:
+            raise RuntimeError(f"console sign-in answered {resp.status}")
+        cookie = resp.cookies["JSESSIONID"].value
+    return {"pod": pod, "cookie": cookie}
+
+
+def read_mix(bases: dict[str, str]) -> list[tuple[str, str]]:
+    """(service, URL) of the read endpoints the soak cycles through."""
+    c = f"{bases['console']}/api/v1/clusters/soak"
+    r = f"{bases['results']}/api/v1"
+    return [
+        ("chartsvc", f"{bases['chartsvc']}/api/v1/repos"),
+        ("chartsvc", f"{bases['chartsvc']}/actuator/health/readiness"),
+        ("chartsvc", f"{bases['chartsvc']}/v3/api-docs"),
+        ("results", f"{r}/gate?project=soak&branch=main"),
+        ("results", f"{r}/projects"),
+        ("results", f"{r}/projects/1/trends?branch=main"),
+        ("results", f"{r}/projects/1/runs"),
+        ("results", f"{bases['results']}/"),
+        ("console", f"{bases['console']}/api/v1/clusters"),
+        ("console", f"{c}/counts?namespace=shop"),
+        ("console", f"{c}/resources/pods/objects?namespace=shop"),
+        ("console", f"{c}/resources/deployments?namespace=shop"),
+        ("console", f"{c}/nav"),
+    ]
+
+
+async def soak(
+    bases: dict[str, str], pids: dict[str, int], *, clients: int, seconds: float
+) -> tuple[dict[str, list[float]], list[str], dict[str, tuple[float, float]]]:
+    """Warm-up (5 s), RSS, the soak, RSS again. Returns latencies (ms) per URL, errors, RSS."""
+    mix = read_mix(bases)
+    latencies: dict[str, list[float]] = {url: [] for _, url in mix}
+    errors: list[str] = []
+    connector = aiohttp.TCPConnector(limit=clients)
+    async with aiohttp.ClientSession(connector=connector) as session:
+
+        async def client(number: int, until: float, record: bool) -> None:
+            for _, url in itertools.islice(itertools.cycle(mix), number, None):
+                if time.monotonic() >= until:
+                    return
+                started = time.perf_counter()
+                try:
+                    async with session.get(url) as resp:
+                        await resp.read()
+                        if resp.status != 200:
+                            errors.append(f"{url} answered {resp.status}")
+                except aiohttp.ClientError as exc:
+                    errors.append(f"{url}: {type(exc).__name__}")
+                if record:
+                    latencies[url].append((time.perf_counter() - started) * 1000)
+
+        async def run(duration: float, record: bool) -> None:
+            until = time.monotonic() + duration
+            await asyncio.gather(*(client(n, until, record) for n in range(clients)))
+
+        await run(5, record=False)
+        before = {name: rss_mb(pid) for name, pid in pids.items()}
+        await run(seconds, record=True)
+        after = {name: rss_mb(pid) for name, pid in pids.items()}
+    return latencies, errors, {name: (before[name], after[name]) for name in pids}
+
+
+async def gauge(session: aiohttp.ClientSession, base: str, name: str) -> float:
+    async with session.get(f"{base}/actuator/prometheus") as resp:
+        text = await resp.text()
+    for line in text.splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    raise RuntimeError(f"{base} has no {name}")
+
+
+async def first_event(session: aiohttp.ClientSession, url: str, headers: dict[str, str]) -> None:
+    """Open the stream, read until its first event (a blank line after data), then leave."""
+    async with session.get(url, headers=headers, timeout=aiohttp.ClientTimeout(total=30)) as resp:
+        if resp.status != 200:
+            raise RuntimeError(f"{url} answered {resp.status}: {await resp.text()}")
+        seen_data = False
+        async for line in resp.content:
+            if line.startswith((b"data:", b"event:")):
+                seen_data = True
+            elif seen_data and not line.strip():
+                return
+        raise RuntimeError(f"{url} ended before its first event")
+
+
+async def cycles(
+    bases: dict[str, str], facts: dict[str, str], *, count: int
+) -> list[tuple[str, str, float, float, float]]:
+    """(service, stream, seconds, idle tasks, tasks left) per stream endpoint."""
+    c = f"{bases['console']}/api/v1/clusters/soak"
+    signed_in = {"Cookie": f"JSESSIONID={facts['cookie']}"}
+    streams: list[tuple[str, str, str, dict[str, str]]] = [
+        ("results", "events", f"{bases['results']}/api/v1/events", {}),
+        ("chartsvc", "MCP SSE", f"{bases['chartsvc']}/sse", {}),
+        ("console", "row watch", f"{c}/resources/pods/watch?namespace=shop", {}),
+        ("console", "object watch", f"{c}/resources/pods/objects/watch?namespace=shop", {}),
+        ("console", "pod log", f"{c}/pods/shop/{facts['pod']}/log/stream?tailLines=5", signed_in),
+        (
+            "console",
+            "workload logs",
+            f"{c}/logs/stream?namespace=shop&resourceId=deployments&name=api&tailLines=5",
+            signed_in,
+        ),
+    ]
+    found = []
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=20)) as session:
+        for service, label, url, headers in streams:
+            base = bases[service]
+            idle = await gauge(session, base, "wharf_asyncio_tasks")
+            started = time.perf_counter()
+            turns = iter(range(count))  # shared: count cycles in all
+            await asyncio.gather(*(worker(session, url, headers, turns) for _ in range(20)))
+            took = time.perf_counter() - started
+            left = await settle(session, base, idle)
+            found.append((service, label, took, idle, left))
+    return found
+
+
+async def worker(
+    session: aiohttp.ClientSession, url: str, headers: dict[str, str], turns: Iterator[int]
+) -> None:
+    """Takes turns from the shared ``turns`` until none are left: one cycle per turn."""
+    for _ in turns:
+        await first_event(session, url, headers)
+
+
+async def settle(session: aiohttp.ClientSession, base: str, idle: float) -> float:
+    """The task gauge once it is back at ``idle`` (or after ``SETTLE_S``)."""
+    deadline = time.monotonic() + SETTLE_S
+    now = await gauge(session, base, "wharf_asyncio_tasks")
+    while now > idle and time.monotonic() < deadline:
+        await asyncio.sleep(0.5)
+        now = await gauge(session, base, "wharf_asyncio_tasks")
+    return now
+
+
+def report(
+    mix: list[tuple[str, str]],
+    latencies: dict[str, list[float]],
+    errors: list[str],
+    rss: dict[str, tuple[float, float]],
+    seconds: float,
+    streams: list[tuple[str, str, float, float, float]],
+    count: int,
+) -> bool:
+    ok = not errors
+    print(f"{'service':10} {'requests':>9} {'req/s':>7} {'p50 ms':>7} {'p99 ms':>7} "
+          f"{'RSS MB':>13} {'growth':>7}")  # fmt: skip
+    for name in SERVICES:
+        done = [ms for service, url in mix if service == name for ms in latencies[url]]
+        before, after = rss[name]
+        growth = after - before
+        ok &= growth < RSS_GROWTH_MB
+        print(f"{name:10} {len(done):9d} {len(done) / seconds:7.0f} {percentile(done, 0.5):7.1f} "
+              f"{percentile(done, 0.99):7.1f} {before:6.1f}→{after:6.1f} {growth:+6.1f}")  # fmt: skip
+    print(f"errors: {len(errors)}" + (f" (first: {errors[0]})" if errors else ""))
+    for _, url in mix:
+        done = latencies[url]
+        print(f"  {url.split('/', 3)[3]:60.60} p50 {percentile(done, 0.5):7.1f}  p99 "
+              f"{percentile(done, 0.99):7.1f} ms")  # fmt: skip
+    print(f"target: 0 errors, RSS growth < {RSS_GROWTH_MB} MB per service")
+    print()
+    print(f"{'stream':28} {'cycles/s':>8} {'idle tasks':>10} {'left':>5}")
+    for service, label, took, idle, left in streams:
+        ok &= left <= idle
+        print(f"{service + ' ' + label:28} {count / took:8.0f} {idle:10.0f} {left - idle:+5.0f}")
+    print(f"target: 0 tasks left {SETTLE_S} s after the last cycle")
+    return ok
+
+
+async def main_async(args: argparse.Namespace, work: Path) -> bool:
+    ports = {name: free_port() for name in (*SERVICES, "kubesim")}
+    bases = {name: f"http://127.0.0.1:{ports[name]}" for name in SERVICES}
+    log = work / "services.log"
+    kubeconfig = work / "kubesim" / "kubeconfig"
+    with ExitStack() as stack:
+        stack.enter_context(
+            child(
+                wharf(
+                    "kubesim",
+                    "--port",
+                    str(ports["kubesim"]),
+                    "--kubeconfig",
+                    str(kubeconfig),
+                    "--context",
+                    "soak",
+                    "--nodes",
+                    "2",
+                    "--scenario",
+                    "demo",
+                    "--speed",
+                    "fast",
+                ),
+                log,
+            )
+        )
+        for _ in range(600):
+            if kubeconfig.exists():
+                break
+            await asyncio.sleep(0.05)
+        env = {"KUBECONFIG": str(kubeconfig)}
+        settings = {
+            "chartsvc": [f"chartsvc.data-dir={work / 'chartsvc'}"],
+            "results": [f"results.data-dir={work / 'results'}"],
+            "console": [
+                f"console.data-dir={work / 'console'}",
+                f"console.security.admin.password={PASSWORD}",
+            ],
+        }
+        pids = {}
+        for name in SERVICES:
+            command = wharf("serve", name, "--port", str(ports[name]))
+            for setting in settings[name]:
+                command += ["--set", setting]
+            pids[name] = stack.enter_context(child(command, log, env))
+        async with aiohttp.ClientSession() as session:
+            facts = await prepare(session, bases)
+        latencies, errors, rss = await soak(bases, pids, clients=args.clients, seconds=args.seconds)
+        streams = await cycles(bases, facts, count=args.cycles)
+        return report(read_mix(bases), latencies, errors, rss, args.seconds, streams, args.cycles)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--clients", type=int, default=200)
+    parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--cycles", type=int, default=1000)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="wharf-soak-") as tmp:
+        ok = asyncio.run(main_async(args, Path(tmp)))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -50,8 +50,9 @@ from console.http import (
     usage,
     watch,
 )
-from console.keys import AUTH, CATALOGS, CLUSTERS, METRICS, SETTINGS
+from console.keys import AUTH, CATALOGS, CLUSTERS, FLIGHTS, METRICS, SETTINGS
 from console.resources.discovery import Catalogs
+from console.resources.flights import Flights
 from console.resources.kubeapi import KubeApi
 from console.sessions import SessionStore
 from console.settings import ConsoleSettings, Settings, StoreBackend
@@ -101,6 +102,7 @@ def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) 
     app[AUTH] = policy
     app[AUDIT] = AuditLog()
     app[CATALOGS] = Catalogs()  # discovery cache of the browse/objects/apply/actions routes
+    app[FLIGHTS] = Flights()
     app[METRICS].gauge(
         "console_audit_entries", "Entries in the audit ring.", lambda: len(app[AUDIT])
     )
@@ -181,6 +183,7 @@ def _clusters_context(
                         await task
             app[AUTH].sessions.use(None)
             await app[CATALOGS].close()
+            await app[FLIGHTS].close()
             await registry.close()
             await store.close()
 

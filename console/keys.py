@@ -21,6 +21,7 @@ from console.clusters import ClusterRegistry
 from console.diagnose.summary import Summaries
 from console.helm.desk import HelmDesk
 from console.resources.discovery import Catalogs
+from console.resources.flights import Flights
 from console.settings import ConsoleSettings
 from console.streams.portforward import PortForwards
 from console.streams.watches import WatchHub
@@ -31,6 +32,8 @@ CLUSTERS = web.AppKey("console.clusters", ClusterRegistry)
 AUTH = web.AppKey("console.auth", AuthPolicy)
 #: Discovery per cluster client, kept a few seconds (browse, objects, apply and actions routes).
 CATALOGS = web.AppKey("console.catalogs", Catalogs)
+#: Identical reads under way share one call (counts: one fan-out however many ask at once).
+FLIGHTS = web.AppKey("console.flights", Flights)
 #: Shared upstream watches (console.http.watch).
 WATCHES = web.AppKey("console.watches", WatchHub)
 #: The chart library, release service and values library (Helm routes).
@@ -53,6 +56,7 @@ __all__ = [
     "CATALOGS",
     "CLUSTERS",
     "EXEC_SESSIONS",
+    "FLIGHTS",
     "HELM",
     "METRICS",
     "OUTBOUND_ALLOW",

@@ -10,6 +10,7 @@ from aiohttp import web
 
 from common.openapi import validated
 from console.http.clusterapi import target, target_kind
+from console.keys import FLIGHTS
 from console.resources import columns, counts, diagnostics, events, nav, overview, schema, search
 
 routes = web.RouteTableDef()
@@ -27,7 +28,10 @@ async def get_counts(request: web.Request) -> web.Response:
     found = await target(request)
     catalog = await found.catalogs.get(found.api)
     namespace = validated(request).query.get("namespace")
-    result = await counts.count_all(found.api, catalog, namespace)
+    result = await request.app[FLIGHTS].run(
+        ("counts", found.api.client, namespace),
+        lambda: counts.count_all(found.api, catalog, namespace),
+    )
     return web.json_response(counts.encode(result))
 
 

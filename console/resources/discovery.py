@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from console.resources.catalog import Catalog, Kind, UnknownResource
+from console.resources.flights import Flights
 from console.resources.kubeapi import KubeApi
 
 AGGREGATED = (
@@ -126,6 +127,7 @@ class Catalogs:
         self._reading: weakref.WeakKeyDictionary[Any, tuple[float, asyncio.Future[Catalog]]] = (
             weakref.WeakKeyDictionary()
         )
+        self._fresh = Flights()  # discoveries for fresh(): at most one running, one queued
 
     async def get(self, api: KubeApi, *, started_after: float | None = None) -> Catalog:
         """A catalog whose discovery started within ``ttl_s`` and, when given, at or after the
@@ -146,8 +148,10 @@ class Catalogs:
         return await asyncio.shield(reading[1])
 
     async def fresh(self, api: KubeApi) -> Catalog:
-        """A catalog from a discovery that started no earlier than this call."""
-        return await self.get(api, started_after=time.monotonic())
+        """A catalog from a discovery that started no earlier than this call. Callers who ask
+        while one is under way share the next (a burst of them costs two discoveries, not one
+        each)."""
+        return await self._fresh.run(api.client, lambda: self._discover(api, time.monotonic()))
 
     async def close(self) -> None:
         """Stop the discoveries under way (at shutdown, before the clients close)."""
@@ -155,6 +159,7 @@ class Catalogs:
         for future in reading:
             future.cancel()
         await asyncio.gather(*reading, return_exceptions=True)
+        await self._fresh.close()
 
     async def _discover(self, api: KubeApi, started: float) -> Catalog:
         try:

@@ -104,14 +104,15 @@ class SqliteDatabase:
                 raise
             await asyncio.shield(conn.commit())
 
+    # Reads make one trip to the connection's thread (execute and fetch together), not three
+    # (execute, fetch, close the cursor): each trip is a thread wake-up and a loop wake-up.
     async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
-        async with self._reader.execute(sql, params) as cursor:
-            row: sqlite3.Row | None = await cursor.fetchone()
-            return row
+        """The first row of a statement that returns at most one (a key lookup, ``LIMIT 1``)."""
+        rows = await self._reader.execute_fetchall(sql, params)
+        return next(iter(rows), None)
 
     async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
-        async with self._reader.execute(sql, params) as cursor:
-            return list(await cursor.fetchall())
+        return list(await self._reader.execute_fetchall(sql, params))
 
     async def write(self, sql: str, params: Params = ()) -> Result:
         """One statement in its own transaction."""

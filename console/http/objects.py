@@ -9,8 +9,10 @@ from __future__ import annotations
 from aiohttp import web
 
 from common.openapi import validated
-from console.http.clusterapi import json_array, target_kind, target_whole_kind
+from console.http.clusterapi import Target, json_array, target_kind, target_whole_kind
+from console.keys import FLIGHTS
 from console.resources import listing
+from console.resources.catalog import Kind
 from console.resources.detail import detail
 from console.resources.kubeapi import selector_query
 
@@ -20,21 +22,30 @@ routes = web.RouteTableDef()
 @routes.get("/clusters/{clusterId}/resources/{resourceId}", name="listRows")
 async def list_rows(request: web.Request) -> web.Response:
     found, kind = await target_kind(request)
-    namespace = validated(request).query.get("namespace")
-    return web.json_response(await listing.summary_rows(found.api, kind, namespace))
+    return await _rows(request, found, kind, validated(request).query.get("namespace"))
 
 
 @routes.get("/clusters/{clusterId}/namespaces", name="listNamespaces")
 async def list_namespaces(request: web.Request) -> web.Response:
     found, kind = await target_kind(request, "namespaces")
-    return web.json_response(await listing.summary_rows(found.api, kind, None))
+    return await _rows(request, found, kind, None)
 
 
 @routes.get("/clusters/{clusterId}/pods", name="listPods")
 async def list_pods(request: web.Request) -> web.Response:
     found, kind = await target_kind(request, "pods")
-    namespace = validated(request).query.get("namespace")
-    return web.json_response(await listing.summary_rows(found.api, kind, namespace))
+    return await _rows(request, found, kind, validated(request).query.get("namespace"))
+
+
+async def _rows(
+    request: web.Request, found: Target, kind: Kind, namespace: str | None
+) -> web.Response:
+    """Summary rows; readers asking for the same rows at once share one list (never a stale one)."""
+    rows = await request.app[FLIGHTS].run(
+        ("rows", found.api.client, kind.id, namespace),
+        lambda: listing.summary_rows(found.api, kind, namespace),
+    )
+    return web.json_response(rows)
 
 
 @routes.get("/clusters/{clusterId}/resources/{resourceId}/objects", name="listObjects")

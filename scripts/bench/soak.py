@@ -37,6 +37,8 @@ from harness import ROOT, free_port, percentile, wait_ready
 SERVICES = ("chartsvc", "results", "console")
 RSS_GROWTH_MB = 20
 SETTLE_S = 20
+#: Load before the first RSS reading: long enough for every queue and pool to reach its size.
+WARM_UP_S = 15
 PASSWORD = "soak"
 JUNIT = (
     b'<testsuite name="s" tests="3"><testcase classname="c" name="a"/>'
@@ -140,7 +142,7 @@ def read_mix(bases: dict[str, str]) -> list[tuple[str, str]]:
 async def soak(
     bases: dict[str, str], pids: dict[str, int], *, clients: int, seconds: float
 ) -> tuple[dict[str, list[float]], list[str], dict[str, tuple[float, float]]]:
-    """Warm-up (5 s), RSS, the soak, RSS again. Returns latencies (ms) per URL, errors, RSS."""
+    """Warm-up, RSS, the soak, RSS again. Returns latencies (ms) per URL, errors, RSS."""
     mix = read_mix(bases)
     latencies: dict[str, list[float]] = {url: [] for _, url in mix}
     errors: list[str] = []
@@ -166,7 +168,7 @@ async def soak(
             until = time.monotonic() + duration
             await asyncio.gather(*(client(n, until, record) for n in range(clients)))
 
-        await run(5, record=False)
+        await run(WARM_UP_S, record=False)
         before = {name: rss_mb(pid) for name, pid in pids.items()}
         await run(seconds, record=True)
         after = {name: rss_mb(pid) for name, pid in pids.items()}

@@ -197,3 +197,64 @@ def _fuzz(service: str) -> Callable[..., None]:
 test_chartsvc = _fuzz("chartsvc")
 test_results = _fuzz("results")
 test_console = _fuzz("console")
+
+
+#: The operations that start a chain (their links lead to the others).
+FIRST = {
+    "results": {"POST /ingest"},
+    "console": {"PUT /helm/values", "PUT /helm/values/{name}"},
+}
+JUNIT = '<testsuite name="s" tests="1"><testcase classname="c" name="t"/></testsuite>'
+#: The operations of each service that the spec links (a created thing to what reads and deletes
+#: it); the state machine keeps to them, so its steps are spent on chains, not on single calls.
+LINKED = {
+    "results": ["ingest", "getRun", "compareRun", "getProject", "listRuns", "getGate"],
+    "console": ["saveValuesFile", "saveValuesFileByBody", "getValuesFile", "deleteValuesFile"],
+}
+
+
+@pytest.mark.parametrize("service", sorted(LINKED))
+def test_linked_operations_in_sequence(
+    service: str, servers: dict[str, tuple[Served, Mapping[str, str]]]
+) -> None:
+    """Stateful: schemathesis follows the spec's links (an ingest to its run, project and gate; a
+    saved values file to its reading and deletion), feeding each answer into the next call."""
+    served, headers = servers[service]
+    calls: list[str] = []
+
+    linked = SCHEMAS[service].include(operation_id=LINKED[service])
+
+    class Machine(linked.as_state_machine()):  # type: ignore[misc]
+        def before_call(self, case: Case) -> None:
+            # The single-call tests above fuzz an ingest's fields; here an ingest is the start of
+            # a chain, so it sends a real report under valid names and the links are followed.
+            if case.operation.label == "POST /ingest":
+                case.body = {
+                    "project": "chain",
+                    "branch": "main",
+                    "commit": "ab12",
+                    "junit": [JUNIT],
+                }
+
+        def get_call_kwargs(self, case: Case) -> dict[str, Any]:
+            return {
+                "base_url": f"{served.base_url}/api/v1",
+                "headers": dict(headers),
+                "timeout": 30,
+            }
+
+        def validate_response(self, response: Any, case: Case, **kwargs: Any) -> None:
+            calls.append(f"{case.operation.label} {response.status_code}")
+            assert response.status_code != 500, (
+                f"{case.method} {case.formatted_path} answered 500: {response.text[:500]}"
+            )
+            case.validate_response(response, checks=CHECKS)
+
+    Machine.run(
+        settings=hypothesis.settings(FUZZ, max_examples=EXAMPLES * 2, stateful_step_count=4)
+    )
+    assert calls, "the state machine made no call"
+    followed = [
+        c for c in calls if c.split()[1] not in FIRST[service] and c.endswith(("200", "204"))
+    ]
+    assert followed, f"no link was followed to a successful call: {calls}"

@@ -20,6 +20,14 @@ from aiohttp import web
 
 #: What every page's policy holds whatever else it allows.
 _ALWAYS = ("form-action 'self'", "frame-ancestors 'none'", "base-uri 'none'")
+#: Where a service serves its pages' asset files.
+ASSETS_PREFIX = "/ui"
+STATIC_DIR = Path(__file__).resolve().parent / "static"
+#: The look every service's pages share (``static/wharf.css``); templates link ``stylesheet``.
+STYLESHEET = "wharf.css"
+STYLESHEET_PATH = f"{ASSETS_PREFIX}/{STYLESHEET}"
+#: Assets change with a Wharf upgrade: browsers revalidate them (ETag) on each load.
+REVALIDATE = "no-cache"
 
 
 def policy(*sources: str) -> str:
@@ -40,9 +48,9 @@ def security_headers(content_policy: str) -> dict[str, str]:
 def setup_templates(
     app: web.Application, package: str, *, filters: Mapping[str, Callable[..., str]] | None = None
 ) -> None:
-    """Install the templates of ``package``'s ``templates`` folder (synchronous: ``create_app``
-    calls it; templates are compiled on first use and kept)."""
-    aiohttp_jinja2.setup(
+    """Install the templates of ``package``'s ``templates`` folder and serve the shared stylesheet
+    (synchronous: ``create_app`` calls it; templates are compiled on first use and kept)."""
+    env = aiohttp_jinja2.setup(
         app,
         loader=jinja2.PackageLoader(package, "templates"),
         autoescape=True,
@@ -50,6 +58,8 @@ def setup_templates(
         default_helpers=False,
         filters=dict(filters or {}),
     )
+    env.globals["stylesheet"] = STYLESHEET_PATH
+    add_assets(app.router, ASSETS_PREFIX, STATIC_DIR, [STYLESHEET], cache=REVALIDATE)
 
 
 def render(

@@ -9,9 +9,13 @@ is added here. This module imports nothing of the console, so ``console.auth`` c
 
 from __future__ import annotations
 
+from common.pages import ASSETS_PREFIX, STYLESHEET_PATH
+
 SHELL_PATH = "/"
 LOGIN_PATH = "/login"
-ASSETS_PREFIX = "/ui"
-#: The files under ``static/`` the pages load, each served at ``/ui/<name>``.
-ASSETS = ("console.css", "console.js")
-PUBLIC_PATHS = frozenset({SHELL_PATH, LOGIN_PATH, *(f"{ASSETS_PREFIX}/{name}" for name in ASSETS)})
+#: The files under ``static/`` the pages load, each served at ``/ui/<name>``; the look is the
+#: stylesheet every service's pages share.
+ASSETS = ("console.js",)
+PUBLIC_PATHS = frozenset(
+    {SHELL_PATH, LOGIN_PATH, STYLESHEET_PATH, *(f"{ASSETS_PREFIX}/{name}" for name in ASSETS)}
+)

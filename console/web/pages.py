@@ -17,7 +17,7 @@ from aiohttp import web
 from common import apidocs, pages
 from common.app import SERVICE, wharf_version
 from console.keys import SETTINGS
-from console.web import ASSETS, ASSETS_PREFIX, LOGIN_PATH, SHELL_PATH
+from console.web import ASSETS, LOGIN_PATH, SHELL_PATH
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 HEADERS = pages.security_headers(
@@ -25,17 +25,15 @@ HEADERS = pages.security_headers(
         "script-src 'self'", "style-src 'self'", "img-src 'self' data:", "connect-src 'self'"
     )
 )
-#: Assets change with a Wharf upgrade: the browser revalidates them (ETag) on each load.
-ASSET_CACHE = "no-cache"
 
 routes = web.RouteTableDef()
 
 
 def setup(app: web.Application) -> None:
-    """Add the pages, their assets and the template environment (synchronous, no I/O)."""
+    """Add the pages, their script and the template environment (synchronous, no I/O)."""
     pages.setup_templates(app, "console.web")
     app.router.add_routes(routes)
-    pages.add_assets(app.router, ASSETS_PREFIX, STATIC_DIR, ASSETS, cache=ASSET_CACHE)
+    pages.add_assets(app.router, pages.ASSETS_PREFIX, STATIC_DIR, ASSETS, cache=pages.REVALIDATE)
 
 
 @routes.get(SHELL_PATH, name="page.shell")
@@ -53,7 +51,7 @@ def _context(request: web.Request) -> dict[str, Any]:
         "api": request.app[SERVICE].base_path,
         "document": apidocs.DOCUMENT_PATH,
         "swagger_ui": apidocs.UI_PATH,
-        "assets": ASSETS_PREFIX,
+        "assets": pages.ASSETS_PREFIX,
         "shell": SHELL_PATH,
         "login": LOGIN_PATH,
         "open_mode": request.app[SETTINGS].security.open_mode,

@@ -19,14 +19,14 @@ from common.errors import WharfError
 from results import auth
 
 PAGE_ROUTE = "page."  # prefix of every page route's name: how html_errors tells pages from API
-#: No script at all; styles sit in the page, charts are inline SVG.
+#: No script at all; the shared stylesheet and the page's own styles, charts as inline SVG.
 SECURITY_HEADERS = pages.security_headers(
-    pages.policy("style-src 'unsafe-inline'", "img-src 'self' data:")
+    pages.policy("style-src 'self' 'unsafe-inline'", "img-src 'self' data:")
 )
 
 
 def setup(app: web.Application) -> None:
-    """Install the template environment (synchronous: ``create_app`` calls it)."""
+    """Install the template environment and the shared stylesheet (synchronous)."""
     pages.setup_templates(app, "results.web", filters=FILTERS)
 
 

@@ -16,7 +16,7 @@ PAGES = ("/", "/login")
 #: Each asset's types (Python's table says application/javascript before 3.12, text/javascript after).
 ASSETS = {
     "/ui/console.js": {"text/javascript", "application/javascript"},
-    "/ui/console.css": {"text/css"},
+    "/ui/wharf.css": {"text/css"},
 }
 #: Near the public paths, but not them: each stays behind the login in closed mode.
 NOT_PUBLIC = (
@@ -29,6 +29,7 @@ NOT_PUBLIC = (
     "/index.html",
     "/favicon.ico",
     "/ui/icon.svg",
+    "/ui/console.css",
     "/static/console.js",
     "/swagger-ui",
     "/v3/api-docs",

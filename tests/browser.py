@@ -10,9 +10,9 @@ each console error, uncaught page error, failed request and HTTP error response,
 screenshot under ``var/test-artifacts/<test>/`` whatever happens, and then fails the test if
 anything was recorded. An error answer the test is about (a 401 that sends a page to sign in) is
 declared with ``Visit.expect`` first: that answer, and Chromium's console line about it, pass.
-Playwright's own browser download is never used: ``executable_path`` points
-at ``/usr/bin/chromium`` (``./scripts/test`` installs it), and Playwright gives each launch a new
-empty profile directory.
+Playwright's own browser download is never used: ``executable_path`` points at
+``/usr/bin/chromium`` (``./scripts/test`` installs it), and Playwright gives each launch a new empty
+profile directory.
 """
 
 from __future__ import annotations

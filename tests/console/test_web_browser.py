@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from aiohttp.test_utils import TestClient
@@ -75,6 +76,10 @@ async def test_sign_in_see_the_clusters_and_sign_out(
         seen["signed-in"] = await cluster_rows(page)
         seen["user"] = await page.locator("#user").text_content()
         seen["injected"] = await page.locator("#injected").count()
+        links = await page.eval_on_selector_all("a[href]", "els => els.map(a => a.href)")
+        seen["links"] = {  # with this browser's session cookie, as a click would send it
+            urlsplit(link).path: (await page.request.get(link)).status for link in links
+        }
         await visit.screenshot("shell", full_page=True)
         await page.click("#sign-out")
         await page.wait_for_url(base + "/login")
@@ -91,6 +96,14 @@ async def test_sign_in_see_the_clusters_and_sign_out(
     assert seen.get("anonymous") == (expected if open_mode else None)
     assert seen["user"] == f"Signed in as {ADMIN_USER}"
     assert seen["injected"] == 0  # the name shown as text, not made into an element
+    assert seen["links"] == {
+        "/": 200,
+        "/login": 200,  # the hidden "Sign in" link
+        "/swagger-ui": 200,
+        "/v3/api-docs": 200,
+        "/v3/api-docs.yaml": 200,
+        CLUSTERS: 200,
+    }
     # Signed out: in closed mode the API is closed to this browser again.
     assert seen["api-after"] == (200 if open_mode else 401)
 

@@ -3,8 +3,8 @@
 Rules (the contract's): in open mode every GET is public and every other method needs the admin;
 in closed mode everything but ``/actuator/health/**``, ``/actuator/info``, the sign-in call and
 the web pages (exactly ``console.web.PUBLIC_PATHS``: the login page, the shell, their assets; GET
-and HEAD only) needs the admin; paths that return secrets need the admin in both modes (so do a Secret's values,
-checked once the resource is known: ``console.http.clusterapi.target_whole_kind``). Health and
+and HEAD only) needs the admin; paths that return secrets need the admin in both modes (so do a
+Secret's values, checked once the resource is known: ``console.http.clusterapi.target_whole_kind``). Health and
 info probes ignore any credential sent, so a wrong one cannot turn a probe into a 401. A path is
 judged by both the request path and the matched route's template, so an encoded or oddly spelled
 path cannot slip past a rule its route falls under. A Basic header is checked wherever else it is
@@ -79,9 +79,7 @@ def needs_auth(method: str, paths: tuple[str, ...], *, open_mode: bool) -> bool:
     if SESSION_PATH in paths and method in ("POST", "DELETE"):
         return False
     if method in PAGE_METHODS and all(p in PUBLIC_PATHS for p in paths):
-        return (
-            False  # the login page, the shell and their assets: what they show comes from the API
-        )
+        return False  # the login page, the shell and their assets: they show only what the API does
     return method not in SAFE_METHODS if open_mode else True
 
 

@@ -4,12 +4,12 @@ Rules (the contract's): in open mode every GET is public and every other method 
 in closed mode everything but ``/actuator/health/**``, ``/actuator/info``, the sign-in call and
 the web pages (exactly ``console.web.PUBLIC_PATHS``: the login page, the shell, their assets; GET
 and HEAD only) needs the admin; paths that return secrets need the admin in both modes (so do a
-Secret's values, checked once the resource is known: ``console.http.clusterapi.target_whole_kind``). Health and
-info probes ignore any credential sent, so a wrong one cannot turn a probe into a 401. A path is
-judged by both the request path and the matched route's template, so an encoded or oddly spelled
-path cannot slip past a rule its route falls under. A Basic header is checked wherever else it is
-sent, and a wrong one is a bare 401: a problem body and no ``WWW-Authenticate``, so a browser shows
-no login dialog.
+Secret's values, checked once the resource is known: ``console.http.clusterapi.target_whole_kind``).
+Health and info probes ignore any credential sent, so a wrong one cannot turn a probe into a 401.
+A path is judged by both the request path and the matched route's template, so an encoded or
+oddly spelled path cannot slip past a rule its route falls under. A Basic header is checked
+wherever else it is sent, and a wrong one is a bare 401: a problem body and no
+``WWW-Authenticate``, so a browser shows no login dialog.
 
 Cookie-authenticated unsafe requests outside ``/api/`` and ``/mcp/`` (and WebSocket handshakes)
 must come from this origin (CSRF); API paths are exempt, as the contract says.

@@ -16,17 +16,24 @@ import json
 from aiohttp import web
 from swagger_ui.utils import SWAGGER_UI_PY_ROOT
 
-from common import yamlio
+from common import pages, yamlio
 from common.openapi import SPEC
 
+#: Where the spec (``.yaml`` for YAML) and, by default, Swagger UI are served.
+DOCUMENT_PATH = "/v3/api-docs"
+UI_PATH = "/swagger-ui"
 ASSETS_DIR = SWAGGER_UI_PY_ROOT / "static"
 # The files the page loads; the package also carries Swagger Editor, which we do not serve.
 ASSETS = ("swagger-ui.css", "swagger-ui-bundle.js", "favicon-32x32.png", "favicon-16x16.png")
 ASSET_CACHE = "public, max-age=86400"  # assets change only with the package version
 # Swagger UI sets style attributes and inlines its icons as data: URIs; nothing else is needed.
-UI_POLICY = (
-    "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
-    "img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'"
+UI_HEADERS = pages.security_headers(
+    pages.policy(
+        "script-src 'self'",
+        "style-src 'self' 'unsafe-inline'",
+        "img-src 'self' data:",
+        "connect-src 'self'",
+    )
 )
 
 _INDEX = """<!DOCTYPE html>
@@ -67,7 +74,7 @@ def add_routes(app: web.Application, *, base_path: str, ui_path: str) -> None:
     ui = "/" + ui_path.strip("/")
     title = html.escape(str(document.get("info", {}).get("title", "API")))
     index = _INDEX.format(title=title, ui=ui).encode()
-    initializer = _initializer("/v3/api-docs").encode()
+    initializer = _initializer(DOCUMENT_PATH).encode()
 
     async def api_docs(_: web.Request) -> web.Response:
         return web.Response(body=as_json, content_type="application/json")
@@ -76,22 +83,15 @@ def add_routes(app: web.Application, *, base_path: str, ui_path: str) -> None:
         return web.Response(body=as_yaml, content_type="application/yaml")
 
     async def ui_index(_: web.Request) -> web.Response:
-        headers = {"Content-Security-Policy": UI_POLICY, "X-Content-Type-Options": "nosniff"}
-        return web.Response(body=index, content_type="text/html", headers=headers)
+        return web.Response(body=index, content_type="text/html", headers=UI_HEADERS)
 
     async def ui_initializer(_: web.Request) -> web.Response:
         return web.Response(body=initializer, content_type="text/javascript")
 
-    async def ui_asset(request: web.Request) -> web.FileResponse:
-        name = request.match_info["asset"]
-        if name not in ASSETS:
-            raise web.HTTPNotFound()
-        return web.FileResponse(ASSETS_DIR / name, headers={"Cache-Control": ASSET_CACHE})
-
-    app.router.add_get("/v3/api-docs", api_docs, allow_head=False)
-    app.router.add_get("/v3/api-docs.yaml", api_docs_yaml, allow_head=False)
+    app.router.add_get(DOCUMENT_PATH, api_docs, allow_head=False)
+    app.router.add_get(DOCUMENT_PATH + ".yaml", api_docs_yaml, allow_head=False)
     app.router.add_get(ui, ui_index, allow_head=False)
     app.router.add_get(ui + "/", ui_index, allow_head=False)
     app.router.add_get(ui + "/index.html", ui_index, allow_head=False)
     app.router.add_get(ui + "/swagger-initializer.js", ui_initializer, allow_head=False)
-    app.router.add_get(ui + "/{asset}", ui_asset)
+    pages.add_assets(app.router, ui, ASSETS_DIR, ASSETS, cache=ASSET_CACHE)

@@ -150,7 +150,7 @@ def build_app(
     base_path: str = "/api/v1",
     extra_routes: Sequence[web.RouteTableDef] = (),
     middlewares: Sequence[Middleware] = (),
-    ui_path: str = "/swagger-ui",
+    ui_path: str = apidocs.UI_PATH,
     info: Mapping[str, Any] | None = None,
     readiness: Mapping[str, HealthCheck] | None = None,
     client_max_size: int = 1024 * 1024,

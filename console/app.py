@@ -56,6 +56,7 @@ from console.resources.flights import Flights
 from console.resources.kubeapi import KubeApi
 from console.sessions import SessionStore
 from console.settings import ConsoleSettings, Settings, StoreBackend
+from console.web import pages
 
 logger = logging.getLogger(__name__)
 
@@ -118,6 +119,7 @@ def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) 
     watch.setup(app)  # the watch hub (watches and logs) opens after the clusters too
     podexec.setup(app)
     portforwards.setup(app)  # forwards are released before their clusters close
+    pages.setup(app)  # the login page and the front-end shell
     return app
 
 

@@ -1,14 +1,15 @@
 """Who may call what: HTTP Basic or the session cookie, checked against open or closed mode.
 
 Rules (the contract's): in open mode every GET is public and every other method needs the admin;
-in closed mode everything but ``/actuator/health/**``, ``/actuator/info`` and the sign-in call
-needs the admin; paths that return secrets need the admin in both modes (so do a Secret's values,
-checked once the resource is known: ``console.http.clusterapi.target_whole_kind``). Health and
-info probes ignore any credential sent, so a wrong one cannot turn a probe into a 401. A path is
-judged by both the request path and the matched route's template, so an encoded or oddly spelled
-path cannot slip past a rule its route falls under. A Basic header is checked wherever else it is
-sent, and a wrong one is a bare 401: a problem body and no ``WWW-Authenticate``, so a browser shows
-no login dialog.
+in closed mode everything but ``/actuator/health/**``, ``/actuator/info``, the sign-in call and
+the web pages (exactly ``console.web.PUBLIC_PATHS``: the login page, the shell, their assets; GET
+and HEAD only) needs the admin; paths that return secrets need the admin in both modes (so do a
+Secret's values, checked once the resource is known: ``console.http.clusterapi.target_whole_kind``).
+Health and info probes ignore any credential sent, so a wrong one cannot turn a probe into a 401.
+A path is judged by both the request path and the matched route's template, so an encoded or
+oddly spelled path cannot slip past a rule its route falls under. A Basic header is checked
+wherever else it is sent, and a wrong one is a bare 401: a problem body and no
+``WWW-Authenticate``, so a browser shows no login dialog.
 
 Cookie-authenticated unsafe requests outside ``/api/`` and ``/mcp/`` (and WebSocket handshakes)
 must come from this origin (CSRF); API paths are exempt, as the contract says.
@@ -29,6 +30,7 @@ from common.errors import Forbidden, Unauthorized
 from common.throttle import LoginThrottle, login_keys
 from console.credentials import AdminCredentials
 from console.sessions import COOKIE, SessionStore
+from console.web import PUBLIC_PATHS
 
 API = "/api/v1"
 SESSION_PATH = f"{API}/auth/session"
@@ -43,6 +45,7 @@ SECRET_PATHS = re.compile(
 )
 ALWAYS_PUBLIC = re.compile(r"^/actuator/(?:health(?:/.*)?|info)$")
 CSRF_EXEMPT = ("/api/", "/mcp/")
+PAGE_METHODS = frozenset({"GET", "HEAD"})
 
 
 @attrs.frozen
@@ -75,6 +78,8 @@ def needs_auth(method: str, paths: tuple[str, ...], *, open_mode: bool) -> bool:
         return False
     if SESSION_PATH in paths and method in ("POST", "DELETE"):
         return False
+    if method in PAGE_METHODS and all(p in PUBLIC_PATHS for p in paths):
+        return False  # the login page, the shell and their assets: they show only what the API does
     return method not in SAFE_METHODS if open_mode else True
 
 

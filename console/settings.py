@@ -103,8 +103,9 @@ class SecuritySettings:
     open_mode: bool = option(
         True,
         "true: every GET is public and every other method needs the admin; false: everything but "
-        "/actuator/health/**, /actuator/info and the sign-in call needs the admin. Paths that "
-        "return secrets (exec, pod files, Helm values) need the admin in both modes. Default true.",
+        "/actuator/health/**, /actuator/info, the sign-in call and the web pages (/login, the "
+        "shell at / and their /ui assets) needs the admin. Paths that return secrets (exec, pod "
+        "files, Helm values) need the admin in both modes. Default true.",
     )
     admin: AdminSettings = section(AdminSettings, "The admin login.")
     session_timeout_minutes: int = option(

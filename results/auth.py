@@ -24,6 +24,7 @@ import attrs
 from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
 
+from common import pages
 from common.errors import Forbidden, Unauthorized
 from common.openapi import SPEC, operation_id
 from results import keys
@@ -35,7 +36,14 @@ TOKEN_HEADER = "X-Results-Token"  # noqa: S105 - a header name
 CSRF_HEADER = "X-CSRF-Token"
 LOGIN_PATH = "/login"
 #: Paths anyone reaches in every mode: the login form itself, health probes and the API docs.
-PUBLIC_PREFIXES = ("/login", "/actuator/", "/v3/api-docs", "/swagger-ui", "/favicon.ico")
+PUBLIC_PREFIXES = (
+    "/login",
+    "/actuator/",
+    "/v3/api-docs",
+    "/swagger-ui",
+    "/favicon.ico",
+    pages.STYLESHEET_PATH,  # the login page's look
+)
 #: Pages that need a login even in open mode: they show or change a person's own credentials.
 PERSONAL_PREFIXES = ("/profile",)
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})

@@ -8,9 +8,11 @@ the browser's requests while it waits.
 Every visit opens a fresh browser context (no cookies or storage shared between visits), records
 each console error, uncaught page error, failed request and HTTP error response, keeps a
 screenshot under ``var/test-artifacts/<test>/`` whatever happens, and then fails the test if
-anything was recorded. Playwright's own browser download is never used: ``executable_path`` points
-at ``/usr/bin/chromium`` (``./scripts/test`` installs it), and Playwright gives each launch a new
-empty profile directory.
+anything was recorded. An error answer the test is about (a 401 that sends a page to sign in) is
+declared with ``Visit.expect`` first: that answer, and Chromium's console line about it, pass.
+Playwright's own browser download is never used: ``executable_path`` points at
+``/usr/bin/chromium`` (``./scripts/test`` installs it), and Playwright gives each launch a new empty
+profile directory.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from concurrent.futures import Future
 from pathlib import Path
 from typing import TypeVar
+from urllib.parse import urlsplit
 
 import attrs
 import pytest
@@ -65,6 +68,11 @@ class Visit:
     page: Page
     artifacts: Path
     problems: list[str] = attrs.field(factory=list)
+    expected: set[tuple[int, str]] = attrs.field(factory=set)
+
+    def expect(self, status: int, path: str) -> None:
+        """An answer ``status`` to a request for ``path`` (no query) is wanted, not a problem."""
+        self.expected.add((status, path))
 
     async def screenshot(self, name: str, *, full_page: bool = False) -> Path:
         """A PNG named ``name`` in this test's artifact folder: the viewport, or the whole page
@@ -82,13 +90,22 @@ class Visit:
         self.page.on("response", lambda response: self._response(response))
 
     def _console(self, message: ConsoleMessage) -> None:
-        if message.type == "error":
-            self.problems.append(f"console error: {message.text} ({message.location})")
+        if message.type != "error":
+            return
+        # How Chromium reports an error answer: "Failed to load resource: the server responded
+        # with a status of 401 (Unauthorized)", located at the resource's URL.
+        status = re.search(r"responded with a status of (\d{3})", message.text)
+        resource = urlsplit(message.location.get("url", "")).path
+        if status and (int(status.group(1)), resource) in self.expected:
+            return
+        self.problems.append(f"console error: {message.text} ({message.location})")
 
     def _request_failed(self, request: Request) -> None:
         self.problems.append(f"request failed: {request.method} {request.url}: {request.failure}")
 
     def _response(self, response: Response) -> None:
+        if (response.status, urlsplit(response.url).path) in self.expected:
+            return
         if response.status >= 400:
             self.problems.append(
                 f"HTTP {response.status}: {response.request.method} {response.url}"

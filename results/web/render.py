@@ -11,45 +11,29 @@ import datetime as dt
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import aiohttp_jinja2
-import jinja2
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
+from common import pages
 from common.errors import WharfError
 from results import auth
 
 PAGE_ROUTE = "page."  # prefix of every page route's name: how html_errors tells pages from API
-SECURITY_HEADERS = {
-    "Content-Security-Policy": (
-        "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; "
-        "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
-    ),
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "same-origin",
-    "X-Frame-Options": "DENY",
-}
+#: No script at all; the shared stylesheet and the page's own styles, charts as inline SVG.
+SECURITY_HEADERS = pages.security_headers(
+    pages.policy("style-src 'self' 'unsafe-inline'", "img-src 'self' data:")
+)
 
 
 def setup(app: web.Application) -> None:
-    """Install the template environment (synchronous: ``create_app`` calls it)."""
-    aiohttp_jinja2.setup(
-        app,
-        loader=jinja2.PackageLoader("results.web", "templates"),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        default_helpers=False,
-        filters=FILTERS,
-    )
+    """Install the template environment and the shared stylesheet (synchronous)."""
+    pages.setup_templates(app, "results.web", filters=FILTERS)
 
 
 def page(request: web.Request, template: str, *, status: int = 200, **context: Any) -> web.Response:
     """Render ``template`` with the principal, plus ``context``; no caching of personal pages."""
     context.setdefault("principal", auth.principal(request))
-    response = aiohttp_jinja2.render_template(template, request, context, status=status)
-    response.headers.update(SECURITY_HEADERS)
-    response.headers["Cache-Control"] = "no-store"
-    return response
+    return pages.render(request, template, context, headers=SECURITY_HEADERS, status=status)
 
 
 def see_other(location: str) -> web.Response:

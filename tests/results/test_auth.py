@@ -108,8 +108,9 @@ async def test_closed_mode_needs_credentials_for_api_and_pages(
     resp = await client.get("/runs/1", allow_redirects=False)
     assert resp.status == 302
     assert resp.headers["Location"] == "/login?next=/runs/1"
-    for public in ("/login", "/actuator/health", "/v3/api-docs"):
+    for public in ("/login", "/actuator/health", "/v3/api-docs", "/ui/wharf.css"):
         assert (await client.get(public)).status == 200, public
+    assert 'href="/ui/wharf.css"' in await (await client.get("/login")).text()
     token = await make_token(client, "alice")
     resp = await client.post("/api/v1/ingest", data=form(junit=[REPORT]), headers=bearer(token))
     assert resp.status == 201

@@ -14,7 +14,7 @@ import hashlib
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, get_args
 
 import attrs
 
@@ -22,6 +22,7 @@ from chartsvc import archives, deps
 from chartsvc.helm import ChartEngine, ShowFormat
 from chartsvc.oci.reference import redacted
 from chartsvc.repos.cache import WeightedLRU
+from chartsvc.repos.model import UpdateResult
 from chartsvc.repos.service import RepoService
 from common.errors import BadRequest, ValidationFailed
 
@@ -161,6 +162,14 @@ class LintReport:
         return cls(int(report.get("total_charts_linted") or 0), messages, errors, passed)
 
 
+@attrs.frozen
+class Refreshed:
+    """A repository re-indexed: the index download and how many cached charts were evicted."""
+
+    update: UpdateResult
+    evicted: int
+
+
 @attrs.define
 class ChartService:
     """Chart operations over repositories, OCI and uploads; one per app."""
@@ -248,6 +257,16 @@ class ChartService:
             text = await self.engine.show(data, what)
             self.shown.put(key, text, len(text))
         return text
+
+    async def refresh(self, repo: str) -> Refreshed:
+        """Re-index ``repo`` and evict what is cached of its charts: the downloaded archives, their
+        ``helm show`` output and the charts Helm loaded from them."""
+        result, digests = await self.repos.refresh(repo)
+        for digest in digests:
+            for what in get_args(ShowFormat):
+                self.shown.discard(f"{digest}:{what}")
+        await asyncio.to_thread(self.engine.cache.forget, digests)
+        return Refreshed(result, len(digests))
 
     async def create(self, name: str) -> bytes:
         return await self.engine.create(name)

@@ -25,6 +25,7 @@ from console.resources.flights import Flights
 from console.settings import ConsoleSettings
 from console.streams.portforward import PortForwards
 from console.streams.watches import WatchHub
+from console.usage.prometheus import Detections
 from console.usage.sampler import Sampler
 
 SETTINGS = web.AppKey("console.settings", ConsoleSettings)
@@ -42,6 +43,8 @@ HELM = web.AppKey("console.helm", HelmDesk)
 SUMMARIES = web.AppKey("console.summaries", Summaries)
 #: The in-memory metrics sampler behind graphs (metrics routes).
 SAMPLER = web.AppKey("console.sampler", Sampler)
+#: Each cluster's detected metrics backends, kept briefly (metrics routes).
+METRICS_BACKENDS = web.AppKey("console.metrics_backends", Detections)
 #: Every running port-forward (console.http.portforwards).
 PORT_FORWARDS = web.AppKey("console.port_forwards", PortForwards)
 #: Open ``/ws/exec`` sockets, closed at shutdown (console.http.podexec).
@@ -59,6 +62,7 @@ __all__ = [
     "FLIGHTS",
     "HELM",
     "METRICS",
+    "METRICS_BACKENDS",
     "OUTBOUND_ALLOW",
     "PORT_FORWARDS",
     "SAMPLER",

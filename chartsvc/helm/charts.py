@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 import tempfile
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
@@ -63,6 +63,10 @@ class ChartCache:
             key, lambda: helm.Chart.load_archive(archive), weight=len(archive)
         ) as chart:
             yield chart
+
+    def forget(self, digests: Iterable[str]) -> None:
+        """Drop the charts loaded from archives of these sha256 digests (hex)."""
+        self._pool.discard(digests)
 
     def close(self) -> None:
         self._pool.close()

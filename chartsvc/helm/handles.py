@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Generic, Protocol, TypeVar
 
@@ -93,6 +93,21 @@ class HandlePool(Generic[K, H]):
             done = slot.evicted and slot.users == 0
         if done:
             slot.handle.close()
+
+    def discard(self, keys: Iterable[K]) -> None:
+        """Drop these handles: idle ones are closed now, busy ones when their last user is done."""
+        retired = []
+        with self._lock:
+            for key in keys:
+                slot = self._slots.pop(key, None)
+                if slot is None:
+                    continue
+                self._weight -= slot.weight
+                slot.evicted = True
+                if slot.users == 0:
+                    retired.append(slot.handle)
+        for handle in retired:
+            handle.close()
 
     def close(self) -> None:
         """Close every idle handle now, and the busy ones when their last user is done."""

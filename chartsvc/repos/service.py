@@ -48,6 +48,8 @@ class RepoService:
     # How long an index of a repository named only in a chart's dependencies is reused.
     adhoc_ttl_s: float = 300
     _archives: WeightedLRU[str, bytes] = attrs.field(factory=lambda: WeightedLRU(ARCHIVE_MEMORY))
+    #: The digests of the archives kept above, by the repository they came from (for refresh).
+    _fetched: defaultdict[str, set[str]] = attrs.field(factory=lambda: defaultdict(set))
     _repo_file: config.EntriesCache = attrs.field(factory=config.EntriesCache)
     _updater: IndexUpdater = attrs.field(init=False)
     _finished: dict[str, tuple[float, UpdateResult]] = attrs.field(factory=dict)
@@ -120,6 +122,7 @@ class RepoService:
                 self._repo_file.forget()
             await asyncio.to_thread(self.files.remove, name)
             self._indexes.discard(name)
+            self._forget_archives(name)
 
     def _check_url(self, url: str) -> None:
         config.check_url(self.policy, url)
@@ -139,16 +142,37 @@ class RepoService:
             previous = self._indexes.get(name) or await asyncio.to_thread(
                 self.files.load, name, repair=False
             )
-            try:
-                result = await self._updater.download(
-                    name, repo.url, previous=previous, credentials=repo.credentials
-                )
-            except WharfError:
-                self.on_refresh("failed")
-                raise
-            self.on_refresh("updated" if result.updated else "not-modified")
-            self._finished[name] = (time.monotonic(), result)
-            return result
+            return await self._download(repo, previous)
+
+    async def refresh(self, name: str) -> tuple[UpdateResult, list[str]]:
+        """Re-index: download the index unconditionally (no validators, so a server that keeps
+        its ETag cannot answer 304) and forget every archive downloaded from this repository.
+        The result and the sha256 digests of the archives forgotten."""
+        config.check_name(name)
+        async with self._locks[name]:
+            result = await self._download(await self.get(name), None)
+            return result, self._forget_archives(name)
+
+    async def _download(
+        self, repo: config.Repository, previous: index.PreparedIndex | None
+    ) -> UpdateResult:
+        """Download under the repository's lock (the caller holds it), told to ``on_refresh``."""
+        try:
+            result = await self._updater.download(
+                repo.name, repo.url, previous=previous, credentials=repo.credentials
+            )
+        except WharfError:
+            self.on_refresh("failed")
+            raise
+        self.on_refresh("updated" if result.updated else "not-modified")
+        self._finished[repo.name] = (time.monotonic(), result)
+        return result
+
+    def _forget_archives(self, name: str) -> list[str]:
+        digests = sorted(self._fetched.pop(name, set()))
+        for digest in digests:
+            self._archives.discard(digest)
+        return [d.removeprefix("sha256:").lower() for d in digests]
 
     def index_memory(self) -> tuple[int, int]:
         """Indexes held in memory and their weight in bytes (for the metrics)."""
@@ -224,6 +248,8 @@ class RepoService:
         repo = await self.get(name)
         url = resolve_chart_url(repo.url, entry[index.URLS][0])
         data = await self._fetch_archive(url, entry, repo.credentials_for(url))
+        if entry[index.DIGEST]:
+            self._fetched[name].add(str(entry[index.DIGEST]))
         return data, f"{chart}-{entry[index.VERSION]}.tgz"
 
     async def _fetch_archive(

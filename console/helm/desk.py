@@ -1,5 +1,6 @@
 """The console's Helm desk: the chart library, the release service and the values library, opened
-together, and the cluster of each request as the release code wants it.
+together, and the cluster of each request as the release code wants it. The chart library's
+endpoints under ``/api/v1/helm`` run chartsvc's own calls over it (``calls``).
 
 A registered cluster becomes a :class:`ClusterTarget` (its kubeconfig's one context, inlined); the
 target is kept per cluster object, so an edited or re-pointed cluster gets a new one, and with it new
@@ -17,6 +18,7 @@ from typing import Any
 
 import attrs
 
+from chartsvc.calls import Services
 from chartsvc.helm import ChartInvalid, Observer, ReleaseExists, ReleaseFailed, RenderFailed
 from chartsvc.helm import HelmFailed as EngineFailed
 from chartsvc.library import ChartLibrary, open_library
@@ -52,6 +54,8 @@ class HelmDesk:
     library: ChartLibrary
     releases: ReleaseService
     values: ValuesLibrary
+    #: The chart library as chartsvc's calls see it (repositories, charts, hub).
+    calls: Services
     _targets: dict[str, tuple[Cluster, ClusterTarget]] = attrs.field(factory=dict)
 
     def target(self, cluster: Cluster) -> ClusterTarget:
@@ -138,6 +142,7 @@ async def open_desk(
     async with open_library(svc.chart_library(), policy, helm_observer=helm_observer) as library:
         releases = ReleaseService(engine=library.helm.releases, charts=library.charts)
         try:
-            yield HelmDesk(library, releases, values)
+            calls = Services(repos=library.repos, charts=library.charts, hub=library.hub)
+            yield HelmDesk(library, releases, values, calls)
         finally:
             await releases.close()

@@ -1,7 +1,9 @@
 """Metrics routes: node and pod usage (metrics.k8s.io), node disk (kubelet stats summary), the
-metrics backend found, and graphs from the console's sampler. An absent source is an empty answer.
+metrics backend found, and graphs from that backend, else from the console's sampler
+(``console.usage.graphs``). An absent source is an empty answer.
 
-The sampler (and its background task) opens in this group's cleanup context, after the clusters.
+The sampler (and its background task) and the backend detections open in this group's cleanup
+context, after the clusters.
 """
 
 from __future__ import annotations
@@ -13,9 +15,9 @@ from aiohttp import web
 from common.errors import BadRequest
 from common.openapi import validated
 from console.http.clusterapi import target
-from console.keys import CLUSTERS, SAMPLER, SETTINGS
+from console.keys import CLUSTERS, METRICS_BACKENDS, SAMPLER, SETTINGS
 from console.resources.kubeapi import KubeApi
-from console.usage import prometheus, readings
+from console.usage import graphs, prometheus, readings
 from console.usage.sampler import Sampler
 
 routes = web.RouteTableDef()
@@ -46,12 +48,16 @@ async def _sampler(app: web.Application) -> AsyncIterator[None]:
         max_series=svc.max_series,
     )
 
+    detections = prometheus.Detections()
+
     async def forget(cluster_id: str, _event: str) -> None:
         sampler.forget(cluster_id)
+        detections.forget(cluster_id)
 
     registry.on_change(forget)
     async with sampler.running():
         app[SAMPLER] = sampler
+        app[METRICS_BACKENDS] = detections
         yield
 
 
@@ -76,7 +82,7 @@ async def node_disk_metrics(request: web.Request) -> web.Response:
 @routes.get(METRICS + "/prometheus", name="metricsBackend")
 async def metrics_backend(request: web.Request) -> web.Response:
     found = await target(request)
-    candidates = await prometheus.detect(found.api)
+    candidates = await request.app[METRICS_BACKENDS].detect(found.cluster_id, found.api, fresh=True)
     chosen = candidates[0].to_json() if candidates else None
     return web.json_response(
         {
@@ -95,30 +101,32 @@ async def metrics_graph(request: web.Request) -> web.Response:
     if missing:
         raise BadRequest(f"target {kind} needs {' and '.join(missing)}")
     found = await target(request)
-    sampler = request.app[SAMPLER]
-    await sampler.watch(found.cluster_id)
     key = (
         found.cluster_id,
         kind,
         query.get("namespace") if "namespace" in NEEDS[kind] else None,
         query.get("name") if "name" in NEEDS[kind] else None,
     )
-    points = sampler.points(key, minutes)
+    drawn = await graphs.graph(
+        found.api,
+        key,
+        minutes,
+        sampler=request.app[SAMPLER],
+        detections=request.app[METRICS_BACKENDS],
+    )
     return web.json_response(
         {
             "target": kind,
             "namespace": key[2],
             "name": key[3],
             "minutes": minutes,
-            "source": "sampler" if points else "none",
-            "intervalSeconds": sampler.interval,
+            "source": drawn.source,
+            "backend": drawn.backend.to_json() if drawn.backend is not None else None,
+            "warning": drawn.warning,
+            "intervalSeconds": drawn.interval,
             "series": [
-                {
-                    "metric": "cpu",
-                    "unit": "cores",
-                    "points": [[t, round(c, 6)] for t, c, _ in points],
-                },
-                {"metric": "memory", "unit": "bytes", "points": [[t, m] for t, _, m in points]},
+                {"metric": "cpu", "unit": "cores", "points": [list(p) for p in drawn.cpu]},
+                {"metric": "memory", "unit": "bytes", "points": [list(p) for p in drawn.memory]},
             ],
         }
     )

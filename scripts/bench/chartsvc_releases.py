@@ -30,17 +30,16 @@ import contextlib
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import aiohttp
 import helm_python as helm
-from harness import cpu_seconds, free_port
+from harness import child, cpu_seconds, free_port, wait_until
 
 from chartsvc.helm import MAX_CALLS, writes
 from chartsvc.helm.releases import BURST, QPS
@@ -48,31 +47,6 @@ from chartsvc.helm.releases import BURST, QPS
 KEY = "bench-key"
 NAMESPACE = "default"
 WHARF = str(Path(sys.executable).parent / "wharf")
-
-
-@contextlib.contextmanager
-def child(args: list[str], env: dict[str, str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
-    with log.open("wb") as out:
-        proc = subprocess.Popen(args, env=env, stdout=out, stderr=subprocess.STDOUT)
-        try:
-            yield proc
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-
-
-async def wait_until(check: Callable[[], Awaitable[bool]], what: str, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with contextlib.suppress(OSError, aiohttp.ClientError):
-            if await check():
-                return
-        await asyncio.sleep(0.2)
-    raise SystemExit(f"{what} did not start within {timeout:g}s")
 
 
 def scaffold(work: Path) -> bytes:

@@ -5,11 +5,13 @@ as scripts, their own folder is on ``sys.path``); the services never import it."
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import socket
 import subprocess
 import sys
 import time
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
 import aiohttp
@@ -104,3 +106,30 @@ def stop_console(child: subprocess.Popen[str]) -> None:
         child.stdin.close()
     child.terminate()
     child.wait(timeout=30)
+
+
+@contextlib.contextmanager
+def child(args: list[str], env: dict[str, str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """``args`` as a child process writing to ``log``; terminated (killed if it must) after."""
+    with log.open("wb") as out:
+        proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+        try:
+            yield proc
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+async def wait_until(check: Callable[[], Awaitable[bool]], what: str, timeout: float = 60) -> None:
+    """Poll ``check`` (connection errors count as not yet) until true; exit when it never is."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with contextlib.suppress(OSError, aiohttp.ClientError):
+            if await check():
+                return
+        await asyncio.sleep(0.1)
+    raise SystemExit(f"{what} did not start within {timeout:g}s")

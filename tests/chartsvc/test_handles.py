@@ -52,3 +52,18 @@ def test_busy_handle_closes_once_when_its_last_user_leaves() -> None:
     assert busy.closed == 1
     pool.close()
     assert busy.closed == 1
+
+
+def test_discard_closes_idle_handles_now_and_busy_ones_after_use() -> None:
+    pool: HandlePool[str, Handle] = HandlePool(max_count=10, max_weight=100)
+    idle, busy = Handle("idle"), Handle("busy")
+    with pool.use("idle", lambda: idle, weight=40):
+        pass
+    with pool.use("busy", lambda: busy, weight=40) as held:
+        pool.discard(["idle", "busy", "never-made"])
+        assert (idle.closed, held.closed) == (1, 0)  # in use: kept open until released
+    assert busy.closed == 1
+    fresh = Handle("fresh")
+    with pool.use("busy", lambda: fresh, weight=90) as again:
+        assert again is fresh  # made anew; the discarded weight no longer counts
+    assert fresh.closed == 0

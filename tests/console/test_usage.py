@@ -1,5 +1,6 @@
-"""Metrics on a live cluster (metrics.k8s.io from the simulator) and on a cluster without any
-metrics source, where every answer is empty rather than an error."""
+"""Metrics on a live cluster (metrics.k8s.io and kubelet stats from the simulator, graphs from the
+sampler or from a Prometheus in the cluster, queried through the API server's service proxy) and
+on a cluster without any metrics source, where every answer is empty rather than an error."""
 
 from __future__ import annotations
 
@@ -64,10 +65,14 @@ async def test_node_and_pod_usage(sampled: Client, sim: Simulator) -> None:
     assert [(p["namespace"], p["name"]) for p in pods] == [(ns, pod)]
     assert [c["name"] for c in pods[0]["containers"]] == ["app"]
     assert pods[0]["memoryBytes"] == sum(c["memoryBytes"] for c in pods[0]["containers"])
-    # The simulator's kubelet serves no stats summary: no disk figures, and no error.
-    disk = await sampled.get(f"{BASE}/nodes/disk")
-    assert disk.status == 200
-    assert await disk.json() == []
+    # Disk from each kubelet's stats summary, through the API server's node proxy.
+    disk = await (await sampled.get(f"{BASE}/nodes/disk")).json()
+    assert {d["node"] for d in disk} == names
+    for entry in disk:
+        assert entry["capacityBytes"] == 102626232 * 1024  # the node's ephemeral-storage
+        assert entry["usedBytes"] + entry["availableBytes"] == entry["capacityBytes"]
+        assert entry["usedFraction"] == round(entry["usedBytes"] / entry["capacityBytes"], 4)
+        assert 0 < entry["imageFsUsedBytes"] < entry["usedBytes"]
 
 
 async def test_graphs_come_from_the_sampler(sampled: Client, sim: Simulator) -> None:
@@ -121,6 +126,105 @@ async def test_the_metrics_backend_is_found_by_its_service(client: Client, sim: 
         "proxyPath": f"/api/v1/namespaces/{ns}/services/prometheus-server:9090/proxy",
     }
     assert len(body["candidates"]) == 1
+    async with kube(sim) as api:  # stand-ins without pods: gone, so other graphs are unaffected
+        for name in ("prometheus-alertmanager", "prometheus-server"):
+            await api.send("DELETE", f"/api/v1/namespaces/{ns}/services/{name}", None)
+
+
+def _prometheus(ns: str) -> list[dict[str, Any]]:
+    server = deployment(ns, "prometheus")
+    server["spec"]["template"]["spec"]["containers"] = [
+        {
+            "name": "prometheus",
+            "image": "quay.io/prometheus/prometheus:v2.54.1",
+            "ports": [{"name": "web", "containerPort": 9090}],
+        }
+    ]
+    service = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "prometheus", "namespace": ns},
+        "spec": {"selector": {"app": "prometheus"}, "ports": [{"port": 9090, "targetPort": "web"}]},
+    }
+    return [server, service]
+
+
+async def _setup(sim: Simulator, ns: str) -> None:
+    async with kube(sim) as api:
+        await create(api, namespace(ns))
+        for obj in [*_prometheus(ns), deployment(ns, "web")]:
+            await create(api, obj)
+
+
+async def _graph(client: Client, **params: str) -> dict[str, Any]:
+    resp = await client.get(f"{BASE}/graph", params=params)
+    assert resp.status == 200, await resp.text()
+    body: dict[str, Any] = await resp.json()
+    return body
+
+
+async def test_graphs_come_from_the_detected_prometheus_else_the_sampler(
+    console_app: ConsoleApp, sim: Simulator
+) -> None:
+    monitored = unique("prom")
+    await _setup(sim, monitored)
+    client = await console_app("sampler.interval-seconds=0.05")
+
+    async def web_pod() -> str | None:
+        pods = await (await client.get(f"{BASE}/pods", params={"namespace": monitored})).json()
+        names = [p["name"] for p in pods if p["name"].startswith("web-")]
+        return names[0] if names else None
+
+    pod = await eventually(web_pod, what="the web pod's metrics")
+
+    async def from_prometheus() -> dict[str, Any] | None:
+        graph = await _graph(client, target="pod", namespace=monitored, name=pod, minutes="30")
+        return graph if graph["source"] == "prometheus" else None
+
+    graph = await eventually(from_prometheus, what="a graph from Prometheus")
+    assert graph["backend"]["service"] == "prometheus"
+    assert graph["backend"]["proxyPath"] == (
+        f"/api/v1/namespaces/{monitored}/services/prometheus:9090/proxy"
+    )
+    assert graph["warning"] is None
+    assert graph["intervalSeconds"] == 15  # 30 minutes / 240 points, at least 15 s
+    cpu, memory = (s["points"] for s in graph["series"])
+    assert cpu
+    assert memory
+    assert [t for t, _ in memory] == sorted(t for t, _ in memory)
+    pods = await (await client.get(f"{BASE}/pods", params={"namespace": monitored})).json()
+    reported = next(p["memoryBytes"] for p in pods if p["name"] == pod)
+    assert abs(memory[-1][1] - reported) / reported < 0.2  # the same usage, by either road
+
+    whole = await _graph(client, target="cluster")
+    assert whole["source"] == "prometheus"
+    assert len(whole["series"][0]["points"]) == 241  # an hour at 15 s, both ends included
+    assert whole["series"][1]["points"][-1][1] > memory[-1][1]
+    nodes = await (await client.get(f"{BASE}/nodes")).json()
+    node = await _graph(client, target="node", name=nodes[0]["name"])
+    assert node["source"] == "prometheus"
+    assert node["series"][1]["points"]
+    nothing = await _graph(client, target="namespace", namespace="no-such-namespace")
+    assert (nothing["source"], nothing["series"][0]["points"]) == ("none", [])
+
+    # Prometheus goes away (no ready endpoint behind its Service): the sampler takes over.
+    async with kube(sim) as api:
+        await api.send(
+            "PATCH",
+            f"/apis/apps/v1/namespaces/{monitored}/deployments/prometheus",
+            {"spec": {"replicas": 0}},
+            content_type="application/merge-patch+json",
+        )
+
+    async def from_sampler() -> dict[str, Any] | None:
+        graph = await _graph(client, target="cluster")
+        return graph if graph["source"] == "sampler" else None
+
+    graph = await eventually(from_sampler, what="the sampler taking over")
+    assert graph["backend"] is None
+    assert "prometheus failed" in graph["warning"]
+    assert "no endpoints available" in graph["warning"]
+    assert graph["series"][1]["points"][-1][1] > 0
 
 
 class _NoMetrics(LegacyApiServer):

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -52,3 +55,99 @@ async def test_pod_metrics_selectors_and_missing_pods(sim: Simulator, raw: Raw) 
         f'podmetrics.metrics.k8s.io "broken/{pending}" not found',
     )
     assert (await raw("GET", f"{BASE}/pods", watch="true"))[0] == 405
+
+
+async def test_the_kubelet_stats_summary_through_the_node_proxy(sim: Simulator, raw: Raw) -> None:
+    status, body, _ = await raw("GET", "/api/v1/nodes/kubesim-node-1/proxy/stats/summary")
+    assert status == 200
+    node = body["node"]
+    assert node["nodeName"] == "kubesim-node-1"
+    fs, image_fs = node["fs"], node["runtime"]["imageFs"]
+    assert fs["capacityBytes"] == 102626232 * 1024  # the node's ephemeral-storage
+    assert 0 < fs["usedBytes"] < fs["capacityBytes"]
+    assert fs["availableBytes"] == fs["capacityBytes"] - fs["usedBytes"]
+    assert fs["inodesFree"] + fs["inodesUsed"] == fs["inodes"]
+    assert 0 < image_fs["usedBytes"] < fs["usedBytes"]
+    assert node["cpu"]["usageNanoCores"] > 0
+    assert node["memory"]["workingSetBytes"] > 0
+    on_node = {
+        (p["metadata"]["namespace"], p["metadata"]["name"])
+        for p in sim.state.objects.store.list(("", "pods"))
+        if (p.get("spec") or {}).get("nodeName") == "kubesim-node-1"
+        and (p.get("status") or {}).get("phase") == "Running"
+    }
+    reported = {(p["podRef"]["namespace"], p["podRef"]["name"]) for p in body["pods"]}
+    assert reported
+    assert reported <= on_node
+    pod = body["pods"][0]
+    container = pod["containers"][0]
+    assert {"name", "startTime", "cpu", "memory", "rootfs", "logs"} <= set(container)
+    assert pod["ephemeral-storage"]["usedBytes"] >= container["rootfs"]["usedBytes"]
+
+    status, missing, _ = await raw("GET", "/api/v1/nodes/nope/proxy/stats/summary")
+    assert (status, missing["message"]) == (404, 'nodes "nope" not found')
+    status, text, _ = await raw("GET", "/api/v1/nodes/kubesim-node-1/proxy/nothing-here")
+    assert (status, text) == (404, "404 page not found\n")
+
+
+PROM = "/api/v1/namespaces/monitoring/services/prometheus:9090/proxy/api/v1"
+
+
+async def test_prometheus_answers_queries_through_the_service_proxy(
+    sim: Simulator, raw: Raw
+) -> None:
+    wait_for(sim, lambda st: pods(st, "monitoring", "prometheus"), what="prometheus pod")
+    query = 'sum(rate(container_cpu_usage_seconds_total{namespace="shop",container!=""}[5m]))'
+
+    async def instant() -> Any:
+        status, body, _ = await raw("GET", f"{PROM}/query", query=query)
+        return body if status == 200 else None
+
+    body = await _eventually(instant)
+    assert body["status"] == "success"
+    assert body["data"]["resultType"] == "vector"
+    [sample] = body["data"]["result"]
+    assert sample["metric"] == {}
+    assert 0 < float(sample["value"][1]) < 4
+
+    memory = (
+        'sum by (pod) (container_memory_working_set_bytes{namespace="shop",pod=~"frontend-.*"})'
+    )
+    status, by_pod, _ = await raw("GET", f"{PROM}/query", query=memory)
+    assert status == 200
+    assert len(by_pod["data"]["result"]) == 3  # the three frontend replicas
+    assert all(set(r["metric"]) == {"pod"} for r in by_pod["data"]["result"])
+
+    now = time.time()
+    status, ranged, _ = await raw(
+        "POST",
+        f"{PROM}/query_range",
+        f'query=sum(container_memory_working_set_bytes{{id="/"}})&start={now - 300}&end={now}&step=60',
+        content_type="application/x-www-form-urlencoded",
+    )
+    assert status == 200, ranged
+    assert ranged["data"]["resultType"] == "matrix"
+    [series] = ranged["data"]["result"]
+    times = [t for t, _ in series["values"]]
+    assert len(times) == 6
+    assert times == sorted(times)
+
+    status, bad, _ = await raw("GET", f"{PROM}/query", query="sum(rate(")
+    assert (status, bad["status"], bad["errorType"]) == (400, "error", "bad_data")
+    status, tiny, _ = await raw(
+        "GET", f"{PROM}/query_range", query="up", start="0", end=str(now), step="1"
+    )
+    assert status == 400
+    assert "11,000 points" in tiny["error"]
+    status, gone, _ = await raw("GET", "/api/v1/namespaces/monitoring/services/nope:9090/proxy/")
+    assert (status, gone["message"]) == (404, 'services "nope" not found')
+
+
+async def _eventually(probe: Any) -> Any:
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        found = await probe()
+        if found is not None:
+            return found
+        await asyncio.sleep(0.05)
+    raise AssertionError("never answered")

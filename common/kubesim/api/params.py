@@ -35,6 +35,8 @@ def parse_target(registry: Registry, group: str, version: str, tail: str) -> Tar
         and not (len(parts) == 3 and parts[2] in _NAMESPACE_SUBRESOURCES)
     ):
         namespace, parts = parts[1], parts[2:]
+    if len(parts) > 3 and parts[2] == "proxy":  # the rest is the path to proxy to
+        parts = parts[:3]
     if not parts or len(parts) > 3:
         raise not_found("", "", "")
     rt = registry.get(group, version, parts[0])

@@ -1,5 +1,5 @@
-"""The HTTP doors into the living cluster: ``pods/log``, ``exec``, ``attach``, ``portforward`` and
-``metrics.k8s.io``, registered in ``State.subresource_handlers`` by :func:`install`.
+"""The HTTP doors into the living cluster: ``pods/log``, ``exec``, ``attach``, ``portforward``,
+``metrics.k8s.io`` and the node and Service proxies (``proxy``), registered in ``State.subresource_handlers`` by :func:`install`.
 
 Each handler resolves the pod, refuses with a ``Status`` the way a real API server (or the kubelet
 behind it) does, and delegates: ``logs`` for log semantics, ``streams`` for exec/attach,
@@ -17,7 +17,7 @@ from aiohttp import web
 from common.kubesim.api.params import Target, response_form
 from common.kubesim.cluster import LiveCluster
 from common.kubesim.encoding import tables
-from common.kubesim.http import attach, logs, portforward, streams
+from common.kubesim.http import attach, logs, portforward, proxy, streams
 from common.kubesim.http.responses import encode_one, json_response
 from common.kubesim.http.state import State
 from common.kubesim.kubelet import metrics
@@ -117,3 +117,5 @@ def install(state: State, live: LiveCluster) -> None:
     handlers[("", "pods", "portforward")] = _stream(live, portforward.handler)
     handlers[("metrics.k8s.io", "nodes", "")] = _metrics(live)
     handlers[("metrics.k8s.io", "pods", "")] = _metrics(live)
+    handlers[("", "nodes", "proxy")] = proxy.node_proxy(live)
+    handlers[("", "services", "proxy")] = proxy.service_proxy(live)

@@ -85,7 +85,8 @@ def normalize_image(image: str) -> str:
     return ref
 
 
-def _flavor(name: str) -> str:
+def flavor_of(name: str) -> str:
+    """The flavor of an image name (see :func:`image_name`)."""
     for key, flavor in FLAVORS.items():
         if key in name:
             return flavor
@@ -105,7 +106,7 @@ def _probe_fails(probe: Obj) -> bool:
 def classify(container: Obj, restart_policy: str) -> Behaviour:
     image = str(container.get("image") or "")
     name = image_name(image)
-    flavor = "distroless" if "distroless" in image else _flavor(name)
+    flavor = "distroless" if "distroless" in image else flavor_of(name)
     env = {e.get("name"): e.get("value") for e in container.get("env") or [] if isinstance(e, dict)}
     wanted = str(env.get("KUBESIM_MODE") or "")
     probe = container.get("readinessProbe") or {}

@@ -36,7 +36,7 @@ BASELINE = {
 SYSTEM = (180, 1100)
 
 
-def _unit(seed: str, salt: str) -> float:
+def unit(seed: str, salt: str) -> float:
     return (
         int.from_bytes(hashlib.blake2b(f"{seed}/{salt}".encode(), digest_size=4).digest(), "big")
         / 2**32
@@ -60,11 +60,11 @@ def container_usage(
     req_cpu, req_mem = quantity.container_requests(spec)
     cpu = max(float(cpu_m), req_cpu * 0.35)
     mem = max(float(mem_mi * MI), req_mem * 0.55)
-    phase = _unit(seed, "phase") * 2 * math.pi
+    phase = unit(seed, "phase") * 2 * math.pi
     wave = math.sin(2 * math.pi * now / PERIOD + phase)
     bucket = str(int(now // WINDOW))
-    cpu *= 1 + 0.45 * wave + 0.3 * (_unit(seed, bucket) - 0.5)
-    mem *= 1 + 0.04 * wave + 0.02 * _unit(seed, "m" + bucket)
+    cpu *= 1 + 0.45 * wave + 0.3 * (unit(seed, bucket) - 0.5)
+    mem *= 1 + 0.04 * wave + 0.02 * unit(seed, "m" + bucket)
     if c.behaviour.mode == "oom":
         limit = quantity.as_int(
             ((spec.get("resources") or {}).get("limits") or {}).get("memory", 256 * MI)
@@ -127,7 +127,7 @@ def node_metrics(objs: Objects, kubelet: Kubelet, now: float) -> list[Obj]:
     for node in objs.store.list(("", "nodes")):
         name = node["metadata"]["name"]
         base_cpu, base_mem = SYSTEM
-        jitter = 1 + 0.2 * (_unit(name, str(int(now // WINDOW))) - 0.5)
+        jitter = 1 + 0.2 * (unit(name, str(int(now // WINDOW))) - 0.5)
         cpu, mem = per_node.get(name, (0, 0))
         cpu += int(base_cpu * jitter * 1_000_000)
         mem += int(base_mem * MI * (1 + 0.01 * math.sin(now / PERIOD)))

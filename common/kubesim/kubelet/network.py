@@ -104,23 +104,29 @@ class ClusterNetwork:
             if spec.get("clusterIP") != ip:
                 continue
             sport = next((p for p in spec.get("ports") or [] if p.get("port") == port), None)
-            ready = self._ready_ips(svc)
-            if sport is None or not ready:
-                return None, port
-            pod = self._pod_by_ip(ready[0])
-            target = sport.get("targetPort", port)
-            if isinstance(target, str) and pod is not None:
-                target = next(
-                    (
-                        p.get("containerPort")
-                        for c in pod["spec"].get("containers") or []
-                        for p in c.get("ports") or []
-                        if p.get("name") == target
-                    ),
-                    port,
-                )
-            return pod, int(target)
+            return self.backend(svc, sport) if sport is not None else (None, port)
         return self._pod_by_ip(ip), port
+
+    def backend(self, svc: Obj, sport: Obj) -> tuple[Obj | None, int]:
+        """The pod a connection to the Service port ``sport`` reaches (its first ready endpoint;
+        None when there is none) and the container port it lands on."""
+        port = int(sport.get("port", 0))
+        ready = self._ready_ips(svc)
+        if not ready:
+            return None, port
+        pod = self._pod_by_ip(ready[0])
+        target = sport.get("targetPort", port)
+        if isinstance(target, str) and pod is not None:
+            target = next(
+                (
+                    p.get("containerPort")
+                    for c in pod["spec"].get("containers") or []
+                    for p in c.get("ports") or []
+                    if p.get("name") == target
+                ),
+                port,
+            )
+        return pod, int(target)
 
 
 def _apiserver_forbidden(path: str) -> HttpReply:

@@ -8,7 +8,8 @@
 * ``broken``: one workload per failure mode -- CrashLoopBackOff, ImagePullBackOff, OOMKilled,
   unschedulable Pending, failing readiness (and its Service without ready endpoints), a Job past
   its backoff limit, a Service selecting nothing, a PVC that cannot bind.
-* ``monitoring``: a node-exporter DaemonSet and Grafana.
+* ``monitoring``: a node-exporter DaemonSet, Grafana, and Prometheus (its ``prometheus`` Service
+  answers the query API from the cluster's own usage).
 """
 
 from __future__ import annotations

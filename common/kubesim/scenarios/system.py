@@ -83,10 +83,21 @@ def load_monitoring(client: Client) -> None:
         resources=resources("100m", "128Mi"),
         readinessProbe=http_probe("/api/health"),
     )
+    # Answers the Prometheus query API from the cluster's own usage (kubelet.promql).
+    prometheus = container(
+        "prometheus",
+        "quay.io/prometheus/prometheus:v2.54.1",
+        9090,
+        port_name="web",
+        resources=resources("200m", "400Mi"),
+        readinessProbe=http_probe("/-/ready", "web"),
+    )
     create(
         client,
         "monitoring",
         daemonset("node-exporter", [exporter], tolerations=[{"operator": "Exists"}]),
         deployment("grafana", [grafana]),
         service("grafana", 3000),
+        deployment("prometheus", [prometheus]),
+        service("prometheus", 9090, "web"),
     )

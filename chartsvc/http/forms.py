@@ -4,7 +4,8 @@ Why not ``common.uploads``: that reader streams every part to a temp file, which
 of data kept on disk. A chart archive is consumed as bytes by the engine anyway (Helm loads archives
 in memory), so spooling it to disk and back only adds work: on a template upload it cost more than
 the render itself. Parts are read into memory under the same caps (``chartsvc.rest.max-upload-size``
-→ 413), and the spec's multipart ``required`` list is enforced the same way. Code that needs a file
+→ 413), and the spec's multipart ``required`` list and JSON part schemas are enforced the same way
+(``chartsvc.calls.form.checked_form``, which the MCP door uses too). Code that needs a file
 (OCI push) writes one under ``chartsvc.rest.temp-dir`` and removes it. This module only locates and
 decodes parts; it never interprets an archive.
 """
@@ -16,14 +17,13 @@ import urllib.parse
 
 from aiohttp import web
 
-from chartsvc.calls.form import ARCHIVE_PART, ChartForm
+from chartsvc.calls.form import MAX_TEXT_BYTES, ChartForm, checked_form
 from chartsvc.keys import SETTINGS
 from common.app import read_capped
-from common.errors import BadRequest, PayloadTooLarge, UnsupportedMediaType
-from common.openapi import OPERATION, SPEC, check_form
+from common.errors import BadRequest, UnsupportedMediaType
+from common.openapi import OPERATION, SPEC
 
 MAX_PARTS = 8
-MAX_TEXT_BYTES = 1024 * 1024  # a name, a URL or a small JSON document
 # Boundary and part names, read directly: aiohttp's part-by-part reader with its RFC 6266 parser
 # cost more than the wait for a small chart's render; form-data names are tokens or quoted strings.
 _BOUNDARY = re.compile(r'boundary\s*=\s*(?:"([^"]{1,70})"|([^;\s]{1,70}))', re.IGNORECASE)
@@ -39,13 +39,10 @@ async def read_chart_form(request: web.Request) -> ChartForm:
     content_type = request.headers.get("Content-Type", "")
     _boundary(content_type)  # a wrong Content-Type is refused before the body is read
     parts = split_form(await read_capped(request, cap + MAX_TEXT_BYTES), content_type)
-    for name, data in parts.items():
-        if len(data) > (cap if name == ARCHIVE_PART else MAX_TEXT_BYTES):
-            raise PayloadTooLarge(f"part {name[:50]!r} is larger than its limit")
     op_id = request.get(OPERATION)
-    if op_id is not None:
-        check_form(request.app[SPEC].operations[op_id], parts)
-    return ChartForm(parts)
+    return checked_form(
+        parts, None if op_id is None else request.app[SPEC].operations[op_id], cap=cap
+    )
 
 
 def split_form(body: bytes, content_type: str) -> dict[str, bytes]:

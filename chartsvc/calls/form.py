@@ -80,7 +80,7 @@ def checked_form(parts: dict[str, bytes], op: Operation | None, *, cap: int) -> 
 
 
 def too_large(part: str, limit: int) -> PayloadTooLarge:
-    return PayloadTooLarge(f"part {part[:50]!r} is larger than its limit of {limit} bytes")
+    return PayloadTooLarge(f"part {part[:50]!r} is larger than the limit of {limit} bytes")
 
 
 def invalid(field: str, message: str) -> ValidationFailed:

@@ -141,7 +141,7 @@ async def test_upload_arguments_get_the_rest_limits_and_problems(
         for encoded in (b64(oversize), "A" * (20 * CAP)):
             too_large = problem_of(await template(chart=encoded), 413, "payload-too-large")
             same_problem(too_large, http_problem)
-            assert too_large["detail"] == f"part 'chart' is larger than its limit of {CAP} bytes"
+            assert too_large["detail"] == f"part 'chart' is larger than the limit of {CAP} bytes"
 
         for value, message in (
             ("not base64!", "is not valid base64 (RFC 4648 alphabet, with padding)"),
@@ -173,7 +173,7 @@ async def test_upload_arguments_get_the_rest_limits_and_problems(
         # Other parts are held to 1 MiB, however the transport could carry more.
         big = {"values": {"blob": "x" * (1 << 20)}}
         huge = problem_of(await template(chart=b64(probe), request=big), 413, "payload-too-large")
-        assert huge["detail"] == "part 'request' is larger than its limit of 1048576 bytes"
+        assert huge["detail"] == "part 'request' is larger than the limit of 1048576 bytes"
 
         # Base64 wrapped in lines, as tools write it, is the same archive.
         encoded = b64(probe)

@@ -20,11 +20,12 @@ from aiohttp.typedefs import Middleware
 
 from chartsvc import metrics
 from chartsvc.access import AccessPolicy
+from chartsvc.budget import UploadBudget
 from chartsvc.calls import Services
+from chartsvc.calls.form import MAX_TEXT_BYTES
 from chartsvc.clusters import ClusterResolver, ClusterSource, default_target
 from chartsvc.gate import access_gate
-from chartsvc.http.budget import UploadBudget, upload_budget
-from chartsvc.http.forms import MAX_TEXT_BYTES
+from chartsvc.http.budget import is_multipart, upload_budget
 from chartsvc.http.routes import route_tables
 from chartsvc.keys import (
     CHARTS,
@@ -38,6 +39,7 @@ from chartsvc.keys import (
     REPOS,
     SERVICES,
     SETTINGS,
+    UPLOADS,
 )
 from chartsvc.library import open_library
 from chartsvc.mcp import routes as mcp
@@ -94,7 +96,15 @@ def create_app(
         policy = AccessPolicy.from_settings(svc.security)
         middlewares.append(access_gate(policy, mutating(operations)))
     upload_cap = svc.rest.max_upload_size + MAX_TEXT_BYTES
-    middlewares.append(upload_budget(UploadBudget.for_cap(upload_cap), cap=upload_cap))
+    mcp_cap = mcp.request_cap(svc.rest)
+
+    def cap_of(request: web.Request) -> int | None:
+        if is_multipart(request):
+            return upload_cap
+        return mcp_cap if mcp.carries_calls(request) else None
+
+    budget = UploadBudget.for_cap(upload_cap)
+    middlewares.append(upload_budget(budget, cap_of))
     app = build_app(
         service="chartsvc",
         spec=_with_info(spec, api_info),
@@ -107,6 +117,7 @@ def create_app(
         readiness={"repositories": _repositories_ready},
     )
     app[SETTINGS] = svc
+    app[UPLOADS] = budget
     app[OPERATIONS] = operations
     app[POLICY] = AddressPolicy(
         block_private_networks=svc.security.block_private_networks,

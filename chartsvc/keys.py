@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 from aiohttp import web
 
+from chartsvc.budget import UploadBudget
 from chartsvc.calls.base import Services
 from chartsvc.charts import ChartService
 from chartsvc.clusters import ClusterSource
@@ -28,4 +29,5 @@ HUB = web.AppKey("chartsvc.hub", HubClient)
 CLUSTERS = web.AppKey("chartsvc.clusters", ClusterSource)
 RELEASES = web.AppKey("chartsvc.releases", ReleaseService)
 SERVICES = web.AppKey("chartsvc.services", Services)
+UPLOADS = web.AppKey("chartsvc.upload_budget", UploadBudget)
 OPERATIONS = web.AppKey("chartsvc.operations", Mapping[str, Operation])

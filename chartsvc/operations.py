@@ -41,8 +41,8 @@ class Operation:
     group: str
     summary: str
     mutating: bool
-    # None: HTTP-only. Operations whose input or output is a chart archive stay off MCP: a tool
-    # names charts by chartRef and answers JSON or text, never server-local paths or archives.
+    # None: HTTP-only (a host's own spec may keep an operation off MCP). Archives in and out are
+    # base64 over MCP (``chartsvc.mcp.forms``), so every operation of Wharf's spec is a tool.
     hints: Hints | None
     progress: bool = False  # long-running: the tool reports MCP progress while it works
 

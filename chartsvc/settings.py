@@ -41,7 +41,8 @@ class RestSettings:
     )
     max_upload_size: int = option(
         100 * MiB,
-        "Largest accepted multipart upload, in bytes; larger bodies get 413. Default 100 MiB.",
+        "Largest accepted chart archive upload, in bytes (a multipart part, or an MCP tool's "
+        "base64 argument once decoded); larger gets 413. Default 100 MiB.",
     )
     max_json_size: int = option(
         16 * MiB,

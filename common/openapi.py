@@ -78,6 +78,9 @@ class Operation:
     multipart_required: tuple[str, ...]
     #: The part names a closed multipart schema allows (None: any).
     multipart_parts: frozenset[str] | None
+    #: A validator per JSON part of the multipart body (by the spec's ``encoding``), which request
+    #: validation leaves to the handler that reads the form.
+    multipart_json: Mapping[str, jsonschema.protocols.Validator]
     responses: Mapping[str, jsonschema.protocols.Validator]
     statuses: frozenset[str]
     raw: Mapping[str, Any]
@@ -213,6 +216,7 @@ class _Compiler:
         json_schema = next((c["schema"] for t, c in content.items() if t in JSON_TYPES), None)
         multipart = self.resolve(content.get(MULTIPART, {}).get("schema", {}))
         parts = multipart.get("properties", {})
+        encoding = content.get(MULTIPART, {}).get("encoding", {})
         return Operation(
             operation_id=op["operationId"],
             method=method.upper(),
@@ -225,6 +229,11 @@ class _Compiler:
             multipart_parts=(
                 frozenset(parts) if multipart.get("additionalProperties") is False else None
             ),
+            multipart_json={
+                name: self.validator(parts.get(name, {}))
+                for name, how in encoding.items()
+                if how.get("contentType") in JSON_TYPES
+            },
             responses=self.responses(op.get("responses", {})),
             statuses=frozenset(str(s) for s in op.get("responses", {})),
             raw=op,

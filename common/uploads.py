@@ -1,9 +1,14 @@
-"""Streaming multipart uploads: parts go to temp files under caps, never into memory whole.
+"""Streaming multipart uploads on aiohttp's part reader, capped while reading, never after.
 
-A handler opens ``async with read_multipart(request, limits=..., temp_dir=...) as form`` and gets text
-fields and file parts; the required and the allowed parts come from the operation's multipart schema in the spec, so
-the spec stays the one statement of what a request must carry. Temp files are removed on exit, also
-when the handler fails. This module must not interpret file contents.
+Two ways to keep the parts, one reader: ``read_multipart`` spools file parts to temp files (large
+data kept on disk, e.g. test reports) and ``read_parts`` keeps every part in memory (for data its
+consumer needs as bytes anyway, e.g. a chart archive Helm loads in memory). Either way each part is
+counted as it streams in and refused (413) the moment it passes its cap or the body passes the total;
+a malformed body (no boundary, no starting boundary, truncated before its closing boundary, a part
+without a name, nested multipart) is 400 naming what is wrong. The required and the allowed parts
+come from the operation's multipart schema in the spec, so the spec stays the one statement of what a
+request must carry. Temp files are removed on exit, also when the handler fails. This module must not
+interpret part contents.
 """
 
 from __future__ import annotations
@@ -13,12 +18,12 @@ import contextlib
 import os
 import shutil
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection
 from pathlib import Path
 from typing import BinaryIO
 
 import attrs
-from aiohttp import BodyPartReader, web
+from aiohttp import BodyPartReader, hdrs, web
 from aiohttp.http_exceptions import HttpProcessingError
 
 from common.errors import BadRequest, PayloadTooLarge, UnsupportedMediaType
@@ -59,17 +64,47 @@ class MultipartForm:
 async def read_multipart(
     request: web.Request, *, limits: UploadLimits, temp_dir: Path | None = None
 ) -> AsyncIterator[MultipartForm]:
-    if not request.content_type.startswith("multipart/"):
-        raise UnsupportedMediaType("Content-Type must be multipart/form-data")
-    if request.content_length is not None and request.content_length > limits.max_total_bytes:
-        raise PayloadTooLarge(_too_large("request body", limits.max_total_bytes))
+    _check_request(request, limits)
     workdir = await asyncio.to_thread(_make_workdir, temp_dir)
     try:
-        form = await _read(request, limits, workdir)
-        _check_parts(request, form)
+        form = MultipartForm()
+
+        async def keep(part: BodyPartReader, name: str, room: int) -> int:
+            return await _read_part(part, name, form, limits, workdir, room)
+
+        await _each_part(request, limits, keep)
+        _check_parts(request, [*form.fields, *form.files])
         yield form
     finally:
         await asyncio.to_thread(shutil.rmtree, workdir, ignore_errors=True)
+
+
+async def read_parts(
+    request: web.Request, *, limits: UploadLimits, part_cap: Callable[[str], int]
+) -> dict[str, bytes]:
+    """Every part in memory by name (the last of a repeated name wins), each within
+    ``part_cap(name)`` bytes and all within ``limits.max_total_bytes``."""
+    _check_request(request, limits)
+    parts: dict[str, bytes] = {}
+
+    async def keep(part: BodyPartReader, name: str, room: int) -> int:
+        parts[name], size = await _read_capped(part, part_cap(name), room, None)
+        return size
+
+    await _each_part(request, limits, keep)
+    _check_parts(request, parts)
+    return parts
+
+
+def _check_request(request: web.Request, limits: UploadLimits) -> None:
+    """Refuse before reading: not a form (415), or a declared length over the total (413)."""
+    # The raw header, not ``request.content_type``: aiohttp parses that with the email package,
+    # which costs more than reading a small chart's whole form.
+    media = request.headers.get(hdrs.CONTENT_TYPE, "").partition(";")[0]
+    if media.strip().lower() != "multipart/form-data":
+        raise UnsupportedMediaType("Content-Type must be multipart/form-data")
+    if request.content_length is not None and request.content_length > limits.max_total_bytes:
+        raise PayloadTooLarge(_too_large("request body", limits.max_total_bytes))
 
 
 def _make_workdir(temp_dir: Path | None) -> Path:
@@ -78,8 +113,11 @@ def _make_workdir(temp_dir: Path | None) -> Path:
     return Path(tempfile.mkdtemp(prefix="upload-", dir=temp_dir))
 
 
-async def _read(request: web.Request, limits: UploadLimits, workdir: Path) -> MultipartForm:
-    form = MultipartForm()
+#: What to do with one part: read it (``room`` bytes are left of the total), return its size.
+PartKeeper = Callable[[BodyPartReader, str, int], Awaitable[int]]
+
+
+async def _each_part(request: web.Request, limits: UploadLimits, keep: PartKeeper) -> None:
     total = 0
     try:
         reader = await request.multipart()
@@ -90,22 +128,25 @@ async def _read(request: web.Request, limits: UploadLimits, workdir: Path) -> Mu
                 raise PayloadTooLarge(f"too many parts: at most {limits.max_parts} are accepted")
             if not isinstance(part, BodyPartReader):
                 raise BadRequest("nested multipart bodies are not accepted")
-            total += await _read_part(part, form, limits, workdir, total)
+            if not part.name:
+                raise BadRequest("every multipart part needs a name in Content-Disposition")
+            total += await keep(part, part.name, limits.max_total_bytes - total)
     except (ValueError, HttpProcessingError) as exc:  # aiohttp's ways of saying "malformed"
-        raise BadRequest(f"malformed multipart body: {_first_line(exc)}") from None
-    return form
+        raise BadRequest(f"malformed multipart body: {_why(exc)}") from None
 
 
 async def _read_part(
-    part: BodyPartReader, form: MultipartForm, limits: UploadLimits, workdir: Path, total: int
+    part: BodyPartReader,
+    name: str,
+    form: MultipartForm,
+    limits: UploadLimits,
+    workdir: Path,
+    room: int,
 ) -> int:
-    name = part.name or ""
-    if not name:
-        raise BadRequest("every multipart part needs a name in Content-Disposition")
     media = part.headers.get("Content-Type", "text/plain")
     is_file = part.filename is not None or not media.startswith(("text/plain", "application/json"))
     if not is_file:
-        data, _ = await _read_capped(part, MAX_FIELD_BYTES, limits.max_total_bytes - total, None)
+        data, _ = await _read_capped(part, MAX_FIELD_BYTES, room, None)
         try:
             form.fields[name] = data.decode("utf-8")
         except UnicodeDecodeError:
@@ -113,9 +154,7 @@ async def _read_part(
         return len(data)
     fd, raw_path = tempfile.mkstemp(dir=workdir)
     with os.fdopen(fd, "wb") as out:
-        _, size = await _read_capped(
-            part, limits.max_part_bytes, limits.max_total_bytes - total, out
-        )
+        _, size = await _read_capped(part, limits.max_part_bytes, room, out)
     upload = UploadedFile(name, Path(raw_path), part.filename, media.split(";")[0].strip(), size)
     form.files.setdefault(name, []).append(upload)
     return size
@@ -140,15 +179,17 @@ async def _read_capped(
     return bytes(kept), size
 
 
-def _check_parts(request: web.Request, form: MultipartForm) -> None:
+def _check_parts(request: web.Request, names: Collection[str]) -> None:
     op_id = request.get(OPERATION)
     if op_id is not None:
-        check_form(request.app[SPEC].operations[op_id], [*form.fields, *form.files])
+        check_form(request.app[SPEC].operations[op_id], names)
 
 
-def _first_line(exc: Exception) -> str:
-    """aiohttp's header errors span lines and quote the raw header; one line is enough."""
+def _why(exc: Exception) -> str:
+    """One line on what is wrong; aiohttp's header errors span lines and quote the raw header."""
     text = exc.message if isinstance(exc, HttpProcessingError) else str(exc)
+    if text == "Reading after EOF":  # a part still open when the body ended
+        return "the body ends before its closing boundary"
     return text.strip().splitlines()[0][:200] if text.strip() else type(exc).__name__
 
 

@@ -1,7 +1,9 @@
 """A read multipart form: the ``chart`` archive part and small text or JSON parts, by name.
 
-``chartsvc.http.forms`` reads it off the request (under the upload caps); the calls of multipart
-operations read their parts from it. This module only decodes parts; it never interprets an archive.
+Both doors build it with :func:`checked_form`, so a form is held to the same limits and schema
+whichever way it came: ``chartsvc.http.forms`` from a multipart request, ``chartsvc.mcp.forms`` from a
+tool call's arguments (the archive in base64). The calls of multipart operations read their parts
+from it. This module only decodes parts; it never interprets an archive.
 """
 
 from __future__ import annotations
@@ -11,9 +13,13 @@ from typing import Any
 
 import attrs
 
-from common.errors import ValidationFailed
+from common.errors import PayloadTooLarge, ValidationFailed
+from common.openapi import Operation, check_form, schema_errors
 
 ARCHIVE_PART = "chart"
+MAX_TEXT_BYTES = (
+    1024 * 1024
+)  # a part other than the archive: a name, a URL or a small JSON document
 
 
 @attrs.frozen
@@ -48,6 +54,33 @@ class ChartForm:
         if not isinstance(body, dict):
             raise invalid(name, "must be a JSON object")
         return body
+
+
+def checked_form(parts: dict[str, bytes], op: Operation | None, *, cap: int) -> ChartForm:
+    """``parts`` as a form, each within its limit (413: ``cap`` bytes for the archive,
+    ``MAX_TEXT_BYTES`` for the others); with the operation, also its required and known parts and
+    its JSON parts against their schemas (400 naming each field)."""
+    for name, data in parts.items():
+        limit = cap if name == ARCHIVE_PART else MAX_TEXT_BYTES
+        if len(data) > limit:
+            raise too_large(name, limit)
+    form = ChartForm(parts)
+    if op is None:
+        return form
+    check_form(op, parts)
+    errors = [
+        error
+        for name, validator in op.multipart_json.items()
+        if name in parts
+        for error in schema_errors(validator, form.json_object(name), prefix=name)
+    ]
+    if errors:
+        raise ValidationFailed(errors)
+    return form
+
+
+def too_large(part: str, limit: int) -> PayloadTooLarge:
+    return PayloadTooLarge(f"part {part[:50]!r} is larger than the limit of {limit} bytes")
 
 
 def invalid(field: str, message: str) -> ValidationFailed:

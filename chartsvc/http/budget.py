@@ -1,81 +1,37 @@
-"""A byte budget for uploads in flight, so concurrent large uploads cannot exhaust memory.
+"""The upload budget (``chartsvc.budget``) as middleware: requests that carry archives reserve
+their share before their body is read.
 
-Chart uploads are held in memory (Helm loads archives as bytes; see ``chartsvc.http.forms``), so
-twenty simultaneous 100 MiB uploads would need gigabytes. Each multipart request reserves its
-declared length (the upload cap when it declares none) before its body is read and releases it when
-the response is done; a request that cannot get its share within ``wait_s`` gets 503 with
-``Retry-After``. The budget is four times the upload cap, at least 256 MiB. This module only meters;
-it does not read bodies.
+Each metered request reserves its declared length (its cap when it declares none) and releases it
+when the response is done. Which requests are metered, under which cap, the app decides
+(``cap_of``): multipart uploads, and MCP posts, whose tool calls carry archives in base64. This
+module only meters; it does not read bodies.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import Callable
 
-import attrs
 from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
 
-from common.errors import ServiceUnavailable
-
-MiB = 1024 * 1024
+from chartsvc.budget import UploadBudget
 
 
-@attrs.define
-class UploadBudget:
-    total: int
-    wait_s: float = 30.0
-    _used: int = 0
-    _waiting: int = 0
-    _changed: asyncio.Condition = attrs.field(factory=asyncio.Condition)
-
-    @classmethod
-    def for_cap(cls, max_upload_size: int) -> UploadBudget:
-        return cls(total=max(4 * max_upload_size, 256 * MiB))
-
-    @property
-    def used(self) -> int:
-        return self._used
-
-    @contextlib.asynccontextmanager
-    async def reserve(self, size: int) -> AsyncIterator[None]:
-        size = min(size, self.total)  # one request may always use the whole budget alone
-        if self._used + size > self.total:  # the common case (room) needs no lock and no task
-            await self._wait_for_room(size)
-        self._used += size
-        try:
-            yield
-        finally:
-            self._used -= size
-            if self._waiting:
-                async with self._changed:
-                    self._changed.notify_all()
-
-    async def _wait_for_room(self, size: int) -> None:
-        self._waiting += 1
-        try:
-            async with self._changed:
-                await asyncio.wait_for(
-                    self._changed.wait_for(lambda: self._used + size <= self.total), self.wait_s
-                )
-        except TimeoutError:
-            raise ServiceUnavailable(
-                "too many uploads in progress; retry shortly", headers={"Retry-After": "5"}
-            ) from None
-        finally:
-            self._waiting -= 1
+def is_multipart(request: web.Request) -> bool:
+    return request.headers.get("Content-Type", "").startswith("multipart/")
 
 
-def upload_budget(budget: UploadBudget, *, cap: int) -> Middleware:
-    """Meter multipart requests; ``cap`` is the largest body the handlers accept."""
+def upload_budget(budget: UploadBudget, cap_of: Callable[[web.Request], int | None]) -> Middleware:
+    """Meter the requests ``cap_of`` gives a cap: the largest body their handlers accept (None:
+    not an upload, not metered)."""
 
     @web.middleware
     async def meter(request: web.Request, handler: Handler) -> web.StreamResponse:
+        cap = cap_of(request)
+        if cap is None:
+            return await handler(request)
         size = request.content_length or cap
-        multipart = request.headers.get("Content-Type", "").startswith("multipart/")
-        if not multipart or size > cap:  # over the cap: refused (413) before any byte is read
+        if size > cap:  # over the cap: refused (413) before any byte is read
             return await handler(request)
         async with budget.reserve(size):
             return await handler(request)

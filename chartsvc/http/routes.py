@@ -10,23 +10,17 @@ reply. A table per group lets a host replace one group with its own (``create_ap
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 import attrs
-import jsonschema
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
 from chartsvc.calls import CALLS, Call, Reply
-from chartsvc.calls.form import ChartForm
 from chartsvc.http.forms import read_chart_form
 from chartsvc.http.responses import archive_response, text_response
 from chartsvc.keys import SERVICES
 from chartsvc.operations import Operation
-from common.errors import ValidationFailed
-from common.openapi import JSON_TYPES, Spec, schema_errors, validated
-
-MULTIPART = "multipart/form-data"
+from common.openapi import MULTIPART, Spec, validated
 
 
 def route_tables(spec: Spec, operations: Mapping[str, Operation]) -> dict[str, web.RouteTableDef]:
@@ -36,59 +30,21 @@ def route_tables(spec: Spec, operations: Mapping[str, Operation]) -> dict[str, w
         raise ValueError(f"operations without an implementation: {', '.join(missing)}")
     tables: dict[str, web.RouteTableDef] = {}
     for op_id, op in operations.items():
-        form = _json_parts(spec, spec.operations[op_id].raw)
+        form = MULTIPART in spec.operations[op_id].other_body_types
         table = tables.setdefault(op.group, web.RouteTableDef())
-        table.route(op.method, op.path, name=op_id)(_handler(CALLS[op_id], form))
+        table.route(op.method, op.path, name=op_id)(_handler(CALLS[op_id], form=form))
     return tables
 
 
-JsonParts = dict[str, jsonschema.protocols.Validator]
-
-
-def _json_parts(spec: Spec, raw: Mapping[str, Any]) -> JsonParts | None:
-    """For a multipart operation, a validator per JSON part (by the spec's ``encoding``); else None."""
-    content = raw.get("requestBody", {}).get("content", {})
-    if MULTIPART not in content:
-        return None
-    schema = _resolve(spec, content[MULTIPART].get("schema", {}))
-    return {
-        part: spec.validator(schema.get("properties", {}).get(part, {}))
-        for part, encoding in content[MULTIPART].get("encoding", {}).items()
-        if encoding.get("contentType") in JSON_TYPES
-    }
-
-
-def _resolve(spec: Spec, node: Mapping[str, Any]) -> Mapping[str, Any]:
-    while "$ref" in node:
-        target: Any = spec.document
-        for part in node["$ref"].removeprefix("#/").split("/"):
-            target = target[part]
-        node = target
-    return node
-
-
-def _handler(call: Call, form: JsonParts | None) -> Handler:
+def _handler(call: Call, *, form: bool) -> Handler:
     async def handle(request: web.Request) -> web.StreamResponse:
         args = validated(request)
-        if form is not None:
-            args = attrs.evolve(args, body=await _read_form(request, form))
+        if form:
+            args = attrs.evolve(args, body=await read_chart_form(request))
         services = attrs.evolve(request.app[SERVICES], request=request)
         return render(await call(services, args))
 
     return handle
-
-
-async def _read_form(request: web.Request, json_parts: JsonParts) -> ChartForm:
-    form = await read_chart_form(request)
-    errors = [
-        error
-        for name, validator in json_parts.items()
-        if name in form.parts
-        for error in schema_errors(validator, form.json_object(name), prefix=name)
-    ]
-    if errors:
-        raise ValidationFailed(errors)
-    return form
 
 
 def render(reply: Reply) -> web.Response:

@@ -6,7 +6,9 @@ the small bridge that lets aiohttp run them: the request becomes an ASGI scope, 
 After the body, ``receive`` waits until the client leaves or the server shuts down and then answers
 ``http.disconnect``, which is how the transports learn to end their event streams. aiohttp has no
 disconnect callback for a request whose body was read, so departure is seen by polling the
-connection (``POLL_S``) or by a failed write. This module knows nothing of MCP.
+connection (``POLL_S``) or by a failed write. A body over the ``limit`` given to :func:`serve` is
+refused (413 problem) before it is read when its length is declared, else once it passes the limit.
+This module knows nothing of MCP.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import attrs
 from aiohttp import web
 
 from common.app import REQUEST_ID, REQUEST_ID_HEADER
+from common.errors import PayloadTooLarge
 
 logger = logging.getLogger(__name__)
 
@@ -53,14 +56,19 @@ class Exchanges:
 @attrs.define(eq=False)
 class Exchange:
     request: web.Request
+    limit: int | None = None  # the largest body passed on
     ended: asyncio.Event = attrs.field(factory=asyncio.Event)
     body_done: bool = False
+    received: int = 0
     start: Message | None = None
     response: web.StreamResponse | None = None
 
     async def receive(self) -> Message:
         if not self.body_done:
             chunk = await self.request.content.read(CHUNK)
+            self.received += len(chunk)
+            if self.limit is not None and self.received > self.limit:
+                raise too_large(self.limit)
             self.body_done = self.request.content.at_eof()
             return {"type": "http.request", "body": chunk, "more_body": not self.body_done}
         while not self.ended.is_set() and self._connected():
@@ -126,8 +134,17 @@ def scope_of(request: web.Request, *, root_path: str = "") -> Scope:
     }
 
 
+def too_large(limit: int) -> PayloadTooLarge:
+    return PayloadTooLarge(f"request body is larger than the limit of {limit} bytes")
+
+
 async def serve(
-    app: ASGIApp, request: web.Request, exchanges: Exchanges, *, root_path: str = ""
+    app: ASGIApp,
+    request: web.Request,
+    exchanges: Exchanges,
+    *,
+    root_path: str = "",
+    limit: int | None = None,
 ) -> web.StreamResponse:
     """Run ``app`` for ``request``; its response, streamed as the application sends it.
 
@@ -136,7 +153,9 @@ async def serve(
     ``WIND_DOWN_S`` to finish, as under an ASGI server, instead of being cancelled mid-way (the
     SDK would read that as a failed request and drop the MCP session it had just opened).
     """
-    exchange = Exchange(request)
+    if limit is not None and (request.content_length or 0) > limit:
+        raise too_large(limit)
+    exchange = Exchange(request, limit)
     exchanges.open.add(exchange)
     scope = scope_of(request, root_path=root_path)
     task = asyncio.ensure_future(app(scope, exchange.receive, exchange.send))

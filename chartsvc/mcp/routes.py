@@ -4,6 +4,9 @@
 transport, both run through ``chartsvc.mcp.asgi``. They sit outside the base path and the REST spec
 (extra routes). When an API key is configured every request to them must carry it in ``X-API-Key``
 (401 otherwise), whatever the mode: the key is what stands between the network and the tools.
+A message posted to them may be as large as a tool call carrying the largest upload in base64
+(:func:`request_cap`); larger is refused with 413 before the SDK reads it, and the app's upload
+budget meters these posts as it meters multipart uploads (:func:`carries_calls`).
 
 The server, its tools and the session manager open in ``mcp_context`` (after the domain services)
 and close after its ``yield``; the session manager's task group runs in a task of its own, so its
@@ -26,23 +29,39 @@ from chartsvc.access import API_KEY_HEADER, AccessPolicy
 from chartsvc.calls import CALLS
 from chartsvc.keys import OPERATIONS, SERVICES, SETTINGS
 from chartsvc.mcp import asgi
+from chartsvc.mcp.schemas import base64_length
 from chartsvc.mcp.server import build_server
 from chartsvc.mcp.state import MCP, McpState
 from chartsvc.mcp.tools import build_tools
+from chartsvc.settings import RestSettings
 from common.app import SERVICE, wharf_version
 from common.openapi import SPEC
 
 MCP_PATH = "/mcp"
 SSE_PATH = "/sse"
 MESSAGES_PATH = "/messages/"
+_CALL_ROUTES = ("mcp", "mcp-messages")  # the routes whose POSTs carry tool calls
 
 routes = web.RouteTableDef()
 
 
-@routes.route("*", MCP_PATH)
+def request_cap(rest: RestSettings) -> int:
+    """The largest MCP message taken over HTTP: the largest upload (``max-upload-size``) in base64,
+    plus as much again as a REST JSON body may be (``max-json-size``) for the other arguments."""
+    return base64_length(rest.max_upload_size) + rest.max_json_size
+
+
+def carries_calls(request: web.Request) -> bool:
+    """Whether ``request`` posts MCP messages (tool calls, with their archives) to the server."""
+    return request.method == "POST" and request.match_info.route.name in _CALL_ROUTES
+
+
+@routes.route("*", MCP_PATH, name="mcp")
 async def streamable_http(request: web.Request) -> web.StreamResponse:
     state = _authorised(request)
-    return await asgi.serve(state.streamable.handle_request, request, state.exchanges)
+    return await asgi.serve(
+        state.streamable.handle_request, request, state.exchanges, limit=state.request_cap
+    )
 
 
 @routes.get(SSE_PATH)
@@ -58,10 +77,12 @@ async def legacy_sse(request: web.Request) -> web.StreamResponse:
     return await asgi.serve(connect, request, state.exchanges, root_path=prefix)
 
 
-@routes.post(MESSAGES_PATH)
+@routes.post(MESSAGES_PATH, name="mcp-messages")
 async def legacy_messages(request: web.Request) -> web.StreamResponse:
     state = _authorised(request)
-    return await asgi.serve(state.sse.handle_post_message, request, state.exchanges)
+    return await asgi.serve(
+        state.sse.handle_post_message, request, state.exchanges, limit=state.request_cap
+    )
 
 
 def _authorised(request: web.Request) -> McpState:
@@ -87,19 +108,21 @@ async def mcp_context(app: web.Application) -> AsyncIterator[None]:
     svc = app[SETTINGS]
     policy = AccessPolicy.from_settings(svc.security)
     server = build_server(
-        build_tools(app[SPEC], app[OPERATIONS], policy, CALLS),
+        build_tools(app[SPEC], app[OPERATIONS], policy, CALLS, upload_cap=svc.rest.max_upload_size),
         app[SERVICES],
         base_path=app[SERVICE].base_path,
         version=wharf_version(),
     )
-    streamable = StreamableHTTPSessionManager(app=server)
+    cap = request_cap(svc.rest)  # the SDK's own check (default 4 MiB) must not come first
+    streamable = StreamableHTTPSessionManager(app=server, max_request_body_size=cap)
     _without_shutdown_poller()
     app[MCP] = McpState(
         server=server,
         policy=policy,
         streamable=streamable,
-        sse=SseServerTransport(MESSAGES_PATH),
+        sse=SseServerTransport(MESSAGES_PATH, max_request_body_size=cap),
         exchanges=asgi.Exchanges(),
+        request_cap=cap,
     )
     async with _running(streamable):
         yield

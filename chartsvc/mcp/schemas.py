@@ -1,9 +1,10 @@
 """Tool input and output JSON Schemas, derived from the served spec's operations.
 
-A tool's arguments are its operation's path and query parameters and its JSON body's properties,
-side by side in one object, named, typed and described exactly as in the spec (``chartRef``, never a
-server-local path). References are inlined: an MCP client validates against the schema alone. A
-success response whose JSON is not an object is wrapped as ``{"result": ...}``, because MCP's
+A tool's arguments are its operation's path and query parameters and its JSON body's properties (or,
+for a multipart operation, its parts), side by side in one object, named, typed and described
+exactly as in the spec (``chartRef``, never a server-local path). A binary part (the chart archive)
+is a base64 string there, at most as long as the upload cap allows. References are inlined: an MCP
+client validates against the schema alone. A success response whose JSON is not an object is wrapped as ``{"result": ...}``, because MCP's
 structured content must be an object. This module only reads the spec; it never validates calls.
 """
 
@@ -14,7 +15,7 @@ from typing import Any
 
 import attrs
 
-from common.openapi import JSON_TYPES, SPEC_URI, Operation, Spec
+from common.openapi import JSON_TYPES, MULTIPART, SPEC_URI, Operation, Spec
 
 ARGUMENT_LOCATIONS = ("path", "query")
 RESULT_KEY = "result"
@@ -27,19 +28,21 @@ class SchemaError(ValueError):
 
 @attrs.frozen
 class Arguments:
-    """Where each argument of a tool goes: a parameter location or the JSON body."""
+    """Where each argument of a tool goes: a parameter location, the JSON body or a form part."""
 
-    locations: Mapping[str, str]
-    has_body: bool
+    locations: Mapping[str, str]  # path, query, body or part
+    has_body: bool  # a JSON body
+    form: bool = False  # a multipart body: the ``part`` arguments
+    binary: frozenset[str] = frozenset()  # the parts given in base64
 
     def split(self, given: Mapping[str, Any]) -> tuple[dict[str, dict[str, Any]], Any]:
-        """Parameters by location, and the body (None when the operation takes none)."""
+        """Parameters by location, and the JSON body or the parts (None when there is neither)."""
         params: dict[str, dict[str, Any]] = {loc: {} for loc in ARGUMENT_LOCATIONS}
         body: dict[str, Any] = {}
         for name, value in given.items():
             where = self.locations.get(name, "body")
-            (body if where == "body" else params[where])[name] = value
-        return params, (body if self.has_body else None)
+            params.get(where, body)[name] = value
+        return params, (body if self.has_body or self.form else None)
 
     def unknown(self, given: Mapping[str, Any]) -> list[str]:
         return [name for name in given if name not in self.locations]
@@ -70,7 +73,7 @@ def _resolve(ref: str, document: Mapping[str, Any]) -> Any:
     return node
 
 
-def input_schema(spec: Spec, op: Operation) -> tuple[dict[str, Any], Arguments]:
+def input_schema(spec: Spec, op: Operation, *, upload_cap: int) -> tuple[dict[str, Any], Arguments]:
     properties: dict[str, Any] = {}
     required: list[str] = []
     locations: dict[str, str] = {}
@@ -87,10 +90,42 @@ def input_schema(spec: Spec, op: Operation) -> tuple[dict[str, Any], Arguments]:
     for name, schema in (body or {}).get("properties", {}).items():
         _add(properties, locations, name, schema, "body")
     required += [name for name in (body or {}).get("required", []) if name not in required]
+    form, encoding = _form(spec.document, op)
+    binary = set()
+    for name, schema in (form or {}).get("properties", {}).items():
+        if schema.get("contentEncoding") == "binary":
+            media = encoding.get(name, {}).get("contentType", "application/octet-stream")
+            schema = base64_schema(schema, media, upload_cap)
+            binary.add(name)
+        _add(properties, locations, name, schema, "part")
+    required += [name for name in (form or {}).get("required", []) if name not in required]
     schema = {"type": "object", "properties": properties, "additionalProperties": False}
     if required:
         schema["required"] = required
-    return schema, Arguments(locations=locations, has_body=body is not None)
+    arguments = Arguments(
+        locations=locations,
+        has_body=body is not None,
+        form=form is not None,
+        binary=frozenset(binary),
+    )
+    return schema, arguments
+
+
+def base64_schema(part: Mapping[str, Any], media: str, cap: int) -> dict[str, Any]:
+    """A binary part as a tool argument: its bytes in base64, no longer than ``cap`` bytes need."""
+    what = str(part.get("description") or "the file").rstrip(".")
+    return {
+        "type": "string",
+        "contentEncoding": "base64",
+        "contentMediaType": media,
+        "maxLength": base64_length(cap),
+        "description": f"{what}, base64-encoded (RFC 4648); at most {cap} bytes once decoded",
+    }
+
+
+def base64_length(size: int) -> int:
+    """The length of ``size`` bytes in padded base64."""
+    return 4 * ((size + 2) // 3)
 
 
 def _add(
@@ -112,6 +147,16 @@ def _json_body(document: Mapping[str, Any], op: Operation) -> dict[str, Any] | N
     content = inline(op.raw.get("requestBody", {}), document).get("content", {})
     schema = next((c.get("schema") for t, c in content.items() if t in JSON_TYPES), None)
     return schema if isinstance(schema, dict) else None
+
+
+def _form(
+    document: Mapping[str, Any], op: Operation
+) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+    """The multipart body's schema (None when the operation takes none) and its ``encoding``."""
+    content = inline(op.raw.get("requestBody", {}), document).get("content", {})
+    schema = content.get(MULTIPART, {}).get("schema")
+    encoding = content.get(MULTIPART, {}).get("encoding", {})
+    return (schema if isinstance(schema, dict) else None), encoding
 
 
 def output_schema(spec: Spec, op: Operation) -> dict[str, Any] | None:

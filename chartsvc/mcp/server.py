@@ -10,6 +10,7 @@ request (a host's cluster resolver chooses by it).
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import logging
@@ -27,6 +28,7 @@ from mcp.shared.exceptions import MCPError
 
 from chartsvc.calls import CALLS, Reply, Services
 from chartsvc.mcp.asgi import SCOPE_REQUEST
+from chartsvc.mcp.forms import form_of
 from chartsvc.mcp.progress import Reporter, with_progress
 from chartsvc.mcp.schemas import structured
 from chartsvc.mcp.tools import ToolDef
@@ -81,7 +83,7 @@ async def invoke(
 ) -> types.CallToolResult:
     instance = _instance(tool, arguments, base_path)
     try:
-        validated = check_arguments(tool, arguments)
+        validated = await check_arguments(tool, arguments)
         work = CALLS[tool.name](services, validated)
         if tool.operation.progress:
             reply = await with_progress(work, report, what=tool.operation.summary)
@@ -101,10 +103,12 @@ async def invoke(
             extra={"requestId": rid},
         )
         return error_result(problem)
-    return success_result(reply)
+    return await success_result(reply)
 
 
-def check_arguments(tool: ToolDef, arguments: Mapping[str, Any]) -> Validated:
+async def check_arguments(tool: ToolDef, arguments: Mapping[str, Any]) -> Validated:
+    """The call's input as its REST route would read it: parameters and JSON body validated, the
+    parts of a multipart operation made into its form (``chartsvc.mcp.forms``)."""
     unknown = tool.arguments.unknown(arguments)
     if unknown:
         raise ValidationFailed(
@@ -114,13 +118,17 @@ def check_arguments(tool: ToolDef, arguments: Mapping[str, Any]) -> Validated:
             ]
         )
     params, body = tool.arguments.split(arguments)
-    return validate_arguments(tool.compiled, params, body)
+    if not tool.arguments.form:
+        return validate_arguments(tool.compiled, params, body)
+    validated = validate_arguments(tool.compiled, params)
+    form = await form_of(body, tool.compiled, binary=tool.arguments.binary, cap=tool.upload_cap)
+    return attrs.evolve(validated, body=form)
 
 
-def success_result(reply: Reply) -> types.CallToolResult:
+async def success_result(reply: Reply) -> types.CallToolResult:
     meta = {"httpStatus": reply.status}
     if reply.archive is not None:
-        return archive_result(reply.archive, reply.filename, meta)
+        return await archive_result(reply.archive, reply.filename, meta)
     if reply.text is not None:
         return types.CallToolResult(content=[types.TextContent(text=reply.text)], _meta=meta)
     if reply.body is None:
@@ -132,12 +140,19 @@ def success_result(reply: Reply) -> types.CallToolResult:
     )
 
 
-def archive_result(data: bytes, filename: str, meta: dict[str, Any]) -> types.CallToolResult:
-    """A chart archive as MCP carries binary: an embedded ``application/gzip`` blob resource."""
+async def archive_result(data: bytes, filename: str, meta: dict[str, Any]) -> types.CallToolResult:
+    """A chart archive as MCP carries binary: an embedded ``application/gzip`` blob resource.
+
+    Its size is bounded where the archive is made, as for the REST route: a pull by
+    ``chartsvc.charts.max-archive-size`` (502 ``upstream-too-large`` beyond), a package by the caps
+    on what it packages. Encoding runs in
+    a thread, as a large archive would hold the event loop.
+    """
+    encoded = await asyncio.to_thread(base64.b64encode, data)
     blob = types.BlobResourceContents(
         uri=f"chart:///{quote(filename)}",
         mime_type="application/gzip",
-        blob=base64.b64encode(data).decode("ascii"),
+        blob=encoded.decode("ascii"),
     )
     return types.CallToolResult(
         content=[

@@ -25,6 +25,7 @@ class McpState:
     streamable: StreamableHTTPSessionManager
     sse: SseServerTransport
     exchanges: Exchanges
+    request_cap: int  # the largest message posted over HTTP, in bytes
 
 
 MCP = web.AppKey("chartsvc.mcp", McpState)

@@ -1,7 +1,8 @@
 """The tool set: one MCP tool per operation the served spec offers to MCP (``x-mcp``).
 
 Name = operationId, description = the spec's summary plus its description, input and output
-schemas from the spec (``chartsvc.mcp.schemas``), annotations from its ``x-mcp`` hints. Which tools
+schemas from the spec (``chartsvc.mcp.schemas``), annotations from its ``x-mcp`` hints; an upload's
+archive argument is base64 under the REST upload cap (``upload_cap``). Which tools
 exist follows the access policy alone: mutating tools only when mutations are enabled (FULL mode
 with a key), whatever the HTTP access interceptor setting says, so an agent never sees a write it
 may not make. An operation the spec does not serve (the release group without a cluster) has no
@@ -28,6 +29,7 @@ class ToolDef:
     compiled: Operation
     arguments: Arguments
     tool: types.Tool
+    upload_cap: int  # the largest archive a base64 argument may carry, decoded (as over REST)
 
     @property
     def name(self) -> str:
@@ -39,26 +41,33 @@ def build_tools(
     declared: Mapping[str, operations.Operation],
     policy: AccessPolicy,
     implemented: Collection[str],
+    *,
+    upload_cap: int,
 ) -> Mapping[str, ToolDef]:
-    """The tools offered under ``policy``, for operations that have an implementation."""
+    """The tools offered under ``policy``, for operations that have an implementation;
+    ``upload_cap`` is ``chartsvc.rest.max-upload-size``."""
     tools: dict[str, ToolDef] = {}
     for op_id, op in declared.items():
         if op.hints is None or op_id not in implemented:
             continue
         if op.mutating and not policy.mutating_enabled:
             continue
-        tools[op_id] = _tool(op, op.hints, spec.operations[op_id], spec)
+        tools[op_id] = _tool(op, op.hints, spec.operations[op_id], spec, upload_cap)
     return tools
 
 
 def _tool(
-    op: operations.Operation, hints: operations.Hints, compiled: Operation, spec: Spec
+    op: operations.Operation,
+    hints: operations.Hints,
+    compiled: Operation,
+    spec: Spec,
+    upload_cap: int,
 ) -> ToolDef:
-    schema, arguments = input_schema(spec, compiled)
+    schema, arguments = input_schema(spec, compiled, upload_cap=upload_cap)
     tool = types.Tool(
         name=op.operation_id,
         title=op.summary,
-        description=_description(op, compiled),
+        description=_description(op, compiled, arguments),
         input_schema=schema,
         output_schema=output_schema(spec, compiled),
         annotations=types.ToolAnnotations(
@@ -68,13 +77,21 @@ def _tool(
             idempotent_hint=hints.idempotent,
         ),
     )
-    return ToolDef(operation=op, compiled=compiled, arguments=arguments, tool=tool)
+    return ToolDef(
+        operation=op, compiled=compiled, arguments=arguments, tool=tool, upload_cap=upload_cap
+    )
 
 
-def _description(op: operations.Operation, compiled: Operation) -> str:
+def _description(op: operations.Operation, compiled: Operation, arguments: Arguments) -> str:
     parts = [op.summary.rstrip(".") + "."]
     detail: Any = compiled.raw.get("description")
     if isinstance(detail, str) and detail.strip():
         parts.append(detail.strip())
+    if arguments.form:
+        parts.append(
+            "The multipart form's parts are the arguments: "
+            + ", ".join(f"`{n}` in base64" for n in sorted(arguments.binary))
+            + "; JSON parts as objects, text parts as strings."
+        )
     parts.append(f"Same as {op.method} {op.path} of the REST API.")
     return "\n\n".join(parts)

@@ -7,6 +7,7 @@ fake hub answers in Artifact Hub's JSON (the packages of ``tests.chartsvc.test_h
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -116,3 +117,22 @@ def problem_of(result: types.CallToolResult, status: int, code: str | None = Non
     if code is not None:
         assert problem["code"] == code, problem
     return problem
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def archive_of(result: types.CallToolResult) -> tuple[str, bytes]:
+    """The file name and bytes of an archive answer: a line of text and an embedded blob."""
+    assert not result.is_error, result
+    text, resource = result.content
+    assert isinstance(text, types.TextContent)
+    assert isinstance(resource, types.EmbeddedResource)
+    assert isinstance(resource.resource, types.BlobResourceContents)
+    assert resource.resource.mime_type == "application/gzip"
+    data = base64.b64decode(resource.resource.blob, validate=True)
+    filename = text.text.split(" ")[0]
+    assert text.text == f"{filename} ({len(data)} bytes)"
+    assert str(resource.resource.uri) == f"chart:///{filename}"
+    return filename, data

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from chartsvc.http.budget import UploadBudget
+from chartsvc.budget import UploadBudget
 from common.errors import ServiceUnavailable
 
 

@@ -53,15 +53,24 @@ async def test_token_name_and_escaped_quotes(client: Any, archive: bytes) -> Non
 async def test_malformed_bodies_are_400_and_other_types_415(client: Any, archive: bytes) -> None:
     headers = {"Content-Type": "multipart/form-data; boundary=xyz"}
     cases = [
-        body("xyz", [('form-data; name="chart"', archive)], close=False),
-        body("xyz", [("form-data", archive)]),
-        b"no parts at all",
+        (
+            body("xyz", [('form-data; name="chart"', archive)], close=False),
+            "malformed multipart body: the body ends before its closing boundary",
+        ),
+        (body("xyz", [("form-data", archive)]), "every multipart part needs a name"),
+        (b"no parts at all", "malformed multipart body: Could not find starting boundary"),
     ]
-    for data in cases:
-        await assert_problem(await client.post(URL, data=data, headers=headers), 400)
+    for data, why in cases:
+        problem = await assert_problem(await client.post(URL, data=data, headers=headers), 400)
+        assert problem["detail"].startswith(why), problem
     resp = await client.post(URL, data=b"x", headers={"Content-Type": "multipart/form-data"})
-    await assert_problem(resp, 400)
+    problem = await assert_problem(resp, 400)
+    assert "boundary missed" in problem["detail"]
     resp = await client.post(URL, json={"chart": "x"})
+    await assert_problem(resp, 415, code="unsupported-media-type")
+    resp = await client.post(
+        URL, data=b"x", headers={"Content-Type": "multipart/mixed; boundary=x"}
+    )
     await assert_problem(resp, 415, code="unsupported-media-type")
 
 
@@ -107,7 +116,8 @@ async def test_oversized_text_part_is_413(client: Any, archive: bytes) -> None:
     resp = await client.post(
         URL, data=data, headers={"Content-Type": "multipart/form-data; boundary=xyz"}
     )
-    await assert_problem(resp, 413)
+    problem = await assert_problem(resp, 413)
+    assert problem["detail"] == "part 'request' is larger than the limit of 1048576 bytes"
 
 
 async def test_chunked_upload_over_the_cap_is_413(make_client: Any) -> None:
@@ -122,7 +132,8 @@ async def test_chunked_upload_over_the_cap_is_413(make_client: Any) -> None:
     resp = await small.post(
         URL, data=chunks(), headers={"Content-Type": "multipart/form-data; boundary=xyz"}
     )
-    await assert_problem(resp, 413)
+    problem = await assert_problem(resp, 413)
+    assert problem["detail"] == "part 'chart' is larger than the limit of 1000 bytes"
 
 
 async def test_body_without_preamble_and_part_without_headers(client: Any, archive: bytes) -> None:
@@ -136,38 +147,3 @@ async def test_body_without_preamble_and_part_without_headers(client: Any, archi
     assert resp.status == 200, await resp.text()
     nameless = b"--xyz\r\n\r\nbody\r\n--xyz--\r\n"
     await assert_problem(await client.post(URL, data=nameless, headers=headers), 400)
-
-
-@pytest.mark.parametrize("seed", range(40))
-async def test_bodies_written_by_aiohttp_split_as_written(seed: int) -> None:
-    import random
-
-    from aiohttp import FormData
-
-    from chartsvc.http.forms import split_form
-
-    rng = random.Random(seed)
-    form = FormData(default_to_multipart=True)
-    expected: dict[str, bytes] = {}
-    for i in range(rng.randint(1, 4)):
-        name = rng.choice(["chart", "request", "remote", "x y", "ü", 'a"b', "名前"]) + str(i)
-        data = bytes(rng.randrange(256) for _ in range(rng.randint(0, 2000)))
-        # aiohttp writes non-ASCII names (RFC 5987 name*=) for file parts only
-        if rng.random() < 0.5 or not name.isascii():
-            form.add_field(name, data, filename=rng.choice(["a.tgz", "ä.tgz", "x;y.tgz"]))
-        else:
-            form.add_field(name, data.decode("latin-1"))
-            data = data.decode("latin-1").encode("utf-8")
-        expected[name] = data
-    writer = form()
-
-    class Sink:
-        def __init__(self) -> None:
-            self.body = bytearray()
-
-        async def write(self, chunk: bytes) -> None:
-            self.body += chunk
-
-    sink = Sink()
-    await writer.write(sink)  # type: ignore[arg-type]
-    assert split_form(bytes(sink.body), writer.content_type) == expected

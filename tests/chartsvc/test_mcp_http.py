@@ -35,11 +35,16 @@ from tests.chartsvc.mcp_support import (
 from tests.chartsvc.test_http_deps import app_chart
 from tests.guards import assert_problem
 
-MUTATING = {"addRepository", "removeRepository"}
+MUTATING = {"addRepository", "removeRepository", "pushChart"}
 READS = {
     "templateChart",
+    "templateChartUpload",
+    "createChart",
     "lintChart",
+    "lintChartUpload",
     "packageChart",
+    "packageChartUpload",
+    "pullChart",
     "showChart",
     "showChartValues",
     "showChartReadme",
@@ -294,14 +299,19 @@ async def test_shutdown_ends_open_event_streams(make_mcp: MakeMcp) -> None:
 async def test_odd_requests_get_the_sdks_answers_on_a_connection_that_stays_usable(
     make_mcp: MakeMcp,
 ) -> None:
-    server = await make_mcp()
+    # A message may carry a 1 KiB archive in base64 (1368 bytes) and 4 KiB of other arguments.
+    server = await make_mcp(
+        "chartsvc.rest.max-upload-size=1024", "chartsvc.rest.max-json-size=4096"
+    )
     mcp_json = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    too_large = b"larger than the limit of 5464 bytes"
     expected = [
         ("HEAD", "/mcp", {}, 405, b""),  # headers only: the next response must not read a body
         ("GET", "/mcp", {}, 400, b"Missing session ID"),
         ("PUT", "/mcp", {}, 405, b"Method Not Allowed"),
         ("POST", "/mcp", {"data": b"{", "headers": mcp_json}, 400, b"Parse error"),
-        ("POST", "/mcp", {"data": b" " * (5 << 20), "headers": mcp_json}, 413, b"too large"),
+        ("POST", "/mcp", {"data": b" " * 5465, "headers": mcp_json}, 413, too_large),
+        ("POST", "/messages/?session_id=zz", {"data": b" " * 5465}, 413, too_large),
         ("POST", "/messages/?session_id=zz", {"json": {}}, 400, b"Invalid session ID"),
     ]
     connector = aiohttp.TCPConnector(limit=1)  # one connection for every request

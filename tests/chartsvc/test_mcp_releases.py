@@ -26,6 +26,7 @@ from tests.chartsvc.mcp_support import (
     TRANSPORTS,
     MakeMcp,
     McpServer,
+    b64,
     json_of,
     mcp_factory,
     problem_of,
@@ -48,7 +49,9 @@ RELEASE_READS = {
 }
 RELEASE_WRITES = {
     "installRelease",
+    "installReleaseUpload",
     "upgradeRelease",
+    "upgradeReleaseUpload",
     "uninstallRelease",
     "rollbackRelease",
     "testRelease",
@@ -142,6 +145,42 @@ async def test_the_release_lifecycle_through_mcp(cluster_mcp: McpServer, namespa
         assert uninstalled["release"]["info"]["status"] == "uninstalled"
         gone = problem_of(await s.call_tool("getReleaseStatus", where), 404)
         assert gone == await rest_get(cluster_mcp, f"/releases/web{q}")
+
+
+async def test_install_and_upgrade_from_uploaded_archives(
+    cluster_mcp: McpServer, namespace: str, tmp_path: Path
+) -> None:
+    """The upload tools take the archive in base64 and the ``request`` part as an object."""
+    first = build_chart(tmp_path, "upl", values={"greeting": "one"})
+    second = build_chart(tmp_path, "upl", version="0.2.0", values={"greeting": "two"})
+    where = {"name": "upl", "namespace": namespace}
+    progress: list[str | None] = []
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        progress.append(message)
+
+    async with cluster_mcp.session(key=KEY) as s:
+        request = {"releaseName": "upl", "namespace": namespace}
+        installed = await s.call_tool(
+            "installReleaseUpload",
+            {"chart": b64(first), "request": request},
+            progress_callback=on_progress,
+        )
+        assert installed.meta == {"httpStatus": 201}
+        assert json_of(installed)["chart"]["metadata"]["version"] == "0.1.0"
+        assert progress[-1] == "Install an uploaded chart archive: done"
+        upgrade = {**where, "chart": b64(second), "request": {"values": {"extra": "yes"}}}
+        upgraded = json_of(await s.call_tool("upgradeReleaseUpload", upgrade))
+        assert (upgraded["version"], upgraded["chart"]["metadata"]["version"]) == (2, "0.2.0")
+        status = json_of(await s.call_tool("getReleaseStatus", where))
+        assert status == await rest_get(cluster_mcp, f"/releases/upl?namespace={namespace}")
+        assert status["config"] == {"extra": "yes"}
+        notes = text_of(await s.call_tool("getReleaseNotes", where))
+        assert notes == f"Greeting is two in {namespace}.\n"
+        unnamed = await s.call_tool("installReleaseUpload", {"chart": b64(first), "request": {}})
+        assert problem_of(unnamed, 400)["errors"] == [
+            {"in": "body", "field": "request.releaseName", "message": "is required"}
+        ]
 
 
 async def test_release_errors_are_tool_errors(cluster_mcp: McpServer, namespace: str) -> None:

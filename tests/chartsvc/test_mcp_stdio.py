@@ -20,7 +20,15 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from tests.chartsvc.conftest import FULL, KEY, ChartRepo, MakeClient
-from tests.chartsvc.mcp_support import hub_setting, json_of, problem_of, start_hub, text_of
+from tests.chartsvc.mcp_support import (
+    archive_of,
+    b64,
+    hub_setting,
+    json_of,
+    problem_of,
+    start_hub,
+    text_of,
+)
 from tests.chartsvc.test_mcp_http import MUTATING, READS
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -98,3 +106,14 @@ async def test_the_chart_tools_over_stdio(
         assert "replicaCount: 1" in values
         lock = await session.call_tool("resolveDependencies", {"chartRef": "r/demo"})
         assert "dependencies: []" in text_of(lock)
+        pulled = await session.call_tool("pullChart", {"chart": "r/demo", "version": "0.1.0"})
+        name, archive = archive_of(pulled)
+        assert name == "demo-0.1.0.tgz"
+        upload = {
+            "chart": b64(archive),
+            "request": {"releaseName": "web", "values": {"replicaCount": 4}},
+        }
+        rendered = text_of(await session.call_tool("templateChartUpload", upload))
+        assert rendered == text_of(
+            await session.call_tool("templateChart", {**args, "version": "0.1.0"})
+        )

@@ -20,6 +20,7 @@ from common.openapi import Spec
 
 DECLARED = load_operations(releases=True)
 TOOL_OPERATIONS = {op_id for op_id, op in DECLARED.items() if op.tool}
+CAP = 1000
 
 
 def is_mutating(op_id: str) -> bool:
@@ -30,18 +31,40 @@ def test_every_operation_has_a_call_and_every_call_an_operation() -> None:
     assert set(CALLS) == set(DECLARED)
 
 
-def test_archive_operations_stay_http_only() -> None:
-    http_only = {op_id for op_id, op in DECLARED.items() if not op.tool}
-    assert http_only == {
+def test_every_operation_is_a_tool() -> None:
+    assert set(DECLARED) == TOOL_OPERATIONS
+
+
+def test_upload_tools_take_the_form_parts_with_the_archive_in_base64() -> None:
+    spec = load_spec(releases=True)
+    tools = build_tools(spec, DECLARED, AccessPolicy(AccessMode.FULL, "k"), CALLS, upload_cap=CAP)
+    uploads = {name for name, tool in tools.items() if tool.arguments.form}
+    assert uploads == {
         "installReleaseUpload",
         "upgradeReleaseUpload",
         "templateChartUpload",
         "lintChartUpload",
         "packageChartUpload",
-        "createChart",
-        "pullChart",
         "pushChart",
     }
+    for name in uploads:
+        schema = tools[name].tool.input_schema
+        chart = schema["properties"]["chart"]
+        assert (chart["type"], chart["contentEncoding"]) == ("string", "base64"), name
+        assert chart["contentMediaType"] == "application/gzip"
+        assert chart["maxLength"] == 1336  # 1000 bytes in padded base64
+        assert "chart" in schema["required"]
+        assert tools[name].arguments.binary == {"chart"}
+        assert "`chart` in base64" in (tools[name].tool.description or "")
+    install = tools["installReleaseUpload"].tool.input_schema
+    assert set(install["properties"]) == {"chart", "request"}
+    assert install["properties"]["request"]["additionalProperties"] is False
+    assert "releaseName" in install["properties"]["request"]["required"]
+    upgrade = tools["upgradeReleaseUpload"].tool.input_schema
+    assert set(upgrade["properties"]) == {"name", "namespace", "chart", "request"}
+    push = tools["pushChart"].tool.input_schema
+    assert push["required"] == ["chart", "remote"]
+    assert push["properties"]["remote"]["type"] == "string"
 
 
 @pytest.mark.parametrize(
@@ -58,21 +81,23 @@ def test_mutating_tools_exist_only_where_mutations_are_enabled(
     policy: AccessPolicy, writes: bool
 ) -> None:
     spec = load_spec(releases=True)
-    tools = build_tools(spec, DECLARED, policy, CALLS)
+    tools = build_tools(spec, DECLARED, policy, CALLS, upload_cap=CAP)
     mutating = {name for name in tools if is_mutating(name)}
     assert mutating == ({n for n in TOOL_OPERATIONS if is_mutating(n)} if writes else set())
     assert set(tools) - mutating == {n for n in TOOL_OPERATIONS if not is_mutating(n)}
 
 
 def test_without_a_cluster_there_are_no_release_tools() -> None:
-    tools = build_tools(load_spec(), load_operations(), AccessPolicy(AccessMode.FULL, "key"), CALLS)
+    tools = build_tools(
+        load_spec(), load_operations(), AccessPolicy(AccessMode.FULL, "key"), CALLS, upload_cap=CAP
+    )
     assert tools
     assert not {name for name in tools if DECLARED[name].group == "releases"}
 
 
 def test_schemas_are_self_contained_and_name_the_spec_fields() -> None:
     spec = load_spec(releases=True)
-    tools = build_tools(spec, DECLARED, AccessPolicy(AccessMode.FULL, "key"), CALLS)
+    tools = build_tools(spec, DECLARED, AccessPolicy(AccessMode.FULL, "key"), CALLS, upload_cap=CAP)
     assert set(tools) == TOOL_OPERATIONS
     for name, tool in tools.items():
         schema = tool.tool.input_schema
@@ -81,9 +106,11 @@ def test_schemas_are_self_contained_and_name_the_spec_fields() -> None:
         assert schema["additionalProperties"] is False
         assert set(schema["properties"]) == set(tool.arguments.locations), name
         for argument, where in tool.arguments.locations.items():
-            assert where in ("path", "query", "body")
-            if where != "body":
+            assert where in ("path", "query", "body", "part")
+            if where in ("path", "query"):
                 assert argument in {p.name for p in tool.compiled.params}, (name, argument)
+            if where == "part":
+                assert argument in (tool.compiled.multipart_parts or ()), (name, argument)
         if tool.tool.output_schema is not None:
             jsonschema.Draft202012Validator.check_schema(tool.tool.output_schema)
             assert tool.tool.output_schema["type"] == "object"
@@ -133,7 +160,7 @@ def test_reference_cycles_and_name_clashes_are_refused() -> None:
         }
     )
     with pytest.raises(SchemaError, match="both a path and a body field"):
-        input_schema(spec, spec.operations["clash"])
+        input_schema(spec, spec.operations["clash"], upload_cap=CAP)
 
 
 async def test_progress_starts_ticks_and_ends_at_its_total() -> None:
@@ -200,7 +227,11 @@ async def test_work_errors_pass_through() -> None:
 
 def test_release_tools_take_helms_write_options() -> None:
     tools = build_tools(
-        load_spec(releases=True), DECLARED, AccessPolicy(AccessMode.FULL, "k"), CALLS
+        load_spec(releases=True),
+        DECLARED,
+        AccessPolicy(AccessMode.FULL, "k"),
+        CALLS,
+        upload_cap=CAP,
     )
     install = tools["installRelease"].tool.input_schema["properties"]
     upgrade = tools["upgradeRelease"].tool.input_schema["properties"]

@@ -4,8 +4,9 @@ port-forward, each against the same thing done directly.
 Targets (issue 14): the exec round trip at most 1.5x the same round trip made with
 kubernetes_asyncio's stream client straight to the simulator; a GET through a console
 port-forward at most 1.5x the same GET through ``kubectl port-forward``. Both baselines are
-measured in the same run against the same simulated cluster (in this process, one node alive);
-the console runs in a child (this script with ``--serve-console``).
+measured in the same run against the same simulated cluster (in this process, one node alive),
+round by round in turns with the console (which goes first alternates), so that both see the same
+load on a shared machine; the console runs in a child (this script with ``--serve-console``).
 Run: ``.venv/bin/python scripts/bench/console_exec_portforward.py [--rounds 200]``
 """
 
@@ -14,17 +15,26 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
+import contextlib
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import aiohttp
-from harness import free_port, percentile, serve_console, start_console, stop_console
+import attrs
+from harness import (
+    cpu_seconds,
+    free_port,
+    percentile,
+    serve_console,
+    start_console,
+    stop_console,
+)
 
 from common.kubesim import Simulator
 
@@ -62,27 +72,63 @@ async def seed(api: Any) -> None:
     raise SystemExit("the bench pods did not become ready")
 
 
-async def echo_rounds(ws: aiohttp.ClientWebSocketResponse, rounds: int) -> list[float]:
-    """Send ``x<n>`` on stdin to the echo program; seconds until stdout brought it back, per round."""
-    times = []
+async def echo_once(ws: aiohttp.ClientWebSocketResponse, line: bytes) -> float:
+    """Send ``line`` on stdin to the echo program; seconds until stdout brought it back."""
+    started = time.perf_counter()
+    await ws.send_bytes(b"\x00" + line)
+    got = b""
+    while not got.endswith(line):
+        msg = await ws.receive()
+        if msg.type != aiohttp.WSMsgType.BINARY:
+            raise RuntimeError(f"unexpected frame {msg.type}")
+        if msg.data[:1] == b"\x01":
+            got += msg.data[1:]
+    return time.perf_counter() - started
+
+
+async def get_once(http: aiohttp.ClientSession, port: int) -> float:
+    """Seconds for one GET to ``127.0.0.1:port`` (the pod's server closes each connection)."""
+    started = time.perf_counter()
+    async with http.get(f"http://127.0.0.1:{port}/") as resp:
+        await resp.read()
+        assert resp.status == 200
+    return time.perf_counter() - started
+
+
+@attrs.frozen
+class Paired:
+    ours: list[float]
+    theirs: list[float]
+    cpu: float  # the console's CPU seconds per round
+
+
+async def paired(
+    rounds: int,
+    ours: Callable[[int], Awaitable[float]],
+    theirs: Callable[[int], Awaitable[float]],
+    *,
+    pid: int,
+) -> Paired:
+    """Times of ``rounds`` rounds of each, interleaved (which goes first alternates), so that both
+    see the same load on a shared machine; the first 5 rounds of each warm up and are not kept.
+    ``pid``: the console's process, whose CPU time over the kept rounds is reported."""
+    mine: list[float] = []
+    base: list[float] = []
+    cpu = 0.0
     for i in range(rounds + 5):
-        line = f"x{i}\n".encode()
-        started = time.perf_counter()
-        await ws.send_bytes(b"\x00" + line)
-        got = b""
-        while not got.endswith(line):
-            msg = await ws.receive()
-            if msg.type != aiohttp.WSMsgType.BINARY:
-                raise RuntimeError(f"unexpected frame {msg.type}")
-            if msg.data[:1] == b"\x01":
-                got += msg.data[1:]
-        if i >= 5:  # the first rounds warm up
-            times.append(time.perf_counter() - started)
-    return times
+        if i == 5:
+            cpu = cpu_seconds(pid)
+        order = [(ours, mine), (theirs, base)]
+        for run, times in order if i % 2 else order[::-1]:
+            took = await run(i)
+            if i >= 5:
+                times.append(took)
+    return Paired(mine, base, (cpu_seconds(pid) - cpu) / rounds)
 
 
-async def exec_direct(api: Any, rounds: int) -> list[float]:
-    """The same round trip through kubernetes_asyncio's stream client (``WsApiClient``)."""
+@contextlib.asynccontextmanager
+async def exec_direct(api: Any) -> AsyncIterator[aiohttp.ClientWebSocketResponse]:
+    """The echo program through kubernetes_asyncio's stream client (``WsApiClient``)."""
     from kubernetes_asyncio import client
     from kubernetes_asyncio.stream import WsApiClient
 
@@ -93,43 +139,41 @@ async def exec_direct(api: Any, rounds: int) -> list[float]:
             tty=False, _preload_content=False,
         )  # fmt: skip
         async with manager as ws:
-            return await echo_rounds(ws, rounds)
+            yield ws
 
 
-async def exec_console(session: aiohttp.ClientSession, base: str, rounds: int) -> list[float]:
+async def exec_rounds(
+    api: Any, session: aiohttp.ClientSession, base: str, rounds: int, *, pid: int
+) -> Paired:
     params = [("cluster", "bench"), ("namespace", NAMESPACE), ("pod", "shell")]
     params += [("command", part) for part in ECHO]
-    async with session.ws_connect(f"{base}/ws/exec", params=params, headers=AUTH) as ws:
-        return await echo_rounds(ws, rounds)
+    async with (
+        exec_direct(api) as direct,
+        session.ws_connect(f"{base}/ws/exec", params=params, headers=AUTH) as console,
+    ):
+        return await paired(
+            rounds,
+            lambda i: echo_once(console, f"c{i}\n".encode()),
+            lambda i: echo_once(direct, f"d{i}\n".encode()),
+            pid=pid,
+        )
 
 
-async def gets(port: int, rounds: int) -> list[float]:
-    """Seconds per GET to ``127.0.0.1:port`` (the pod's server closes each connection)."""
-    times = []
-    async with aiohttp.ClientSession() as http:
-        for i in range(rounds + 5):
-            started = time.perf_counter()
-            async with http.get(f"http://127.0.0.1:{port}/") as resp:
-                await resp.read()
-                assert resp.status == 200
-            if i >= 5:
-                times.append(time.perf_counter() - started)
-    return times
-
-
-async def forward_console(session: aiohttp.ClientSession, base: str, rounds: int) -> list[float]:
+@contextlib.asynccontextmanager
+async def forward_console(session: aiohttp.ClientSession, base: str) -> AsyncIterator[int]:
     body = {"kind": "deployment", "namespace": NAMESPACE, "name": "web", "remotePort": 8080}
     url = f"{base}/api/v1/clusters/bench/port-forwards"
     async with session.post(url, json=body, headers=AUTH) as resp:
         assert resp.status == 201, await resp.text()
         forward = await resp.json()
     try:
-        return await gets(forward["localPort"], rounds)
+        yield forward["localPort"]
     finally:
         await session.post(f"{url}/{forward['id']}/stop", headers=AUTH)
 
 
-async def forward_kubectl(kubeconfig: Path, rounds: int) -> list[float]:
+@contextlib.asynccontextmanager
+async def forward_kubectl(kubeconfig: Path) -> AsyncIterator[int]:
     port = free_port()
     child = await asyncio.create_subprocess_exec(
         "kubectl", "--kubeconfig", str(kubeconfig), "-n", NAMESPACE, "port-forward",
@@ -140,17 +184,31 @@ async def forward_kubectl(kubeconfig: Path, rounds: int) -> list[float]:
         line = await asyncio.wait_for(child.stdout.readline(), 30)
         if b"Forwarding from" not in line:
             raise SystemExit(f"kubectl port-forward did not start: {line!r}")
-        return await gets(port, rounds)
+        yield port
     finally:
         child.terminate()
         await child.wait()
 
 
-def report(what: str, ours: list[float], theirs: list[float], baseline: str) -> None:
+async def forward_rounds(
+    session: aiohttp.ClientSession, base: str, kubeconfig: Path, rounds: int, *, pid: int
+) -> Paired:
+    async with (
+        forward_kubectl(kubeconfig) as theirs,
+        forward_console(session, base) as ours,
+        aiohttp.ClientSession() as http,
+    ):
+        return await paired(
+            rounds, lambda _: get_once(http, ours), lambda _: get_once(http, theirs), pid=pid
+        )
+
+
+def report(what: str, found: Paired, baseline: str) -> None:
+    ours, theirs, cpu = found.ours, found.theirs, found.cpu
     mine, base = statistics.median(ours), statistics.median(theirs)
     print(f"{what}: console median {mine * 1000:.2f} ms (p95 {percentile(ours, 0.95) * 1000:.2f}), "
           f"{baseline} median {base * 1000:.2f} ms (p95 {percentile(theirs, 0.95) * 1000:.2f}); "
-          f"ratio {mine / base:.2f}x (target <= 1.5x)")  # fmt: skip
+          f"ratio {mine / base:.2f}x (target <= 1.5x); console CPU {cpu * 1e6:.0f} us per round")  # fmt: skip
 
 
 async def bench(args: argparse.Namespace) -> None:
@@ -170,25 +228,16 @@ async def bench(args: argparse.Namespace) -> None:
             console = start_console(__file__, sim.kubeconfig_path, port, f"{tmp}/console")
             try:
                 async with aiohttp.ClientSession() as session:
-                    runs: list[tuple[str, Callable[[], Awaitable[list[float]]]]] = [
-                        ("exec direct", lambda: exec_direct(api, args.rounds)),
-                        ("exec console", lambda: exec_console(session, base, args.rounds)),
-                        (
-                            "forward kubectl",
-                            lambda: forward_kubectl(sim.kubeconfig_path, args.rounds),
-                        ),
-                        ("forward console", lambda: forward_console(session, base, args.rounds)),
-                    ]
-                    found = {}
-                    for name, run in runs:
-                        print(f"measuring: {name}", file=sys.stderr, flush=True)
-                        found[name] = await run()
+                    print("measuring: exec", file=sys.stderr, flush=True)
+                    execs = await exec_rounds(api, session, base, args.rounds, pid=console.pid)
+                    print("measuring: port-forward", file=sys.stderr, flush=True)
+                    gets = await forward_rounds(
+                        session, base, sim.kubeconfig_path, args.rounds, pid=console.pid
+                    )
             finally:
                 stop_console(console)
-    report("exec echo round trip", found["exec console"], found["exec direct"],
-           "kubernetes_asyncio stream client direct")  # fmt: skip
-    report("HTTP GET through a port-forward", found["forward console"], found["forward kubectl"],
-           "kubectl port-forward")  # fmt: skip
+    report("exec echo round trip", execs, "kubernetes_asyncio stream client direct")
+    report("HTTP GET through a port-forward", gets, "kubectl port-forward")
 
 
 def main() -> None:

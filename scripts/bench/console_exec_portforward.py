@@ -28,10 +28,10 @@ from typing import Any
 import aiohttp
 import attrs
 from harness import (
+    console_bench_main,
     cpu_seconds,
     free_port,
     percentile,
-    serve_console,
     start_console,
     stop_console,
 )
@@ -240,14 +240,9 @@ async def bench(args: argparse.Namespace) -> None:
     report("HTTP GET through a port-forward", gets, "kubectl port-forward")
 
 
-def main() -> None:
-    if len(sys.argv) > 1 and sys.argv[1] == "--serve-console":
-        serve_console(sys.argv[2], int(sys.argv[3]), sys.argv[4])
-        return
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+def options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rounds", type=int, default=200)
-    asyncio.run(bench(parser.parse_args()))
 
 
 if __name__ == "__main__":
-    main()
+    console_bench_main(__doc__, bench, options)

@@ -1,10 +1,10 @@
-"""An event stream opened with a session ends when the session does: signed out (on any replica,
-with PostgreSQL) or idle past its expiry. Streams opened with HTTP Basic are not affected."""
+"""An event stream opened with a session ends when the session does: signed out (on another
+replica too: ``test_replicas``) or idle past its expiry. Streams opened with HTTP Basic are not
+affected."""
 
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -70,19 +70,3 @@ async def test_an_idle_session_ends_its_streams_unless_renewed(
     assert (await client.get("/api/v1/clusters", headers=cookie)).status == 200  # renewed
     assert await still_open(stream, 0.5)  # the first expiry passed: the session still held
     await ended(stream)  # then idle: it ends with the session
-
-
-async def test_signing_out_on_one_replica_ends_streams_on_another(
-    console_app: ConsoleApp, sim: Simulator, pg_url: str, tmp_path: Path
-) -> None:
-    shared = (
-        f"clusters.store.url={pg_url}",
-        "clusters.store.encryption-key=" + "k" * 32,
-        "security.open-mode=false",
-    )
-    a = await console_app(*shared, data_dir=tmp_path / "a")
-    b = await console_app(*shared, data_dir=tmp_path / "b")
-    cookie = await session_of(a)
-    on_b = await watching(b, cookie)
-    assert (await a.delete("/api/v1/auth/session", headers=cookie)).status == 204
-    await ended(on_b)

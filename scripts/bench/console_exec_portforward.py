@@ -24,6 +24,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import aiohttp
 import attrs
@@ -42,6 +43,7 @@ NAMESPACE = "bench"
 PASSWORD = "bench"
 #: The echo program: one line back per line in (the simulator's ``cat`` answers only at EOF).
 ECHO = ["sh", "-c", 'while read -r line; do echo "$line"; done']
+PROTOCOLS = ("v4.channel.k8s.io",)
 AUTH = {"Authorization": "Basic " + base64.b64encode(f"admin:{PASSWORD}".encode()).decode()}
 
 
@@ -95,35 +97,96 @@ async def get_once(http: aiohttp.ClientSession, port: int) -> float:
     return time.perf_counter() - started
 
 
+Round = Callable[[int], Awaitable[float]]
+
+
 @attrs.frozen
 class Paired:
     ours: list[float]
     theirs: list[float]
     cpu: float  # the console's CPU seconds per round
+    floor: list[float] = attrs.field(factory=list)  # the bare relay's, where it was measured
 
 
 async def paired(
-    rounds: int,
-    ours: Callable[[int], Awaitable[float]],
-    theirs: Callable[[int], Awaitable[float]],
-    *,
-    pid: int,
+    rounds: int, ours: Round, theirs: Round, *, pid: int, floor: Round | None = None
 ) -> Paired:
-    """Times of ``rounds`` rounds of each, interleaved (which goes first alternates), so that both
+    """Times of ``rounds`` rounds of each, interleaved (which goes first rotates), so that all
     see the same load on a shared machine; the first 5 rounds of each warm up and are not kept.
     ``pid``: the console's process, whose CPU time over the kept rounds is reported."""
-    mine: list[float] = []
-    base: list[float] = []
+    runs = [ours, theirs, *([floor] if floor is not None else [])]
+    times: list[list[float]] = [[] for _ in runs]
     cpu = 0.0
     for i in range(rounds + 5):
         if i == 5:
             cpu = cpu_seconds(pid)
-        order = [(ours, mine), (theirs, base)]
-        for run, times in order if i % 2 else order[::-1]:
-            took = await run(i)
+        for j in range(len(runs)):
+            which = (i + j) % len(runs)
+            took = await runs[which](i)
             if i >= 5:
-                times.append(took)
-    return Paired(mine, base, (cpu_seconds(pid) - cpu) / rounds)
+                times[which].append(took)
+    return Paired(times[0], times[1], (cpu_seconds(pid) - cpu) / rounds, [*times[2:], []][0])
+
+
+def serve_relay(upstream: str, token: str, cafile: str, port: int) -> None:
+    """Child side: the thinnest WebSocket relay there can be, in a process of its own like the
+    console (no authentication, audit or checks): ``/relay?path=`` opens ``path`` at the
+    simulator and passes frames on unchanged both ways. Its ratio is the floor of any proxy hop."""
+    import ssl
+
+    from aiohttp import web
+
+    context = ssl.create_default_context(cafile=cafile)
+
+    async def relay(request: web.Request) -> web.WebSocketResponse:
+        ws = web.WebSocketResponse()
+        await ws.prepare(request)
+        url, auth = upstream + request.query["path"], {"Authorization": f"Bearer {token}"}
+        async with (
+            aiohttp.ClientSession() as http,
+            http.ws_connect(url, protocols=PROTOCOLS, headers=auth, ssl=context) as up,
+        ):
+
+            async def down() -> None:
+                async for msg in up:
+                    await ws.send_bytes(msg.data)
+
+            task = asyncio.create_task(down())
+            async for msg in ws:
+                await up.send_bytes(msg.data)
+            task.cancel()
+        return ws
+
+    app = web.Application()
+    app.router.add_get("/relay", relay)
+    web.run_app(app, host="127.0.0.1", port=port, print=lambda _: print("ready", flush=True),
+                access_log=None)  # fmt: skip
+
+
+@contextlib.asynccontextmanager
+async def relay_exec(
+    sim: Simulator, session: aiohttp.ClientSession
+) -> AsyncIterator[aiohttp.ClientWebSocketResponse]:
+    """The echo program through :func:`serve_relay` (a child process)."""
+    port = free_port()
+    args = [sim.url, sim.token, str(sim.directory / "ca.crt"), str(port)]
+    child = await asyncio.create_subprocess_exec(
+        sys.executable, __file__, "--serve-relay", *args, stdout=subprocess.PIPE
+    )
+    try:
+        assert child.stdout is not None
+        if (await asyncio.wait_for(child.stdout.readline(), 30)).strip() != b"ready":
+            raise SystemExit("the relay did not start")
+        query = [("container", "main"), ("stdin", "true"), ("stdout", "true"),
+                 ("stderr", "true"), ("tty", "false"), *(("command", c) for c in ECHO)]  # fmt: skip
+        path = f"/api/v1/namespaces/{NAMESPACE}/pods/shell/exec?{urlencode(query)}"
+        async with session.ws_connect(
+            f"http://127.0.0.1:{port}/relay", params={"path": path}
+        ) as ws:
+            yield ws
+    finally:
+        child.terminate()
+        await child.wait()
 
 
 @contextlib.asynccontextmanager
@@ -143,19 +206,21 @@ async def exec_direct(api: Any) -> AsyncIterator[aiohttp.ClientWebSocketResponse
 
 
 async def exec_rounds(
-    api: Any, session: aiohttp.ClientSession, base: str, rounds: int, *, pid: int
+    api: Any, sim: Simulator, session: aiohttp.ClientSession, base: str, rounds: int, *, pid: int
 ) -> Paired:
     params = [("cluster", "bench"), ("namespace", NAMESPACE), ("pod", "shell")]
     params += [("command", part) for part in ECHO]
     async with (
         exec_direct(api) as direct,
         session.ws_connect(f"{base}/ws/exec", params=params, headers=AUTH) as console,
+        relay_exec(sim, session) as relay,
     ):
         return await paired(
             rounds,
             lambda i: echo_once(console, f"c{i}\n".encode()),
             lambda i: echo_once(direct, f"d{i}\n".encode()),
             pid=pid,
+            floor=lambda i: echo_once(relay, f"r{i}\n".encode()),
         )
 
 
@@ -209,6 +274,10 @@ def report(what: str, found: Paired, baseline: str) -> None:
     print(f"{what}: console median {mine * 1000:.2f} ms (p95 {percentile(ours, 0.95) * 1000:.2f}), "
           f"{baseline} median {base * 1000:.2f} ms (p95 {percentile(theirs, 0.95) * 1000:.2f}); "
           f"ratio {mine / base:.2f}x (target <= 1.5x); console CPU {cpu * 1e6:.0f} us per round")  # fmt: skip
+    if found.floor:
+        floor = statistics.median(found.floor)
+        print(f"  the same through a bare WebSocket relay in its own process (the floor of any "
+              f"proxy hop): median {floor * 1000:.2f} ms, ratio {floor / base:.2f}x")  # fmt: skip
 
 
 async def bench(args: argparse.Namespace) -> None:
@@ -229,7 +298,7 @@ async def bench(args: argparse.Namespace) -> None:
             try:
                 async with aiohttp.ClientSession() as session:
                     print("measuring: exec", file=sys.stderr, flush=True)
-                    execs = await exec_rounds(api, session, base, args.rounds, pid=console.pid)
+                    execs = await exec_rounds(api, sim, session, base, args.rounds, pid=console.pid)
                     print("measuring: port-forward", file=sys.stderr, flush=True)
                     gets = await forward_rounds(
                         session, base, sim.kubeconfig_path, args.rounds, pid=console.pid
@@ -245,4 +314,7 @@ def options(parser: argparse.ArgumentParser) -> None:
 
 
 if __name__ == "__main__":
-    console_bench_main(__doc__, bench, options)
+    if sys.argv[1:2] == ["--serve-relay"]:
+        serve_relay(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]))
+    else:
+        console_bench_main(__doc__, bench, options)

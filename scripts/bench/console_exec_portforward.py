@@ -7,6 +7,8 @@ port-forward at most 1.5x the same GET through ``kubectl port-forward``. Both ba
 measured in the same run against the same simulated cluster (in this process, one node alive),
 round by round in turns with the console (which goes first alternates), so that both see the same
 load on a shared machine; the console runs in a child (this script with ``--serve-console``).
+The exec rounds also go through a bare WebSocket relay in a child process of its own (``--serve-
+relay``): its ratio is the floor any proxy hop reaches here, whatever its code.
 Run: ``.venv/bin/python scripts/bench/console_exec_portforward.py [--rounds 200]``
 """
 

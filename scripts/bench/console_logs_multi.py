@@ -9,7 +9,7 @@ upstream log requests connect meanwhile; ``tailLines=0`` means a source starts w
 found the log), to 2 s before the end (so that late lines are not counted as lost). Lag is the
 client's receipt time minus the line's kubelet timestamp (the same clock: everything runs on this
 machine), over the window; the lag of the lines before it (start-up) is printed apart. The stream
-holds each line ``WINDOW_S`` (0.25 s) to interleave sources by time, so that is the lag's floor.
+holds a line until every source has sent a later one, at most 0.25 s (``logmux.WINDOW_S``).
 Run: ``.venv/bin/python scripts/bench/console_logs_multi.py [--seconds 20]``
 """
 

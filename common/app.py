@@ -28,6 +28,7 @@ from common.errors import PROBLEM_CONTENT_TYPE, PayloadTooLarge, WharfError, pro
 from common.metrics import METRICS, Metrics, metrics_middleware
 from common.metrics import routes as metrics_routes
 from common.openapi import SPEC, Spec, check_parity, validation_middleware
+from common.revocation import REVOCATIONS, Revocations
 
 logger = logging.getLogger(__name__)
 
@@ -172,6 +173,7 @@ def build_app(
     app[METRICS] = metrics
     app[SERVICE] = ServiceInfo(service, base, dict(info or {}), dict(readiness or {}), time.time())
     sse.install(app, keepalive_s=keepalive_s)
+    app[REVOCATIONS] = Revocations(app[sse.STREAMS], channel=f"{service}_revoked")
     streams = app[sse.STREAMS].streams
     metrics.gauge("wharf_sse_streams", "Open Server-Sent Events streams.", lambda: len(streams))
     metrics.gauge(

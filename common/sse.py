@@ -13,19 +13,35 @@ watches, subscriptions) at once, not at the next keepalive. A write that fails (
 vanished without closing) does the same. A stream's connection is never reused for another
 request. Streams register in a per-app registry and are closed on shutdown. This module must not
 know what is streamed.
+
+A stream remembers what authenticated it (the ``CREDENTIAL`` the auth middleware put on the request:
+a session's or a token's keys, and when it expires). ``StreamRegistry.revoke(key)`` (a sign-out, a
+revoked token; across replicas through ``common.revocation``) ends that credential's streams with
+an ``error`` event (``credential-revoked``); at its expiry, one registry task asks the credential's
+``recheck`` whether it still holds (an idle session renewed meanwhile) and ends the streams if not.
+No stream polls anything.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import heapq
+import itertools
+import json
+import logging
+import time
 import weakref
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import attrs
 from aiohttp import web
 from aiohttp_sse import EventSourceResponse
+
+from common.errors import Unauthorized, WharfError
+
+logger = logging.getLogger(__name__)
 
 KEEPALIVE_INTERVAL_S = 15.0
 KEEPALIVE = b":keepalive\n\n"
@@ -34,6 +50,26 @@ STREAM_HEADERS = {"X-Accel-Buffering": "no", "Cache-Control": "no-cache"}
 STUCK_BYTES = 16 * 1024
 #: How long a client may read nothing before its stream is aborted (aiohttp-sse's send time-out).
 SEND_TIMEOUT_S = EventSourceResponse.DEFAULT_SEND_TIMEOUT or 120.0
+#: When a credential's recheck fails (its store unreachable), the next try is this much later.
+RECHECK_RETRY_S = 60.0
+
+
+class CredentialRevoked(Unauthorized):
+    default_code = "credential-revoked"
+
+
+@attrs.frozen
+class Credential:
+    """What authenticated a request, as its streams remember it: revoking any of ``keys`` ends
+    them; at ``expires`` (epoch seconds) ``recheck`` tells whether it still holds (its new expiry)
+    or not (None). Without ``recheck``, the expiry is final."""
+
+    keys: tuple[str, ...]
+    expires: float | None = None
+    recheck: Callable[[], Awaitable[float | None]] | None = attrs.field(default=None, eq=False)
+
+
+CREDENTIAL = web.RequestKey("wharf.credential", Credential)
 
 
 class _KeepaliveResponse(EventSourceResponse):
@@ -79,21 +115,78 @@ class StreamRegistry:
     streams: weakref.WeakSet[EventStream] = attrs.field(factory=weakref.WeakSet)
     interval: float = KEEPALIVE_INTERVAL_S
     _ticker: asyncio.Task[None] | None = None
+    _by_key: dict[str, weakref.WeakSet[EventStream]] = attrs.field(factory=dict)
+    _expiries: list[tuple[float, int, weakref.ref[EventStream]]] = attrs.field(factory=list)
+    _order: Any = attrs.field(factory=itertools.count)
+    _sooner: asyncio.Event = attrs.field(factory=asyncio.Event)
+    _expirer: asyncio.Task[None] | None = None
 
     def add(self, stream: EventStream) -> None:
         self.streams.add(stream)
         if self._ticker is None or self._ticker.done():
             self._ticker = asyncio.create_task(self._tick(), name="sse keepalives")
+        if stream.credential is not None:
+            for key in stream.credential.keys:
+                self._by_key.setdefault(key, weakref.WeakSet()).add(stream)
+            if stream.credential.expires is not None:
+                self._expire_at(stream.credential.expires, stream)
 
     def discard(self, stream: EventStream) -> None:
         self.streams.discard(stream)
-        if not self.streams and self._ticker is not None:
-            self._ticker.cancel()
-            self._ticker = None
+        for key in stream.credential.keys if stream.credential is not None else ():
+            held = self._by_key.get(key)
+            if held is not None:
+                held.discard(stream)
+                if not held:
+                    del self._by_key[key]
+        if not self.streams:
+            for task in (self._ticker, self._expirer):
+                if task is not None:
+                    task.cancel()
+            self._ticker = self._expirer = None
+            self._expiries.clear()
+
+    def revoke(self, key: str) -> int:
+        """End the streams ``key`` authenticated; how many there were."""
+        held = list(self._by_key.pop(key, ()))
+        for stream in held:
+            stream.end(CredentialRevoked("the session or token of this stream was revoked"))
+        return len(held)
 
     async def close_all(self) -> None:
         for stream in list(self.streams):
             stream.close()
+
+    def _expire_at(self, when: float, stream: EventStream) -> None:
+        heapq.heappush(self._expiries, (when, next(self._order), weakref.ref(stream)))
+        if self._expirer is None or self._expirer.done():
+            self._expirer = asyncio.create_task(self._expire(), name="sse credential expiry")
+        elif self._expiries[0][0] == when:
+            self._sooner.set()  # the expirer sleeps until a later time: wake it
+
+    async def _expire(self) -> None:
+        while self._expiries:
+            self._sooner.clear()
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(max(0.0, self._expiries[0][0] - time.time())):
+                    await self._sooner.wait()
+            while self._expiries and self._expiries[0][0] <= time.time():
+                stream = heapq.heappop(self._expiries)[2]()
+                if stream is not None and not stream.closing and stream in self.streams:
+                    await self._recheck(stream)
+
+    async def _recheck(self, stream: EventStream) -> None:
+        credential = stream.credential
+        assert credential is not None
+        try:
+            later = await credential.recheck() if credential.recheck is not None else None
+        except Exception:  # its store is unreachable: the stream stays, the check comes back
+            logger.warning("could not recheck a stream's credential", exc_info=True)
+            later = time.time() + RECHECK_RETRY_S
+        if later is not None and later > time.time():
+            self._expire_at(later, stream)
+        else:
+            stream.end(CredentialRevoked("the session or token of this stream expired"))
 
     async def _tick(self) -> None:
         while self.streams:
@@ -141,6 +234,8 @@ class EventStream:
     closing: bool = False
     stuck_s: float = 0.0  # how long its client has been reading nothing
     request: web.BaseRequest | None = None
+    credential: Credential | None = None
+    ending: WharfError | None = None  # why the server ends it, sent as a last ``error`` event
 
     @property
     def last_event_id(self) -> str | None:
@@ -179,6 +274,12 @@ class EventStream:
         if self.owner is not None and not self.owner.done():
             self.owner.cancel()
 
+    def end(self, error: WharfError) -> None:
+        """End the stream with ``error`` as its last event (its credential was revoked)."""
+        if not self.closing:
+            self.ending = error
+            self.close()
+
     def _departure(self) -> None:
         if not self.closing:
             self.departed = True
@@ -200,6 +301,7 @@ async def event_stream(request: web.Request) -> AsyncIterator[EventStream]:
     response.headers["Connection"] = "close"
     await response.prepare(request)
     stream = EventStream(response=response, owner=asyncio.current_task(), request=request)
+    stream.credential = request.get(CREDENTIAL)
     response.on_departed = stream._departure
     if request.transport is None or request.transport.is_closing():
         stream._departure()  # gone before the stream even started
@@ -222,6 +324,9 @@ async def event_stream(request: web.Request) -> AsyncIterator[EventStream]:
             response.stop_streaming()
             await response.wait()
     with contextlib.suppress(ConnectionError, RuntimeError):
+        if stream.ending is not None and not stream.departed:
+            problem = json.dumps(stream.ending.to_problem(instance=request.path))
+            await response.write(f"event: error\ndata: {problem}\n\n".encode())
         await response.write_eof()
 
 

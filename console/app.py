@@ -24,6 +24,7 @@ from common.app import build_app
 from common.config import ConfigError
 from common.db import is_postgresql
 from common.openapi import Spec
+from common.revocation import REVOCATIONS
 from console.audit import AUDIT, AuditLog, keep_durably
 from console.auth import AuthPolicy, auth_middleware
 from console.clusters import ClusterRegistry
@@ -101,6 +102,7 @@ def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) 
         info={"security": {"mode": "open" if svc.security.open_mode else "closed"}},
         readiness={"clusterStore": _store_ready},
     )
+    policy.sessions.on_end = app[REVOCATIONS].revoke  # a sign-out ends the session's streams
     app[SETTINGS] = svc
     app[AUTH] = policy
     app[AUDIT] = AuditLog()
@@ -163,6 +165,7 @@ def _clusters_context(
         warming: asyncio.Task[None] | None = None
         following: asyncio.Task[None] | None = None
         auditing: asyncio.Task[None] | None = None
+        shared = contextlib.AsyncExitStack()
         try:
             await registry.load()
             app[CLUSTERS] = registry
@@ -176,6 +179,10 @@ def _clusters_context(
             if isinstance(store, SqlClusterStore) and store.backend == "postgresql":
                 # Shared by replicas: sessions live there too, and their changes are taken in.
                 app[AUTH].sessions.use(store.db)
+                from common.db.postgres import PgDatabase  # only PostgreSQL loads its driver
+
+                if isinstance(store.db, PgDatabase):  # a sign-out ends streams on every replica
+                    await shared.enter_async_context(app[REVOCATIONS].shared(store.db))
                 every_s = svc.clusters.store.sync_seconds
                 following = asyncio.create_task(follow(registry, every_s=every_s))
             yield
@@ -185,6 +192,7 @@ def _clusters_context(
                     task.cancel()
                     with contextlib.suppress(asyncio.CancelledError):
                         await task
+            await shared.aclose()
             app[AUTH].sessions.use(None)
             await app[CATALOGS].close()
             await app[FLIGHTS].close()

@@ -26,10 +26,11 @@ import attrs
 from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
 
+from common import sse
 from common.errors import Forbidden, Unauthorized
 from common.throttle import LoginThrottle, login_keys
 from console.credentials import AdminCredentials
-from console.sessions import COOKIE, SessionStore
+from console.sessions import COOKIE, SessionStore, SignedIn, revocation_key
 from console.web import PUBLIC_PATHS
 
 API = "/api/v1"
@@ -122,10 +123,23 @@ async def identify(request: web.Request, policy: AuthPolicy) -> Principal | None
         return Principal(user, "basic")
     session_id = request.cookies.get(COOKIE)
     if session_id:
-        signed_in = await policy.sessions.user(session_id)
+        signed_in = await policy.sessions.signed_in(session_id)
         if signed_in is not None:
-            return Principal(signed_in, "session")
+            request[sse.CREDENTIAL] = _stream_credential(policy.sessions, session_id, signed_in)
+            return Principal(signed_in.user, "session")
     return None
+
+
+def _stream_credential(
+    sessions: SessionStore, session_id: str, signed_in: SignedIn
+) -> sse.Credential:
+    """What the request's event streams remember: signed out, or idle past its expiry, the
+    session ends them (HTTP Basic cannot be revoked: its streams end with the process)."""
+
+    async def recheck() -> float | None:
+        return await sessions.expires(session_id)
+
+    return sse.Credential((revocation_key(session_id),), signed_in.expires, recheck)
 
 
 def _basic(value: str) -> tuple[str, str]:

@@ -8,12 +8,19 @@ replica) they live in this process: signing out or a restart ends them.
 
 Times are wall-clock seconds, the one clock replicas share. A session's expiry is pushed forward
 at most once a minute, so a busy browser does not turn every read into a database write.
+
+An ended session is announced to ``on_end`` (``revocation_key``), which ends the event streams it
+opened; a stream reaching its session's expiry asks :meth:`SessionStore.expires` whether other
+requests renewed it meanwhile.
 """
 
 from __future__ import annotations
 
 import time
 from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+
+import attrs
 
 from common import credentials
 from common.db import Database
@@ -25,11 +32,23 @@ MAX_SESSIONS = 1000
 RENEW_AFTER_S = 60.0
 
 
+@attrs.frozen
+class SignedIn:
+    user: str
+    expires: float  # epoch seconds, unless renewed by a later request
+
+
+def revocation_key(session_id: str) -> str:
+    """What ending a session is announced as: its digest, never the cookie."""
+    return f"session:{credentials.digest(session_id)}"
+
+
 class SessionStore:
     def __init__(self, *, idle_seconds: float) -> None:
         self.idle_seconds = idle_seconds
         self._memory: OrderedDict[str, tuple[str, float]] = OrderedDict()
         self._db: Database | None = None
+        self.on_end: Callable[[str], Awaitable[None]] | None = None
 
     def use(self, db: Database | None) -> None:
         """Keep sessions in ``db`` from now on (None: back to this process's memory)."""
@@ -51,7 +70,7 @@ class SessionStore:
             )
         return session_id
 
-    async def user(self, session_id: str) -> str | None:
+    async def signed_in(self, session_id: str) -> SignedIn | None:
         """The session's user, renewing its idle time; None when unknown or expired."""
         key, now = credentials.digest(session_id), time.time()
         found = await self._find(key)
@@ -62,11 +81,19 @@ class SessionStore:
             await self._end(key)
             return None
         if expires - now < self.idle_seconds - RENEW_AFTER_S or self._db is None:
-            await self._renew(key, user, now + self.idle_seconds)
-        return user
+            expires = now + self.idle_seconds
+            await self._renew(key, user, expires)
+        return SignedIn(user, expires)
+
+    async def expires(self, session_id: str) -> float | None:
+        """When the session ends if nothing renews it; None when it has ended. Renews nothing."""
+        found = await self._find(credentials.digest(session_id))
+        return found[1] if found is not None and found[1] > time.time() else None
 
     async def end(self, session_id: str) -> None:
         await self._end(credentials.digest(session_id))
+        if self.on_end is not None:
+            await self.on_end(revocation_key(session_id))
 
     async def _find(self, key: str) -> tuple[str, float] | None:
         if self._db is None:

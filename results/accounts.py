@@ -14,7 +14,7 @@ import asyncio
 import datetime as dt
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import attrs
 
@@ -34,6 +34,7 @@ from results.users import (
     StoredUser,
     User,
     can_read,
+    revocation_key,
     utcnow,
 )
 
@@ -94,6 +95,8 @@ class Accounts:
     store: AccountStore
     session_ttl: dt.timedelta = dt.timedelta(hours=12)
     clock: Callable[[], dt.datetime] = utcnow
+    #: Told the ``revocation_key`` of every session ended and token revoked (their streams end).
+    on_revoke: Callable[[str], Awaitable[None]] | None = None
     _slots: asyncio.Semaphore = attrs.field(factory=lambda: asyncio.Semaphore(HASH_SLOTS))
     _dummy: str | None = attrs.field(default=None, repr=False)
 
@@ -153,6 +156,11 @@ class Accounts:
 
     async def logout(self, session_id: str) -> None:
         await self.store.delete_session(session_id)
+        await self._revoked(revocation_key(Credential.SESSION, session_id))
+
+    async def _revoked(self, key: str) -> None:
+        if self.on_revoke is not None:
+            await self.on_revoke(key)
 
     async def session_principal(self, cookie: str) -> Principal | None:
         """The principal of a session cookie, or None for an unknown or expired one."""
@@ -161,7 +169,10 @@ class Accounts:
             return None
         session, user = found
         ids = await self.store.project_ids(user.id)
-        return Principal(user, ids, Credential.SESSION, csrf=session.csrf, session_id=session.id)
+        return Principal(
+            user, ids, Credential.SESSION, csrf=session.csrf, session_id=session.id,
+            expires_at=session.expires_at,
+        )  # fmt: skip
 
     async def token_principal(self, value: str) -> Principal | None:
         """The principal of an API token, or None for an unknown, revoked or expired one."""
@@ -172,7 +183,10 @@ class Accounts:
         token, user = found
         if token.last_used_at is None or now - token.last_used_at >= TOUCH_EVERY:
             await self.store.touch_token(token.id, now)
-        return Principal(user, await self.store.project_ids(user.id), Credential.TOKEN)
+        ids = await self.store.project_ids(user.id)
+        return Principal(
+            user, ids, Credential.TOKEN, token_id=token.id, expires_at=token.expires_at
+        )
 
     async def create_token(
         self, user: User, name: str, *, expires_days: int | None = None
@@ -199,6 +213,7 @@ class Accounts:
         if not await self.store.revoke_token(user.id, token_id, self.clock()):
             raise TokenNotFound(token_id)
         logger.info("token %d of %s revoked", token_id, user.username)
+        await self._revoked(revocation_key(Credential.TOKEN, str(token_id)))
 
     async def bootstrap_admin(self, username: str, password: str) -> User | None:
         """Create the configured admin unless that user exists; never changes an existing one."""

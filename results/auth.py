@@ -24,7 +24,7 @@ import attrs
 from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
 
-from common import pages
+from common import pages, sse
 from common.errors import Forbidden, Unauthorized
 from common.openapi import SPEC, operation_id
 from results import keys
@@ -124,6 +124,7 @@ def auth_middleware(policy: AuthPolicy) -> Middleware:
             found = _with_csrf(request, found)  # see the docstring
         if found is not None:
             request[keys.PRINCIPAL] = found
+            request[sse.CREDENTIAL] = stream_credential(found)
         if is_api:
             _check_api(request, policy, found)
         elif found is None and _page_needs_login(request, policy):
@@ -131,6 +132,12 @@ def auth_middleware(policy: AuthPolicy) -> Middleware:
         return await handler(request)
 
     return authenticate
+
+
+def stream_credential(found: Principal) -> sse.Credential:
+    """What the request's event streams remember: revoked or expired, it ends them."""
+    expires = found.expires_at.timestamp() if found.expires_at is not None else None
+    return sse.Credential((found.revocation_key,), expires)
 
 
 async def _quiet_resolve(request: web.Request) -> Principal | None:

@@ -104,6 +104,15 @@ class Principal:
     via: Credential
     csrf: str | None = attrs.field(default=None, repr=False)  # the session's, for page forms
     session_id: str | None = attrs.field(default=None, repr=False)
+    token_id: int | None = None
+    expires_at: dt.datetime | None = None  # when the session or token stops being valid
+
+    @property
+    def revocation_key(self) -> str:
+        """What revoking this principal's credential is announced as (``revocation_key``)."""
+        if self.via is Credential.TOKEN:
+            return revocation_key(Credential.TOKEN, str(self.token_id))
+        return revocation_key(Credential.SESSION, str(self.session_id))
 
     @property
     def username(self) -> str:
@@ -112,6 +121,11 @@ class Principal:
     @property
     def is_admin(self) -> bool:
         return self.user.is_admin
+
+
+def revocation_key(kind: Credential, ident: str) -> str:
+    """``session:<digest>`` or ``token:<id>``: names a credential without revealing it."""
+    return f"{kind}:{ident}"
 
 
 def can_read(principal: Principal | None, project: Project) -> bool:

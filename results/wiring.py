@@ -16,6 +16,7 @@ from aiohttp.typedefs import Middleware
 
 from common.config import ConfigError
 from common.db.postgres import PgDatabase
+from common.revocation import REVOCATIONS
 from results import auth, keys, replicas
 from results.accounts import Accounts
 from results.dashboard import Dashboard
@@ -51,8 +52,15 @@ async def accounts_context(app: web.Application) -> AsyncIterator[None]:
         if made is not None:
             logger.info("bootstrap admin %s created from settings", made.username)
     await accounts.purge_sessions()
+    revocations = app[REVOCATIONS]
+    accounts.on_revoke = revocations.revoke
     app[keys.ACCOUNTS] = accounts
     app[keys.DASHBOARD] = Dashboard(SqliteDashboardStore(app[keys.DATABASE]))
+    db = app[keys.DATABASE]
+    if isinstance(db, PgDatabase):  # a sign-out on one replica ends the streams of every one
+        async with revocations.shared(db):
+            yield
+        return
     yield
 
 

@@ -18,10 +18,12 @@ This module must not know any store's tables, and never logs the URL (it may hol
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
+import logging
 import re
-from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import attrs
@@ -36,6 +38,9 @@ from common.db import ConnectionLost, Params, Result, Row, Schema, SchemaTooNew
 
 #: Literals are skipped; ``?`` and ``:name`` (not ``::``) are parameters; ``%`` must be doubled.
 _TOKENS = re.compile(r"'(?:[^']|'')*'|::|\?|:([A-Za-z_]\w*)|%")
+logger = logging.getLogger(__name__)
+#: Pauses before listening again after the connection was lost: 0.5 s, doubling to 30 s.
+RELISTEN_FIRST_S, RELISTEN_MAX_S = 0.5, 30.0
 #: How long opening waits for the first connection before reporting the server unreachable.
 CONNECT_TIMEOUT_S = 10.0
 
@@ -185,6 +190,29 @@ class PgDatabase:
             yield _payloads(conn, self.location)
         finally:
             await conn.close()
+
+    async def relay(
+        self,
+        channel: str,
+        deliver: Callable[[str], Awaitable[None]],
+        *,
+        listening: asyncio.Event,
+    ) -> None:
+        """Hand every payload notified on ``channel`` to ``deliver``, until cancelled. A lost
+        connection is listened on again after a growing pause (what was notified meanwhile is
+        missed); ``listening`` is set each time listening has begun."""
+        pause = RELISTEN_FIRST_S
+        while True:
+            try:
+                async with self.listen(channel) as notes:
+                    listening.set()
+                    pause = RELISTEN_FIRST_S
+                    async for payload in notes:
+                        await deliver(payload)
+            except ConnectionLost as exc:
+                logger.warning("%s: %s; listening again in %.1f s", channel, exc, pause)
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, RELISTEN_MAX_S)
 
     async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
         rows = await self.fetchall(sql, params)

@@ -91,7 +91,7 @@ async def _bridge(ws: web.WebSocketResponse, session: Session) -> None:
     try:
         async for item in session.output():
             if isinstance(item, Output):
-                await ws.send_bytes(bytes([item.channel]) + item.data)
+                await ws.send_bytes(item.frame)
             elif isinstance(item, Exit):
                 body = {"type": "exit", "exitCode": item.code, "message": item.message}
                 await ws.send_str(json.dumps(body))
@@ -111,7 +111,7 @@ async def _feed(ws: web.WebSocketResponse, session: Session) -> None:
         async for data in _client_frames(ws):
             channel, payload = data[0], data[1:]
             if channel == podexec.STDIN:
-                await session.stdin(payload)
+                await session.stdin_frame(data)
             elif channel == podexec.RESIZE:
                 with contextlib.suppress(ValueError, KeyError, TypeError):
                     size = json.loads(payload)

@@ -154,10 +154,20 @@ class KubeApi:
     async def open_channels(
         self, path: str, *, query: Query, protocols: Sequence[str]
     ) -> AsyncIterator[aiohttp.ClientWebSocketResponse]:
+        """:meth:`connect_channels` for the length of a ``with``: leaving it closes the socket."""
+        ws = await self.connect_channels(path, query=query, protocols=protocols)
+        try:
+            yield ws
+        finally:
+            await ws.close()
+
+    async def connect_channels(
+        self, path: str, *, query: Query, protocols: Sequence[str]
+    ) -> aiohttp.ClientWebSocketResponse:
         """A WebSocket upgrade of ``path`` (exec, attach, port-forward) speaking the first of
         ``protocols`` the server accepts (``ws.protocol``), through the client's own connection
-        pool, TLS settings and credentials. A refused upgrade raises its status (``cluster-refused``);
-        leaving the ``with`` closes the socket."""
+        pool, TLS settings and credentials. A refused upgrade raises its status (``cluster-refused``).
+        The caller closes the socket."""
         headers: dict[str, str] = {}
         try:
             await self.client.update_params_for_auth(headers, [], ["BearerToken"])
@@ -166,7 +176,7 @@ class KubeApi:
         url = f"{self.client.configuration.host}{path}?{urlencode(list(query))}"
         rest = self.client.rest_client
         try:
-            ws = await rest.pool_manager.ws_connect(
+            ws: aiohttp.ClientWebSocketResponse = await rest.pool_manager.ws_connect(
                 url,
                 protocols=tuple(protocols),
                 headers=headers,
@@ -179,10 +189,7 @@ class KubeApi:
             raise cluster_error(_Refusal(exc.status, b"")) from None
         except _TRANSPORT_ERRORS as exc:
             raise cluster_error(exc) from exc
-        try:
-            yield ws
-        finally:
-            await ws.close()
+        return ws
 
     async def _call(
         self,

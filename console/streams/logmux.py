@@ -4,8 +4,10 @@ once and interleaved by timestamp.
 Pods are found through the shared pod watch of the namespace (``watches``), filtered by the
 workload's selector: a pod a rollout creates joins the moment its container starts, with no
 polling, and a container that restarts is followed again. At most ``max_sources`` containers are
-followed; the ``sources`` event says when the cap left some out. Lines wait ``window_s`` in a heap
-ordered by timestamp before they are sent, so lines of different sources come out in time order.
+followed; the ``sources`` event says when the cap left some out. Lines of different sources come
+out in time order (``Interleaver``): a line waits in a heap ordered by timestamp until every
+source still followed has sent one as late (a source's lines come in order, so nothing earlier can
+follow), at most ``window_s`` (a quiet source holds the others up no longer than that).
 A source that is followed again (a restart, a broken connection) or a stream resumed from a
 timestamp starts from that time and drops what it had already sent.
 
@@ -19,7 +21,7 @@ import contextlib
 import heapq
 import itertools
 import logging
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import attrs
@@ -95,6 +97,38 @@ def plan(pods: list[dict[str, Any]], *, init: bool, cap: int = MAX_SOURCES) -> S
     """What a multi-source stream of ``pods`` would follow."""
     every = [s for pod in pods for s in containers(pod, init=init)]
     return Sources(tuple(every[:cap]), len(every), len(every) > cap)
+
+
+TimeKey = tuple[int, int]
+
+
+@attrs.define(eq=False)
+class Interleaver:
+    """Lines of several sources put in timestamp order; see the module docstring."""
+
+    window_s: float
+    _heap: list[tuple[TimeKey, int, float, LogLine]] = attrs.field(factory=list)
+    _latest: dict[Source, TimeKey] = attrs.field(factory=dict)  # each source's newest line
+    _order: Iterator[int] = attrs.field(factory=itertools.count)
+
+    def push(self, line: LogLine, now: float) -> None:
+        self._latest[line.source] = line.key
+        heapq.heappush(self._heap, (line.key, next(self._order), now + self.window_s, line))
+
+    def due(self) -> float | None:
+        """When the earliest line held goes out at the latest."""
+        return self._heap[0][2] if self._heap else None
+
+    def ready(self, now: float, followed: Iterable[Source]) -> list[LogLine]:
+        """The lines that may go out now, in order."""
+        marks = [self._latest.get(source) for source in followed]
+        known = [m for m in marks if m is not None]
+        mark = min(known) if known and len(known) == len(marks) else None
+        out = []
+        heap = self._heap
+        while heap and (heap[0][2] <= now or (mark is not None and heap[0][0] <= mark)):
+            out.append(heapq.heappop(heap)[3])
+        return out
 
 
 @attrs.define(eq=False)
@@ -177,22 +211,24 @@ class LogMux:
 
     # -- output -------------------------------------------------------------------------------
     async def lines(self) -> AsyncIterator[LogLine | Sources]:
-        """Lines in timestamp order (within the window), and ``Sources`` whenever they change."""
-        heap: list[tuple[tuple[int, int], int, float, LogLine]] = []
-        order = itertools.count()
+        """Lines in timestamp order (``Interleaver``), and ``Sources`` whenever they change."""
+        merge = Interleaver(self.window_s)
         loop = asyncio.get_running_loop()
         while True:
-            wait = max(0.0, heap[0][2] - loop.time()) if heap else None
-            item: LogLine | Sources | None = None
+            due = merge.due()
+            items: list[LogLine | Sources] = []
             with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(wait):
-                    item = await self._out.get()
-            if isinstance(item, Sources):
-                yield item
-            elif item is not None:
-                heapq.heappush(heap, (item.key, next(order), loop.time() + self.window_s, item))
-            while heap and heap[0][2] <= loop.time():
-                yield heapq.heappop(heap)[3]
+                async with asyncio.timeout(None if due is None else max(0.0, due - loop.time())):
+                    items.append(await self._out.get())
+            while not self._out.empty():  # what else came meanwhile, in one turn
+                items.append(self._out.get_nowait())
+            for item in items:
+                if isinstance(item, Sources):
+                    yield item
+                else:
+                    merge.push(item, loop.time())
+            for line in merge.ready(loop.time(), self._tasks):
+                yield line
 
     async def close(self, *others: asyncio.Task[Any]) -> None:
         """End every follower, and ``others`` (the pod watcher) with them."""

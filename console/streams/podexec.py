@@ -46,10 +46,19 @@ class ExecRequest:
 
 @attrs.frozen
 class Output:
-    """Bytes the process wrote on ``channel`` (``STDOUT`` or ``STDERR``)."""
+    """Bytes the process wrote: ``frame`` is the upstream message as it came, the channel byte
+    (``STDOUT`` or ``STDERR``) then the data, which is also how ``/ws/exec`` frames them, so a
+    relay passes it on without slicing and joining."""
 
-    channel: int
-    data: bytes
+    frame: bytes
+
+    @property
+    def channel(self) -> int:
+        return self.frame[0]
+
+    @property
+    def data(self) -> bytes:
+        return self.frame[1:]
 
 
 @attrs.frozen
@@ -76,6 +85,11 @@ class Session:
         if data:
             await self._send(bytes([STDIN]) + data)
 
+    async def stdin_frame(self, frame: bytes) -> None:
+        """A client's message already framed for channel ``STDIN``, sent as it is."""
+        if len(frame) > 1:
+            await self._send(frame)
+
     async def close_stdin(self) -> None:
         """Half-close stdin (v5); on v4 there is no such message and stdin stays open."""
         if self.can_close_stdin:
@@ -96,11 +110,11 @@ class Session:
         async for msg in self.ws:
             if msg.type != aiohttp.WSMsgType.BINARY or not msg.data:
                 continue
-            channel, data = msg.data[0], bytes(msg.data[1:])
-            if channel in (STDOUT, STDERR) and data:
-                yield Output(channel, data)
-            elif channel == STATUS and data:
-                yield exit_of(data)
+            channel, frame = msg.data[0], msg.data
+            if channel in (STDOUT, STDERR) and len(frame) > 1:
+                yield Output(frame)
+            elif channel == STATUS and len(frame) > 1:
+                yield exit_of(frame[1:])
                 return
 
     async def close(self) -> None:

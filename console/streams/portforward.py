@@ -2,11 +2,15 @@
 
 A forward names a pod, a Service or a workload and a remote port; it resolves once, as
 ``kubectl port-forward`` does, to one running pod (ready ones first) and a container port (a
-Service's port becomes its ``targetPort``, a named one looked up in the pod). Each accepted local
-connection opens its own upstream socket (the WebSocket channel protocol ``v4.channel.k8s.io``
-carries one data stream per port per socket): channel 0 is data, channel 1 errors, and the server
-first sends each channel's port as two little-endian bytes. An error-channel message (the pod
-refused the port) ends that connection and is kept as the forward's ``last_error``.
+Service's port becomes its ``targetPort``, a named one looked up in the pod).
+
+Upstream, a forward speaks what kubectl 1.31+ speaks: one WebSocket per forward tunnelling SPDY
+(``spdy``), opened at its first connection and kept, each local connection a pair of streams on it
+(an error stream and a data stream, paired by a ``requestID`` header): no TLS handshake and upgrade
+per connection. A server that does not offer the tunnel gets the WebSocket channel protocol
+``v4.channel.k8s.io``, which carries one connection per socket: a socket per local connection,
+channel 0 data, channel 1 errors, each channel's port first as two little-endian bytes. Either
+way, an error (the pod refused the port) ends that connection and is kept as ``last_error``.
 
 Every forward is owned by :class:`PortForwards`, which closes a cluster's forwards when the
 cluster is removed or re-pointed, and all of them at shutdown. This module must not know HTTP.
@@ -19,7 +23,7 @@ import contextlib
 import logging
 import secrets
 import time
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import aiohttp
@@ -27,12 +31,17 @@ import attrs
 
 from common.errors import BadRequest, NotFound, WharfError
 from console.resources.kubeapi import KubeApi, path_of
+from console.streams import spdy
 from console.streams.selectors import pod_selector
 
 logger = logging.getLogger(__name__)
 
-PROTOCOLS = ("v4.channel.k8s.io",)
-READ_CHUNK = 64 * 1024
+CHANNELS = "v4.channel.k8s.io"
+#: What a forward offers, in order of preference.
+PROTOCOLS = (spdy.PROTOCOL, CHANNELS)
+READ_CHUNK = spdy.MAX_DATA
+#: Seconds a finished connection waits for the reason on its error stream (kubectl waits for it).
+ERROR_WAIT_S = 1.0
 #: kind (as kubectl spells it: name, plural or short name) -> (group, version, resource)
 KINDS: Mapping[str, tuple[str, str, str]] = {
     **dict.fromkeys(("pod", "pods", "po"), ("", "v1", "pods")),
@@ -133,21 +142,26 @@ def _target_port(service: Mapping[str, Any], pod: Mapping[str, Any], port: int) 
 
 @attrs.define(eq=False)
 class Forward:
-    """One running forward: its listener, counters and open connections."""
+    """One running forward: its listener, its upstream tunnel, counters and open connections."""
 
     id: str
     cluster_id: str
     wanted: ForwardRequest
     target: PodPort
     api: KubeApi
+    protocols: tuple[str, ...] = PROTOCOLS
     created: float = attrs.field(factory=time.time)
     server: asyncio.Server | None = None
     address: tuple[str, int] = ("", 0)  # where it listens, kept after it stopped
     bytes_in: int = 0  # local client -> pod
     bytes_out: int = 0  # pod -> local client
     connections: int = 0
+    upstream_sockets: int = 0  # upgrades made to the cluster: 1 while the tunnel holds
     last_error: str | None = None
     _tasks: set[asyncio.Task[Any]] = attrs.field(factory=set)
+    _tunnel: spdy.Tunnel | None = None
+    _opening: asyncio.Lock = attrs.field(factory=asyncio.Lock)
+    _requests: int = 0
 
     @property
     def active(self) -> int:
@@ -170,12 +184,14 @@ class Forward:
         self._tasks.add(task)
         self.connections += 1
         try:
-            path = path_of("", "v1", "pods", namespace=self.wanted.namespace, name=self.target.pod)
-            query = [("ports", str(self.target.port))]
-            async with self.api.open_channels(
-                path + "/portforward", query=query, protocols=PROTOCOLS
-            ) as ws:
-                await self._bridge(ws, reader, writer)
+            upstream = await self._upstream()
+            if isinstance(upstream, spdy.Tunnel):
+                await self._over_tunnel(upstream, reader, writer)
+            else:
+                try:
+                    await self._bridge(upstream, reader, writer)
+                finally:
+                    await upstream.close()
         except WharfError as exc:
             self.last_error = exc.detail
             logger.info("port-forward %s: connection failed: %s", self.id, exc.detail)
@@ -185,21 +201,93 @@ class Forward:
             with contextlib.suppress(ConnectionError, OSError):
                 await writer.wait_closed()
 
+    async def _upstream(self) -> spdy.Tunnel | aiohttp.ClientWebSocketResponse:
+        """The forward's tunnel (opened at first use, and again once it died), or, from a server
+        that does not speak it, a socket of the channel protocol for one connection."""
+        async with self._opening:
+            if self._tunnel is not None and self._tunnel.alive:
+                return self._tunnel
+            path = path_of("", "v1", "pods", namespace=self.wanted.namespace, name=self.target.pod)
+            ws = await self.api.connect_channels(
+                path + "/portforward", query=[("ports", str(self.target.port))],
+                protocols=self.protocols,
+            )  # fmt: skip
+            self.upstream_sockets += 1
+            if ws.protocol != spdy.PROTOCOL:
+                self.protocols = tuple(p for p in self.protocols if p != spdy.PROTOCOL)
+                return ws
+            if self._tunnel is not None:
+                await self._tunnel.close()
+            self._tunnel = spdy.Tunnel(ws)
+            self._tunnel.start()
+            return self._tunnel
+
+    async def _over_tunnel(
+        self, tunnel: spdy.Tunnel, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        """One local connection as kubectl makes it: an error stream (never written, so opened
+        half-closed) and a data stream; the data stream's end, then the error's, end it."""
+        self._requests += 1
+        headers = {"port": str(self.target.port), "requestID": str(self._requests)}
+        try:
+            error = await tunnel.open_stream({"streamType": "error", **headers}, fin=True)
+            data = await tunnel.open_stream({"streamType": "data", **headers})
+        except ConnectionError as exc:
+            raise PortForwardFailed(f"the tunnel to the cluster closed: {exc}") from None
+        up = asyncio.create_task(self._stream_up(data, reader))
+        try:
+            await self._stream_down(data, writer)
+            async with asyncio.timeout(ERROR_WAIT_S):
+                message = b"".join([chunk async for chunk in _chunks(error)])
+            if message:
+                self.last_error = message.decode("utf-8", "replace")[:500]
+        except TimeoutError:
+            pass  # the server never closed the error stream: there was no error to tell
+        finally:
+            up.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await up
+            await tunnel.reset(data)
+            await tunnel.reset(error)
+
+    async def _stream_up(self, data: spdy.Stream, reader: asyncio.StreamReader) -> None:
+        """Local client -> pod; its end of input half-closes the stream (the reply still comes)."""
+        with contextlib.suppress(ConnectionError, OSError):
+            while chunk := await reader.read(READ_CHUNK):
+                self.bytes_in += len(chunk)
+                await data.write(chunk)
+            await data.close()
+
+    async def _stream_down(self, data: spdy.Stream, writer: asyncio.StreamWriter) -> None:
+        async for chunk in _chunks(data):
+            if not await self._deliver(writer, chunk):
+                return
+
+    async def _deliver(self, writer: asyncio.StreamWriter, data: bytes) -> bool:
+        """Pod -> local client; False once the local client is gone."""
+        self.bytes_out += len(data)
+        writer.write(data)
+        try:
+            await writer.drain()
+        except (ConnectionError, OSError):
+            return False
+        return True
+
     async def _bridge(
         self,
         ws: aiohttp.ClientWebSocketResponse,
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
     ) -> None:
-        up = asyncio.create_task(self._upstream(ws, reader))
+        up = asyncio.create_task(self._upstream_channels(ws, reader))
         try:
-            await self._downstream(ws, writer)
+            await self._downstream_channels(ws, writer)
         finally:
             up.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await up
 
-    async def _upstream(
+    async def _upstream_channels(
         self, ws: aiohttp.ClientWebSocketResponse, reader: asyncio.StreamReader
     ) -> None:
         """Local client -> pod; its end of input ends the connection (v4 cannot half-close)."""
@@ -209,7 +297,7 @@ class Forward:
                 await ws.send_bytes(b"\x00" + data)
         await ws.close()
 
-    async def _downstream(
+    async def _downstream_channels(
         self, ws: aiohttp.ClientWebSocketResponse, writer: asyncio.StreamWriter
     ) -> None:
         """Pod -> local client, after each channel's port prefix, until either side closes."""
@@ -224,13 +312,8 @@ class Forward:
             if channel == 1 and data:
                 self.last_error = data.decode("utf-8", "replace")[:500]
                 return
-            if channel == 0 and data:
-                self.bytes_out += len(data)
-                writer.write(data)
-                try:
-                    await writer.drain()
-                except (ConnectionError, OSError):
-                    return
+            if channel == 0 and data and not await self._deliver(writer, data):
+                return
 
     async def close(self) -> None:
         if self.server is not None:
@@ -240,8 +323,15 @@ class Forward:
         for task in list(self._tasks):
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+        if self._tunnel is not None:
+            await self._tunnel.close()
         if self.server is not None:
             await self.server.wait_closed()
+
+
+async def _chunks(stream: spdy.Stream) -> AsyncIterator[bytes]:
+    while chunk := await stream.read():
+        yield chunk
 
 
 @attrs.define(eq=False)
@@ -250,13 +340,16 @@ class PortForwards:
 
     host: str = "127.0.0.1"
     limit: int = 64
+    protocols: tuple[str, ...] = PROTOCOLS  # what forwards offer the cluster, preferred first
     forwards: dict[str, Forward] = attrs.field(factory=dict)
 
     async def start(self, cluster_id: str, api: KubeApi, wanted: ForwardRequest) -> Forward:
         if len(self.forwards) >= self.limit:
             raise PortForwardFailed(f"at most {self.limit} port-forwards at once: stop one first")
         target = await resolve(api, wanted)
-        forward = Forward(secrets.token_hex(8), cluster_id, wanted, target, api)
+        forward = Forward(
+            secrets.token_hex(8), cluster_id, wanted, target, api, protocols=self.protocols
+        )
         await forward.serve(self.host)
         self.forwards[forward.id] = forward
         return forward

@@ -4,8 +4,11 @@ port-forward, each against the same thing done directly.
 Targets (issue 14): the exec round trip at most 1.5x the same round trip made with
 kubernetes_asyncio's stream client straight to the simulator; a GET through a console
 port-forward at most 1.5x the same GET through ``kubectl port-forward``. Both baselines are
-measured in the same run against the same simulated cluster (in this process, one node alive);
-the console runs in a child (this script with ``--serve-console``).
+measured in the same run against the same simulated cluster (in this process, one node alive),
+round by round in turns with the console (which goes first alternates), so that both see the same
+load on a shared machine; the console runs in a child (this script with ``--serve-console``).
+The exec rounds also go through a bare WebSocket relay in a child process of its own (``--serve-
+relay``): its ratio is the floor any proxy hop reaches here, whatever its code.
 Run: ``.venv/bin/python scripts/bench/console_exec_portforward.py [--rounds 200]``
 """
 
@@ -14,17 +17,27 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
+import contextlib
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import aiohttp
-from harness import free_port, percentile, serve_console, start_console, stop_console
+import attrs
+from harness import (
+    console_bench_main,
+    cpu_seconds,
+    free_port,
+    percentile,
+    start_console,
+    stop_console,
+)
 
 from common.kubesim import Simulator
 
@@ -32,6 +45,7 @@ NAMESPACE = "bench"
 PASSWORD = "bench"
 #: The echo program: one line back per line in (the simulator's ``cat`` answers only at EOF).
 ECHO = ["sh", "-c", 'while read -r line; do echo "$line"; done']
+PROTOCOLS = ("v4.channel.k8s.io",)
 AUTH = {"Authorization": "Basic " + base64.b64encode(f"admin:{PASSWORD}".encode()).decode()}
 
 
@@ -62,27 +76,124 @@ async def seed(api: Any) -> None:
     raise SystemExit("the bench pods did not become ready")
 
 
-async def echo_rounds(ws: aiohttp.ClientWebSocketResponse, rounds: int) -> list[float]:
-    """Send ``x<n>`` on stdin to the echo program; seconds until stdout brought it back, per round."""
-    times = []
+async def echo_once(ws: aiohttp.ClientWebSocketResponse, line: bytes) -> float:
+    """Send ``line`` on stdin to the echo program; seconds until stdout brought it back."""
+    started = time.perf_counter()
+    await ws.send_bytes(b"\x00" + line)
+    got = b""
+    while not got.endswith(line):
+        msg = await ws.receive()
+        if msg.type != aiohttp.WSMsgType.BINARY:
+            raise RuntimeError(f"unexpected frame {msg.type}")
+        if msg.data[:1] == b"\x01":
+            got += msg.data[1:]
+    return time.perf_counter() - started
+
+
+async def get_once(http: aiohttp.ClientSession, port: int) -> float:
+    """Seconds for one GET to ``127.0.0.1:port`` (the pod's server closes each connection)."""
+    started = time.perf_counter()
+    async with http.get(f"http://127.0.0.1:{port}/") as resp:
+        await resp.read()
+        assert resp.status == 200
+    return time.perf_counter() - started
+
+
+Round = Callable[[int], Awaitable[float]]
+
+
+@attrs.frozen
+class Paired:
+    ours: list[float]
+    theirs: list[float]
+    cpu: float  # the console's CPU seconds per round
+    floor: list[float] = attrs.field(factory=list)  # the bare relay's, where it was measured
+
+
+async def paired(
+    rounds: int, ours: Round, theirs: Round, *, pid: int, floor: Round | None = None
+) -> Paired:
+    """Times of ``rounds`` rounds of each, interleaved (which goes first rotates), so that all
+    see the same load on a shared machine; the first 5 rounds of each warm up and are not kept.
+    ``pid``: the console's process, whose CPU time over the kept rounds is reported."""
+    runs = [ours, theirs, *([floor] if floor is not None else [])]
+    times: list[list[float]] = [[] for _ in runs]
+    cpu = 0.0
     for i in range(rounds + 5):
-        line = f"x{i}\n".encode()
-        started = time.perf_counter()
-        await ws.send_bytes(b"\x00" + line)
-        got = b""
-        while not got.endswith(line):
-            msg = await ws.receive()
-            if msg.type != aiohttp.WSMsgType.BINARY:
-                raise RuntimeError(f"unexpected frame {msg.type}")
-            if msg.data[:1] == b"\x01":
-                got += msg.data[1:]
-        if i >= 5:  # the first rounds warm up
-            times.append(time.perf_counter() - started)
-    return times
+        if i == 5:
+            cpu = cpu_seconds(pid)
+        for j in range(len(runs)):
+            which = (i + j) % len(runs)
+            took = await runs[which](i)
+            if i >= 5:
+                times[which].append(took)
+    return Paired(times[0], times[1], (cpu_seconds(pid) - cpu) / rounds, [*times[2:], []][0])
 
 
-async def exec_direct(api: Any, rounds: int) -> list[float]:
-    """The same round trip through kubernetes_asyncio's stream client (``WsApiClient``)."""
+def serve_relay(upstream: str, token: str, cafile: str, port: int) -> None:
+    """Child side: the thinnest WebSocket relay there can be, in a process of its own like the
+    console (no authentication, audit or checks): ``/relay?path=`` opens ``path`` at the
+    simulator and passes frames on unchanged both ways. Its ratio is the floor of any proxy hop."""
+    import ssl
+
+    from aiohttp import web
+
+    context = ssl.create_default_context(cafile=cafile)
+
+    async def relay(request: web.Request) -> web.WebSocketResponse:
+        ws = web.WebSocketResponse()
+        await ws.prepare(request)
+        url, auth = upstream + request.query["path"], {"Authorization": f"Bearer {token}"}
+        async with (
+            aiohttp.ClientSession() as http,
+            http.ws_connect(url, protocols=PROTOCOLS, headers=auth, ssl=context) as up,
+        ):
+
+            async def down() -> None:
+                async for msg in up:
+                    await ws.send_bytes(msg.data)
+
+            task = asyncio.create_task(down())
+            async for msg in ws:
+                await up.send_bytes(msg.data)
+            task.cancel()
+        return ws
+
+    app = web.Application()
+    app.router.add_get("/relay", relay)
+    web.run_app(app, host="127.0.0.1", port=port, print=lambda _: print("ready", flush=True),
+                access_log=None)  # fmt: skip
+
+
+@contextlib.asynccontextmanager
+async def relay_exec(
+    sim: Simulator, session: aiohttp.ClientSession
+) -> AsyncIterator[aiohttp.ClientWebSocketResponse]:
+    """The echo program through :func:`serve_relay` (a child process)."""
+    port = free_port()
+    args = [sim.url, sim.token, str(sim.directory / "ca.crt"), str(port)]
+    child = await asyncio.create_subprocess_exec(
+        sys.executable, __file__, "--serve-relay", *args, stdout=subprocess.PIPE
+    )
+    try:
+        assert child.stdout is not None
+        if (await asyncio.wait_for(child.stdout.readline(), 30)).strip() != b"ready":
+            raise SystemExit("the relay did not start")
+        query = [("container", "main"), ("stdin", "true"), ("stdout", "true"),
+                 ("stderr", "true"), ("tty", "false"), *(("command", c) for c in ECHO)]  # fmt: skip
+        path = f"/api/v1/namespaces/{NAMESPACE}/pods/shell/exec?{urlencode(query)}"
+        async with session.ws_connect(
+            f"http://127.0.0.1:{port}/relay", params={"path": path}
+        ) as ws:
+            yield ws
+    finally:
+        child.terminate()
+        await child.wait()
+
+
+@contextlib.asynccontextmanager
+async def exec_direct(api: Any) -> AsyncIterator[aiohttp.ClientWebSocketResponse]:
+    """The echo program through kubernetes_asyncio's stream client (``WsApiClient``)."""
     from kubernetes_asyncio import client
     from kubernetes_asyncio.stream import WsApiClient
 
@@ -93,43 +204,43 @@ async def exec_direct(api: Any, rounds: int) -> list[float]:
             tty=False, _preload_content=False,
         )  # fmt: skip
         async with manager as ws:
-            return await echo_rounds(ws, rounds)
+            yield ws
 
 
-async def exec_console(session: aiohttp.ClientSession, base: str, rounds: int) -> list[float]:
+async def exec_rounds(
+    api: Any, sim: Simulator, session: aiohttp.ClientSession, base: str, rounds: int, *, pid: int
+) -> Paired:
     params = [("cluster", "bench"), ("namespace", NAMESPACE), ("pod", "shell")]
     params += [("command", part) for part in ECHO]
-    async with session.ws_connect(f"{base}/ws/exec", params=params, headers=AUTH) as ws:
-        return await echo_rounds(ws, rounds)
+    async with (
+        exec_direct(api) as direct,
+        session.ws_connect(f"{base}/ws/exec", params=params, headers=AUTH) as console,
+        relay_exec(sim, session) as relay,
+    ):
+        return await paired(
+            rounds,
+            lambda i: echo_once(console, f"c{i}\n".encode()),
+            lambda i: echo_once(direct, f"d{i}\n".encode()),
+            pid=pid,
+            floor=lambda i: echo_once(relay, f"r{i}\n".encode()),
+        )
 
 
-async def gets(port: int, rounds: int) -> list[float]:
-    """Seconds per GET to ``127.0.0.1:port`` (the pod's server closes each connection)."""
-    times = []
-    async with aiohttp.ClientSession() as http:
-        for i in range(rounds + 5):
-            started = time.perf_counter()
-            async with http.get(f"http://127.0.0.1:{port}/") as resp:
-                await resp.read()
-                assert resp.status == 200
-            if i >= 5:
-                times.append(time.perf_counter() - started)
-    return times
-
-
-async def forward_console(session: aiohttp.ClientSession, base: str, rounds: int) -> list[float]:
+@contextlib.asynccontextmanager
+async def forward_console(session: aiohttp.ClientSession, base: str) -> AsyncIterator[int]:
     body = {"kind": "deployment", "namespace": NAMESPACE, "name": "web", "remotePort": 8080}
     url = f"{base}/api/v1/clusters/bench/port-forwards"
     async with session.post(url, json=body, headers=AUTH) as resp:
         assert resp.status == 201, await resp.text()
         forward = await resp.json()
     try:
-        return await gets(forward["localPort"], rounds)
+        yield forward["localPort"]
     finally:
         await session.post(f"{url}/{forward['id']}/stop", headers=AUTH)
 
 
-async def forward_kubectl(kubeconfig: Path, rounds: int) -> list[float]:
+@contextlib.asynccontextmanager
+async def forward_kubectl(kubeconfig: Path) -> AsyncIterator[int]:
     port = free_port()
     child = await asyncio.create_subprocess_exec(
         "kubectl", "--kubeconfig", str(kubeconfig), "-n", NAMESPACE, "port-forward",
@@ -140,17 +251,35 @@ async def forward_kubectl(kubeconfig: Path, rounds: int) -> list[float]:
         line = await asyncio.wait_for(child.stdout.readline(), 30)
         if b"Forwarding from" not in line:
             raise SystemExit(f"kubectl port-forward did not start: {line!r}")
-        return await gets(port, rounds)
+        yield port
     finally:
         child.terminate()
         await child.wait()
 
 
-def report(what: str, ours: list[float], theirs: list[float], baseline: str) -> None:
+async def forward_rounds(
+    session: aiohttp.ClientSession, base: str, kubeconfig: Path, rounds: int, *, pid: int
+) -> Paired:
+    async with (
+        forward_kubectl(kubeconfig) as theirs,
+        forward_console(session, base) as ours,
+        aiohttp.ClientSession() as http,
+    ):
+        return await paired(
+            rounds, lambda _: get_once(http, ours), lambda _: get_once(http, theirs), pid=pid
+        )
+
+
+def report(what: str, found: Paired, baseline: str) -> None:
+    ours, theirs, cpu = found.ours, found.theirs, found.cpu
     mine, base = statistics.median(ours), statistics.median(theirs)
     print(f"{what}: console median {mine * 1000:.2f} ms (p95 {percentile(ours, 0.95) * 1000:.2f}), "
           f"{baseline} median {base * 1000:.2f} ms (p95 {percentile(theirs, 0.95) * 1000:.2f}); "
-          f"ratio {mine / base:.2f}x (target <= 1.5x)")  # fmt: skip
+          f"ratio {mine / base:.2f}x (target <= 1.5x); console CPU {cpu * 1e6:.0f} us per round")  # fmt: skip
+    if found.floor:
+        floor = statistics.median(found.floor)
+        print(f"  the same through a bare WebSocket relay in its own process (the floor of any "
+              f"proxy hop): median {floor * 1000:.2f} ms, ratio {floor / base:.2f}x")  # fmt: skip
 
 
 async def bench(args: argparse.Namespace) -> None:
@@ -170,35 +299,24 @@ async def bench(args: argparse.Namespace) -> None:
             console = start_console(__file__, sim.kubeconfig_path, port, f"{tmp}/console")
             try:
                 async with aiohttp.ClientSession() as session:
-                    runs: list[tuple[str, Callable[[], Awaitable[list[float]]]]] = [
-                        ("exec direct", lambda: exec_direct(api, args.rounds)),
-                        ("exec console", lambda: exec_console(session, base, args.rounds)),
-                        (
-                            "forward kubectl",
-                            lambda: forward_kubectl(sim.kubeconfig_path, args.rounds),
-                        ),
-                        ("forward console", lambda: forward_console(session, base, args.rounds)),
-                    ]
-                    found = {}
-                    for name, run in runs:
-                        print(f"measuring: {name}", file=sys.stderr, flush=True)
-                        found[name] = await run()
+                    print("measuring: exec", file=sys.stderr, flush=True)
+                    execs = await exec_rounds(api, sim, session, base, args.rounds, pid=console.pid)
+                    print("measuring: port-forward", file=sys.stderr, flush=True)
+                    gets = await forward_rounds(
+                        session, base, sim.kubeconfig_path, args.rounds, pid=console.pid
+                    )
             finally:
                 stop_console(console)
-    report("exec echo round trip", found["exec console"], found["exec direct"],
-           "kubernetes_asyncio stream client direct")  # fmt: skip
-    report("HTTP GET through a port-forward", found["forward console"], found["forward kubectl"],
-           "kubectl port-forward")  # fmt: skip
+    report("exec echo round trip", execs, "kubernetes_asyncio stream client direct")
+    report("HTTP GET through a port-forward", gets, "kubectl port-forward")
 
 
-def main() -> None:
-    if len(sys.argv) > 1 and sys.argv[1] == "--serve-console":
-        serve_console(sys.argv[2], int(sys.argv[3]), sys.argv[4])
-        return
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+def options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rounds", type=int, default=200)
-    asyncio.run(bench(parser.parse_args()))
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["--serve-relay"]:
+        serve_relay(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]))
+    else:
+        console_bench_main(__doc__, bench, options)

@@ -16,14 +16,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 import aiohttp
-from harness import free_port, percentile, serve_console, start_console, stop_console
+from harness import console_bench_main, free_port, percentile, start_console, stop_console
 
 from common.kubesim import Simulator
 
@@ -182,16 +181,11 @@ async def bench(args: argparse.Namespace) -> None:
           f"console tasks {tasks_left:.0f} (idle before: {idle_tasks:.0f})")  # fmt: skip
 
 
-def main() -> None:
-    if len(sys.argv) > 1 and sys.argv[1] == "--serve-console":
-        serve_console(sys.argv[2], int(sys.argv[3]), sys.argv[4])
-        return
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+def options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--subscribers", type=int, default=1000)
     parser.add_argument("--cycles", type=int, default=1000)
     parser.add_argument("--settle", type=float, default=15.0, help="seconds after the cycles")
-    asyncio.run(bench(parser.parse_args()))
 
 
 if __name__ == "__main__":
-    main()
+    console_bench_main(__doc__, bench, options)

@@ -4,6 +4,7 @@ as scripts, their own folder is on ``sys.path``); the services never import it."
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
 import os
@@ -11,8 +12,9 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 
@@ -133,3 +135,19 @@ async def wait_until(check: Callable[[], Awaitable[bool]], what: str, timeout: f
                 return
         await asyncio.sleep(0.1)
     raise SystemExit(f"{what} did not start within {timeout:g}s")
+
+
+def console_bench_main(
+    doc: str | None,
+    bench: Callable[[argparse.Namespace], Coroutine[Any, Any, None]],
+    options: Callable[[argparse.ArgumentParser], None],
+) -> None:
+    """``main`` of a benchmark whose console runs as its child: this same script started with
+    ``--serve-console`` serves it (:func:`start_console`); otherwise ``options`` are parsed and
+    ``bench`` runs with them."""
+    if len(sys.argv) > 1 and sys.argv[1] == "--serve-console":
+        serve_console(sys.argv[2], int(sys.argv[3]), sys.argv[4])
+        return
+    parser = argparse.ArgumentParser(description=(doc or "").splitlines()[0])
+    options(parser)
+    asyncio.run(bench(parser.parse_args()))

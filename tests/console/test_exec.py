@@ -204,6 +204,6 @@ async def test_v4_fallback_reports_the_exit_code(sim: Simulator, ns: str) -> Non
         async with podexec.open_session(api, wanted, protocols=("v4.channel.k8s.io",)) as s:
             assert (s.protocol, s.can_close_stdin) == ("v4.channel.k8s.io", False)
             items = [item async for item in s.output()]
-    assert items[:-1] == [Output(1, b"four\n")]
+    assert items[:-1] == [Output(b"\x01four\n")]
     assert isinstance(items[-1], Exit)
     assert items[-1].code == 4

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from common.kubesim import Simulator
-from console.streams.logmux import plan
+from console.streams.logmux import Interleaver, plan
+from console.streams.logs import LogLine, Source
 from tests.console.live_support import Event, SseReader
 from tests.console.resources_support import create, eventually, kube, live_alpha, namespace, unique
 from tests.guards import assert_problem
@@ -191,3 +192,23 @@ def test_the_source_cap_says_what_it_left_out() -> None:
             for i in range(13)]  # fmt: skip
     found = plan(pods, init=False)
     assert (len(found.followed), found.total, found.truncated) == (24, 26, True)
+
+
+def test_lines_go_out_in_time_order_once_every_source_has_moved_past_them() -> None:
+    """A line is held until each followed source sent one as late, or until the window ends."""
+    a, b, quiet = Source("a", "main"), Source("b", "main"), Source("c", "main")
+
+    def line(source: Source, second: int) -> LogLine:
+        return LogLine(source, f"2026-01-01T00:00:{second:02d}.5Z", f"{source.pod}{second}")
+
+    merge = Interleaver(window_s=10.0)
+    merge.push(line(a, 2), now=0.0)
+    merge.push(line(a, 3), now=0.0)
+    assert merge.ready(0.1, [a, b]) == []  # b might still send something earlier
+    merge.push(line(b, 1), now=0.1)
+    assert [x.text for x in merge.ready(0.1, [a, b])] == ["b1"]
+    merge.push(line(b, 4), now=0.2)
+    assert [x.text for x in merge.ready(0.2, [a, b])] == ["a2", "a3"]  # b4 waits for a
+    assert [x.text for x in merge.ready(0.2, [a, b, quiet])] == []
+    assert merge.due() == 10.2
+    assert [x.text for x in merge.ready(10.2, [a, b, quiet])] == ["b4"]  # the window ended

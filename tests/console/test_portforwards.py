@@ -1,6 +1,7 @@
 """Port-forwards against a living simulator: a Service resolved to a ready pod and its named target
 port, real HTTP through the local listener, counters, refusals as ``port-forward-failed``, stop,
-and forwards released when their cluster is removed."""
+forwards released when their cluster is removed; one upstream SPDY tunnel per forward carrying
+every connection, and the v4 channel protocol (a socket per connection) where there is no tunnel."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ import aiohttp
 import pytest
 
 from common.kubesim import Simulator
-from tests.console.resources_support import eventually, live_alpha, seeded_namespace
+from console.keys import PORT_FORWARDS
+from console.streams.portforward import CHANNELS, ForwardRequest, PortForwards
+from tests.console.resources_support import eventually, kube, live_alpha, seeded_namespace
 from tests.console.support import ADMIN, kubeconfig_text
 from tests.guards import assert_problem
 
@@ -168,3 +171,52 @@ async def test_removing_the_cluster_releases_its_forwards(
     assert (await _get(forward["localPort"]))[0] == 200
     assert (await client.delete("/api/v1/clusters/gamma", headers=ADMIN)).status == 204
     assert await _refused(forward["localPort"])
+
+
+async def test_one_tunnel_carries_every_connection(client: Any, ns: str) -> None:
+    """kubectl's transport: however many connections, sequential or at once, one upgrade."""
+    pod = await _ready_pod(client, ns)
+    body = {"kind": "deployment", "namespace": ns, "name": "web", "remotePort": 8080}
+    forward = await (await client.post(BASE, json=body, headers=ADMIN)).json()
+    port = forward["localPort"]
+    try:
+        assert (await _get(port, "/one"))[0] == 200
+        answers = await asyncio.gather(*(_get(port, f"/at-once/{i}") for i in range(5)))
+        assert [(status, a["pod"]["name"]) for status, a in answers] == [(200, pod)] * 5
+        assert (await _get(port, "/last"))[0] == 200
+        running = client.app[PORT_FORWARDS].get("alpha", forward["id"])
+        assert (running.connections, running.upstream_sockets) == (7, 1)
+        await eventually(_idle(running), what="connections closed")
+        assert running._tunnel is not None
+        assert running._tunnel.streams == {}  # every stream pair was released
+    finally:
+        await client.post(f"{BASE}/{forward['id']}/stop", headers=ADMIN)
+
+
+def _idle(forward: Any) -> Any:
+    async def check() -> bool | None:
+        return forward.active == 0 or None
+
+    return check
+
+
+async def test_channel_protocol_without_a_tunnel(sim: Simulator, ns: str, client: Any) -> None:
+    """A cluster that does not offer the tunnel: a v4 socket per connection, errors on channel 1."""
+    pod = await _ready_pod(client, ns)
+    forwards = PortForwards(protocols=(CHANNELS,))
+    async with kube(sim) as api:
+        try:
+            good = await forwards.start("alpha", api, ForwardRequest("pod", ns, pod, 8080))
+            for _ in range(2):
+                status, answer = await _get(good.address[1], "/v4")
+                assert (status, answer["pod"]["name"]) == (200, pod)
+            assert (good.connections, good.upstream_sockets) == (2, 2)
+            assert good.bytes_out > 0
+
+            bad = await forwards.start("alpha", api, ForwardRequest("pod", ns, pod, 9999))
+            with pytest.raises(aiohttp.ClientError):
+                await _get(bad.address[1])
+            assert bad.last_error is not None
+            assert "connection refused" in bad.last_error
+        finally:
+            await forwards.close()

@@ -1,6 +1,7 @@
 """Two console replicas on one PostgreSQL database: runtime clusters added, renamed and removed on
 one are served by the other within its sync interval (well under the 5 s the contract allows),
-sessions work on both, and the durable audit trail keeps the actions of both."""
+sessions work on both (a sign-out on one ends the other's streams of that session), and the
+durable audit trail keeps the actions of both."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from common.kubesim import Simulator
 from console.clusters.store import SCHEMA
 from tests.console.conftest import ConsoleApp
 from tests.console.support import ADMIN, kubeconfig_text
+from tests.console.test_stream_revocation import ended, session_of, watching
 
 
 async def clusters(client: Any) -> dict[str, str]:
@@ -58,19 +60,34 @@ async def test_runtime_clusters_are_shared_by_replicas(
     assert {entry[0] for entry in trail} == {"admin"}
 
 
-async def test_a_session_works_on_every_replica_and_ends_everywhere(
-    console_app: ConsoleApp, pg_url: str, tmp_path: Path
-) -> None:
+async def closed_replicas(console_app: ConsoleApp, pg_url: str, tmp_path: Path) -> tuple[Any, Any]:
+    """Two replicas in closed mode sharing the store at ``pg_url``."""
     shared = (
         f"clusters.store.url={pg_url}",
         "clusters.store.encryption-key=" + "k" * 32,
         "security.open-mode=false",
     )
     a = await console_app(*shared, data_dir=tmp_path / "a")
-    b = await console_app(*shared, data_dir=tmp_path / "b")
+    return a, await console_app(*shared, data_dir=tmp_path / "b")
+
+
+async def test_a_session_works_on_every_replica_and_ends_everywhere(
+    console_app: ConsoleApp, pg_url: str, tmp_path: Path
+) -> None:
+    a, b = await closed_replicas(console_app, pg_url, tmp_path)
     signed_in = await a.post("/api/v1/auth/session", headers=ADMIN)
     assert signed_in.status == 200, await signed_in.text()
     cookie = {"Cookie": f"JSESSIONID={signed_in.cookies['JSESSIONID'].value}"}
     assert (await b.get("/api/v1/clusters", headers=cookie)).status == 200
     assert (await b.delete("/api/v1/auth/session", headers=cookie)).status == 204
     assert (await a.get("/api/v1/clusters", headers=cookie)).status == 401
+
+
+async def test_signing_out_on_one_replica_ends_streams_on_another(
+    console_app: ConsoleApp, sim: Simulator, pg_url: str, tmp_path: Path
+) -> None:
+    a, b = await closed_replicas(console_app, pg_url, tmp_path)
+    cookie = await session_of(a)
+    on_b = await watching(b, cookie)
+    assert (await a.delete("/api/v1/auth/session", headers=cookie)).status == 204
+    await ended(on_b)  # told through NOTIFY: replica b never looked the session up again

@@ -10,6 +10,7 @@ from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 
 from common.kubesim import Simulator
+from common.kubesim.kubelet.logbuf import RunLog, Ticker
 from tests.kubesim.conftest import Raw
 from tests.kubesim.livesim import demo_simulator, pods, wait_for
 
@@ -70,3 +71,21 @@ async def test_follow_streams_until_the_client_leaves(sim: Simulator, raw: Raw) 
         assert resp.headers["Content-Type"].startswith("text/plain")
         lines = [await asyncio.wait_for(resp.content.readline(), 5) for _ in range(4)]
     assert all(b" UTC [" in line for line in lines)
+
+
+def test_a_follower_reads_only_what_came_after_its_cursor() -> None:
+    """``lines_after`` is ``lines`` past the cursor, explicit and ticker lines merged, without
+    generating the ticker's history (a follower of a chatty container reads every few ms)."""
+    log = RunLog(1000.0)
+    log.ticker = Ticker(1000.0, 0.01, lambda k, t: f"tick {k}")
+    log.add(1000.015, "written\nand more")
+    every = log.lines(1000.1)
+    assert [text for *_, text in every[:4]] == ["tick 1", "written", "and more", "tick 2"]
+    for i in (-1, 0, 1, 2, 5, len(every) - 1):
+        cursor = every[i] if i >= 0 else None
+        assert log.lines_after(cursor, 1000.1) == every[i + 1 :]
+    generated: list[int] = []
+    log.ticker = Ticker(1000.0, 0.01, lambda k, t: generated.append(k) or f"tick {k}")
+    cursor = (1200.0, 1, 20000, "tick 20000")  # 200 s of history behind it
+    assert len(log.lines_after(cursor, 1201.0)) == 100
+    assert len(generated) <= 102  # the hundred new lines (and the cursor's own), not 10,000

@@ -183,7 +183,6 @@ async def follow(
         nxt = run.log.next_time(now)
         await run.log.wait(min(FOLLOW_TICK, nxt - time.time()) if nxt is not None else FOLLOW_TICK)
         now = time.time()
-        lines = run.log.lines(now)
-        pending = [line for line in lines if cursor is None or line > cursor]
+        pending = run.log.lines_after(cursor, now)
         if pending:
             cursor = pending[-1]

@@ -26,11 +26,14 @@ class Ticker:
     def __init__(self, start: float, interval: float, gen: Callable[[int, float], str]) -> None:
         self.start, self.interval, self.gen = start, max(interval, 0.001), gen
 
-    def lines(self, until: float, cap: int = CAP) -> list[Line]:
+    def lines(self, until: float, cap: int = CAP, *, after: float | None = None) -> list[Line]:
+        """The newest ``cap`` lines dated at or before ``until`` (and not before ``after``)."""
         if until < self.start + self.interval:
             return []
         last = math.floor((until - self.start) / self.interval)
         first = max(1, last - cap + 1)
+        if after is not None:
+            first = max(first, math.floor((after - self.start) / self.interval))
         out = []
         for k in range(first, last + 1):
             t = self.start + k * self.interval
@@ -89,6 +92,20 @@ class RunLog:
         limit = now if self.ended is None else min(now, self.ended)
         merged = list(heapq.merge(explicit, self.ticker.lines(limit)))
         return merged[-CAP:]
+
+    def lines_after(self, cursor: Line | None, now: float) -> list[Line]:
+        """:meth:`lines` that sort after ``cursor`` (all of them without one), computed from the
+        cursor on: a follower reading every few milliseconds must not regenerate the history."""
+        if cursor is None:
+            return self.lines(now)
+        start = bisect.bisect_right(self._lines, cursor)
+        cut = bisect.bisect_right(self._lines, (now, 2, 0, ""))
+        explicit = self._lines[start:cut]
+        if self.ticker is None:
+            return explicit
+        limit = now if self.ended is None else min(now, self.ended)
+        ticks = [line for line in self.ticker.lines(limit, after=cursor[0]) if line > cursor]
+        return list(heapq.merge(explicit, ticks))[-CAP:]
 
     def next_time(self, now: float) -> float | None:
         """When the next line becomes visible after ``now``, if any is planned."""

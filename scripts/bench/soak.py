@@ -23,16 +23,15 @@ import argparse
 import asyncio
 import itertools
 import os
-import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from pathlib import Path
 
 import aiohttp
-from harness import ROOT, free_port, percentile, wait_ready
+from harness import child, free_port, percentile, wait_ready
 
 SERVICES = ("chartsvc", "results", "console")
 RSS_GROWTH_MB = 20
@@ -52,20 +51,6 @@ def rss_mb(pid: int) -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     raise RuntimeError(f"no VmRSS for {pid}")
-
-
-@contextmanager
-def child(command: list[str], log: Path, env: dict[str, str] | None = None) -> Iterator[int]:
-    """Runs ``command`` (stderr to ``log``) and yields its pid; terminated at the end."""
-    with log.open("ab") as out:
-        proc = subprocess.Popen(
-            command, cwd=ROOT, stdout=subprocess.PIPE, stderr=out, env={**os.environ, **(env or {})}
-        )
-    try:
-        yield proc.pid
-    finally:
-        proc.terminate()
-        proc.wait(30)
 
 
 def wharf(*args: str) -> list[str]:
@@ -286,7 +271,6 @@ def report(
 async def main_async(args: argparse.Namespace, work: Path) -> bool:
     ports = {name: free_port() for name in (*SERVICES, "kubesim")}
     bases = {name: f"http://127.0.0.1:{ports[name]}" for name in SERVICES}
-    log = work / "services.log"
     kubeconfig = work / "kubesim" / "kubeconfig"
     with ExitStack() as stack:
         stack.enter_context(
@@ -306,14 +290,15 @@ async def main_async(args: argparse.Namespace, work: Path) -> bool:
                     "--speed",
                     "fast",
                 ),
-                log,
+                dict(os.environ),
+                work / "kubesim.log",
             )
         )
         for _ in range(600):
             if kubeconfig.exists():
                 break
             await asyncio.sleep(0.05)
-        env = {"KUBECONFIG": str(kubeconfig)}
+        env = {**os.environ, "KUBECONFIG": str(kubeconfig)}
         settings = {
             "chartsvc": [f"chartsvc.data-dir={work / 'chartsvc'}"],
             "results": [f"results.data-dir={work / 'results'}"],
@@ -327,7 +312,7 @@ async def main_async(args: argparse.Namespace, work: Path) -> bool:
             command = wharf("serve", name, "--port", str(ports[name]))
             for setting in settings[name]:
                 command += ["--set", setting]
-            pids[name] = stack.enter_context(child(command, log, env))
+            pids[name] = stack.enter_context(child(command, env, work / f"{name}.log")).pid
         async with aiohttp.ClientSession() as session:
             facts = await prepare(session, bases)
         latencies, errors, rss = await soak(bases, pids, clients=args.clients, seconds=args.seconds)

@@ -185,3 +185,21 @@ def field_matcher(
         )
 
     return match
+
+
+def matches_label_selector(selector: Obj, labels: dict[str, str]) -> bool:
+    """A ``metav1.LabelSelector``; an empty selector matches everything, like the real one."""
+    for k, v in (selector.get("matchLabels") or {}).items():
+        if labels.get(k) != v:
+            return False
+    for expr in selector.get("matchExpressions") or []:
+        key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
+        if op == "In" and labels.get(key) not in values:
+            return False
+        if op == "NotIn" and key in labels and labels[key] in values:
+            return False
+        if op == "Exists" and key not in labels:
+            return False
+        if op == "DoesNotExist" and key in labels:
+            return False
+    return True

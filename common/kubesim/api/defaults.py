@@ -79,7 +79,6 @@ def _pod(obj: Obj, objs: Core) -> None:
     spec.setdefault("serviceAccount", spec["serviceAccountName"])
     spec.setdefault("enableServiceLinks", True)
     spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
-    spec.setdefault("priority", 0)
     spec.setdefault(
         "tolerations",
         [
@@ -273,6 +272,21 @@ def _binding(obj: Obj, objs: Core) -> None:
             subject["apiGroup"] = RBAC
 
 
+def _priority_class(obj: Obj, objs: Core) -> None:
+    obj.setdefault("preemptionPolicy", "PreemptLowerPriority")
+
+
+def _hpa(obj: Obj, objs: Core) -> None:
+    """autoscaling/v2 defaults: one replica at least, and 80% CPU when no metric is given."""
+    spec = obj.setdefault("spec", {})
+    if not isinstance(spec, dict):
+        return
+    spec.setdefault("minReplicas", 1)
+    if not spec.get("metrics"):
+        target = {"type": "Utilization", "averageUtilization": 80}
+        spec["metrics"] = [{"type": "Resource", "resource": {"name": "cpu", "target": target}}]
+
+
 _BY_RESOURCE = {
     ("", "namespaces"): _namespace,
     ("", "pods"): _pod,
@@ -285,5 +299,7 @@ _BY_RESOURCE = {
     ("batch", "jobs"): _job,
     ("batch", "cronjobs"): _cronjob,
     (RBAC, "rolebindings"): _binding,
+    ("scheduling.k8s.io", "priorityclasses"): _priority_class,
+    ("autoscaling", "horizontalpodautoscalers"): _hpa,
     (RBAC, "clusterrolebindings"): _binding,
 }

@@ -13,7 +13,7 @@ import secrets
 import uuid
 from collections.abc import Callable
 
-from common.kubesim.api import checks, crds, defaults, deletion, eventsv1, quota
+from common.kubesim.api import checks, crds, defaults, deletion, eventsv1, hpav1, priority, quota
 from common.kubesim.api.validation import field
 from common.kubesim.machinery.meta import WriteOptions, now
 from common.kubesim.machinery.registry import Registry, ResourceType
@@ -77,6 +77,8 @@ class Objects:
         """The object as served in ``rt``'s version (CRD versions differ only in apiVersion)."""
         if rt.storage is not None and obj.get("apiVersion") != rt.api_version:
             return eventsv1.to_v1(obj)
+        if rt.api_version == hpav1.API_VERSION and obj.get("apiVersion") != rt.api_version:
+            return hpav1.to_v1(obj)
         if obj.get("apiVersion") == rt.api_version:
             return obj
         return {**obj, "apiVersion": rt.api_version}
@@ -115,6 +117,8 @@ class Objects:
             raise already_exists(rt.group, rt.plural, meta["name"])
         _init_metadata(rt, obj)
         defaults.apply(rt, obj, self)
+        if rt.group_resource == ("", "pods"):
+            priority.admit_pod(self, obj)
         crds.validate(rt, obj)
         checks.validate(rt, obj, None)
         if not managed:
@@ -140,6 +144,8 @@ class Objects:
         obj["apiVersion"], obj["kind"] = rt.api_version, rt.kind
         if rt.storage is not None:
             obj = eventsv1.to_core(obj)
+        if rt.api_version == hpav1.API_VERSION:
+            obj = hpav1.to_v2(obj)
         meta = obj.setdefault("metadata", {})
         if not isinstance(meta, dict):
             raise bad_request("metadata must be an object")

@@ -1,9 +1,9 @@
 """The objects a fresh cluster starts with: its system namespaces, the ``kubernetes`` Service and
-the bootstrap RBAC policy (``rbac.bootstrap``)."""
+the bootstrap RBAC policy (``rbac.bootstrap``) and the system PriorityClasses."""
 
 from __future__ import annotations
 
-from common.kubesim.api import rbac
+from common.kubesim.api import priority, rbac
 from common.kubesim.api.objects import Objects
 from common.kubesim.machinery.meta import WriteOptions
 
@@ -33,6 +33,10 @@ def populate(objs: Objects) -> None:
         },
         opts,
     )
+    classes = objs.registry.get("scheduling.k8s.io", "v1", "priorityclasses")
+    assert classes is not None
+    for body in priority.SYSTEM:
+        objs.create(classes, "", dict(body), opts)
     for plural, body in rbac.bootstrap():
         rt = objs.registry.get(rbac.RBAC, "v1", plural)
         assert rt is not None

@@ -48,19 +48,22 @@ RULES: dict[tuple[str, str], Callable[[Obj], list[Cause]]] = {
     ("rbac.authorization.k8s.io", "clusterroles"): policy.role,
     ("rbac.authorization.k8s.io", "rolebindings"): policy.binding,
     ("rbac.authorization.k8s.io", "clusterrolebindings"): policy.binding,
+    ("scheduling.k8s.io", "priorityclasses"): policy.priority_class,
 }
-_BINDINGS = (
-    ("rbac.authorization.k8s.io", "rolebindings"),
-    ("rbac.authorization.k8s.io", "clusterrolebindings"),
-)
+_UPDATE_RULES: dict[tuple[str, str], Callable[[Obj, Obj], list[Cause]]] = {
+    ("rbac.authorization.k8s.io", "rolebindings"): policy.binding_update,
+    ("rbac.authorization.k8s.io", "clusterrolebindings"): policy.binding_update,
+    ("scheduling.k8s.io", "priorityclasses"): policy.priority_class_update,
+}
 
 
 def kind_causes(group_resource: tuple[str, str], obj: Obj, old: Obj | None) -> list[Cause]:
     """Every field error of ``obj`` (replacing ``old`` on an update) under its kind's rules."""
     rule = RULES.get(group_resource)
     causes = rule(obj) if rule is not None else []
-    if old is not None and group_resource in _BINDINGS:
-        causes += policy.binding_update(old, obj)
+    update_rule = _UPDATE_RULES.get(group_resource)
+    if old is not None and update_rule is not None:
+        causes += update_rule(old, obj)
     return causes
 
 

@@ -294,7 +294,7 @@ def one_of(obj: Any, key: str, path: str, allowed: tuple[str, ...]) -> list[Caus
     value = get(obj, key)
     if value is None or value in allowed:
         return []
-    return [not_supported(f"{path}.{key}", value, allowed)]
+    return [not_supported(f"{path}.{key}" if path else key, value, allowed)]
 
 
 def label_selector(value: Any, path: str) -> list[Cause]:

@@ -198,3 +198,44 @@ def binding_update(old: Obj, new: Obj) -> list[Cause]:
         f"Kind:{f.shown(str(ref.get('kind', '')))}, Name:{f.shown(str(ref.get('name', '')))}}}"
     )
     return [f.invalid("roleRef", value, "cannot change roleRef")]
+
+
+# scheduling.SystemPriorityClasses: the only classes whose names may start with "system-".
+SYSTEM_PRIORITIES = {"system-node-critical": 2000001000, "system-cluster-critical": 2000000000}
+_HIGHEST_USER_PRIORITY = 1000000000
+
+
+def priority_class(obj: Obj) -> list[Cause]:
+    name, value = str(f.get(obj, "metadata", "name") or ""), obj.get("value", 0)
+    causes: list[Cause] = []
+    if name.startswith("system-"):
+        known = SYSTEM_PRIORITIES.get(name)
+        why = (
+            f"{name} is not a known system priority class"
+            if known is None
+            else (f"value of {name} PriorityClass must be {known}" if known != value else "")
+        )
+        if why:
+            causes.append(
+                f.forbidden(
+                    "metadata.name",
+                    "priority class names with 'system-' prefix are reserved for system use "
+                    f"only. error: {why}",
+                )
+            )
+    elif isinstance(value, int) and value > _HIGHEST_USER_PRIORITY:
+        causes.append(
+            f.forbidden(
+                "value",
+                f"maximum allowed value of a user defined priority is {_HIGHEST_USER_PRIORITY}",
+            )
+        )
+    return causes + f.one_of(obj, "preemptionPolicy", "", ("Never", "PreemptLowerPriority"))
+
+
+def priority_class_update(old: Obj, new: Obj) -> list[Cause]:
+    causes: list[Cause] = []
+    for key in ("value", "preemptionPolicy"):
+        if old.get(key) != new.get(key):
+            causes.append(f.forbidden(key, "may not be changed in an update."))
+    return causes

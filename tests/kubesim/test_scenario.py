@@ -83,5 +83,6 @@ async def test_empty_is_bare() -> None:
             ("rbac.authorization.k8s.io", "clusterroles"),
             ("rbac.authorization.k8s.io", "clusterrolebindings"),
             ("scheduling.k8s.io", "priorityclasses"),
+            ("apiregistration.k8s.io", "apiservices"),
         }
         assert live.objs.store.list(("", "pods")) == []

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import re
 from typing import Any
 
@@ -84,6 +85,24 @@ def _config_map(obj: Obj) -> list[Cause]:
     return causes
 
 
+def _new_finalizers(old: Obj, meta: Obj) -> list[Cause]:
+    """``ValidateNoNewFinalizers``: an object being deleted may only lose finalizers."""
+    if not old["metadata"].get("deletionTimestamp"):
+        return []
+    before = set(old["metadata"].get("finalizers") or [])
+    extra = sorted(set(meta.get("finalizers") or []) - before)
+    if not extra:
+        return []
+    shown = "[]string{" + ", ".join(json.dumps(f) for f in extra) + "}"
+    return [
+        field.forbidden(
+            "metadata.finalizers",
+            "no new finalizers can be added if the object is being deleted, found new "
+            f"finalizers {shown}",
+        )
+    ]
+
+
 def _base64(rt: ResourceType, obj: Obj) -> None:
     """Secret data is []byte in Go: JSON that is not base64 fails to decode (400, not 422)."""
     for key, value in (obj.get("data") or {}).items():
@@ -114,6 +133,7 @@ def validate(rt: ResourceType, obj: Obj, old: Obj | None) -> None:
         causes += _config_map(obj)
     causes += validation.kind_causes(rt.group_resource, obj, old)
     if old is not None:
+        causes += _new_finalizers(old, meta)
         causes += immutable.changes(rt, old, obj)
     if causes:
         raise invalid(rt.group, rt.kind, str(meta.get("name", "")), causes)

@@ -34,6 +34,8 @@ _NAME_RULES: dict[tuple[str, str], Callable[[str], list[str]]] = {
     ("", "namespaces"): field.dns1123_label,
     ("", "services"): field.dns1035_label,
 }
+# Kinds named like RBAC objects, by path segment (APIServices are "v1." for the core group).
+_PATH_SEGMENT_NAMES = ("rbac.authorization.k8s.io", "apiregistration.k8s.io")
 
 
 def _path_segment(name: str) -> list[str]:
@@ -161,7 +163,7 @@ class Objects:
         return obj
 
     def _validate_name(self, rt: ResourceType, name: str) -> None:
-        if rt.group == "rbac.authorization.k8s.io":
+        if rt.group in _PATH_SEGMENT_NAMES:
             messages = _path_segment(name)
         else:
             messages = _NAME_RULES.get(rt.group_resource, field.dns1123_subdomain)(name)

@@ -49,6 +49,7 @@ RULES: dict[tuple[str, str], Callable[[Obj], list[Cause]]] = {
     ("rbac.authorization.k8s.io", "rolebindings"): policy.binding,
     ("rbac.authorization.k8s.io", "clusterrolebindings"): policy.binding,
     ("scheduling.k8s.io", "priorityclasses"): policy.priority_class,
+    ("apiregistration.k8s.io", "apiservices"): policy.api_service,
 }
 _UPDATE_RULES: dict[tuple[str, str], Callable[[Obj, Obj], list[Cause]]] = {
     ("rbac.authorization.k8s.io", "rolebindings"): policy.binding_update,

@@ -239,3 +239,13 @@ def priority_class_update(old: Obj, new: Obj) -> list[Cause]:
         if old.get(key) != new.get(key):
             causes.append(f.forbidden(key, "may not be changed in an update."))
     return causes
+
+
+def api_service(obj: Obj) -> list[Cause]:
+    """``ValidateAPIService``'s name rule: an APIService is named ``version.group``."""
+    required_name = f"{f.get(obj, 'spec', 'version') or ''}.{f.get(obj, 'spec', 'group') or ''}"
+    name = f.get(obj, "metadata", "name")
+    if name == required_name:
+        return []
+    why = f'must be `spec.version+"."+spec.group`: {f.shown(required_name)}'
+    return [f.invalid("metadata.name", name, why)]

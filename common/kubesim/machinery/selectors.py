@@ -94,7 +94,16 @@ def _split(text: str) -> list[str]:
     return [p for p in parts if p.strip()]
 
 
+_NOT_INTEGER = re.compile(r"^\s*([A-Za-z0-9._/-]+)\s*(>|<)\s*([^,]*?)\s*$")
+
+
 def _label_term(term: str) -> Callable[[dict[str, str]], bool]:
+    loose = _NOT_INTEGER.match(term)
+    if loose and not _CMP_RE.match(term):
+        raise bad_request(
+            f'unable to parse requirement: values[0]: Invalid value: "{loose.group(3)}": '
+            "for 'Gt', 'Lt' operators, the value must be an integer"
+        )
     cmp = _CMP_RE.match(term)
     if cmp:
         key, op, bound = cmp.group(1), cmp.group(2), int(cmp.group(3))

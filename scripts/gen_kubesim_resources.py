@@ -23,20 +23,35 @@ OUT = ROOT / "common" / "kubesim" / "machinery" / "resources.json"
 # (group, version) pairs the simulator serves, in the order of the real ``/apis`` document.
 SERVED = [
     ("", "v1"),
+    ("apiregistration.k8s.io", "v1"),
     ("apps", "v1"),
     ("events.k8s.io", "v1"),
     ("authentication.k8s.io", "v1"),
     ("authorization.k8s.io", "v1"),
     ("autoscaling", "v2"),
+    ("autoscaling", "v1"),
     ("batch", "v1"),
+    ("certificates.k8s.io", "v1"),
     ("networking.k8s.io", "v1"),
     ("policy", "v1"),
     ("rbac.authorization.k8s.io", "v1"),
     ("storage.k8s.io", "v1"),
+    ("admissionregistration.k8s.io", "v1"),
     ("apiextensions.k8s.io", "v1"),
+    ("scheduling.k8s.io", "v1"),
     ("coordination.k8s.io", "v1"),
+    ("node.k8s.io", "v1"),
     ("discovery.k8s.io", "v1"),
+    ("flowcontrol.apiserver.k8s.io", "v1"),
 ]
+# Resources the reference documents (taken from a newer release) list that 1.32 does not serve in
+# these GA versions: MutatingAdmissionPolicy, ClusterTrustBundle and PodCertificateRequest.
+NOT_IN_1_32 = {
+    ("admissionregistration.k8s.io", "mutatingadmissionpolicies"),
+    ("admissionregistration.k8s.io", "mutatingadmissionpolicybindings"),
+    ("certificates.k8s.io", "clustertrustbundles"),
+    ("certificates.k8s.io", "podcertificaterequests"),
+}
 
 # metrics-server is an aggregated API, absent from the reference set; these are its real entries.
 METRICS = {
@@ -111,6 +126,7 @@ def main(argv: list[str]) -> int:
             resources = json.loads(path.read_text())["resources"]
         else:  # the reference set has no legacy document for this group: derive one
             resources = _from_aggregated(aggregated, group, version)
+        resources = [r for r in resources if (group, r["name"].split("/")[0]) not in NOT_IN_1_32]
         out.append({"group": group, "version": version, "resources": resources})
     out.append(METRICS)
     text = json.dumps({"groupVersions": out}, indent=1, sort_keys=True)

@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from common.kubesim import scenarios
 from common.kubesim.api.objects import Objects
+from common.kubesim.controllers.autoscaler import AutoscalerController
 from common.kubesim.controllers.base import Controller, Manager
 from common.kubesim.controllers.client import Client
 from common.kubesim.controllers.cronjob import CronJobController
@@ -27,8 +28,9 @@ from common.kubesim.controllers.replicaset import ReplicaSetController
 from common.kubesim.controllers.scheduler import Scheduler
 from common.kubesim.controllers.serviceaccounts import NamespaceDefaults
 from common.kubesim.controllers.statefulset import StatefulSetController
-from common.kubesim.kubelet import Kubelet
+from common.kubesim.kubelet import Kubelet, metrics
 from common.kubesim.machinery.timings import Timings
+from common.kubesim.store import Obj
 
 MANAGER = "kube-controller-manager"
 
@@ -70,9 +72,23 @@ class LiveCluster:
             self.cronjobs,
             EndpointsController(client),
             DisruptionController(client),
+            AutoscalerController(client, self.recorder, self._pod_usage),
         ]
         self._manager = Manager(objs.store, self.controllers)
         self._started = False
+
+    def _pod_usage(self, pod: Obj) -> dict[str, int] | None:
+        """What metrics-server would report for ``pod``: cpu in nanocores, memory in bytes."""
+        meta, now = pod["metadata"], time.time()
+        cpu = memory = 0
+        for c in (pod.get("spec") or {}).get("containers") or []:
+            usage = metrics.container_usage(
+                self.kubelet, meta["namespace"], meta["name"], c["name"], c, now
+            )
+            if usage is None:
+                return None
+            cpu, memory = cpu + usage[0], memory + usage[1]
+        return {"cpu": cpu, "memory": memory}
 
     async def start(self) -> None:
         ensure_nodes(Client(self.objs, "kubelet"), self.nodes)

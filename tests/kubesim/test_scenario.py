@@ -82,5 +82,7 @@ async def test_empty_is_bare() -> None:
             ("discovery.k8s.io", "endpointslices"),
             ("rbac.authorization.k8s.io", "clusterroles"),
             ("rbac.authorization.k8s.io", "clusterrolebindings"),
+            ("scheduling.k8s.io", "priorityclasses"),
+            ("apiregistration.k8s.io", "apiservices"),
         }
         assert live.objs.store.list(("", "pods")) == []

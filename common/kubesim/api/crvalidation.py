@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import jsonschema
 
+from common.kubesim.api import crlists
 from common.kubesim.machinery.status import invalid
 
 if TYPE_CHECKING:
@@ -43,6 +44,21 @@ def _field(path: Any) -> str:
     return text
 
 
+def _json_type(value: Any) -> str:
+    """The JSON Schema type name of a decoded value (what the real server prints, not Python's)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
+
+
 def _cause(error: jsonschema.ValidationError) -> dict[str, str]:
     field = _field(error.absolute_path)
     value, rule = error.instance, str(error.validator)
@@ -62,8 +78,17 @@ def _cause(error: jsonschema.ValidationError) -> dict[str, str]:
             "field": field,
             "message": f"Unsupported value: {shown}: supported values: {allowed}",
         }
+    if rule == "type":
+        # kube-openapi reports the JSON type found, and apiextensions shows it as the bad value.
+        found = _json_type(value)
+        wanted = [t for t in (limit if isinstance(limit, list) else [limit]) if t != "null"]
+        return {
+            "reason": "FieldValueInvalid",
+            "field": field,
+            "message": f'Invalid value: "{found}": {field} in body must be of type '
+            f'{",".join(wanted)}: "{found}"',
+        }
     wording = {
-        "type": f'must be of type {limit}: "{type(value).__name__}"',
         "minimum": f"should be greater than or equal to {limit}",
         "maximum": f"should be less than or equal to {limit}",
         "minLength": f"should be at least {limit} chars long",
@@ -92,7 +117,6 @@ def validate(rt: ResourceType, obj: Obj, schema: Obj | None) -> None:
         jsonschema.Draft7Validator(root).iter_errors(body),
         key=lambda e: [str(p) for p in e.absolute_path],
     )
-    if errors:
-        raise invalid(
-            rt.group, rt.kind, str(obj["metadata"].get("name", "")), [_cause(e) for e in errors]
-        )
+    found = [_cause(e) for e in errors] + crlists.causes(root, body)
+    if found:
+        raise invalid(rt.group, rt.kind, str(obj["metadata"].get("name", "")), found)

@@ -12,13 +12,15 @@ import ipaddress
 from typing import Any
 
 from common.kubesim.api.core import Core
+from common.kubesim.api.validation import field
 from common.kubesim.machinery.registry import ResourceType
-from common.kubesim.machinery.status import KubeError
+from common.kubesim.machinery.status import KubeError, invalid
 
 Obj = dict[str, Any]
 SERVICE_CIDR = ipaddress.ip_network("10.96.0.0/12")
 # kube-apiserver's default --service-node-port-range.
 NODE_PORTS = range(30000, 32768)
+RBAC = "rbac.authorization.k8s.io"
 
 
 def apply(rt: ResourceType, obj: Obj, objs: Core) -> None:
@@ -77,7 +79,6 @@ def _pod(obj: Obj, objs: Core) -> None:
     spec.setdefault("serviceAccount", spec["serviceAccountName"])
     spec.setdefault("enableServiceLinks", True)
     spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
-    spec.setdefault("priority", 0)
     spec.setdefault(
         "tolerations",
         [
@@ -211,14 +212,33 @@ def _service(obj: Obj, objs: Core) -> None:
         spec.setdefault("externalTrafficPolicy", "Cluster")
         if spec["type"] == "LoadBalancer":
             spec.setdefault("allocateLoadBalancerNodePorts", True)
-    for port in spec.get("ports") or []:
+    for i, port in enumerate(spec.get("ports") or []):
         if isinstance(port, dict):
             port.setdefault("protocol", "TCP")
             if "port" in port:
                 port.setdefault("targetPort", port["port"])
-            if node_ports and not port.get("nodePort"):
+            requested = port.get("nodePort")
+            if node_ports and isinstance(requested, int) and requested:
+                _claim_node_port(obj, i, requested, objs)
+            elif node_ports:
                 port["nodePort"] = _allocate_node_port(objs)
     obj.setdefault("status", {}).setdefault("loadBalancer", {})
+
+
+def _claim_node_port(obj: Obj, index: int, port: int, objs: Core) -> None:
+    """A requested node port must lie in the range and be free (the allocator's 422s)."""
+    name, at = obj["metadata"]["name"], f"spec.ports[{index}].nodePort"
+    if port not in NODE_PORTS:
+        why = "provided port is not in the valid range. The range of valid ports is 30000-32767"
+        raise invalid("", "Service", name, [field.invalid(at, port, why)])
+    for other in objs.store.list(("", "services")):
+        same = other["metadata"]["name"] == name and other["metadata"].get("namespace") == obj[
+            "metadata"
+        ].get("namespace")
+        ports = (other.get("spec") or {}).get("ports") or []
+        if not same and any(p.get("nodePort") == port for p in ports):
+            why = "provided port is already allocated"
+            raise invalid("", "Service", name, [field.invalid(at, port, why)])
 
 
 def _allocate_node_port(objs: Core) -> int:
@@ -241,6 +261,32 @@ def _allocate_ip(objs: Core) -> str:
     raise RuntimeError("service CIDR exhausted")  # 1M addresses: unreachable in a simulator
 
 
+def _binding(obj: Obj, objs: Core) -> None:
+    """rbac/v1 defaults: roleRef and User/Group subjects take the RBAC group when it is left out."""
+    ref = obj.get("roleRef")
+    if isinstance(ref, dict) and not ref.get("apiGroup"):
+        ref["apiGroup"] = RBAC
+    for subject in obj.get("subjects") or []:
+        group_kind = isinstance(subject, dict) and subject.get("kind") in ("User", "Group")
+        if group_kind and not subject.get("apiGroup"):
+            subject["apiGroup"] = RBAC
+
+
+def _priority_class(obj: Obj, objs: Core) -> None:
+    obj.setdefault("preemptionPolicy", "PreemptLowerPriority")
+
+
+def _hpa(obj: Obj, objs: Core) -> None:
+    """autoscaling/v2 defaults: one replica at least, and 80% CPU when no metric is given."""
+    spec = obj.setdefault("spec", {})
+    if not isinstance(spec, dict):
+        return
+    spec.setdefault("minReplicas", 1)
+    if not spec.get("metrics"):
+        target = {"type": "Utilization", "averageUtilization": 80}
+        spec["metrics"] = [{"type": "Resource", "resource": {"name": "cpu", "target": target}}]
+
+
 _BY_RESOURCE = {
     ("", "namespaces"): _namespace,
     ("", "pods"): _pod,
@@ -252,4 +298,8 @@ _BY_RESOURCE = {
     ("apps", "daemonsets"): _daemonset,
     ("batch", "jobs"): _job,
     ("batch", "cronjobs"): _cronjob,
+    (RBAC, "rolebindings"): _binding,
+    ("scheduling.k8s.io", "priorityclasses"): _priority_class,
+    ("autoscaling", "horizontalpodautoscalers"): _hpa,
+    (RBAC, "clusterrolebindings"): _binding,
 }

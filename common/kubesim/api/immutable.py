@@ -45,6 +45,34 @@ def _changed(old: Obj, new: Obj, *path: str) -> Cause | None:
     }
 
 
+# batch/v1 ValidateJobSpecUpdate: fields fixed once the Job exists (completions has its own rule).
+_JOB_IMMUTABLE = (
+    "completionMode",
+    "podFailurePolicy",
+    "backoffLimitPerIndex",
+    "managedBy",
+    "successPolicy",
+)
+
+
+def _job_completions(old: Obj, new: Obj) -> Cause | None:
+    """Completions is immutable, except that an Indexed Job may scale (ElasticIndexedJob, GA in
+    1.31) when completions and parallelism change together."""
+    before, after = _get(old, "spec", "completions"), _get(new, "spec", "completions")
+    if before == after:
+        return None
+    if _get(new, "spec", "completionMode") != "Indexed":
+        return _changed(old, new, "spec", "completions")
+    if after is None or after == _get(new, "spec", "parallelism"):
+        return None
+    return {
+        "reason": "FieldValueInvalid",
+        "field": "spec.completions",
+        "message": f"Invalid value: {json.dumps(after)}: can only be modified in tandem with "
+        "spec.parallelism",
+    }
+
+
 def _pod(old: Obj, new: Obj) -> list[Cause]:
     """A pod's spec may change only images, activeDeadlineSeconds and added tolerations."""
 
@@ -140,7 +168,9 @@ def changes(rt: ResourceType, old: Obj, new: Obj) -> list[Cause]:
         found.append(_changed(old, new, "spec", "selector"))
     if gr == ("batch", "jobs"):
         found.append(_changed(old, new, "spec", "template"))
-        found.append(_changed(old, new, "spec", "completionMode"))
+        for field in _JOB_IMMUTABLE:
+            found.append(_changed(old, new, "spec", field))
+        found.append(_job_completions(old, new))
     if gr == ("", "services"):
         found.append(_changed(old, new, "spec", "clusterIP"))
     if gr == ("", "secrets"):

@@ -9,11 +9,12 @@ namespace lifecycle checks and ``dryRun``. Deletion, finalizers and garbage coll
 from __future__ import annotations
 
 import copy
-import re
 import secrets
 import uuid
+from collections.abc import Callable
 
-from common.kubesim.api import checks, crds, defaults, deletion, eventsv1, quota
+from common.kubesim.api import checks, crds, defaults, deletion, eventsv1, hpav1, priority, quota
+from common.kubesim.api.validation import field
 from common.kubesim.machinery.meta import WriteOptions, now
 from common.kubesim.machinery.registry import Registry, ResourceType
 from common.kubesim.machinery.selectors import field_matcher, label_matcher
@@ -28,29 +29,19 @@ from common.kubesim.machinery.status import (
 from common.kubesim.patch import fields
 from common.kubesim.store import Obj, Store
 
-_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
-_SUBDOMAIN_MSG = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
-    "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used "
-    "for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
-)
-_LABEL_MSG = (
-    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and "
-    "must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used "
-    "for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
-)
-_DNS1035_MSG = (
-    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
-    "alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', "
-    "regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"
-)
 # Name rules per resource; everything else uses RFC 1123 subdomains, RBAC uses path segments.
-_NAME_RULES = {
-    ("", "namespaces"): (_LABEL, _LABEL_MSG, 63),
-    ("", "services"): (_DNS1035, _DNS1035_MSG, 63),
+_NAME_RULES: dict[tuple[str, str], Callable[[str], list[str]]] = {
+    ("", "namespaces"): field.dns1123_label,
+    ("", "services"): field.dns1035_label,
 }
+# Kinds named like RBAC objects, by path segment (APIServices are "v1." for the core group).
+_PATH_SEGMENT_NAMES = ("rbac.authorization.k8s.io", "apiregistration.k8s.io")
+
+
+def _path_segment(name: str) -> list[str]:
+    if name in (".", ".."):
+        return [f"may not be '{name}'"]
+    return ["may not contain '/' or '%'"] if "/" in name or "%" in name else []
 
 
 def _strip(obj: Obj, *, status: bool = False) -> Obj:
@@ -88,6 +79,8 @@ class Objects:
         """The object as served in ``rt``'s version (CRD versions differ only in apiVersion)."""
         if rt.storage is not None and obj.get("apiVersion") != rt.api_version:
             return eventsv1.to_v1(obj)
+        if rt.api_version == hpav1.API_VERSION and obj.get("apiVersion") != rt.api_version:
+            return hpav1.to_v1(obj)
         if obj.get("apiVersion") == rt.api_version:
             return obj
         return {**obj, "apiVersion": rt.api_version}
@@ -126,6 +119,8 @@ class Objects:
             raise already_exists(rt.group, rt.plural, meta["name"])
         _init_metadata(rt, obj)
         defaults.apply(rt, obj, self)
+        if rt.group_resource == ("", "pods"):
+            priority.admit_pod(self, obj)
         crds.validate(rt, obj)
         checks.validate(rt, obj, None)
         if not managed:
@@ -151,6 +146,8 @@ class Objects:
         obj["apiVersion"], obj["kind"] = rt.api_version, rt.kind
         if rt.storage is not None:
             obj = eventsv1.to_core(obj)
+        if rt.api_version == hpav1.API_VERSION:
+            obj = hpav1.to_v2(obj)
         meta = obj.setdefault("metadata", {})
         if not isinstance(meta, dict):
             raise bad_request("metadata must be an object")
@@ -166,28 +163,13 @@ class Objects:
         return obj
 
     def _validate_name(self, rt: ResourceType, name: str) -> None:
-        if rt.group == "rbac.authorization.k8s.io":
-            ok, msg = (
-                "/" not in name and "%" not in name and name not in (".", ".."),
-                "may not contain '/' or '%'",
-            )
+        if rt.group in _PATH_SEGMENT_NAMES:
+            messages = _path_segment(name)
         else:
-            regex, msg, limit = _NAME_RULES.get(
-                rt.group_resource, (_SUBDOMAIN, _SUBDOMAIN_MSG, 253)
-            )
-            ok = bool(regex.match(name)) and len(name) <= limit
-        if not ok:
+            messages = _NAME_RULES.get(rt.group_resource, field.dns1123_subdomain)(name)
+        if messages:
             raise invalid(
-                rt.group,
-                rt.kind,
-                name,
-                [
-                    {
-                        "reason": "FieldValueInvalid",
-                        "message": f'Invalid value: "{name}": {msg}',
-                        "field": "metadata.name",
-                    }
-                ],
+                rt.group, rt.kind, name, field.invalid_each("metadata.name", name, messages)
             )
 
     def check_namespace_open(self, namespace: str) -> None:

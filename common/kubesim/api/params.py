@@ -107,6 +107,26 @@ def media_params(part: str) -> tuple[str, dict[str, str]]:
     return fields[0].lower(), params
 
 
+PROTOBUF = "application/vnd.kubernetes.protobuf"
+NOT_ACCEPTABLE = "only the following media types are accepted: application/json, application/yaml"
+
+
+def prefers_protobuf(accept: str) -> bool:
+    """Whether the first media type of ``accept`` the server can answer is plain protobuf."""
+    for part in (accept or "").split(","):
+        media, params = media_params(part)
+        if media == PROTOBUF and "as" not in params and "stream" not in params:
+            return True
+        if media in ("application/json", "*/*", "application/*", "application/yaml"):
+            return False
+    return False
+
+
+def accepts_json(accept: str) -> bool:
+    media = {media_params(part)[0] for part in (accept or "").split(",")}
+    return bool(media & {"application/json", "*/*", "application/*", "application/yaml"})
+
+
 def response_form(accept: str) -> str:
     """``Table``, ``PartialObjectMetadata`` or ``json``: the first form the Accept header allows."""
     for part in (accept or "application/json").split(","):
@@ -122,10 +142,4 @@ def response_form(accept: str) -> str:
             and wanted in ("Table", "PartialObjectMetadata", "PartialObjectMetadataList")
         ):
             return "PartialObjectMetadata" if wanted.startswith("Partial") else "Table"
-    if any(media_params(p)[0] == "application/vnd.kubernetes.protobuf" for p in accept.split(",")):
-        raise KubeError(
-            406,
-            "only the following media types are accepted: application/json, application/yaml",
-            reason="NotAcceptable",
-        )
     return "json"

@@ -19,6 +19,7 @@ from common.kubesim.api import deletion
 from common.kubesim.api.objects import Objects
 from common.kubesim.machinery.meta import WriteOptions
 from common.kubesim.machinery.registry import ResourceType
+from common.kubesim.machinery.selectors import matches_label_selector as selector_matches
 from common.kubesim.store import GroupResource, Obj
 
 PODS: GroupResource = ("", "pods")
@@ -94,24 +95,6 @@ class Client:
 # -- labels and selectors -------------------------------------------------------------------------
 def labels_of(obj: Obj) -> dict[str, str]:
     return dict(obj["metadata"].get("labels") or {})
-
-
-def selector_matches(selector: Obj, labels: dict[str, str]) -> bool:
-    """A ``metav1.LabelSelector``; an empty selector matches everything, like the real one."""
-    for k, v in (selector.get("matchLabels") or {}).items():
-        if labels.get(k) != v:
-            return False
-    for expr in selector.get("matchExpressions") or []:
-        key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
-        if op == "In" and labels.get(key) not in values:
-            return False
-        if op == "NotIn" and key in labels and labels[key] in values:
-            return False
-        if op == "Exists" and key not in labels:
-            return False
-        if op == "DoesNotExist" and key in labels:
-            return False
-    return True
 
 
 def selector_string(selector: Obj) -> str:

@@ -18,11 +18,11 @@ import time
 import zoneinfo
 from collections.abc import Callable, Iterable
 
-from common.kubesim.controllers import cron
 from common.kubesim.controllers.base import Controller, Key
 from common.kubesim.controllers.client import Client, fmt_time, owner_key, owner_ref, parse_time
 from common.kubesim.controllers.events import Recorder
 from common.kubesim.controllers.job import JOB, finished
+from common.kubesim.machinery import cron
 from common.kubesim.store import Event, Obj
 
 CRONJOB = ("batch", "cronjobs")

@@ -19,9 +19,9 @@ from common.kubesim.controllers.client import (
     Client,
     owner_ref,
     pod_ready,
-    selector_matches,
     suffix,
 )
+from common.kubesim.machinery.selectors import matches_label_selector as selector_matches
 from common.kubesim.store import Event, Obj
 
 SERVICES = ("", "services")

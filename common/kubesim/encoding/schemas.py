@@ -69,6 +69,7 @@ _PACKAGES = {
     "events.k8s.io": "io.k8s.api.events",
     "apiextensions.k8s.io": "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions",
     "authentication.k8s.io": "io.k8s.api.authentication",
+    "apiregistration.k8s.io": "io.k8s.kube-aggregator.pkg.apis.apiregistration",
 }
 _GROUP_PREFIX = {
     "": "Core",

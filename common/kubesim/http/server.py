@@ -12,6 +12,8 @@ from collections.abc import Awaitable, Callable
 import yaml
 from aiohttp import web
 
+from common.kubesim.api import params
+from common.kubesim.encoding import protoencode
 from common.kubesim.http import auth, differences, discovery, handlers, standin
 from common.kubesim.http.state import STATE, State
 from common.kubesim.machinery.status import KubeError
@@ -77,10 +79,34 @@ def _prefers_yaml(accept: str) -> bool:
     return False
 
 
+def _as_protobuf(request: web.Request, response: web.Response) -> web.Response:
+    """A JSON answer re-encoded as protobuf; for a kind without a protobuf form, JSON when the
+    Accept header also lists it, else 406 (as kube-apiserver answers for custom resources)."""
+    encoded = protoencode.encode(json.loads(response.body))  # type: ignore[arg-type]
+    if encoded is None:  # no protobuf form (custom resources): JSON if the client takes it
+        if params.accepts_json(request.headers.get("Accept", "")):
+            return response
+        return status_response(KubeError(406, params.NOT_ACCEPTABLE, reason="NotAcceptable"))
+    response.body = encoded
+    response.content_type = params.PROTOBUF
+    return response
+
+
 @web.middleware
 async def negotiate(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """``Accept: application/yaml`` gets YAML, as from kube-apiserver (watches stay JSON)."""
+    """``Accept: application/yaml`` gets YAML and a protobuf-first Accept gets protobuf, as from
+    kube-apiserver (watches stay JSON, so a protobuf-only watch is refused with 406)."""
+    protobuf = params.prefers_protobuf(request.headers.get("Accept", ""))
+    if protobuf and request.query.get("watch") in ("true", "1"):
+        return status_response(KubeError(406, params.NOT_ACCEPTABLE, reason="NotAcceptable"))
     response = await handler(request)
+    if (
+        protobuf
+        and isinstance(response, web.Response)
+        and response.content_type == "application/json"
+        and isinstance(response.body, bytes)
+    ):
+        return _as_protobuf(request, response)
     if (
         isinstance(response, web.Response)
         and response.content_type == "application/json"

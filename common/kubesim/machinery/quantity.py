@@ -76,3 +76,22 @@ def pod_requests(spec: dict[str, Any]) -> tuple[int, int]:
     cpu = max([sum(a[0] for a in apps), *(i[0] for i in inits)])
     mem = max([sum(a[1] for a in apps), *(i[1] for i in inits)])
     return cpu, mem
+
+
+_SPLIT = "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
+_EXPONENT = re.compile(r"^[eE][-+]?[0-9]+$")
+
+
+def syntax_error(value: Any) -> str | None:
+    """Why ``resource.ParseQuantity`` refuses ``value`` (its exact error text), or None."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return None
+    match = re.match(_SPLIT, str(value).strip())
+    if not match:
+        return f"quantities must match the regular expression '{_SPLIT}'"
+    number, suffix = match.groups()
+    if number.count(".") > 1 or number.strip("+-") == ".":
+        return "unable to parse numeric part of quantity"
+    if suffix not in _SUFFIX and not _EXPONENT.match(suffix):
+        return "unable to parse quantity's suffix"
+    return None

@@ -94,7 +94,16 @@ def _split(text: str) -> list[str]:
     return [p for p in parts if p.strip()]
 
 
+_NOT_INTEGER = re.compile(r"^\s*([A-Za-z0-9._/-]+)\s*(>|<)\s*([^,]*?)\s*$")
+
+
 def _label_term(term: str) -> Callable[[dict[str, str]], bool]:
+    loose = _NOT_INTEGER.match(term)
+    if loose and not _CMP_RE.match(term):
+        raise bad_request(
+            f'unable to parse requirement: values[0]: Invalid value: "{loose.group(3)}": '
+            "for 'Gt', 'Lt' operators, the value must be an integer"
+        )
     cmp = _CMP_RE.match(term)
     if cmp:
         key, op, bound = cmp.group(1), cmp.group(2), int(cmp.group(3))
@@ -185,3 +194,21 @@ def field_matcher(
         )
 
     return match
+
+
+def matches_label_selector(selector: Obj, labels: dict[str, str]) -> bool:
+    """A ``metav1.LabelSelector``; an empty selector matches everything, like the real one."""
+    for k, v in (selector.get("matchLabels") or {}).items():
+        if labels.get(k) != v:
+            return False
+    for expr in selector.get("matchExpressions") or []:
+        key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
+        if op == "In" and labels.get(key) not in values:
+            return False
+        if op == "NotIn" and key in labels and labels[key] in values:
+            return False
+        if op == "Exists" and key not in labels:
+            return False
+        if op == "DoesNotExist" and key in labels:
+            return False
+    return True

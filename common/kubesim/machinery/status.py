@@ -115,9 +115,13 @@ def invalid(
     group: str, kind: str, name: str, causes: list[dict[str, str]], *, group_kind: str = ""
 ) -> KubeError:
     """422 Invalid; ``causes`` are ``{"reason", "message", "field"}`` like field.ErrorList."""
-    text = ", ".join(
-        f"{c['field']}: {c['message']}" if c.get("field") else c["message"] for c in causes
+    # field.ErrorList.ToAggregate: duplicates dropped, several errors bracketed.
+    errors = list(
+        dict.fromkeys(
+            f"{c['field']}: {c['message']}" if c.get("field") else c["message"] for c in causes
+        )
     )
+    text = errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
     label = f"{kind}.{group}" if group else kind
     return KubeError(
         422,

@@ -6,7 +6,6 @@ import base64
 
 from common.kubesim.controllers.client import Client
 from common.kubesim.scenarios.build import (
-    GR,
     container,
     create,
     deployment,
@@ -240,38 +239,3 @@ def load_shop(client: Client) -> None:
             },
         },
     )
-    live_hpa = client.get(GR["HorizontalPodAutoscaler"], "shop", "api")
-    if live_hpa is not None:
-        client.update_status(
-            GR["HorizontalPodAutoscaler"],
-            live_hpa,
-            {
-                "currentReplicas": 2,
-                "desiredReplicas": 2,
-                "currentMetrics": [
-                    {
-                        "type": "Resource",
-                        "resource": {
-                            "name": "cpu",
-                            "current": {"averageUtilization": 23, "averageValue": "23m"},
-                        },
-                    }
-                ],
-                "conditions": [
-                    {
-                        "type": "AbleToScale",
-                        "status": "True",
-                        "lastTransitionTime": live_hpa["metadata"]["creationTimestamp"],
-                        "reason": "ReadyForNewScale",
-                        "message": "recommended size matches current size",
-                    },
-                    {
-                        "type": "ScalingActive",
-                        "status": "True",
-                        "lastTransitionTime": live_hpa["metadata"]["creationTimestamp"],
-                        "reason": "ValidMetricFound",
-                        "message": "the HPA was able to successfully calculate a replica count from cpu resource utilization (percentage of request)",
-                    },
-                ],
-            },
-        )

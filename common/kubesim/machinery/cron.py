@@ -41,7 +41,9 @@ def _value(text: str) -> int:
     if key in _NAMES:
         return _NAMES[key]
     if not text.isdigit():
-        raise CronError(f"failed to parse int from {text}")
+        raise CronError(
+            f'failed to parse int from {text}: strconv.Atoi: parsing "{text}": invalid syntax'
+        )
     return int(text)
 
 
@@ -65,8 +67,12 @@ def _field(text: str, low: int, high: int) -> tuple[frozenset[int], bool]:
             hi = high if step_text else lo
         if hi == 7 and high == 6:
             hi = 6 if lo <= 6 else 0
-        if lo < low or hi > high or lo > hi:
+        if lo < low:
+            raise CronError(f"beginning of range ({lo}) below minimum ({low}): {part}")
+        if hi > high:
             raise CronError(f"end of range ({hi}) above maximum ({high}): {part}")
+        if lo > hi:
+            raise CronError(f"beginning of range ({lo}) beyond end of range ({hi}): {part}")
         values.update(range(lo, hi + 1, step))
     return frozenset(v % 7 if high == 6 else v for v in values), restricted
 
@@ -112,7 +118,7 @@ def parse(text: str) -> Schedule:
     spec = MACROS.get(spec.lower(), spec)
     fields = spec.split()
     if len(fields) != 5:
-        raise CronError(f"expected exactly 5 fields, found {len(fields)}: {text}")
+        raise CronError(f"expected exactly 5 fields, found {len(fields)}: [{' '.join(fields)}]")
     parsed = [_field(f, lo, hi) for f, (lo, hi) in zip(fields, _BOUNDS, strict=True)]
     return Schedule(
         parsed[0][0],

@@ -169,18 +169,24 @@ def test_rollout_status_restart_undo(kubectl: Kubectl) -> None:
         in kubectl.run("rollout", "status", "-n", "shop", "deploy/frontend", "--timeout=20s").stdout
     )
     kubectl.run("rollout", "restart", "-n", "shop", "deploy/api")
+    cause = "kubernetes.io/change-cause=restart for the new config"
+    kubectl.run("annotate", "-n", "shop", "deploy/api", cause)
     assert (
         "successfully rolled out"
         in kubectl.run("rollout", "status", "-n", "shop", "deploy/api", "--timeout=20s").stdout
     )
     history = kubectl.run("rollout", "history", "-n", "shop", "deploy/api").stdout
-    assert [line.split()[0] for line in history.splitlines()[2:] if line.strip()] == ["1", "2"]
+    rows = [line.split(None, 1) for line in history.splitlines()[2:] if line.strip()]
+    assert rows == [["1", "<none>"], ["2", "restart for the new config"]]
+    # undo sends the old template as a JSON patch with creationTimestamp: null; the server drops
+    # the null, so the template equals the first ReplicaSet's and that one is reused
     kubectl.run("rollout", "undo", "-n", "shop", "deploy/api")
     assert (
         "successfully rolled out"
         in kubectl.run("rollout", "status", "-n", "shop", "deploy/api", "--timeout=20s").stdout
     )
     rs = kubectl.json("get", "rs", "-n", "shop", "-l", "app.kubernetes.io/name=api")["items"]
+    assert len(rs) == 2
     live = [r for r in rs if r["spec"]["replicas"]]
     assert len(live) == 1
     assert live[0]["metadata"]["annotations"]["deployment.kubernetes.io/revision"] == "3"

@@ -13,7 +13,7 @@ import re
 import secrets
 import uuid
 
-from common.kubesim.api import checks, crds, defaults, deletion, eventsv1, quota
+from common.kubesim.api import checks, crdefaults, crds, defaults, deletion, eventsv1, quota
 from common.kubesim.machinery.meta import WriteOptions, now
 from common.kubesim.machinery.registry import Registry, ResourceType
 from common.kubesim.machinery.selectors import field_matcher, label_matcher
@@ -85,12 +85,15 @@ class Objects:
         return self.present(rt, obj)
 
     def present(self, rt: ResourceType, obj: Obj) -> Obj:
-        """The object as served in ``rt``'s version (CRD versions differ only in apiVersion)."""
+        """The object as served in ``rt``'s version (CRD versions differ only in apiVersion), with
+        the structural defaults of a custom resource applied, as reading from storage does."""
         if rt.storage is not None and obj.get("apiVersion") != rt.api_version:
             return eventsv1.to_v1(obj)
-        if obj.get("apiVersion") == rt.api_version:
-            return obj
-        return {**obj, "apiVersion": rt.api_version}
+        if obj.get("apiVersion") != rt.api_version:
+            obj = {**obj, "apiVersion": rt.api_version}
+        if rt.crd is not None:
+            return crdefaults.defaulted(crds.version_schema(rt.crd, rt.version), obj)
+        return obj
 
     def list(
         self,
@@ -125,7 +128,7 @@ class Objects:
         if self.store.get(rt.group_resource, namespace, meta["name"]) is not None:
             raise already_exists(rt.group, rt.plural, meta["name"])
         _init_metadata(rt, obj)
-        defaults.apply(rt, obj, self)
+        self._default(rt, obj)
         crds.validate(rt, obj)
         checks.validate(rt, obj, None)
         if not managed:
@@ -133,6 +136,11 @@ class Objects:
                 None, obj, manager=opts.manager, operation="Update", subresource=opts.subresource
             )
         return self.persist(rt, None, obj, opts)
+
+    def _default(self, rt: ResourceType, obj: Obj) -> None:
+        defaults.apply(rt, obj, self)
+        if rt.crd is not None:
+            crdefaults.apply(crds.version_schema(rt.crd, rt.version), obj)
 
     def _prepare_body(self, rt: ResourceType, namespace: str, body: Obj) -> Obj:
         if not isinstance(body, dict):
@@ -236,9 +244,10 @@ class Objects:
                 meta[k] = old["metadata"][k]
             else:
                 meta.pop(k, None)
-        defaults.apply(rt, obj, self)
+        self._default(rt, obj)
+        before = self.present(rt, old) if rt.crd is not None else old
         if rt.tracks_generation and _strip(obj, status=not rt.has_status) != _strip(
-            old, status=not rt.has_status
+            before, status=not rt.has_status
         ):
             meta["generation"] = old["metadata"].get("generation", 0) + 1
         crds.validate(rt, obj)

@@ -13,7 +13,16 @@ import re
 import secrets
 import uuid
 
-from common.kubesim.api import checks, crdefaults, crds, defaults, deletion, eventsv1, quota
+from common.kubesim.api import (
+    checks,
+    crdefaults,
+    crds,
+    defaults,
+    deletion,
+    eventsv1,
+    limitranges,
+    quota,
+)
 from common.kubesim.machinery.meta import WriteOptions, now
 from common.kubesim.machinery.registry import Registry, ResourceType
 from common.kubesim.machinery.selectors import field_matcher, label_matcher
@@ -129,12 +138,11 @@ class Objects:
             raise already_exists(rt.group, rt.plural, meta["name"])
         _init_metadata(rt, obj)
         self._default(rt, obj)
+        limitranges.mutate(self, rt, obj)
         crds.validate(rt, obj)
         checks.validate(rt, obj, None)
         if not managed:
-            obj = fields.record_update(
-                None, obj, manager=opts.manager, operation="Update", subresource=opts.subresource
-            )
+            obj = _record(rt, None, obj, opts)
         return self.persist(rt, None, obj, opts)
 
     def _default(self, rt: ResourceType, obj: Obj) -> None:
@@ -253,9 +261,7 @@ class Objects:
         crds.validate(rt, obj)
         checks.validate(rt, obj, old)
         if not managed:
-            obj = fields.record_update(
-                old, obj, manager=opts.manager, operation="Update", subresource=opts.subresource
-            )
+            obj = _record(rt, old, obj, opts)
         return self.persist(rt, old, obj, opts)
 
     def persist(self, rt: ResourceType, old: Obj | None, obj: Obj, opts: WriteOptions) -> Obj:
@@ -272,6 +278,8 @@ class Objects:
                 if opts.dry_run:
                     return obj
                 return deletion.finalize(self, rt, obj)
+        if not opts.subresource:
+            limitranges.validate(self, rt, obj, creating=old is None)
         if old is None:
             quota.admit(self, rt, obj)
         if opts.dry_run:
@@ -296,6 +304,13 @@ _SERVER_OWNED = (
     "deletionGracePeriodSeconds",
     "generation",
 )
+
+
+def _record(rt: ResourceType, old: Obj | None, obj: Obj, opts: WriteOptions) -> Obj:
+    """``obj`` with the managedFields of an Update by ``opts.manager``."""
+    return fields.record_update(
+        old, obj, manager=opts.manager, operation="Update", subresource=opts.subresource, rt=rt
+    )
 
 
 def _assign_name(rt: ResourceType, meta: Obj) -> None:

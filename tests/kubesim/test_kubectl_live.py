@@ -7,6 +7,7 @@ import pty
 import select
 import subprocess
 import time
+import urllib.error
 import urllib.request
 import uuid
 from collections.abc import Iterator
@@ -276,12 +277,15 @@ def test_port_forward_to_a_service(kubectl: Kubectl) -> None:
         assert proc.stdout is not None
         line = proc.stdout.readline()
         port = int(line.split("->")[0].rsplit(":", 1)[1])
-        for _ in range(2):
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/hello", timeout=10) as resp:
+        for _ in range(2):  # nginx serves its welcome page, and 404 for what it does not have
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=10) as resp:
                 body = resp.read().decode()
-            assert resp.status == 200
-            assert '"namespace": "shop"' in body
-            assert '"port": 80' in body
+            assert (resp.status, resp.headers["Server"]) == (200, "nginx/1.27.3")
+            assert "<title>Welcome to nginx!</title>" in body
+        with pytest.raises(urllib.error.HTTPError) as missing:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/hello", timeout=10)
+        assert missing.value.code == 404
+        assert "<center><h1>404 Not Found</h1></center>" in missing.value.read().decode()
     finally:
         proc.kill()
         proc.communicate()

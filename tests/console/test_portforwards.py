@@ -33,7 +33,7 @@ def ns(sim: Simulator) -> str:
 
 
 def _deployment(name: str) -> dict[str, Any]:
-    container = {"name": "app", "image": "nginx:1.27",
+    container = {"name": "app", "image": "ghcr.io/wharf-demo/web:1.0",
                  "ports": [{"name": "http", "containerPort": 8080}]}  # fmt: skip
     return {"apiVersion": "apps/v1", "kind": "Deployment",
             "metadata": {"name": name},

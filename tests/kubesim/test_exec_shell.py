@@ -65,6 +65,19 @@ async def run(sh: Shell, src: str, stdin: bytes = b"") -> tuple[int, str, str]:
             "/etc/hosts\n/etc/hosts\n",
         ),
         ("echo *", "bin etc root tmp var\n"),
+        (
+            'i=0; while [ $i -lt 3 ]; do i=$((i+1)); done; echo $i "$(( ($i * 10) / 4 ))"',
+            "3 7\n",
+        ),
+        (
+            "echo $((7 % 3)) $((-7 / 2)) $((1 < 2 && 3 > 4)) $((0x10)) $((i ? 1 : 2))",
+            "1 -3 0 16 2\n",
+        ),
+        (
+            "n=0; while [ $n -lt 3 ]; do n=$(expr $n + 1); done; echo $n; expr 6 \\* 7 - 2",
+            "3\n40\n",
+        ),
+        ("expr length abc; expr 0; echo $?", "3\n0\n1\n"),
     ],
 )
 async def test_scripts(src: str, expected: str) -> None:
@@ -86,6 +99,12 @@ async def test_errors_and_exit_status() -> None:
     assert status == 1
     assert "Is a directory" in err
     assert (await run(sh, "ls /nope"))[0] == 2
+    assert await run(sh, "echo $((1 +)); echo unreachable") == (
+        2,
+        "",
+        "sh: arithmetic syntax error: 1 +\n",
+    )
+    assert await run(sh, "expr 1 / 0") == (2, "", "expr: division by zero\n")
 
 
 async def test_ls_la_and_stat_default() -> None:

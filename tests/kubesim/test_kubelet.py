@@ -12,6 +12,7 @@ from common.kubesim.api import deletion
 from common.kubesim.cluster import LiveCluster
 from common.kubesim.http import logs
 from common.kubesim.machinery.status import KubeError
+from common.kubesim.shell.io import IO, BufferWriter, BytesReader
 from tests.kubesim.live import (
     USER,
     create,
@@ -207,3 +208,58 @@ async def test_graceful_deletion_and_log_follow(live: LiveCluster) -> None:
             live.kubelet,
             "",
         )
+
+
+async def _sh(live: LiveCluster, name: str, script: str) -> tuple[int, str]:
+    """Run ``script`` in pod ``name``'s container as ``kubectl exec`` would."""
+    rt_ = live.kubelet.pods[("k", name)]
+    sh = live.kubelet.shell_for(rt_, rt_.containers[0], pid=7)
+    out, err = BufferWriter(), BufferWriter()
+    status = await sh.run(script, IO(BytesReader(b""), out, err))
+    return status, out.data.decode() + err.data.decode()
+
+
+async def test_nginx_serves_its_site_and_unknown_tags_do_not_pull(live: LiveCluster) -> None:
+    page = "<h1>from a ConfigMap</h1>\n"
+    create(
+        live.objs,
+        ("", "configmaps"),
+        "k",
+        {"metadata": {"name": "site"}, "data": {"index.html": page}},
+    )
+    create(
+        live.objs,
+        PODS,
+        "k",
+        {
+            "metadata": {"name": "web"},
+            "spec": {
+                "containers": [
+                    {
+                        "name": "main",
+                        "image": "nginx:1.27",
+                        "ports": [{"containerPort": 80}],
+                        "volumeMounts": [{"name": "site", "mountPath": "/usr/share/nginx/html"}],
+                    }
+                ],
+                "volumes": [{"name": "site", "configMap": {"name": "site"}}],
+            },
+        },
+    )
+    create(live.objs, PODS, "k", pod("box", "busybox:1.36", command=["sleep", "3600"]))
+    create(live.objs, PODS, "k", pod("future", "nginx:9.9"))
+    await until(lambda: all(ready(live.objs.store.get(PODS, "k", n)) for n in ("web", "box")))
+    ip = live.objs.store.get(PODS, "k", "web")["status"]["podIP"]  # type: ignore[index]
+    assert await _sh(live, "box", f"wget -qO- http://{ip}/") == (0, page)
+    status, out = await _sh(live, "box", f"wget -qO- http://{ip}/missing.html")
+    assert status == 1
+    assert "404 Not Found" in out
+    assert await _sh(live, "box", "cat /etc/hostname") == (0, "box\n")
+    await until(
+        lambda: (
+            status_of(live, "future").get("state", {}).get("waiting", {}).get("reason")
+            in ("ErrImagePull", "ImagePullBackOff")
+        )
+    )
+    failed = [e["message"] for e in events_for(live.objs, "future") if e["reason"] == "Failed"]
+    assert any('failed to resolve reference "docker.io/library/nginx:9.9"' in m for m in failed)

@@ -13,6 +13,7 @@ from typing import Any
 
 from common.kubesim.api.core import Core
 from common.kubesim.api.validation import field
+from common.kubesim.machinery import quantity
 from common.kubesim.machinery.registry import ResourceType
 from common.kubesim.machinery.status import KubeError, invalid
 
@@ -75,6 +76,12 @@ def _template(obj: Obj) -> None:
 def _pod(obj: Obj, objs: Core) -> None:
     spec = obj.setdefault("spec", {})
     _pod_spec(spec)
+    for key in ("containers", "initContainers"):
+        for c in spec.get(key) or []:
+            resources = c.get("resources") if isinstance(c, dict) else None
+            if isinstance(resources, dict) and resources.get("limits"):
+                # SetDefaults_Pod: a limit without a request requests the limit
+                resources["requests"] = {**resources["limits"], **(resources.get("requests") or {})}
     spec.setdefault("serviceAccountName", "default")
     spec.setdefault("serviceAccount", spec["serviceAccountName"])
     spec.setdefault("enableServiceLinks", True)
@@ -98,7 +105,21 @@ def _pod(obj: Obj, objs: Core) -> None:
     )
     status = obj.setdefault("status", {})
     status.setdefault("phase", "Pending")
-    status.setdefault("qosClass", "BestEffort")
+    status.setdefault("qosClass", quantity.qos_class(spec))
+
+
+def _limitrange(obj: Obj, objs: Core) -> None:
+    """SetDefaults_LimitRangeItem: a Container item's default limit falls back to its max, its
+    default request to its default limit, then to its min."""
+    for item in (obj.get("spec") or {}).get("limits") or []:
+        if not isinstance(item, dict) or item.get("type") != "Container":
+            continue
+        default = {**(item.get("max") or {}), **(item.get("default") or {})}
+        request = {**(item.get("min") or {}), **default, **(item.get("defaultRequest") or {})}
+        if default:
+            item["default"] = default
+        if request:
+            item["defaultRequest"] = request
 
 
 def _strategy(spec: Obj, field: str, rolling: Obj) -> None:
@@ -292,6 +313,7 @@ _BY_RESOURCE = {
     ("", "pods"): _pod,
     ("", "services"): _service,
     ("", "secrets"): _secret,
+    ("", "limitranges"): _limitrange,
     ("apps", "deployments"): _deployment,
     ("apps", "replicasets"): _replicaset,
     ("apps", "statefulsets"): _statefulset,

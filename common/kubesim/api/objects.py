@@ -13,7 +13,18 @@ import secrets
 import uuid
 from collections.abc import Callable
 
-from common.kubesim.api import checks, crds, defaults, deletion, eventsv1, hpav1, priority, quota
+from common.kubesim.api import (
+    checks,
+    crdefaults,
+    crds,
+    defaults,
+    deletion,
+    eventsv1,
+    hpav1,
+    limitranges,
+    priority,
+    quota,
+)
 from common.kubesim.api.validation import field
 from common.kubesim.machinery.meta import WriteOptions, now
 from common.kubesim.machinery.registry import Registry, ResourceType
@@ -76,14 +87,17 @@ class Objects:
         return self.present(rt, obj)
 
     def present(self, rt: ResourceType, obj: Obj) -> Obj:
-        """The object as served in ``rt``'s version (CRD versions differ only in apiVersion)."""
+        """The object as served in ``rt``'s version (CRD versions differ only in apiVersion), with
+        the structural defaults of a custom resource applied, as reading from storage does."""
         if rt.storage is not None and obj.get("apiVersion") != rt.api_version:
             return eventsv1.to_v1(obj)
         if rt.api_version == hpav1.API_VERSION and obj.get("apiVersion") != rt.api_version:
             return hpav1.to_v1(obj)
-        if obj.get("apiVersion") == rt.api_version:
-            return obj
-        return {**obj, "apiVersion": rt.api_version}
+        if obj.get("apiVersion") != rt.api_version:
+            obj = {**obj, "apiVersion": rt.api_version}
+        if rt.crd is not None:
+            return crdefaults.defaulted(crds.version_schema(rt.crd, rt.version), obj)
+        return obj
 
     def list(
         self,
@@ -118,16 +132,20 @@ class Objects:
         if self.store.get(rt.group_resource, namespace, meta["name"]) is not None:
             raise already_exists(rt.group, rt.plural, meta["name"])
         _init_metadata(rt, obj)
-        defaults.apply(rt, obj, self)
+        self._default(rt, obj)
+        limitranges.mutate(self, rt, obj)  # admission order: LimitRanger before Priority
         if rt.group_resource == ("", "pods"):
             priority.admit_pod(self, obj)
         crds.validate(rt, obj)
         checks.validate(rt, obj, None)
         if not managed:
-            obj = fields.record_update(
-                None, obj, manager=opts.manager, operation="Update", subresource=opts.subresource
-            )
+            obj = _record(rt, None, obj, opts)
         return self.persist(rt, None, obj, opts)
+
+    def _default(self, rt: ResourceType, obj: Obj) -> None:
+        defaults.apply(rt, obj, self)
+        if rt.crd is not None:
+            crdefaults.apply(crds.version_schema(rt.crd, rt.version), obj)
 
     def _prepare_body(self, rt: ResourceType, namespace: str, body: Obj) -> Obj:
         if not isinstance(body, dict):
@@ -218,17 +236,16 @@ class Objects:
                 meta[k] = old["metadata"][k]
             else:
                 meta.pop(k, None)
-        defaults.apply(rt, obj, self)
+        self._default(rt, obj)
+        before = self.present(rt, old) if rt.crd is not None else old
         if rt.tracks_generation and _strip(obj, status=not rt.has_status) != _strip(
-            old, status=not rt.has_status
+            before, status=not rt.has_status
         ):
             meta["generation"] = old["metadata"].get("generation", 0) + 1
         crds.validate(rt, obj)
         checks.validate(rt, obj, old)
         if not managed:
-            obj = fields.record_update(
-                old, obj, manager=opts.manager, operation="Update", subresource=opts.subresource
-            )
+            obj = _record(rt, old, obj, opts)
         return self.persist(rt, old, obj, opts)
 
     def persist(self, rt: ResourceType, old: Obj | None, obj: Obj, opts: WriteOptions) -> Obj:
@@ -245,6 +262,8 @@ class Objects:
                 if opts.dry_run:
                     return obj
                 return deletion.finalize(self, rt, obj)
+        if not opts.subresource:
+            limitranges.validate(self, rt, obj, creating=old is None)
         if old is None:
             quota.admit(self, rt, obj)
         if opts.dry_run:
@@ -269,6 +288,13 @@ _SERVER_OWNED = (
     "deletionGracePeriodSeconds",
     "generation",
 )
+
+
+def _record(rt: ResourceType, old: Obj | None, obj: Obj, opts: WriteOptions) -> Obj:
+    """``obj`` with the managedFields of an Update by ``opts.manager``."""
+    return fields.record_update(
+        old, obj, manager=opts.manager, operation="Update", subresource=opts.subresource, rt=rt
+    )
 
 
 def _assign_name(rt: ResourceType, meta: Obj) -> None:

@@ -2,7 +2,9 @@
 
 Each distinct pod template gets a ReplicaSet named ``<deploy>-<pod-template-hash>`` with a
 ``deployment.kubernetes.io/revision`` annotation; going back to an earlier template (``kubectl
-rollout undo``) reuses that ReplicaSet and gives it the next revision. ``RollingUpdate`` honours
+rollout undo``) reuses that ReplicaSet and gives it the next revision. The Deployment's own
+annotations (``kubernetes.io/change-cause`` among them, which ``rollout history`` shows) are copied
+to the ReplicaSet of its current template, as the real controller copies them. ``RollingUpdate`` honours
 ``maxSurge``/``maxUnavailable`` with the real controller's arithmetic, ``Recreate`` scales the old
 ones to zero first, ``paused`` only scales. Status and the ``Available``/``Progressing`` conditions
 (including ``ProgressDeadlineExceeded``) are what kstatus, Helm and ``rollout status`` read.
@@ -29,6 +31,22 @@ from common.kubesim.controllers.replicaset import RS
 from common.kubesim.store import Event, Obj
 
 COMPONENT = "deployment-controller"
+# Deployment annotations the controller never copies to a ReplicaSet (its annotationsToSkip).
+_NOT_COPIED = frozenset(
+    {
+        "kubectl.kubernetes.io/last-applied-configuration",
+        REVISION,
+        "deployment.kubernetes.io/revision-history",
+        "deployment.kubernetes.io/desired-replicas",
+        "deployment.kubernetes.io/max-replicas",
+        "deprecated.deployment.rollback.to",
+    }
+)
+
+
+def copied_annotations(d: Obj) -> dict[str, str]:
+    annotations = d["metadata"].get("annotations") or {}
+    return {k: v for k, v in annotations.items() if k not in _NOT_COPIED}
 
 
 class DeploymentController(Controller):
@@ -62,6 +80,8 @@ class DeploymentController(Controller):
             new, created = self._create_rs(d, rss), True
         elif new is not None and rss and revision_of(new) < revision_of(rss[-1]):
             new = self._bump_revision(new, revision_of(rss[-1]) + 1)
+        if new is not None and not created:
+            new = self._copy_annotations(d, new)
         if new is not None:
             self._annotate(d, new)
         if spec.get("paused"):
@@ -96,6 +116,7 @@ class DeploymentController(Controller):
                 "name": f"{meta['name']}-{h}",
                 "labels": dict(template["metadata"]["labels"]),
                 "annotations": {
+                    **copied_annotations(d),
                     "deployment.kubernetes.io/desired-replicas": str(replicas),
                     "deployment.kubernetes.io/max-replicas": str(replicas + surge),
                     REVISION: str(revision),
@@ -123,6 +144,15 @@ class DeploymentController(Controller):
             [*history, annotations.get(REVISION, "")]
         )
         annotations[REVISION] = str(revision)
+        return self.client.update(RS, new)
+
+    def _copy_annotations(self, d: Obj, rs: Obj) -> Obj:
+        current = rs["metadata"].get("annotations") or {}
+        wanted = copied_annotations(d)
+        if all(current.get(k) == v for k, v in wanted.items()):
+            return rs
+        new = copy.deepcopy(rs)
+        new["metadata"]["annotations"] = {**current, **wanted}
         return self.client.update(RS, new)
 
     def _annotate(self, d: Obj, new: Obj) -> None:

@@ -104,6 +104,18 @@ def deployment_status(d: Obj, rss: list[Obj], created: bool) -> tuple[Obj, float
             update_time=True,
         )
     conditions, wake = _progress(d, new, status, old, conditions, now, created)
+    # the new ReplicaSet's ReplicaFailure (pods refused by admission) shows on the Deployment
+    failure = next(
+        (
+            c
+            for c in ((new or {}).get("status") or {}).get("conditions") or []
+            if c.get("type") == "ReplicaFailure"
+        ),
+        None,
+    )
+    conditions = [c for c in conditions if c.get("type") != "ReplicaFailure"]
+    if failure is not None:
+        conditions.append({**failure, "lastUpdateTime": failure.get("lastTransitionTime", now)})
     status["conditions"] = conditions
     return status, wake
 

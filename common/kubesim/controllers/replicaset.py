@@ -3,17 +3,20 @@
 Creates missing pods (named ``<rs>-<suffix>``, owned by the ReplicaSet), deletes surplus ones in the
 order the real controller ranks them (unscheduled, pending, not ready, most restarts, newest
 first), and reports ``replicas``, ``fullyLabeledReplicas``, ``readyReplicas``,
-``availableReplicas`` (honouring ``minReadySeconds``) and ``observedGeneration``.
+``availableReplicas`` (honouring ``minReadySeconds``) and ``observedGeneration``. A pod that
+admission refuses (a quota, a LimitRange) gives a ``FailedCreate`` warning event and the
+``ReplicaFailure`` condition, and is tried again shortly.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from common.kubesim.controllers.base import Controller, Key
+from common.kubesim.controllers.base import ERROR_RETRY, Controller, Key
 from common.kubesim.controllers.client import (
     PODS,
     Client,
+    fmt_time,
     labels_of,
     now_utc,
     owner_key,
@@ -25,6 +28,7 @@ from common.kubesim.controllers.client import (
     suffix,
 )
 from common.kubesim.controllers.events import Recorder
+from common.kubesim.machinery.status import KubeError
 from common.kubesim.store import Event, Obj
 
 RS = ("apps", "replicasets")
@@ -86,11 +90,21 @@ class ReplicaSetController(Controller):
         spec = rs.get("spec") or {}
         pods = [p for p in self.client.owned(PODS, rs) if pod_active(p)]
         diff = int(spec.get("replicas", 1)) - len(pods)
+        failure = ""
         if diff > 0:
             for _ in range(min(diff, BURST)):
                 name = self.namer.next(rs)
                 pod = pod_from_template(spec.get("template") or {}, rs, name, {})
-                created = self.client.create(PODS, key[0], pod)
+                try:
+                    created = self.client.create(PODS, key[0], pod)
+                except KubeError as exc:
+                    if exc.code not in (403, 422):
+                        raise
+                    failure = exc.message
+                    self.recorder.warning(
+                        rs, "FailedCreate", f"Error creating: {failure}", component=COMPONENT
+                    )
+                    break
                 self.recorder.normal(
                     rs, "SuccessfulCreate", f"Created pod: {name}", component=COMPONENT
                 )
@@ -105,9 +119,10 @@ class ReplicaSetController(Controller):
                     component=COMPONENT,
                 )
                 pods.remove(pod)
-        return self._status(rs, pods)
+        wake = self._status(rs, pods, failure)
+        return ERROR_RETRY if failure else wake
 
-    def _status(self, rs: Obj, pods: list[Obj]) -> float | None:
+    def _status(self, rs: Obj, pods: list[Obj], failure: str) -> float | None:
         spec = rs.get("spec") or {}
         min_ready = int(spec.get("minReadySeconds") or 0)
         now = now_utc()
@@ -124,6 +139,24 @@ class ReplicaSetController(Controller):
         for field in ("fullyLabeledReplicas", "readyReplicas", "availableReplicas"):
             if not status[field]:
                 del status[field]
+        conditions = [
+            c
+            for c in (rs.get("status") or {}).get("conditions") or []
+            if failure or c.get("type") != "ReplicaFailure"
+        ]
+        if failure and not any(c.get("type") == "ReplicaFailure" for c in conditions):
+            # set once, as the real controller does: the message names a pod that never was
+            conditions.append(
+                {
+                    "lastTransitionTime": fmt_time(now),
+                    "message": failure,
+                    "reason": "FailedCreate",
+                    "status": "True",
+                    "type": "ReplicaFailure",
+                }
+            )
+        if conditions:
+            status["conditions"] = conditions
         self.client.update_status(RS, rs, status)
         if min_ready and status.get("readyReplicas", 0) > status.get("availableReplicas", 0):
             return float(min_ready) / 4

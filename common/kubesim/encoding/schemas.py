@@ -224,7 +224,8 @@ def components(roots: list[str], namer: Namer) -> dict[str, Schema]:
 
 
 @functools.cache
-def _fields(name: str) -> dict[str, str]:
+def fields_of(name: str) -> dict[str, str]:
+    """JSON field name -> type name of a model (empty for a name that is not a model)."""
     cls = _model(name)
     if cls is None:
         return {}
@@ -232,6 +233,15 @@ def _fields(name: str) -> dict[str, str]:
 
 
 Path = tuple[str | int, ...]
+
+
+def element(type_name: str) -> tuple[str, str] | None:
+    """``("list", item)`` or ``("dict", value)`` for a container type name, else None."""
+    m = _LIST_RE.match(type_name)
+    if m:
+        return ("list", m.group(1))
+    m = _DICT_RE.match(type_name)
+    return ("dict", m.group(1)) if m else None
 
 
 def format_path(path: Path) -> str:
@@ -258,7 +268,7 @@ def unknown_fields_model(value: Any, type_name: str, path: Path = ()) -> list[Pa
         return [p for k, v in value.items() for p in unknown_fields_model(v, item, (*path, k))]
     if type_name in _PRIMITIVES or not isinstance(value, dict):
         return []
-    fields = _fields(type_name)
+    fields = fields_of(type_name)
     if not fields:
         return []
     out: list[Path] = []

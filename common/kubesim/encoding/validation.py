@@ -5,7 +5,8 @@ A real kube-apiserver answers Strict violations with 400 BadRequest and the mess
 "spec.foo"`` (as kubectl prints it), and Warn violations with ``Warning: 299`` headers. Unknown
 fields are detected against the kubernetes-asyncio models of built-in kinds and the structural
 schema of a CRD; kinds without a model are not checked. Outside Strict the fields are dropped,
-as decoding drops them on a real server (and CRD pruning drops them from custom resources).
+as decoding drops them on a real server (and CRD pruning drops them from custom resources);
+nulls then go as decoding sends them (``nulls``).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from common.kubesim.api import crds
-from common.kubesim.encoding import schemas
+from common.kubesim.encoding import nulls, schemas
 from common.kubesim.machinery.registry import ResourceType
 from common.kubesim.machinery.status import KubeError
 
@@ -41,7 +42,7 @@ def check(
     """
     paths = unknown_fields(rt, obj, subresource=subresource)
     if not paths:
-        return [], obj
+        return [], decoded(rt, obj, subresource=subresource)
     unknown = [schemas.format_path(p) for p in paths]
     if mode == "Strict":
         kind = "Scale" if subresource == "scale" else rt.kind
@@ -58,7 +59,17 @@ def check(
             "strict decoding error: " + ", ".join(f'unknown field "{p}"' for p in unknown),
         )
     warnings = [] if mode == "Ignore" else [f'unknown field "{p}"' for p in unknown]
-    return warnings, schemas.prune(obj, paths)
+    return warnings, decoded(rt, schemas.prune(obj, paths), subresource=subresource)
+
+
+def decoded(rt: ResourceType, obj: Any, *, subresource: str = "") -> Any:
+    """``obj`` with its nulls as decoding leaves them (see ``nulls``)."""
+    if subresource == "scale":
+        return nulls.decoded_model(obj, "V1Scale")
+    if rt.crd is not None:
+        return nulls.decoded_custom(obj, crds.version_schema(rt.crd, rt.version))
+    cls = schemas.model_for(rt.group, rt.version, rt.kind)
+    return nulls.decoded_model(obj, cls.__name__ if cls is not None else None)
 
 
 def warning_header(messages: list[str]) -> str:

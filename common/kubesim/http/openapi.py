@@ -4,7 +4,8 @@ kubectl and Helm read these to decide whether they may delegate validation to th
 write operation must carry the ``fieldValidation`` query parameter and
 ``x-kubernetes-group-version-kind``, or the clients fall back to OpenAPI v2 protobuf and fail.
 Component schemas are the real ones (see ``schemas``; CRDs bring their own ``openAPIV3Schema``),
-which also makes ``kubectl explain`` work. Documents are cached until the registry changes.
+which also makes ``kubectl explain`` work; the built-in kinds' list markers (``listmarkers``) let
+kubectl's client-side apply delete list items. Documents are cached until the registry changes.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ import json
 from typing import Any
 
 from common.kubesim.api import crds
-from common.kubesim.encoding import schemas
+from common.kubesim.encoding import listmarkers, schemas
+from common.kubesim.http import openapiv2
 from common.kubesim.machinery.registry import Registry, ResourceType
 
 Doc = dict[str, Any]
@@ -47,7 +49,23 @@ class OpenAPI:
         self._registry = registry
         self._docs: dict[str, tuple[bytes, str]] = {}
         self._namer: schemas.Namer | None = None
-        registry.on_change(self._docs.clear)
+        self._v2: tuple[bytes, bytes, str] | None = None
+        registry.on_change(self._reset)
+
+    def _reset(self) -> None:
+        self._docs.clear()
+        self._v2 = None
+
+    def v2(self) -> tuple[bytes, bytes, str]:
+        """(JSON body, protobuf body, hash) of ``/openapi/v2``, rebuilt (and cached) with the v3
+        documents."""
+        if self._v2 is None:
+            keys = [gv_path(g, v) for g, v in self._registry.group_versions()]
+            doc = openapiv2.build([json.loads(self.document(k)[0]) for k in keys])
+            body = json.dumps(doc, separators=(",", ":")).encode()
+            digest = hashlib.sha512(body).hexdigest().upper()
+            self._v2 = (body, openapiv2.to_protobuf(doc), digest)
+        return self._v2
 
     def namer(self) -> schemas.Namer:
         if self._namer is None:
@@ -93,6 +111,9 @@ class OpenAPI:
             ref = self._kind_schema(rt, namer, roots, component)
             paths.update(_paths(rt, ref))
         component.update(schemas.components(roots, namer))
+        listmarkers.annotate(
+            component, namer, [(rt.group, rt.version, rt.kind) for rt in self._registry]
+        )
         for rt in types:
             cls = schemas.model_for(rt.group, rt.version, rt.kind)
             if cls is not None:

@@ -102,7 +102,8 @@ async def _channels(chans: Channels, live: LiveCluster, pod: Obj, ports: list[in
         async def write(data: bytes) -> None:
             await chans.send(2 * i, data)
 
-        await podhttp.serve(inbox[i].get, write, current, port)
+        files = podhttp.files_of(current, port, live.objs.store.get)
+        await podhttp.serve(inbox[i].get, write, current, port, files)
 
     async def receive() -> None:
         async for channel, data in chans.messages():
@@ -145,7 +146,8 @@ async def _spdy(ws: web.WebSocketResponse, live: LiveCluster, pod: Obj) -> None:
             if podhttp.declared_port(current, port) is None:
                 await error.write(refused(current, port).encode())
             else:
-                await podhttp.serve(data.read, data.write, current, port)
+                files = podhttp.files_of(current, port, live.objs.store.get)
+                await podhttp.serve(data.read, data.write, current, port, files)
         finally:
             await data.close()
             await error.close()

@@ -14,7 +14,7 @@ from aiohttp import web
 
 from common.kubesim.api import params
 from common.kubesim.encoding import protoencode
-from common.kubesim.http import auth, differences, discovery, handlers, standin
+from common.kubesim.http import auth, differences, discovery, handlers, openapiv2, standin
 from common.kubesim.http.state import STATE, State
 from common.kubesim.machinery.status import KubeError
 
@@ -197,8 +197,16 @@ async def group_resources(request: web.Request) -> web.Response:
 
 @routes.get("/openapi/v2")
 async def openapi_v2(request: web.Request) -> web.Response:
-    # OpenAPI v3 is served; clients only fall back to v2 when v3 is missing or incomplete.
-    raise KubeError(404, _NOT_FOUND, details={})
+    json_body, proto_body, digest = request.app[STATE].openapi.v2()
+    accepted = [m.split(";")[0].strip() for m in request.headers.get("Accept", "*/*").split(",")]
+    headers = {"Etag": f'"{digest}"', "Vary": "Accept"}
+    if set(openapiv2.PROTOBUF_ACCEPTED) & set(accepted):
+        return web.Response(
+            body=proto_body, headers={**headers, "Content-Type": openapiv2.PROTOBUF}
+        )
+    if not {"application/json", "application/*", "*/*"} & set(accepted):
+        raise KubeError(406, "the server could not produce any of the accepted media types")
+    return web.Response(body=json_body, headers={**headers, "Content-Type": "application/json"})
 
 
 @routes.get("/openapi/v3")

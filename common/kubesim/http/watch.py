@@ -4,7 +4,8 @@ Start points follow kube-apiserver: no resourceVersion (or ``0``) sends syntheti
 the current state; ``resourceVersion=N`` replays the event history after N, or an in-band 410 Expired
 ERROR when the history no longer reaches back that far; ``sendInitialEvents=true`` (WatchList) sends
 the state then a BOOKMARK annotated ``k8s.io/initial-events-end``. Selectors are applied to old and
-new states, so objects leaving a selection are seen as DELETED, like the real watch cache.
+new states, so objects leaving a selection are seen as DELETED (with the last state that matched),
+like the real watch cache. Bookmarks come every ``bookmark_interval`` and 2 s before the timeout.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from common.kubesim.store import Event, Obj, Subscription
 # kube-apiserver's --min-request-timeout default: watches without timeoutSeconds end after it.
 DEFAULT_TIMEOUT = 1800.0
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"
+# Seconds before a watch's timeout at which it gets a last BOOKMARK (kube-apiserver's 2 s).
+PRE_TIMEOUT_BOOKMARK = 2.0
 # How often an idle watch checks whether its client has gone, so it stops holding a subscription.
 IDLE_CHECK = 5.0
 
@@ -204,7 +207,7 @@ async def _follow(
     stream: _Stream, sub: Subscription, filt: _Filter, req: WatchRequest, bookmark_interval: float
 ) -> None:
     deadline = time.monotonic() + req.timeout
-    next_bookmark = time.monotonic() + bookmark_interval
+    next_bookmark = _next_bookmark(time.monotonic(), deadline, bookmark_interval)
     while True:
         now = time.monotonic()
         if now >= deadline or stream.client_gone():
@@ -217,13 +220,20 @@ async def _follow(
         except TimeoutError:
             if req.bookmarks and time.monotonic() >= next_bookmark:
                 await stream.bookmark()
-                next_bookmark = time.monotonic() + bookmark_interval
+                next_bookmark = _next_bookmark(time.monotonic(), deadline, bookmark_interval)
             continue
         if event is None:
             return
         translated = filt.translate(event)
         if translated is not None:
             await stream.send(*translated)
+
+
+def _next_bookmark(now: float, deadline: float, interval: float) -> float:
+    """When the next BOOKMARK is due: every ``interval``, and once just before the watch times
+    out (the cacher's ``nextBookmarkTime``), so a client resumes from a fresh resourceVersion."""
+    pre_timeout = deadline - PRE_TIMEOUT_BOOKMARK
+    return min(now + interval, pre_timeout) if pre_timeout > now else now + interval
 
 
 class _Stream:

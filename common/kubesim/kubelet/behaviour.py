@@ -13,7 +13,10 @@ There are no real images, so the image name and the command select a behaviour:
   ``crash``/``crashloop`` crash-loops with a log explaining why; ``oom`` is OOMKilled (exit 137);
   ``unready``/``not-ready`` never passes its readiness probe; an image named ``does-not-exist``,
   ``doesnotexist``, ``nonexistent`` or ``no-such-image`` (or a ``.invalid`` registry) cannot be
-  pulled (ErrImagePull → ImagePullBackOff). A readiness probe on a path containing ``fail``, or an
+  pulled (ErrImagePull → ImagePullBackOff), and neither can a tag an official image never had:
+  for the Docker Hub library images in ``_RELEASES`` a tag must be a version whose major the image
+  has released (``nginx:1.27``, ``redis:7.4.1-alpine``; not ``nginx:9.9``) or a variant word
+  (``latest``, ``alpine``, ``bookworm``, ``stable-alpine``...). Digests and other images always pull. A readiness probe on a path containing ``fail``, or an
   exec probe running ``false``/``exit 1``, fails too. An unschedulable pod needs nothing special:
   ask for more CPU or memory than a node has, or a ``nodeSelector`` no node matches. An image from
   a ``distroless`` repository has no shell: ``kubectl exec`` into it fails as it really does.
@@ -22,6 +25,7 @@ There are no real images, so the image name and the command select a behaviour:
 from __future__ import annotations
 
 import posixpath
+import re
 from typing import Any
 
 import attrs
@@ -33,6 +37,50 @@ SHELLS = ("sh", "bash", "ash", "dash")
 SHELL_IMAGES = ("busybox", "alpine", "ubuntu", "debian", "bash", "curl", "netshoot", "toolbox")
 MODES = ("serve", "complete", "crash", "oom", "script")
 _PULL_FAILURES = ("does-not-exist", "doesnotexist", "nonexistent", "no-such-image")
+# Docker Hub library images -> the first and last major version they have released.
+_RELEASES = {
+    "nginx": (1, 1),
+    "httpd": (2, 2),
+    "redis": (2, 8),
+    "postgres": (8, 18),
+    "mysql": (5, 9),
+    "mariadb": (5, 11),
+    "mongo": (3, 8),
+    "memcached": (1, 1),
+    "busybox": (1, 1),
+    "alpine": (2, 3),
+    "debian": (6, 13),
+    "ubuntu": (10, 25),
+    "python": (2, 3),
+    "node": (0, 24),
+    "golang": (1, 1),
+}
+_VARIANTS = frozenset(
+    [
+        "latest",
+        "stable",
+        "mainline",
+        "lts",
+        "current",
+        "alpine",
+        "slim",
+        "bookworm",
+        "bullseye",
+        "buster",
+        "trixie",
+        "jammy",
+        "noble",
+        "focal",
+        "musl",
+        "glibc",
+        "uclibc",
+        "perl",
+        "otel",
+        "windowsservercore",
+        "nanoserver",
+    ]
+)
+_VERSION = re.compile(r"v?(\d+)(\.\d+){0,3}")
 FLAVORS = {
     "nginx": "nginx",
     "httpd": "nginx",
@@ -112,7 +160,11 @@ def classify(container: Obj, restart_policy: str) -> Behaviour:
     probe = container.get("readinessProbe") or {}
     pull_error = ""
     registry = image.split("/", 1)[0] if "/" in image else ""
-    if any(p in name for p in _PULL_FAILURES) or registry.endswith(".invalid"):
+    if (
+        any(p in name for p in _PULL_FAILURES)
+        or registry.endswith(".invalid")
+        or not _tag_exists(image)
+    ):
         pull_error = _pull_message(image)
     argv = tuple(str(a) for a in (container.get("command") or []) + (container.get("args") or []))
     if wanted in MODES and wanted != "script":
@@ -138,6 +190,25 @@ def classify(container: Obj, restart_policy: str) -> Behaviour:
         has_probe=bool(probe) or unready,
         ready=not unready and not (probe and _probe_fails(probe)),
     )
+
+
+def _tag_exists(image: str) -> bool:
+    """Whether a library image's tag is one it could have (see the module docstring)."""
+    ref = normalize_image(image)
+    if "@" in ref or not ref.startswith("docker.io/library/"):
+        return True
+    repository, _, tag = ref[len("docker.io/library/") :].partition(":")
+    releases = _RELEASES.get(repository)
+    if releases is None:
+        return True
+    for part in tag.split("-"):
+        version = _VERSION.fullmatch(part)
+        if version is not None:
+            if not releases[0] <= int(version.group(1)) <= releases[1]:
+                return False
+        elif part.rstrip("0123456789.") not in _VARIANTS:
+            return False
+    return True
 
 
 def _pull_message(image: str) -> str:

@@ -89,7 +89,7 @@ def build_fs(pod: Obj, container: Obj, flavor: str, lookup: Lookup, started: flo
         users_file += f"{user}:x:{uid}:{uid}:{user}:/home/{user}:/bin/false\n"
         group += f"{user}:x:{uid}:\n"
     files = {
-        "/etc/hostname": (pod.get("spec") or {}).get("hostname") or meta["name"],
+        "/etc/hostname": ((pod.get("spec") or {}).get("hostname") or meta["name"]) + "\n",
         "/etc/hosts": "# Kubernetes-managed hosts file.\n127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
         f"{status.get('podIP', '')}\t{meta['name']}\n",
         "/etc/resolv.conf": f"search {meta['namespace']}.svc.cluster.local svc.cluster.local cluster.local\nnameserver 10.96.0.10\noptions ndots:5\n",
@@ -108,6 +108,24 @@ def build_fs(pod: Obj, container: Obj, flavor: str, lookup: Lookup, started: flo
             fs.lookup(p).uid = fs.lookup(p).gid = uid if not p.startswith("/etc") else 0
     _mount_volumes(fs, pod, container, lookup)
     return fs
+
+
+def site_reader(pod: Obj, container: Obj, lookup: Lookup) -> Callable[[str], bytes | None]:
+    """Reads a file of ``container``'s filesystem as a web server in it would: the image's files
+    and mounted volumes (a ConfigMap ``index.html``), built on the first read. Changes made inside
+    the container with ``kubectl exec`` are not seen."""
+    built: list[FileSystem] = []
+
+    def read(path: str) -> bytes | None:
+        if not built:
+            built.append(build_fs(pod, container, "nginx", lookup, 0.0))
+        try:
+            node = built[0].lookup(path)
+            return None if node.is_dir else built[0].read(path)
+        except FsError:
+            return None
+
+    return read
 
 
 def _mount_volumes(fs: FileSystem, pod: Obj, container: Obj, lookup: Lookup) -> None:

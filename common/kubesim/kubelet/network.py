@@ -96,7 +96,8 @@ class ClusterNetwork:
             pod, target_port = self._target(ip, port)
         if pod is None or podhttp.declared_port(pod, target_port) is None:
             return REFUSED
-        return podhttp.answer(pod, target_port, "GET", path, headers, address=ip)
+        files = podhttp.files_of(pod, target_port, self.store.get)
+        return podhttp.answer(pod, target_port, "GET", path, headers, address=ip, files=files)
 
     def _target(self, ip: str, port: int) -> tuple[Obj | None, int]:
         for svc in self.store.list(("", "services")):

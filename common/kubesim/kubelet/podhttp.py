@@ -1,24 +1,44 @@
 """What a simulated container port answers: a small HTTP server that describes its pod.
 
-Port-forwards and in-cluster ``wget``/``curl`` reach this. Any path returns 200 with the pod's
-identity (JSON, or HTML for a browser); a health path returns 503 while the container is not ready,
-and a path containing ``fail`` always 503, so probes and smoke tests behave believably. The server
-speaks HTTP/1.1 and closes the connection after each response (``Connection: close``).
+Port-forwards and in-cluster ``wget``/``curl`` reach this. An ``nginx`` image serves its site as
+nginx does: ``/usr/share/nginx/html`` (the image's welcome page, or what a volume mounts there)
+with ``index.html`` for directories and nginx's own 404 page for anything else. Any other image
+answers every path with 200 and the pod's identity (JSON, or HTML for a browser); a health path
+returns 503 while the container is not ready, and a path containing ``fail`` always 503, so probes
+and smoke tests behave believably. The server speaks HTTP/1.1 and closes the connection after each
+response (``Connection: close``).
 """
 
 from __future__ import annotations
 
 import html
 import json
+import posixpath
+import re
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
+from urllib.parse import unquote
 
+from common.kubesim.kubelet.behaviour import image_name
+from common.kubesim.kubelet.image import Lookup, site_reader
 from common.kubesim.shell.host import HttpReply
 
 Obj = dict[str, Any]
+Files = Callable[[str], bytes | None]
 MAX_HEAD = 64 * 1024
 HEALTH = ("/healthz", "/readyz", "/livez", "/health", "/ready")
+SITE_ROOT = "/usr/share/nginx/html"
+_TYPES = {
+    ".html": "text/html",
+    ".htm": "text/html",
+    ".css": "text/css",
+    ".js": "application/javascript",
+    ".json": "application/json",
+    ".txt": "text/plain",
+    ".svg": "image/svg+xml",
+    ".png": "image/png",
+}
 
 
 def declared_port(pod: Obj, port: int) -> Obj | None:
@@ -30,6 +50,12 @@ def declared_port(pod: Obj, port: int) -> Obj | None:
     return None
 
 
+def files_of(pod: Obj, port: int, lookup: Lookup) -> Files | None:
+    """A reader of the filesystem of the container declaring ``port``, if any."""
+    container = declared_port(pod, port)
+    return site_reader(pod, container, lookup) if container is not None else None
+
+
 def container_ready(pod: Obj, name: str) -> bool:
     for s in (pod.get("status") or {}).get("containerStatuses") or []:
         if s.get("name") == name:
@@ -37,11 +63,58 @@ def container_ready(pod: Obj, name: str) -> bool:
     return False
 
 
+def _nginx_version(image: str) -> str:
+    tag = image.rsplit("/", 1)[-1].partition(":")[2].split("-", 1)[0]
+    return tag if re.fullmatch(r"\d+\.\d+\.\d+", tag) else "1.27.3"
+
+
+def _headers(ctype: str, body: bytes, server: str) -> tuple[tuple[str, str], ...]:
+    return (
+        ("Server", server),
+        ("Date", time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime())),
+        ("Content-Type", ctype),
+        ("Content-Length", str(len(body))),
+        ("Connection", "close"),
+    )
+
+
+def _static(image: str, method: str, path: str, files: Files, address: str) -> HttpReply:
+    """nginx's default server: files under the site root, ``index.html`` for a directory."""
+    server = f"nginx/{_nginx_version(image)}"
+    route = posixpath.normpath("/" + unquote(path.split("?", 1)[0]))
+    candidates = [route, posixpath.join(route, "index.html")]
+    body = next((b for b in (files(SITE_ROOT + c) for c in candidates) if b is not None), None)
+    if body is None:
+        body = (
+            "<html>\r\n<head><title>404 Not Found</title></head>\r\n<body>\r\n"
+            "<center><h1>404 Not Found</h1></center>\r\n"
+            f"<hr><center>{server}</center>\r\n</body>\r\n</html>\r\n"
+        ).encode()
+        reply = _headers("text/html", body, server)
+        return HttpReply(404, "Not Found", reply, b"" if method == "HEAD" else body, address)
+    name = route if files(SITE_ROOT + route) is not None else "index.html"
+    ctype = _TYPES.get(posixpath.splitext(name)[1], "application/octet-stream")
+    reply = _headers(ctype, body, server)
+    return HttpReply(200, "OK", reply, b"" if method == "HEAD" else body, address)
+
+
 def answer(
-    pod: Obj, port: int, method: str, path: str, headers: dict[str, str], *, address: str = ""
+    pod: Obj,
+    port: int,
+    method: str,
+    path: str,
+    headers: dict[str, str],
+    *,
+    address: str = "",
+    files: Files | None = None,
 ) -> HttpReply:
+    """The reply of the container declaring ``port``; ``files`` reads its filesystem (for the
+    images that serve files)."""
     meta, spec, status = pod["metadata"], pod.get("spec") or {}, pod.get("status") or {}
     container = declared_port(pod, port) or {}
+    image = str(container.get("image", ""))
+    if files is not None and image_name(image) == "nginx":
+        return _static(image, method, path, files, address)
     name = str(container.get("name", ""))
     route = path.split("?", 1)[0]
     code, reason = 200, "OK"
@@ -104,6 +177,7 @@ async def serve(
     write: Callable[[bytes], Awaitable[None]],
     pod: Obj,
     port: int,
+    files: Files | None = None,
 ) -> None:
     """Answer one HTTP request arriving on a byte stream (a port-forward), then return.
 
@@ -133,4 +207,4 @@ async def serve(
     for line in lines[1:]:
         k, _, v = line.partition(":")
         headers[k.strip().lower()] = v.strip()
-    await write(encode(answer(pod, port, parts[0], parts[1], headers)))
+    await write(encode(answer(pod, port, parts[0], parts[1], headers, files=files)))

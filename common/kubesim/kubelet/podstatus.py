@@ -16,6 +16,7 @@ from common.kubesim.controllers.client import set_condition
 from common.kubesim.kubelet.behaviour import normalize_image
 from common.kubesim.kubelet.model import Container, Run
 from common.kubesim.kubelet.runtime import PodRuntime
+from common.kubesim.machinery import quantity
 
 Obj = dict[str, Any]
 
@@ -87,19 +88,6 @@ def phase(rt: PodRuntime) -> str:
     return "Running"
 
 
-def qos_class(spec: Obj) -> str:
-    containers = (spec.get("containers") or []) + (spec.get("initContainers") or [])
-    resources = [c.get("resources") or {} for c in containers]
-    if not any(r.get("requests") or r.get("limits") for r in resources):
-        return "BestEffort"
-    for r in resources:
-        limits, requests = r.get("limits") or {}, r.get("requests") or {}
-        for res in ("cpu", "memory"):
-            if res not in limits or requests.get(res, limits[res]) != limits[res]:
-                return "Burstable"
-    return "Guaranteed"
-
-
 def render(rt: PodRuntime, pod: Obj, now: float) -> Obj:
     old = pod.get("status") or {}
     status: Obj = copy.deepcopy(old)
@@ -148,5 +136,5 @@ def render(rt: PodRuntime, pod: Obj, now: float) -> Obj:
     status["containerStatuses"] = statuses
     if rt.inits:
         status["initContainerStatuses"] = [container_status(rt, c, now) for c in rt.inits]
-    status["qosClass"] = qos_class(pod.get("spec") or {})
+    status["qosClass"] = quantity.qos_class(pod.get("spec") or {})
     return status

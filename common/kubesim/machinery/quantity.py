@@ -95,3 +95,54 @@ def syntax_error(value: Any) -> str | None:
     if suffix not in _SUFFIX and not _EXPONENT.match(suffix):
         return "unable to parse quantity's suffix"
     return None
+
+
+_BINARY = (("Ei", 2**60), ("Pi", 2**50), ("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10))
+_DECIMAL = (
+    ("E", 18),
+    ("P", 15),
+    ("T", 12),
+    ("G", 9),
+    ("M", 6),
+    ("k", 3),
+    ("", 0),
+    ("m", -3),
+    ("u", -6),
+    ("n", -9),
+)
+
+
+def is_binary(value: Any) -> bool:
+    """Whether a quantity is written with a binary suffix (``Mi``), which its sums keep."""
+    return str(value).strip().endswith("i")
+
+
+def canonical(value: Decimal, *, binary: bool = False) -> str:
+    """The canonical text of a quantity, as ``resource.Quantity.String()`` writes it: the largest
+    binary suffix that divides it when ``binary``, else the largest power-of-1000 suffix that
+    keeps the number whole (``1500``, ``2k``, ``1500m``)."""
+    if value == 0:
+        return "0"
+    if binary and value == value.to_integral_value():
+        for suffix, size in _BINARY:
+            if value % size == 0:
+                return f"{int(value / size)}{suffix}"
+    for suffix, exponent in _DECIMAL:
+        scaled = value.scaleb(-exponent)
+        if scaled == scaled.to_integral_value():
+            return f"{int(scaled)}{suffix}"
+    return f"{int(value.scaleb(9).to_integral_value(rounding='ROUND_CEILING'))}n"
+
+
+def qos_class(spec: dict[str, Any]) -> str:
+    """A pod's QoS class, as the apiserver sets it on create and the kubelet reports it."""
+    containers = (spec.get("containers") or []) + (spec.get("initContainers") or [])
+    resources = [c.get("resources") or {} for c in containers]
+    if not any(r.get("requests") or r.get("limits") for r in resources):
+        return "BestEffort"
+    for r in resources:
+        limits, requests = r.get("limits") or {}, r.get("requests") or {}
+        for res in ("cpu", "memory"):
+            if res not in limits or parse(requests.get(res, limits[res])) != parse(limits[res]):
+                return "Burstable"
+    return "Guaranteed"

@@ -79,6 +79,14 @@ class ResourceType:
         return self.subresource("status") is not None
 
     @property
+    def schema(self) -> dict[str, Any] | None:
+        """A custom resource's ``openAPIV3Schema`` in this version (None for built-in kinds)."""
+        versions = (self.crd or {}).get("spec", {}).get("versions") or []
+        found: dict[str, Any] = next((v for v in versions if v.get("name") == self.version), {})
+        schema = (found.get("schema") or {}).get("openAPIV3Schema")
+        return schema if isinstance(schema, dict) else None
+
+    @property
     def tracks_generation(self) -> bool:
         if self.crd is not None:
             return True

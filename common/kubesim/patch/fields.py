@@ -11,16 +11,41 @@ from typing import Any
 from common.kubesim.machinery.registry import ResourceType
 from common.kubesim.machinery.status import KubeError
 from common.kubesim.patch import apply as ssa
-from common.kubesim.patch import patching
+from common.kubesim.patch import mergekeys, patching
 
 Obj = dict[str, Any]
+# A CRD schema's list and map rules, by schema identity (the schema is kept so its id stays its own).
+_CR_RULES: dict[int, tuple[Obj, mergekeys.Rules]] = {}
+_CR_RULES_MAX = 256
+
+
+def rules(rt: ResourceType | None) -> mergekeys.Rules | None:
+    """A custom resource's ``x-kubernetes-list-type``/``-map-type`` rules (built-ins: None, the
+    engines know theirs)."""
+    schema = rt.schema if rt is not None else None
+    if schema is None:
+        return None
+    hit = _CR_RULES.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    if len(_CR_RULES) >= _CR_RULES_MAX:
+        _CR_RULES.clear()
+    found = mergekeys.rules_from_openapi(schema)
+    _CR_RULES[id(schema)] = (schema, found)
+    return found
 
 
 def record_update(
-    old: Obj | None, new: Obj, *, manager: str, operation: str, subresource: str = ""
+    old: Obj | None,
+    new: Obj,
+    *,
+    manager: str,
+    operation: str,
+    subresource: str = "",
+    rt: ResourceType | None = None,
 ) -> Obj:
     return ssa.record_update(
-        old, new, manager=manager, operation=operation, subresource=subresource
+        old, new, manager=manager, operation=operation, subresource=subresource, rules=rules(rt)
     )
 
 
@@ -44,6 +69,7 @@ def server_side_apply(
             kind=rt.kind,
             subresource=subresource,
             status_subresource=rt.has_status,
+            rules=rules(rt),
         )
     except ssa.ApplyConflict as exc:
         raise KubeError(409, str(exc), details={"causes": exc.causes}) from exc

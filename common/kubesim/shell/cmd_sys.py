@@ -1,4 +1,5 @@
-"""System commands: ``sh``, ``env``, ``test``, ``sleep``, ``hostname``, ``id``, ``uname``, ``date``, ``ps``."""
+"""System commands: ``sh``, ``env``, ``test``, ``expr``, ``sleep``, ``hostname``, ``id``, ``uname``,
+``date``, ``ps``."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import posixpath
 import time
 from typing import TYPE_CHECKING
 
+from common.kubesim.shell import arith
 from common.kubesim.shell.fs import FsError
 from common.kubesim.shell.io import IO, say
 from common.kubesim.shell.registry import COMMANDS, Usage, command
@@ -164,6 +166,18 @@ async def sleep(sh: Session, argv: list[str], io: IO) -> int:
         await asyncio.Event().wait()
     await asyncio.sleep(total * sh.host.sleep_scale)
     return 0
+
+
+@command("expr")
+async def expr(sh: Session, argv: list[str], io: IO) -> int:
+    """Prints the value; status 1 when it is null or 0, 2 on a bad expression (as coreutils)."""
+    try:
+        value = arith.expr(argv[1:])
+    except arith.ArithError as exc:
+        await say(io.stderr, f"expr: {exc}\n")
+        return 2
+    await say(io.stdout, value + "\n")
+    return 1 if value in ("", "0") else 0
 
 
 @command("hostname")

@@ -1,4 +1,4 @@
-"""Word expansion: parameters, ``$(...)``, field splitting and pathname globbing."""
+"""Word expansion: parameters, ``$(...)``, ``$((...))``, field splitting and pathname globbing."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import posixpath
 import re
 from typing import TYPE_CHECKING
 
+from common.kubesim.shell import arith
 from common.kubesim.shell.fs import FsError
 from common.kubesim.shell.lex import Word
 
@@ -57,6 +58,10 @@ async def fields(self: Session, word: Word) -> list[str]:
         elif seg.kind == "dq":
             fields[-1].append((_subst(self, seg.text), False))
             keep[-1] = True
+        elif seg.kind == "arith":
+            value = str(arith.evaluate(_subst(self, seg.text), self.env))
+            fields[-1].append((value, False))
+            keep[-1] = keep[-1] or seg.quoted
         elif seg.kind == "cmd":
             value = await self.capture(seg.text)
             if seg.quoted:

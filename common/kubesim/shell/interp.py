@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import posixpath
 
-from common.kubesim.shell import expand
+from common.kubesim.shell import arith, expand
 from common.kubesim.shell import parse as ast
 from common.kubesim.shell.builtins import BUILTINS, Break, ExitShell
 from common.kubesim.shell.fs import FileSystem, FsError
@@ -58,6 +58,9 @@ class Shell:
             self.status = await self.execute(tree, io)
         except ExitShell as exc:
             self.status = exc.code
+        except arith.ArithError as exc:  # fatal in a non-interactive sh, as in dash
+            await say(io.stderr, f"sh: {exc}\n")
+            self.status = 2
         return self.status
 
     async def execute(self, node: ast.Node, io: IO) -> int:

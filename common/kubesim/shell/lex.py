@@ -41,8 +41,10 @@ class ParseError(Exception):
 @attrs.frozen
 class Segment:
     text: str
-    kind: str  # "lit" (unquoted), "sq" (single-quoted or escaped), "dq" (double-quoted), "cmd"
-    quoted: bool = False  # for "cmd": inside double quotes (no field splitting)
+    # "lit" (unquoted), "sq" (single-quoted or escaped), "dq" (double-quoted), "cmd" ($(...)),
+    # "arith" ($((...)))
+    kind: str
+    quoted: bool = False  # for "cmd" and "arith": inside double quotes (no field splitting)
 
 
 @attrs.frozen
@@ -80,6 +82,16 @@ def _read_substitution(src: str, i: int) -> tuple[str, int]:
                 return src[i:j], j + 1
         j += 1
     raise ParseError("unterminated $(", incomplete=True)
+
+
+def _read_arithmetic(src: str, i: int) -> tuple[str, int]:
+    """``src[i:]`` follows ``$((``; returns the expression and the index after ``))``."""
+    depth = 0
+    for j in range(i, len(src)):
+        if src.startswith("))", j) and depth == 0:
+            return src[i:j], j + 2
+        depth += (src[j] == "(") - (src[j] == ")")
+    raise ParseError("unterminated $((", incomplete=True)
 
 
 def tokenize(src: str) -> list[Word | str]:
@@ -137,6 +149,10 @@ def tokenize(src: str) -> list[Word | str]:
         elif ch == '"':
             flush_lit()
             i = _double_quoted(src, i + 1, segs)
+        elif src.startswith("$((", i):
+            flush_lit()
+            inner, i = _read_arithmetic(src, i + 3)
+            segs.append(Segment(inner, "arith"))
         elif src.startswith("$(", i):
             flush_lit()
             inner, i = _read_substitution(src, i + 2)
@@ -167,8 +183,12 @@ def _double_quoted(src: str, i: int, segs: list[Segment]) -> int:
             if buf:
                 segs.append(Segment("".join(buf), "dq"))
                 buf = []
-            inner, i = _read_substitution(src, i + 2)
-            segs.append(Segment(inner, "cmd", quoted=True))
+            if src.startswith("$((", i):
+                inner, i = _read_arithmetic(src, i + 3)
+                segs.append(Segment(inner, "arith", quoted=True))
+            else:
+                inner, i = _read_substitution(src, i + 2)
+                segs.append(Segment(inner, "cmd", quoted=True))
         else:
             buf.append(ch)
             i += 1

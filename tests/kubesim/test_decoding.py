@@ -1,0 +1,154 @@
+"""What decoding a written body does on a real server: nulls dropped (or zeroed) and the
+structural-schema defaults of custom resources filled in on writes and on reads."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from tests.kubesim.conftest import Kubectl, Raw
+from tests.kubesim.test_fidelity import namespace
+
+Obj = dict[str, Any]
+JSON_PATCH = "application/json-patch+json"
+
+
+def _deployment(**spec: Any) -> Obj:
+    return {
+        "metadata": {"name": "web"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"creationTimestamp": None, "labels": {"app": "web"}},
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "web",
+                            "image": "nginx:1.27",
+                            "resources": {"limits": {"memory": None}},
+                            "env": None,
+                        }
+                    ]
+                },
+            },
+            **spec,
+        },
+    }
+
+
+async def test_nulls_in_posted_put_and_json_patched_bodies_are_not_stored(raw: Raw) -> None:
+    ns = await namespace(raw)
+    cms = f"/api/v1/namespaces/{ns}/configmaps"
+    body = {
+        "metadata": {"name": "c", "labels": {"a": None, "b": "x"}, "annotations": None},
+        "data": {"k": None, "j": "v"},
+        "immutable": None,
+    }
+    status, made, _ = await raw("POST", cms, body)
+    assert status == 201
+    assert made["metadata"]["labels"] == {"a": "", "b": "x"}  # a null string decodes to ""
+    assert "annotations" not in made["metadata"]
+    assert made["data"] == {"k": "", "j": "v"}
+    assert "immutable" not in made
+
+    deploys = f"/apis/apps/v1/namespaces/{ns}/deployments"
+    status, made, _ = await raw("POST", deploys, _deployment(replicas=None))
+    assert status == 201
+    assert made["spec"]["replicas"] == 1  # null, then defaulted
+    template = made["spec"]["template"]
+    assert template["metadata"] == {"labels": {"app": "web"}}
+    container = template["spec"]["containers"][0]
+    assert container["resources"] == {"limits": {"memory": "0"}}  # a null quantity is zero
+    assert "env" not in container
+
+    _, live, _ = await raw("GET", deploys + "/web")
+    replaced = {**live["spec"], "strategy": None, "revisionHistoryLimit": None}
+    status, put, _ = await raw("PUT", deploys + "/web", {**live, "spec": replaced})
+    assert status == 200
+    assert put["spec"]["strategy"]["type"] == "RollingUpdate"
+    assert put["spec"]["revisionHistoryLimit"] == 10
+
+    ops = [
+        {"op": "add", "path": "/spec/template/spec/nodeSelector", "value": None},
+        {"op": "add", "path": "/spec/paused", "value": None},
+    ]
+    status, patched, _ = await raw("PATCH", deploys + "/web", ops, content_type=JSON_PATCH)
+    assert status == 200
+    assert "nodeSelector" not in patched["spec"]["template"]["spec"]
+    assert "paused" not in patched["spec"]
+    assert patched["metadata"]["generation"] == put["metadata"]["generation"]  # a no-op
+
+
+async def test_a_raw_extension_keeps_its_nulls(raw: Raw) -> None:
+    ns = await namespace(raw)
+    data = {"spec": {"template": {"metadata": {"creationTimestamp": None}}}}
+    status, made, _ = await raw(
+        "POST",
+        f"/apis/apps/v1/namespaces/{ns}/controllerrevisions",
+        {"metadata": {"name": "r"}, "data": data, "revision": 1},
+    )
+    assert status == 201
+    assert made["data"] == data
+
+
+CRD = """
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {{name: gadgets.{group}}}
+spec:
+  group: {group}
+  scope: Namespaced
+  names: {{plural: gadgets, singular: gadget, kind: Gadget}}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            default: {{}}
+            properties:
+              size: {{type: integer, default: 1}}
+              color: {{type: string}}
+              note: {{type: string, nullable: true}}
+              ports:
+                type: array
+                items:
+                  type: object
+                  properties:
+                    port: {{type: integer}}
+                    protocol: {{type: string, default: TCP}}
+              {extra}
+"""
+
+
+async def test_custom_resource_defaults_and_nulls(kubectl: Kubectl, raw: Raw) -> None:
+    group = f"g{uuid.uuid4().hex[:6]}.example.com"
+    kubectl.run("apply", "-f", "-", input=CRD.format(group=group, extra=""))
+    ns = await namespace(raw)
+    base = f"/apis/{group}/v1/namespaces/{ns}/gadgets"
+    status, bare, _ = await raw("POST", base, {"metadata": {"name": "bare"}})
+    assert status == 201
+    assert bare["spec"] == {"size": 1}  # spec defaults to {}, then its own defaults apply
+    body = {
+        "metadata": {"name": "g"},
+        "spec": {"size": None, "color": None, "note": None, "ports": [{"port": 80}]},
+    }
+    status, made, _ = await raw("POST", base, body)
+    assert status == 201
+    assert made["spec"] == {"size": 1, "note": None, "ports": [{"port": 80, "protocol": "TCP"}]}
+    ops = [{"op": "replace", "path": "/spec/ports", "value": [{"port": 81, "protocol": None}]}]
+    _, patched, _ = await raw("PATCH", base + "/g", ops, content_type=JSON_PATCH)
+    assert patched["spec"]["ports"] == [{"port": 81, "protocol": "TCP"}]
+
+    # A default added to the CRD later shows on objects written before it, when they are read.
+    extra = "mode: {type: string, default: fast}"
+    kubectl.run("apply", "-f", "-", input=CRD.format(group=group, extra=extra))
+    _, got, _ = await raw("GET", base + "/g")
+    assert got["spec"]["mode"] == "fast"
+    listed = kubectl.json("-n", ns, "get", f"gadgets.{group}")["items"]
+    assert [i["spec"]["mode"] for i in listed] == ["fast", "fast"]
+    kubectl.run("delete", "crd", f"gadgets.{group}")

@@ -113,3 +113,40 @@ def test_greater_and_less_than_label_selectors(kubectl: Kubectl) -> None:
         'unable to parse requirement: values[0]: Invalid value: "x": '
         "for 'Gt', 'Lt' operators, the value must be an integer"
     ) in bad.stderr
+
+
+async def test_protobuf_keeps_the_names_of_inline_references(raw: Raw) -> None:
+    """A key selector, an env source and a volume source embed ``LocalObjectReference`` inline:
+    its ``name`` is a field of the parent in JSON and a nested message in protobuf. kubectl's
+    ``rollout undo`` copies a ReplicaSet's template read this way, so a lost name breaks pods."""
+    name = f"pb-{uuid.uuid4().hex[:8]}"
+    container = {
+        "name": "app",
+        "image": "busybox:1.36",
+        "env": [
+            {"name": "A", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}},
+            {"name": "B", "valueFrom": {"configMapKeyRef": {"name": "c", "key": "k"}}},
+        ],
+        "envFrom": [{"configMapRef": {"name": "c"}}, {"secretRef": {"name": "s"}}],
+        "volumeMounts": [{"name": "conf", "mountPath": "/etc/conf"}],
+    }
+    body = {
+        "metadata": {"name": name},
+        "spec": {
+            "containers": [container],
+            "volumes": [{"name": "conf", "configMap": {"name": "c"}}],
+        },
+    }
+    path = "/api/v1/namespaces/default/pods"
+    assert (await raw("POST", path, body))[0] == 201
+    as_json = (await raw("GET", f"{path}/{name}"))[1]
+    async with raw.session.get(
+        raw.sim.url + f"{path}/{name}",
+        headers={"Authorization": f"Bearer {raw.sim.token}", "Accept": PROTOBUF},
+        ssl=raw.ssl,
+    ) as resp:
+        decoded = protobuf_kinds.decode(await resp.read())
+    got, sent = decoded["spec"], as_json["spec"]
+    assert got["containers"][0]["env"] == sent["containers"][0]["env"]
+    assert got["containers"][0]["envFrom"] == sent["containers"][0]["envFrom"]
+    assert got["volumes"] == sent["volumes"]

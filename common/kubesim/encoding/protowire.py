@@ -103,6 +103,7 @@ _INLINE = frozenset(
         "handler",
         "ephemeralContainerCommon",
         "ingressRuleValue",
+        "localObjectReference",  # the name of a key selector, an env or volume source
     }
 )
 _VARINTS = (3, 4, 5, 8, 13)  # int64 uint64 int32 bool uint32

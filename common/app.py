@@ -9,7 +9,6 @@ cleanup contexts and keys. Nothing here knows a service.
 from __future__ import annotations
 
 import asyncio
-
 import contextvars
 import itertools
 import logging

@@ -22,7 +22,7 @@ import asyncio
 import contextlib
 import functools
 import re
-from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import attrs
@@ -60,32 +60,54 @@ def translate(sql: str) -> str:
 
 #: Bytes per ``COPY`` message: large enough that a 20,000-row load is a handful of writes.
 COPY_CHUNK = 1 << 20
-#: The characters ``COPY``'s text format escapes (everything else, NUL aside, passes as is).
-_COPY_SPECIAL = re.compile(r"[\\\n\r\t]")
-_COPY_ESCAPES = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
 def copy_text(rows: Iterable[tuple[Any, ...]], encoding: str) -> bytes:
     """``rows`` in ``COPY``'s text format: tab-separated fields, ``\\N`` for NULL, one line a row.
-    Blocking (20,000 rows are tens of milliseconds): call it in a worker thread."""
-    lines = ["\t".join(map(_copy_field, row)) for row in rows]
+    Blocking (20,000 rows take tens of milliseconds): call it in a worker thread."""
+    formats = _COPY_FORMATS
+    rows = rows if isinstance(rows, list | tuple) else list(rows)  # read twice on a KeyError
+    try:
+        lines = ["\t".join([formats[type(value)](value) for value in row]) for row in rows]
+    except KeyError:  # a subclass (an enum) or a type COPY cannot write: the slow way
+        lines = ["\t".join([_copy_field(value) for value in row]) for row in rows]
     if not lines:
         return b""
     lines.append("")
     return "\n".join(lines).encode(encoding)
 
 
+def _escaped(text: str) -> str:
+    """The four characters the text format escapes (faster as four scans than one regex)."""
+    return text.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
+
+
+def _null(_: None) -> str:
+    return "\\N"
+
+
+def _boolean(value: bool) -> str:  # before int: True is an int, and PostgreSQL spells it "t"
+    return "t" if value else "f"
+
+
+#: By exact type: one dictionary lookup a field, where ``isinstance`` tests took twice as long.
+_COPY_FORMATS: dict[type, Callable[[Any], str]] = {
+    int: str, str: _escaped, type(None): _null, float: repr, bool: _boolean,
+}  # fmt: skip
+
+
 def _copy_field(value: Any) -> str:
     if value is None:
-        return "\\N"
+        return _null(value)
+    if isinstance(value, bool):
+        return _boolean(value)
+    # The base type's own text: str() of an enum member would give its name.
     if isinstance(value, str):
-        if _COPY_SPECIAL.search(value) is None:
-            return value
-        return _COPY_SPECIAL.sub(lambda m: _COPY_ESCAPES[m.group(0)], value)
-    if isinstance(value, bool):  # before int: True is an int, and PostgreSQL spells it "t"
-        return "t" if value else "f"
-    if isinstance(value, int | float):
-        return repr(value)
+        return _escaped(str.__str__(value))
+    if isinstance(value, int):
+        return int.__repr__(value)
+    if isinstance(value, float):
+        return float.__repr__(value)
     raise TypeError(f"COPY cannot write a value of type {type(value).__name__}")
 
 

@@ -1,10 +1,10 @@
 """The ingest write: one batch of parsed reports into one run, in ONE transaction.
 
 Everything an ingest changes (the project on first sight, the run, its uploads, suites, test
-cases, the line-union coverage and the run's totals) is written between one ``BEGIN IMMEDIATE``
+cases, the line-union coverage and the run's totals) is written between one ``BEGIN``
 and its ``COMMIT``: a failed, cancelled or killed ingest leaves nothing, a completed one is fully
-there. Rows are built in the database thread and coverage is merged in a worker thread, so the
-event loop only waits.
+there. Rows are built and coverage is merged in worker threads, and the bulk tables are loaded
+with ``copy_rows`` (``COPY`` on PostgreSQL), so the event loop only waits.
 
 Shards: a ``run_key`` names a run within a project; later uploads with the same key join it. A
 file whose sha256 the run already holds is skipped, never counted twice. Totals are recomputed

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -46,6 +47,21 @@ async def test_copy_rows_keeps_every_value_and_numbers_ids_in_order(db: Database
 
     assert added == 3
     assert await items(db) == [(i + 1, *row) for i, row in enumerate(rows)]
+
+
+class Colour(enum.StrEnum):
+    RED = "red\tish"
+
+
+class Size(enum.IntEnum):
+    BIG = 3
+
+
+async def test_copy_rows_writes_enum_members_as_their_values(db: Database) -> None:
+    async with db.transaction() as conn:
+        await conn.copy_rows("items", COLUMNS, (row for row in [("e", Colour.RED, Size.BIG, 1.0)]))
+
+    assert await items(db) == [(1, "e", "red\tish", 3, 1.0)]
 
 
 async def test_copy_rows_consumes_a_generator_and_an_empty_one(db: Database) -> None:

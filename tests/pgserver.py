@@ -2,7 +2,8 @@
 
 One server per test session (``pg_server`` in ``tests/conftest.py``); each test that needs one gets
 a fresh database on it (``PgServer.new_database``), so tests never see each other's rows. The
-server runs with fsync off: it is thrown away at the end, and durability is not what is tested.
+tests' server runs with fsync off: it is thrown away at the end, and durability is not what is
+tested (benchmarks ask for a durable one).
 The binaries come from PATH or the Debian layout (``./scripts/test`` installs them when missing).
 PostgreSQL refuses to run as root, so under root it runs as the ``postgres`` user (or ``nobody``).
 """
@@ -74,7 +75,9 @@ class PgServer:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-def start() -> PgServer:
+def start(*, durable: bool = False) -> PgServer:
+    """A server for the session. ``durable``: fsync and synchronous commit on, as in production
+    (benchmarks that compare it with SQLite, which syncs every commit); off for the tests."""
     bindir = binaries()
     root = Path(tempfile.mkdtemp(prefix="wharf-pg-"))
     run_as = _unprivileged(root)
@@ -84,10 +87,9 @@ def start() -> PgServer:
          "-E", "UTF8", "--locale=C", "--no-sync"],
         check=True, capture_output=True,
     )  # fmt: skip
-    options = (
-        f"-h 127.0.0.1 -p {port} -k '' -c fsync=off -c synchronous_commit=off "
-        "-c full_page_writes=off -c max_connections=200"
-    )
+    options = f"-h 127.0.0.1 -p {port} -k '' -c max_connections=200"
+    if not durable:
+        options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
     started = subprocess.run(
         [*run_as, str(bindir / "pg_ctl"), "start", "-w", "-t", "60", "-D", str(data),
          "-o", options, "-l", str(root / "server.log")],

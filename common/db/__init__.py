@@ -15,7 +15,8 @@ know any service's tables.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Iterable, Iterator
+import re
+from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -51,6 +52,21 @@ class Connection(Protocol):
 
     async def executemany(self, sql: str, rows: Iterable[Params]) -> int:
         """Run ``sql`` once per row (batched); returns the number of rows changed."""
+
+    async def copy_rows(
+        self,
+        table: str,
+        columns: Sequence[str],
+        rows: Iterable[tuple[Any, ...]],
+        *,
+        skip_conflicts: bool = False,
+    ) -> int:
+        """Insert ``rows`` (values of ``columns``, in that order) into ``table``: the bulk write
+        of an ingest. PostgreSQL streams them in one ``COPY`` instead of a statement per row;
+        SQLite, where a statement costs no round trip, runs ``executemany``. Generated ids
+        follow the order of ``rows``. ``rows`` is consumed off the event loop. With
+        ``skip_conflicts`` a row that would break a unique constraint is left out, as with
+        ``ON CONFLICT DO NOTHING``. Returns the number of rows added."""
 
     async def lock(self, key: str) -> None:
         """Hold ``key`` until this transaction ends: transactions that lock the same key, in any
@@ -103,6 +119,27 @@ class ConnectionLost(ConnectionError):
 
 class SchemaTooNew(RuntimeError):
     """The database was written by a newer Wharf; refusing beats silently corrupting it."""
+
+
+#: Table and column names that ``copy_rows`` accepts: they are spliced into SQL, never quoted data.
+_NAME = re.compile(r"[a-z_][a-z0-9_]*\Z")
+
+
+def checked_names(table: str, columns: Sequence[str]) -> None:
+    """Refuse a table or column name that is not a plain lower-case identifier."""
+    for name in (table, *columns):
+        if not _NAME.match(name):
+            raise ValueError(f"not a plain SQL name: {name!r}")
+    if not columns:
+        raise ValueError(f"no columns to insert into {table}")
+
+
+def insert_sql(table: str, columns: Sequence[str], *, skip_conflicts: bool = False) -> str:
+    """``INSERT INTO table (columns) VALUES (?, …)``, the row statement ``copy_rows`` stands for."""
+    checked_names(table, columns)
+    marks = ", ".join("?" * len(columns))
+    conflict = " ON CONFLICT DO NOTHING" if skip_conflicts else ""
+    return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks}){conflict}"  # noqa: S608
 
 
 def is_postgresql(url: str) -> bool:

@@ -34,7 +34,7 @@ import psycopg.rows
 import psycopg.sql
 import psycopg_pool
 
-from common.db import ConnectionLost, Params, Result, Row, Schema, SchemaTooNew
+from common.db import ConnectionLost, Params, Result, Row, Schema, SchemaTooNew, checked_names
 
 #: Literals are skipped; ``?`` and ``:name`` (not ``::``) are parameters; ``%`` must be doubled.
 _TOKENS = re.compile(r"'(?:[^']|'')*'|::|\?|:([A-Za-z_]\w*)|%")
@@ -60,6 +60,59 @@ def translate(sql: str) -> str:
         return found  # a literal or a cast
 
     return _TOKENS.sub(swap, sql)
+
+
+#: Bytes per ``COPY`` message: large enough that a 20,000-row load is a handful of writes.
+COPY_CHUNK = 1 << 20
+
+
+def copy_text(rows: Iterable[tuple[Any, ...]], encoding: str) -> bytes:
+    """``rows`` in ``COPY``'s text format: tab-separated fields, ``\\N`` for NULL, one line a row.
+    Blocking (20,000 rows take tens of milliseconds): call it in a worker thread."""
+    formats = _COPY_FORMATS
+    rows = rows if isinstance(rows, list | tuple) else list(rows)  # read twice on a KeyError
+    try:
+        lines = ["\t".join([formats[type(value)](value) for value in row]) for row in rows]
+    except KeyError:  # a subclass (an enum) or a type COPY cannot write: the slow way
+        lines = ["\t".join([_copy_field(value) for value in row]) for row in rows]
+    if not lines:
+        return b""
+    lines.append("")
+    return "\n".join(lines).encode(encoding)
+
+
+def _escaped(text: str) -> str:
+    """The four characters the text format escapes (faster as four scans than one regex)."""
+    return text.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
+
+
+def _null(_: None) -> str:
+    return "\\N"
+
+
+def _boolean(value: bool) -> str:  # before int: True is an int, and PostgreSQL spells it "t"
+    return "t" if value else "f"
+
+
+#: By exact type: one dictionary lookup a field, where ``isinstance`` tests took twice as long.
+_COPY_FORMATS: dict[type, Callable[[Any], str]] = {
+    int: str, str: _escaped, type(None): _null, float: repr, bool: _boolean,
+}  # fmt: skip
+
+
+def _copy_field(value: Any) -> str:
+    if value is None:
+        return _null(value)
+    if isinstance(value, bool):
+        return _boolean(value)
+    # The base type's own text: str() of an enum member would give its name.
+    if isinstance(value, str):
+        return _escaped(str.__str__(value))
+    if isinstance(value, int):
+        return int.__repr__(value)
+    if isinstance(value, float):
+        return float.__repr__(value)
+    raise TypeError(f"COPY cannot write a value of type {type(value).__name__}")
 
 
 class PgRow(tuple[Any, ...]):
@@ -121,6 +174,51 @@ class PgConnection:
         async with self.raw.cursor() as cursor:
             await cursor.executemany(translate(sql), rows)
             return max(cursor.rowcount, 0)
+
+    async def copy_rows(
+        self,
+        table: str,
+        columns: Sequence[str],
+        rows: Iterable[tuple[Any, ...]],
+        *,
+        skip_conflicts: bool = False,
+    ) -> int:
+        """One ``COPY … FROM STDIN`` of the rows, encoded in a worker thread. ``COPY`` knows no
+        ``ON CONFLICT``: with ``skip_conflicts`` the rows go to a temporary table first, then into
+        ``table`` with one ``INSERT … SELECT … ON CONFLICT DO NOTHING``."""
+        checked_names(table, columns)
+        data = await asyncio.to_thread(copy_text, rows, self.raw.info.encoding)
+        if not data:
+            return 0
+        names = psycopg.sql.SQL(", ").join(map(psycopg.sql.Identifier, columns))
+        if not skip_conflicts:
+            return await self._copy(psycopg.sql.Identifier(table), names, data)
+        staging = psycopg.sql.Identifier(f"wharf_copy_{table}")
+        create = "CREATE TEMPORARY TABLE {} ON COMMIT DROP AS SELECT {} FROM {} WITH NO DATA"
+        await self.raw.execute(
+            psycopg.sql.SQL(create).format(staging, names, psycopg.sql.Identifier(table))
+        )
+        await self._copy(staging, names, data)
+        insert = "INSERT INTO {} ({}) SELECT {} FROM {} ON CONFLICT DO NOTHING"
+        async with self.raw.cursor() as cursor:
+            await cursor.execute(
+                psycopg.sql.SQL(insert).format(psycopg.sql.Identifier(table), names, names, staging)
+            )
+            added = cursor.rowcount
+        # Dropped now rather than at commit: a second call in the same transaction makes it anew.
+        await self.raw.execute(psycopg.sql.SQL("DROP TABLE {}").format(staging))
+        return added
+
+    async def _copy(
+        self, table: psycopg.sql.Identifier, names: psycopg.sql.Composable, data: bytes
+    ) -> int:
+        statement = psycopg.sql.SQL("COPY {} ({}) FROM STDIN").format(table, names)
+        async with self.raw.cursor() as cursor:
+            async with cursor.copy(statement) as copy:
+                view = memoryview(data)
+                for start in range(0, len(view), COPY_CHUNK):
+                    await copy.write(view[start : start + COPY_CHUNK])
+            return cursor.rowcount
 
     async def lock(self, key: str) -> None:
         """Serialise, across every replica, the transactions that lock ``key``, until commit."""

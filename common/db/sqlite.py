@@ -22,13 +22,14 @@ import contextlib
 import functools
 import logging
 import sqlite3
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 import aiosqlite
 import attrs
 
-from common.db import Params, Result, Row, Schema, SchemaTooNew
+from common.db import Params, Result, Row, Schema, SchemaTooNew, insert_sql
 from common.private import private_file
 
 #: Page size of a new database file (an existing one keeps its own). Rows of results are large (a
@@ -52,6 +53,18 @@ class SqliteConnection:
         before = self.raw.total_changes
         await self.raw.executemany(sql, rows)
         return self.raw.total_changes - before
+
+    async def copy_rows(
+        self,
+        table: str,
+        columns: Sequence[str],
+        rows: Iterable[tuple[Any, ...]],
+        *,
+        skip_conflicts: bool = False,
+    ) -> int:
+        """An ``executemany`` of the row insert: in-process, a statement per row is the bulk path."""
+        sql = insert_sql(table, columns, skip_conflicts=skip_conflicts)
+        return await self.executemany(sql, rows)
 
     async def lock(self, key: str) -> None:
         """Nothing to do: ``BEGIN IMMEDIATE`` already holds the one write lock of the file."""

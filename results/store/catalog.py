@@ -29,10 +29,7 @@ from results.store.rows import CaseKeys
 #: About 100 bytes each: 250,000 keys hold 25 MB, the catalogs of a dozen large projects.
 MAX_KEYS = 250_000
 
-_NEW_TEST = """
-    INSERT INTO tests (project_id, key, suite, classname, name, first_run_id)
-    VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (project_id, key) DO NOTHING
-"""
+_TEST_COLUMNS = ("project_id", "key", "suite", "classname", "name", "first_run_id")
 
 
 @attrs.define(eq=False)
@@ -81,7 +78,8 @@ class CatalogWrite:
             return cast(list[int], found.ids)  # every key was known: no None among them
         rows = await asyncio.to_thread(_new_rows, self.project_id, run_id, cases, found)
         newest = await _newest_id(conn)
-        added_rows = await conn.executemany(_NEW_TEST, rows)
+        # A key another process added meanwhile is skipped (the only unique key is (project, key)).
+        added_rows = await conn.copy_rows("tests", _TEST_COLUMNS, rows, skip_conflicts=True)
         if added_rows < len(rows):  # another process added some meanwhile
             self.ids = await _read(conn, self.project_id)
         else:

@@ -1,10 +1,10 @@
 """The ingest write: one batch of parsed reports into one run, in ONE transaction.
 
 Everything an ingest changes (the project on first sight, the run, its uploads, suites, test
-cases, the line-union coverage and the run's totals) is written between one ``BEGIN IMMEDIATE``
+cases, the line-union coverage and the run's totals) is written between one ``BEGIN``
 and its ``COMMIT``: a failed, cancelled or killed ingest leaves nothing, a completed one is fully
-there. Rows are built in the database thread and coverage is merged in a worker thread, so the
-event loop only waits.
+there. Rows are built and coverage is merged in worker threads, and the bulk tables are loaded
+with ``copy_rows`` (``COPY`` on PostgreSQL), so the event loop only waits.
 
 Shards: a ``run_key`` names a run within a project; later uploads with the same key join it. A
 file whose sha256 the run already holds is skipped, never counted twice. Totals are recomputed
@@ -29,12 +29,12 @@ from results.runs import Project, RunSummary
 from results.store.catalog import CatalogWrite, TestCatalog
 from results.store.linecodec import file_from_row, file_row
 from results.store.rows import (
-    CASE_INSERT,
-    COVERAGE_UPSERT,
-    PASSED_CASE_INSERT,
+    CASE_COLUMNS,
+    COVERAGE_COLUMNS,
+    PASSED_CASE_COLUMNS,
     RUN_COLUMNS,
     RUN_FROM,
-    SUITE_INSERT,
+    SUITE_COLUMNS,
     case_keys,
     case_rows,
     project_from_row,
@@ -135,14 +135,14 @@ async def _insert_report(
     duration_ms = 0  # summed below, as the case rows are built
     upload_id = _new_id(await conn.execute(sql, (*head, *counters, *tests, duration_ms, now())))
     if report.junit is not None and catalog is not None:
-        await conn.executemany(SUITE_INSERT, suite_rows(run_id, upload_id, report.junit))
+        await conn.copy_rows("suites", SUITE_COLUMNS, suite_rows(run_id, upload_id, report.junit))
         found = await asyncio.to_thread(case_keys, report.junit, catalog.ids)
         test_ids = await catalog.test_ids(conn, run_id, report.junit.cases, found)
         rows = await asyncio.to_thread(case_rows, run_id, upload_id, report.junit, test_ids)
-        # Two statements: plain passes bind half the parameters (see PASSED_CASE_INSERT).
-        # Queries read cases in id order only among those that did not pass, which keep theirs.
-        await conn.executemany(PASSED_CASE_INSERT, rows.passed)
-        await conn.executemany(CASE_INSERT, rows.others)
+        # Two loads: plain passes bind half the columns (see PASSED_CASE_COLUMNS). Queries
+        # read cases in id order only among those that did not pass, which keep theirs.
+        await conn.copy_rows("test_cases", PASSED_CASE_COLUMNS, rows.passed)
+        await conn.copy_rows("test_cases", CASE_COLUMNS, rows.others)
         sql = "UPDATE uploads SET duration_ms = ? WHERE id = ?"
         await conn.execute(sql, (rows.duration_ms, upload_id))
 
@@ -172,8 +172,11 @@ async def _merge_coverage(
         stored = [tuple(row) for row in found.rows if row[0] in paths]
         if stored:
             existing.append(await asyncio.to_thread(_stored_report, stored))
-    rows = await asyncio.to_thread(_merged_rows, [*existing, *reports])
-    await conn.executemany(COVERAGE_UPSERT, ((run_id, *row) for row in rows))
+            # Merged below into rows that replace them: a bulk load cannot update in place.
+            sql = "DELETE FROM coverage_files WHERE run_id = ? AND path = ?"
+            await conn.executemany(sql, ((run_id, row[0]) for row in stored))
+    rows = await asyncio.to_thread(_merged_rows, run_id, [*existing, *reports])
+    await conn.copy_rows("coverage_files", COVERAGE_COLUMNS, rows)
 
 
 def _stored_report(rows: list[tuple[str, str, str, str]]) -> CoverageReport:
@@ -182,12 +185,12 @@ def _stored_report(rows: list[tuple[str, str, str, str]]) -> CoverageReport:
                           branches_covered=0, branches_valid=0)  # fmt: skip
 
 
-def _merged_rows(reports: list[CoverageReport]) -> list[tuple[object, ...]]:
+def _merged_rows(run_id: int, reports: list[CoverageReport]) -> list[tuple[object, ...]]:
     with_lines = [r for r in reports if r.files]
     if not with_lines:
         return []
     merged = with_lines[0] if len(with_lines) == 1 else merge_coverage(with_lines)
-    return [file_row(f) for f in merged.files]
+    return [(run_id, *file_row(f)) for f in merged.files]
 
 
 _TOTALS = """

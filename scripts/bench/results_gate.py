@@ -80,12 +80,10 @@ async def seed(url: str | Path, runs: int) -> list[Run]:
                 "INSERT INTO projects (name, created_at) VALUES (?, 'now')",
                 [(f"project-{p}",) for p in range(1, PROJECTS + 1)],
             )
-            await conn.executemany(
-                "INSERT INTO runs (project_id, branch, commit_sha, flag, created_at, updated_at,"
-                " status, tests, passed, failures, lines_covered, lines_valid, uploads)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                rows,
-            )
+            columns = ("project_id", "branch", "commit_sha", "flag", "created_at", "updated_at",
+                       "status", "tests", "passed", "failures", "lines_covered", "lines_valid",
+                       "uploads")  # fmt: skip
+            await conn.copy_rows("runs", columns, rows)
             uploads = f"SELECT id, 'junit', {padded}, 'generic', 1, 'now' FROM runs"  # noqa: S608
             await conn.execute(
                 f"INSERT INTO uploads (run_id, kind, sha256, format, size, created_at) {uploads}"

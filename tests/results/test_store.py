@@ -302,7 +302,7 @@ def test_line_codec_round_trips() -> None:
 _NEWEST = "EXPLAIN QUERY PLAN SELECT r.id FROM runs r WHERE r.project_id = 1 AND r.flag = 'd' AND "
 _BY_NAME = (
     "EXPLAIN QUERY PLAN SELECT r.id FROM runs r JOIN projects p ON p.id = r.project_id "
-    "WHERE p.name = 'p' AND r.flag = 'd' AND "
+    "WHERE r.project_id = (SELECT id FROM projects WHERE name = 'p') AND r.flag = 'd' AND "
 )
 
 
@@ -312,12 +312,42 @@ _BY_NAME = (
         (_NEWEST + "r.commit_sha = 'abc' ORDER BY r.id DESC LIMIT 1", "runs_by_commit"),
         (_NEWEST + "r.branch = 'main' ORDER BY r.id DESC LIMIT 1", "runs_by_branch"),
         (_BY_NAME + "r.commit_sha = 'abc' ORDER BY r.id DESC LIMIT 1", "runs_by_commit"),
+        (_BY_NAME + "r.branch = 'main' ORDER BY r.id DESC LIMIT 1", "runs_by_branch"),
     ],
 )
 async def test_gate_lookups_use_their_indexes(sqlite_store: SqlStore, sql: str, index: str) -> None:
     plan = " ".join(str(row[3]) for row in await sqlite_store.db.fetchall(sql))
     assert f"INDEX {index}" in plan
     assert "TEMP B-TREE" not in plan  # the newest is read off the index, not sorted
+
+
+async def test_deleting_a_run_deletes_its_cases_and_coverage(store: SqlStore) -> None:
+    """On PostgreSQL through the uploads: its cases have no key to the run itself (V4)."""
+    kept = await store.ingest(IngestBatch(target(), (junit(("a", TestStatus.FAILED)),)))
+    gone = await store.ingest(
+        IngestBatch(
+            target(commit="def5678"),
+            (junit(("b", TestStatus.PASSED)), coverage({"a.py": ({1}, {2})})),
+        )
+    )
+    await store.db.write("DELETE FROM runs WHERE id = ?", (gone.run.run_id,))
+    for table in ("test_cases", "suites", "uploads", "coverage_files"):
+        found = await store.db.fetchall(f"SELECT DISTINCT run_id FROM {table}")  # noqa: S608
+        assert [row[0] for row in found] in ([kept.run.run_id], []), table
+
+
+@pytest.mark.parametrize("head", [_NEWEST, _BY_NAME])
+async def test_the_newest_run_on_a_branch_is_read_off_an_index_on_postgresql(
+    pg_url: str, head: str
+) -> None:
+    """PostgreSQL orders equal index keys by heap place, not id: the id must be in the index."""
+    async with open_store(pg_url) as store, store.db.transaction() as conn:
+        await conn.execute("SET LOCAL enable_seqscan = off")  # the tables are empty here
+        await conn.execute("SET LOCAL enable_bitmapscan = off")
+        sql = head.replace("EXPLAIN QUERY PLAN", "EXPLAIN") + "r.branch = 'main' "
+        plan = [row[0] for row in (await conn.execute(sql + "ORDER BY r.id DESC LIMIT 1")).rows]
+    assert any("Scan Backward using runs_by_branch_newest" in line for line in plan), plan
+    assert not any("Sort" in line for line in plan), plan
 
 
 async def test_the_failing_case_queries_use_the_run_index(sqlite_store: SqlStore) -> None:

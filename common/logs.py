@@ -69,12 +69,23 @@ class _Deferred(logging.Handler):
 
 
 class _Writer(threading.Thread):
-    """Formats and writes what is pending every ``WRITE_INTERVAL_S``, and once more on stop."""
+    """Formats and writes what is pending every ``WRITE_INTERVAL_S``, and once more on stop.
 
-    def __init__(self, pending: Pending, out: logging.Handler) -> None:
+    This thread shares the GIL with the event loop, which drops it at every socket call: a writer
+    that formats for milliseconds on end would take it each time and hold the loop up (the
+    "convoy effect"). So it formats access lines by string concatenation with the time prefix
+    cached per second (the same text the formatter writes, at a fifth of the cost), gives the
+    GIL back every ``CHUNK`` lines, and writes everything in one system call."""
+
+    CHUNK = 64
+
+    def __init__(self, pending: Pending, out: logging.StreamHandler[TextIO], *, text: bool) -> None:
         super().__init__(name="wharf-log-writer", daemon=True)
         self.pending, self.out = pending, out
+        self.text = text  # the out formatter is ``TEXT_FORMAT``: access lines take the fast path
         self.stopping = threading.Event()
+        self._second = -1
+        self._stamp = ""
 
     def run(self) -> None:
         while not self.stopping.wait(WRITE_INTERVAL_S):
@@ -82,10 +93,42 @@ class _Writer(threading.Thread):
         self.drain()
 
     def drain(self) -> None:
+        lines: list[str] = []
+        record: logging.LogRecord | None = None
         while self.pending:
             item = self.pending.popleft()
-            self.out.handle(item if isinstance(item, logging.LogRecord) else _access_record(item))
-        self.out.flush()
+            if self.text and not isinstance(item, logging.LogRecord):
+                lines.append(self._access_text(*item))
+            else:
+                record = item if isinstance(item, logging.LogRecord) else _access_record(item)
+                try:
+                    if self.out.filter(record):
+                        lines.append(self.out.format(record))
+                except Exception:  # a record that cannot be formatted, as logging reports it
+                    self.out.handleError(record)
+            if len(lines) % self.CHUNK == self.CHUNK - 1:
+                time.sleep(0)  # let the event loop have the GIL
+        if lines:
+            self.out.acquire()
+            try:
+                self.out.stream.write("\n".join(lines) + "\n")
+                self.out.flush()
+            except Exception:  # the stream is gone (a closed pipe): as logging reports it
+                self.out.handleError(record or logging.makeLogRecord({"msg": "access lines"}))
+            finally:
+                self.out.release()
+
+    def _access_text(self, created: float, fields: tuple[Any, ...]) -> str:
+        """``TEXT_FORMAT`` of an access line: what ``logging.Formatter`` makes of its record."""
+        second = int(created)
+        if second != self._second:
+            self._second = second
+            self._stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(second))
+        millis = int((created - second) * 1000)
+        return (
+            f"{self._stamp},{millis:03d} INFO {ACCESS_LOGGER} [{fields[-1]}] "
+            + ACCESS_FORMAT % fields
+        )
 
     def stop(self) -> None:
         self.stopping.set()
@@ -237,7 +280,7 @@ def configure_logging(
     root.setLevel(level.upper())
     for name in QUIET_LOGGERS:
         logging.getLogger(name).setLevel(max(logging.INFO, root.level))
-    _writer = _Writer(pending, out)
+    _writer = _Writer(pending, out, text=not json_lines)
     _writer.start()
     access = logging.getLogger(ACCESS_LOGGER)
     plain = not access.handlers and not access.filters and access.propagate

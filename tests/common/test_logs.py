@@ -4,6 +4,7 @@ rate-limited line that never repeats the bytes sent, ``--version`` and a port al
 from __future__ import annotations
 
 import asyncio
+import collections
 import json
 import logging
 import os
@@ -20,6 +21,7 @@ import aiohttp
 import pytest
 from aiohttp import web
 
+from common import logs
 from common.logs import AccessLogger, BadRequestFilter, JsonFormatter
 from tests.common.test_serve import free_port
 
@@ -176,3 +178,18 @@ async def test_a_served_process_logs_json_lines_and_tells_systemd(tmp_path: Path
     assert bad["level"] == "WARNING"
     assert "exception" not in bad
     assert "hunter2" not in err
+
+
+@pytest.mark.parametrize(
+    "created", [1764150000.0, 1764150000.0004, 1764150000.9999, 1764150061.5, 1764160000.123456]
+)
+def test_the_fast_access_line_is_the_formatters_line(created: float) -> None:
+    """The writer formats access lines itself, for speed: the text must be exactly what the
+    logging formatter makes of the same line's record (time, milliseconds, level, logger, id)."""
+    fields = ("127.0.0.1", "GET", "/api/v1/repos?x=%25", 1, 1, 200, 17, 0.000123, "rid-42")
+    writer = logs._Writer(collections.deque(), logging.StreamHandler(), text=True)
+    formatter = logging.Formatter(logs.TEXT_FORMAT)
+    for _ in range(2):  # the second time from the cached second
+        assert writer._access_text(created, fields) == formatter.format(
+            logs._access_record((created, fields))
+        )

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 import aiohttp
 import helm_python
 import pytest
+import yaml
 from kubernetes_asyncio import config
 from kubernetes_asyncio.client import ApiClient, Configuration
 from kubernetes_asyncio.stream import WsApiClient
@@ -23,6 +24,28 @@ from common.kubesim import Simulator
 
 KUBECTL = "/usr/bin/kubectl"
 C = TypeVar("C", bound=ApiClient)
+
+
+def crd_manifest(group: str, kind: str, spec: Mapping[str, Any]) -> str:
+    """A namespaced CustomResourceDefinition of ``kind`` in ``group`` (``v1``, served and stored,
+    plural ``<kind>s``) whose objects' ``spec`` has the schema ``spec``; YAML for ``kubectl``."""
+    plural = kind.lower() + "s"
+    schema = {"type": "object", "properties": {"spec": dict(spec)}}
+    doc = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{plural}.{group}"},
+        "spec": {
+            "group": group,
+            "scope": "Namespaced",
+            "names": {"plural": plural, "singular": kind.lower(), "kind": kind},
+            "versions": [
+                {"name": "v1", "served": True, "storage": True,
+                 "schema": {"openAPIV3Schema": schema}},
+            ],
+        },
+    }  # fmt: skip
+    return yaml.safe_dump(doc, sort_keys=False)
 
 
 @pytest.fixture(scope="module")

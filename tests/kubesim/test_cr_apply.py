@@ -5,42 +5,25 @@ from __future__ import annotations
 
 import uuid
 
-from tests.kubesim.conftest import Kubectl
+from tests.kubesim.conftest import Kubectl, crd_manifest
 
-CRD = """
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {{name: routers.{group}}}
-spec:
-  group: {group}
-  scope: Namespaced
-  names: {{plural: routers, singular: router, kind: Router}}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            properties:
-              ports:
-                type: array
-                x-kubernetes-list-type: map
-                x-kubernetes-list-map-keys: [name]
-                items:
-                  type: object
-                  required: [name]
-                  properties:
-                    name: {{type: string}}
-                    port: {{type: integer}}
-              tags:
-                type: array
-                x-kubernetes-list-type: set
-                items: {{type: string}}
-"""
+#: A Router's spec: a map list keyed by name and a set list.
+ROUTER = {
+    "type": "object",
+    "properties": {
+        "ports": {
+            "type": "array",
+            "x-kubernetes-list-type": "map",
+            "x-kubernetes-list-map-keys": ["name"],
+            "items": {
+                "type": "object",
+                "required": ["name"],
+                "properties": {"name": {"type": "string"}, "port": {"type": "integer"}},
+            },
+        },
+        "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+    },
+}
 
 
 def _router(group: str, ports: str, tags: str = "") -> str:
@@ -54,7 +37,7 @@ def test_two_managers_share_map_and_set_lists(kubectl: Kubectl) -> None:
     group = f"g{uuid.uuid4().hex[:6]}.example.com"
     ns = f"s-{uuid.uuid4().hex[:8]}"
     manifest = (
-        CRD.format(group=group)
+        crd_manifest(group, "Router", ROUTER)
         + f"---\napiVersion: v1\nkind: Namespace\nmetadata: {{name: {ns}}}\n"
     )
     kubectl.run("apply", "-f", "-", input=manifest)

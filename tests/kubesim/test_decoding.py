@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from tests.kubesim.conftest import Kubectl, Raw
+from tests.kubesim.conftest import Kubectl, Raw, crd_manifest
 from tests.kubesim.test_fidelity import namespace
 
 Obj = dict[str, Any]
@@ -91,43 +91,31 @@ async def test_a_raw_extension_keeps_its_nulls(raw: Raw) -> None:
     assert made["data"] == data
 
 
-CRD = """
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {{name: gadgets.{group}}}
-spec:
-  group: {group}
-  scope: Namespaced
-  names: {{plural: gadgets, singular: gadget, kind: Gadget}}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            default: {{}}
-            properties:
-              size: {{type: integer, default: 1}}
-              color: {{type: string}}
-              note: {{type: string, nullable: true}}
-              ports:
-                type: array
-                items:
-                  type: object
-                  properties:
-                    port: {{type: integer}}
-                    protocol: {{type: string, default: TCP}}
-              {extra}
-"""
+#: A Gadget's spec, with structural defaults at several depths and a nullable field.
+GADGET = {
+    "type": "object",
+    "default": {},
+    "properties": {
+        "size": {"type": "integer", "default": 1},
+        "color": {"type": "string"},
+        "note": {"type": "string", "nullable": True},
+        "ports": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "port": {"type": "integer"},
+                    "protocol": {"type": "string", "default": "TCP"},
+                },
+            },
+        },
+    },
+}
 
 
 async def test_custom_resource_defaults_and_nulls(kubectl: Kubectl, raw: Raw) -> None:
     group = f"g{uuid.uuid4().hex[:6]}.example.com"
-    kubectl.run("apply", "-f", "-", input=CRD.format(group=group, extra=""))
+    kubectl.run("apply", "-f", "-", input=crd_manifest(group, "Gadget", GADGET))
     ns = await namespace(raw)
     base = f"/apis/{group}/v1/namespaces/{ns}/gadgets"
     status, bare, _ = await raw("POST", base, {"metadata": {"name": "bare"}})
@@ -145,8 +133,9 @@ async def test_custom_resource_defaults_and_nulls(kubectl: Kubectl, raw: Raw) ->
     assert patched["spec"]["ports"] == [{"port": 81, "protocol": "TCP"}]
 
     # A default added to the CRD later shows on objects written before it, when they are read.
-    extra = "mode: {type: string, default: fast}"
-    kubectl.run("apply", "-f", "-", input=CRD.format(group=group, extra=extra))
+    mode = {"type": "string", "default": "fast"}
+    later = {**GADGET, "properties": {**GADGET["properties"], "mode": mode}}
+    kubectl.run("apply", "-f", "-", input=crd_manifest(group, "Gadget", later))
     _, got, _ = await raw("GET", base + "/g")
     assert got["spec"]["mode"] == "fast"
     listed = kubectl.json("-n", ns, "get", f"gadgets.{group}")["items"]

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.kubesim.conftest import Kubectl, Raw
+from tests.kubesim.conftest import Kubectl, Raw, crd_manifest
 
 MERGE = "application/merge-patch+json"
 
@@ -78,39 +78,22 @@ async def test_no_finalizer_can_be_added_while_deleting(raw: Raw, namespace: str
     assert (await raw("GET", f"{path}/held"))[0] == 404
 
 
-CRD = """
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {{name: routes.{group}}}
-spec:
-  group: {group}
-  scope: Namespaced
-  names: {{plural: routes, singular: route, kind: Route}}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            properties:
-              hosts:
-                type: array
-                x-kubernetes-list-type: set
-                items: {{type: string}}
-              ports:
-                type: array
-                x-kubernetes-list-type: map
-                x-kubernetes-list-map-keys: [name]
-                items:
-                  type: object
-                  properties:
-                    name: {{type: string}}
-                    port: {{type: integer}}
-"""
+#: A Route's spec: a set list and a map list keyed by name.
+ROUTE_SPEC = {
+    "type": "object",
+    "properties": {
+        "hosts": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+        "ports": {
+            "type": "array",
+            "x-kubernetes-list-type": "map",
+            "x-kubernetes-list-map-keys": ["name"],
+            "items": {
+                "type": "object",
+                "properties": {"name": {"type": "string"}, "port": {"type": "integer"}},
+            },
+        },
+    },
+}
 ROUTE = """
 apiVersion: {group}/v1
 kind: Route
@@ -123,7 +106,7 @@ spec:
 
 def test_custom_resource_list_types_refuse_duplicates(kubectl: Kubectl) -> None:
     group = f"g{uuid.uuid4().hex[:6]}.example.com"
-    kubectl.run("apply", "-f", "-", input=CRD.format(group=group))
+    kubectl.run("apply", "-f", "-", input=crd_manifest(group, "Route", ROUTE_SPEC))
     proc = kubectl.run("apply", "-f", "-", input=ROUTE.format(group=group), check=False)
     assert proc.returncode == 1
     assert proc.stderr == (

@@ -5,11 +5,24 @@ kubectl's typed clients ask for first and decode), JSON or 406 for custom resour
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from common.kubesim.encoding import protobuf_kinds
 from tests.kubesim.conftest import Kubectl, Raw
 
 PROTOBUF = "application/vnd.kubernetes.protobuf"
+
+
+async def get_protobuf(raw: Raw, path: str) -> dict[str, Any]:
+    """``path`` read as kubectl's typed clients read it (protobuf only), decoded."""
+    async with raw.session.get(
+        raw.sim.url + path,
+        headers={"Authorization": f"Bearer {raw.sim.token}", "Accept": PROTOBUF},
+        ssl=raw.ssl,
+    ) as resp:
+        assert (resp.status, resp.content_type) == (200, PROTOBUF)
+        decoded: dict[str, Any] = protobuf_kinds.decode(await resp.read())
+        return decoded
 
 
 def test_kubectl_typed_clients_decode_protobuf_answers(kubectl: Kubectl) -> None:
@@ -34,13 +47,7 @@ async def test_protobuf_get_and_list_carry_the_same_object(raw: Raw) -> None:
     path = "/api/v1/namespaces/default/configmaps"
     assert (await raw("POST", path, body))[0] == 201
     as_json = (await raw("GET", f"{path}/{name}"))[1]
-    async with raw.session.get(
-        raw.sim.url + f"{path}/{name}",
-        headers={"Authorization": f"Bearer {raw.sim.token}", "Accept": PROTOBUF},
-        ssl=raw.ssl,
-    ) as resp:
-        assert (resp.status, resp.content_type) == (200, PROTOBUF)
-        decoded = protobuf_kinds.decode(await resp.read())
+    decoded = await get_protobuf(raw, f"{path}/{name}")
     for key in ("name", "namespace", "uid", "resourceVersion", "labels", "annotations"):
         assert decoded["metadata"][key] == as_json["metadata"][key]
     assert decoded["metadata"]["creationTimestamp"] == as_json["metadata"]["creationTimestamp"]
@@ -140,12 +147,7 @@ async def test_protobuf_keeps_the_names_of_inline_references(raw: Raw) -> None:
     path = "/api/v1/namespaces/default/pods"
     assert (await raw("POST", path, body))[0] == 201
     as_json = (await raw("GET", f"{path}/{name}"))[1]
-    async with raw.session.get(
-        raw.sim.url + f"{path}/{name}",
-        headers={"Authorization": f"Bearer {raw.sim.token}", "Accept": PROTOBUF},
-        ssl=raw.ssl,
-    ) as resp:
-        decoded = protobuf_kinds.decode(await resp.read())
+    decoded = await get_protobuf(raw, f"{path}/{name}")
     got, sent = decoded["spec"], as_json["spec"]
     assert got["containers"][0]["env"] == sent["containers"][0]["env"]
     assert got["containers"][0]["envFrom"] == sent["containers"][0]["envFrom"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import time
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from console.resources.catalog import Catalog, Kind, UnknownResource
@@ -115,63 +115,43 @@ def _legacy_kinds(group: str, version: str, entries: list[Mapping[str, Any]]) ->
 class Catalogs:
     """Each cluster's catalog, kept ``ttl_s`` seconds (from the start of its discovery) per client
     object. A kind missing from the catalog re-discovers, as kubectl does: a CRD just installed is
-    found at once. Callers share a discovery under way when it started late enough for them, so a
-    burst of first requests (or the start-up warm-up and a request) costs one discovery."""
+    found at once. Discoveries go through :class:`Flights`: a cache fill joins a discovery under
+    way (a burst of first requests, or the start-up warm-up and a request, costs one), and a
+    caller that needs one begun after it asked shares the next."""
 
     def __init__(self, *, ttl_s: float = TTL_S) -> None:
         self.ttl_s = ttl_s
-        # client -> (monotonic start of the discovery, its catalog / the discovery under way)
+        # client -> (monotonic start of its last discovery, the catalog it found)
         self._entries: weakref.WeakKeyDictionary[Any, tuple[float, Catalog]] = (
             weakref.WeakKeyDictionary()
         )
-        self._reading: weakref.WeakKeyDictionary[Any, tuple[float, asyncio.Future[Catalog]]] = (
-            weakref.WeakKeyDictionary()
-        )
-        self._fresh = Flights()  # discoveries for fresh(): at most one running, one queued
+        self._flights = Flights()
 
-    async def get(self, api: KubeApi, *, started_after: float | None = None) -> Catalog:
-        """A catalog whose discovery started within ``ttl_s`` and, when given, at or after the
-        monotonic time ``started_after``."""
-        now = time.monotonic()
-        oldest = now - self.ttl_s if started_after is None else max(now - self.ttl_s, started_after)
+    async def get(self, api: KubeApi) -> Catalog:
+        """A catalog whose discovery started within ``ttl_s``."""
         entry = self._entries.get(api.client)
-        if entry is not None and entry[0] >= oldest:
+        if entry is not None and entry[0] >= time.monotonic() - self.ttl_s:
             return entry[1]
-        reading = self._reading.get(api.client)
-        if reading is None or reading[0] < oldest:
-            future = asyncio.ensure_future(self._discover(api, now))
-            # retrieved here too, so a read every waiter gave up on never logs "never retrieved"
-            future.add_done_callback(lambda done: done.cancelled() or done.exception())
-            reading = (now, future)
-            self._reading[api.client] = reading
-        # shielded: one caller giving up (its client went away) does not cancel the others' read
-        return await asyncio.shield(reading[1])
+        return await self._flights.run(api.client, self._discovery(api), join_running=True)
 
     async def fresh(self, api: KubeApi) -> Catalog:
-        """A catalog from a discovery that started no earlier than this call. Callers who ask
-        while one is under way share the next (a burst of them costs two discoveries, not one
-        each)."""
-        return await self._fresh.run(api.client, lambda: self._discover(api, time.monotonic()))
+        """A catalog from a discovery that started no earlier than this call."""
+        return await self._flights.run(api.client, self._discovery(api))
 
     async def close(self) -> None:
         """Stop the discoveries under way (at shutdown, before the clients close)."""
-        reading = [future for _, future in self._reading.values()]
-        for future in reading:
-            future.cancel()
-        await asyncio.gather(*reading, return_exceptions=True)
-        await self._fresh.close()
+        await self._flights.close()
 
-    async def _discover(self, api: KubeApi, started: float) -> Catalog:
-        try:
+    def _discovery(self, api: KubeApi) -> Callable[[], Awaitable[Catalog]]:
+        async def discovery() -> Catalog:
+            started = time.monotonic()
             catalog = await discover(api)
             kept = self._entries.get(api.client)
             if kept is None or kept[0] < started:
                 self._entries[api.client] = (started, catalog)
             return catalog
-        finally:
-            reading = self._reading.get(api.client)
-            if reading is not None and reading[0] == started:
-                del self._reading[api.client]
+
+        return discovery
 
     async def kind(self, api: KubeApi, resource_id: str) -> Kind:
         """The kind ``resource_id`` names; a miss re-discovers once (a CRD just installed)."""
@@ -186,8 +166,7 @@ class Catalogs:
 
     async def _look(self, api: KubeApi, lookup: Callable[[Catalog], Kind | None]) -> Kind | None:
         """``lookup`` in the catalog, then, on a miss, in one discovered after this call began."""
-        asked = time.monotonic()
         found = lookup(await self.get(api))
         if found is None:
-            found = lookup(await self.get(api, started_after=asked))
+            found = lookup(await self.fresh(api))
         return found

@@ -29,9 +29,16 @@ class Flights:
     def __init__(self) -> None:
         self._slots: dict[Hashable, _Slot] = {}
 
-    async def run(self, key: Hashable, call: Callable[[], Awaitable[V]]) -> V:
+    async def run(
+        self, key: Hashable, call: Callable[[], Awaitable[V]], *, join_running: bool = False
+    ) -> V:
+        """``call()``'s answer, shared with the other callers of ``key``. With ``join_running``
+        the caller accepts an answer begun before it asked (a cache fill) and joins the running
+        call; otherwise the next one."""
         slot = self._slots.setdefault(key, _Slot())
-        if slot.queued is not None:
+        if join_running and slot.running is not None:
+            task = slot.running
+        elif slot.queued is not None:
             task = slot.queued
         elif slot.running is None:
             task = slot.running = self._task(key, None, call)
@@ -68,7 +75,7 @@ class Flights:
 
     @property
     def busy(self) -> int:
-        """Calls running or queued (a gauge, and what tests look at)."""
+        """Calls running or queued."""
         return sum((s.running is not None) + (s.queued is not None) for s in self._slots.values())
 
     async def close(self) -> None:

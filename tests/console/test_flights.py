@@ -99,3 +99,18 @@ async def test_close_cancels_what_is_under_way() -> None:
     await flights.close()
     with pytest.raises(asyncio.CancelledError):
         await waiting
+
+
+async def test_a_cache_fill_joins_the_running_call() -> None:
+    """``join_running``: a caller that accepts an answer begun before it asked shares the running
+    call instead of queuing for the next one."""
+    flights, source = Flights(), Source()
+    first = asyncio.create_task(flights.run("k", source.read))
+    await started(source, 1)
+    filler = asyncio.create_task(flights.run("k", source.read, join_running=True))
+    for _ in range(3):
+        await asyncio.sleep(0)
+    assert flights.busy == 1  # nothing queued
+    source.gate.set()
+    assert await asyncio.gather(first, filler) == [0, 0]
+    assert source.calls == 1

@@ -34,8 +34,9 @@ ACCESS_LOGGER = "aiohttp.access"
 #: Malformed-request lines logged per minute; past it they are counted and the count is logged.
 BAD_REQUEST_BURST = 10
 BAD_REQUEST_WINDOW_S = 60.0
-#: Libraries whose DEBUG lines carry data, not events: aiosqlite logs every statement with its
-#: parameters (session CSRF values, token hashes), so it stays at INFO whatever the level asked.
+#: Libraries whose DEBUG lines are data, not events: aiosqlite logs two lines per statement, which
+#: would drown a service's own DEBUG lines, so it stays at INFO whatever the level asked. (Their
+#: parameters are dropped anyway, by ``common.db.sqlite.StatementsOnly``.)
 QUIET_LOGGERS = ("aiosqlite",)
 #: Seconds between two writes of what was logged: a line appears at most this late.
 WRITE_INTERVAL_S = 0.05

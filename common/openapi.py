@@ -348,6 +348,9 @@ def _raw_param(request: web.Request, param: Param) -> tuple[bool, Any]:
     return True, source.get(param.name)
 
 
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
 def _coerce(raw: Any, schema: Mapping[str, Any]) -> Any:
     kind = schema.get("type")
     if isinstance(kind, list):
@@ -357,9 +360,14 @@ def _coerce(raw: Any, schema: Mapping[str, Any]) -> Any:
         return [_coerce(v, item) for v in raw]
     if kind == "integer":
         try:
-            return int(raw)
+            number = int(raw)
         except ValueError:
             raise ValueError("must be an integer") from None
+        # Every integer a Wharf service stores is a signed 64-bit column: a larger one can name
+        # nothing, and would overflow the database driver instead of answering 400.
+        if not _INT64_MIN <= number <= _INT64_MAX:
+            raise ValueError(f"must be between {_INT64_MIN} and {_INT64_MAX}")
+        return number
     if kind == "number":
         try:
             return float(raw)

@@ -81,6 +81,9 @@ async def test_bad_query_values(client: Any) -> None:
     resp = await client.get("/api/v1/things", params={"limit": "61"})
     body = await assert_problem(resp, 400)
     assert body["errors"][0]["message"] == "must be <= 60"
+    resp = await client.get("/api/v1/things", params={"limit": str(2**63)})
+    body = await assert_problem(resp, 400)
+    assert body["errors"][0]["message"] == f"must be between {-(2**63)} and {2**63 - 1}"
 
 
 async def test_path_parameter_pattern(client: Any) -> None:

@@ -219,6 +219,16 @@ async def test_compare_lists_new_fixed_still_failing_and_coverage_per_file(
     assert first["newFailures"] == []
 
 
+async def test_an_id_past_64_bits_is_a_400_naming_it(told: tuple[Client, story.Story]) -> None:
+    client, _ = told
+    huge = 2**69
+    for path in (f"/runs/{huge}", f"/runs/{huge}/compare", f"/projects/{huge}/tests/1/history"):
+        resp = await client.get(f"/api/v1{path}")
+        body = await assert_problem(resp, 400, code="invalid-request")
+        assert body["errors"][0]["message"].startswith("must be between"), path
+    assert (await client.get(f"/api/v1/runs/{2**63 - 1}")).status == 404
+
+
 async def test_badges_say_coverage_and_gate(told: tuple[Client, story.Story]) -> None:
     client, _ = told
     resp = await client.get("/api/v1/badges/coverage.svg?project=shop")

@@ -18,6 +18,7 @@ import pytest
 import yaml
 from kubernetes_asyncio import config
 from kubernetes_asyncio.client import ApiClient, Configuration
+from kubernetes_asyncio.client.exceptions import ApiException
 from kubernetes_asyncio.stream import WsApiClient
 
 from common.kubesim import Simulator
@@ -122,6 +123,13 @@ async def ws_api(sim: Simulator) -> AsyncIterator[WsApiClient]:
     """A kubernetes-asyncio client that speaks WebSocket (exec, attach, port-forward)."""
     async with api_client(sim, WsApiClient) as client:
         yield client
+
+
+def refusal(error: ApiException) -> dict[str, Any]:
+    """The Status object a refused kubernetes-asyncio call answered with (kept as JSON text)."""
+    assert error.body is not None, error
+    status: dict[str, Any] = json.loads(error.body)
+    return status
 
 
 @contextlib.asynccontextmanager

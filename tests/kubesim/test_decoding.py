@@ -92,7 +92,7 @@ async def test_a_raw_extension_keeps_its_nulls(raw: Raw) -> None:
 
 
 #: A Gadget's spec, with structural defaults at several depths and a nullable field.
-GADGET = {
+GADGET: Obj = {
     "type": "object",
     "default": {},
     "properties": {

@@ -36,7 +36,8 @@ async def test_exec_with_kubernetes_asyncio(sim: Simulator, ws_api: WsApiClient)
     out = await core.connect_get_namespaced_pod_exec(
         frontend(sim),
         "shop",
-        command=["sh", "-c", "hostname; echo err >&2; ls /usr/share/nginx/html"],
+        # A list, one command= parameter per word, as the client sends it; its stubs say str.
+        command=["sh", "-c", "hostname; echo err >&2; ls /usr/share/nginx/html"],  # type: ignore[arg-type]
         stderr=True,
         stdin=False,
         stdout=True,

@@ -72,7 +72,7 @@ async def test_the_kubelet_stats_summary_through_the_node_proxy(sim: Simulator, 
     assert node["memory"]["workingSetBytes"] > 0
     on_node = {
         (p["metadata"]["namespace"], p["metadata"]["name"])
-        for p in sim.state.objects.store.list(("", "pods"))
+        for p in sim.call(lambda state: state.objects.store.list(("", "pods")))
         if (p.get("spec") or {}).get("nodeName") == "kubesim-node-1"
         and (p.get("status") or {}).get("phase") == "Running"
     }

@@ -84,6 +84,7 @@ async def test_custom_resources_fall_back_to_json_or_refuse(raw: Raw) -> None:
         0
     ] == 201
     things = raw.sim.url + f"/apis/{group}/v1/namespaces/default/things"
+    body: dict[str, Any] = {}  # the last answer: protobuf only is not acceptable
     for accept, status, kind in (
         (f"{PROTOBUF},application/json", 200, "application/json"),
         (PROTOBUF, 406, "application/json"),

@@ -7,9 +7,9 @@ import uuid
 from typing import Any
 
 from tests.kubesim.conftest import Kubectl, Raw, crd_manifest
+from tests.kubesim.live import Obj
 from tests.kubesim.test_fidelity import namespace
 
-Obj = dict[str, Any]
 JSON_PATCH = "application/json-patch+json"
 
 

@@ -13,8 +13,7 @@ from kubernetes_asyncio.client import ApiClient, AppsV1Api
 from kubernetes_asyncio.client.exceptions import ApiException
 
 from tests.kubesim.conftest import Kubectl, Raw, refusal
-
-Obj = dict[str, Any]
+from tests.kubesim.live import Obj
 
 
 def container(**extra: Any) -> Obj:

@@ -6,16 +6,16 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from aiohttp import web
-from aiohttp.test_utils import TestClient
+from pytest_aiohttp import AiohttpClient
 
 from common.openapi import VALIDATE_RESPONSES
 from tests import pgserver
 from tests.browser import browser as browser  # real Chromium for the page tests
 from tests.browser import chromium as chromium
+from tests.typing_support import Client
 
 
 @pytest.fixture(autouse=True)
@@ -33,17 +33,16 @@ async def no_task_left_behind() -> AsyncIterator[None]:
         pytest.fail(f"tasks left behind: {[t.get_coro() for t in left]}")
 
 
-ApiClient = Callable[[web.Application], Awaitable[TestClient[Any, Any]]]
+ApiClient = Callable[[web.Application], Awaitable[Client]]
 
 
 @pytest.fixture
-def api_client(aiohttp_client: Any) -> ApiClient:
+def api_client(aiohttp_client: AiohttpClient) -> ApiClient:
     """A test client for a service app, with response validation against the spec turned on."""
 
-    async def make(app: web.Application) -> TestClient[Any, Any]:
+    async def make(app: web.Application) -> Client:
         app[VALIDATE_RESPONSES] = True
-        client: TestClient[Any, Any] = await aiohttp_client(app)
-        return client
+        return await aiohttp_client(app)
 
     return make
 

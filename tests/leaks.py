@@ -18,7 +18,8 @@ from urllib.parse import quote
 import attrs
 import pytest
 from aiohttp import ClientResponse
-from aiohttp.test_utils import TestClient
+
+from tests.typing_support import Client
 
 
 @attrs.define
@@ -51,7 +52,7 @@ class LeakScan:
 
     async def send(
         self,
-        client: TestClient[Any, Any],
+        client: Client,
         method: str,
         path: str,
         *,

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 
+from tests.typing_support import Client
 
-async def scrape(client: Any, **headers: str) -> list[Sample]:
+
+async def scrape(client: Client, **headers: str) -> list[Sample]:
     resp = await client.get("/actuator/prometheus", headers=headers)
     assert resp.status == 200, await resp.text()
     assert resp.headers["Content-Type"].startswith("text/plain; version=0.0.4")

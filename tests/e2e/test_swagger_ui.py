@@ -8,9 +8,9 @@ the browser console.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
+from pytest_aiohttp import AiohttpServer
 
 from common.openapi import SPEC
 from tests.browser import Pages, Visit
@@ -36,7 +36,7 @@ async def try_it_out(visit: Visit, operation_id: str) -> tuple[set[str], str]:
 
 @pytest.mark.parametrize("service", SERVICES)
 async def test_swagger_ui_lists_operations_and_runs_a_call(
-    service: str, browser: Pages, aiohttp_server: Any, tmp_path: Path
+    service: str, browser: Pages, aiohttp_server: AiohttpServer, tmp_path: Path
 ) -> None:
     operation_id = TRY[service]
     app = SERVICES[service](tmp_path)

@@ -18,6 +18,7 @@ import pytest
 import yaml
 from kubernetes_asyncio import config
 from kubernetes_asyncio.client import ApiClient, Configuration
+from kubernetes_asyncio.client.exceptions import ApiException
 from kubernetes_asyncio.stream import WsApiClient
 
 from common.kubesim import Simulator
@@ -26,12 +27,14 @@ KUBECTL = "/usr/bin/kubectl"
 C = TypeVar("C", bound=ApiClient)
 
 
-def crd_manifest(group: str, kind: str, spec: Mapping[str, Any]) -> str:
+def crd(group: str, kind: str, spec: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """A namespaced CustomResourceDefinition of ``kind`` in ``group`` (``v1``, served and stored,
-    plural ``<kind>s``) whose objects' ``spec`` has the schema ``spec``; YAML for ``kubectl``."""
+    plural ``<kind>s``) whose objects' ``spec`` has the schema ``spec`` (without it: any object)."""
     plural = kind.lower() + "s"
-    schema = {"type": "object", "properties": {"spec": dict(spec)}}
-    doc = {
+    schema: dict[str, Any] = {"type": "object"}
+    if spec is not None:
+        schema["properties"] = {"spec": dict(spec)}
+    return {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
         "metadata": {"name": f"{plural}.{group}"},
@@ -45,7 +48,11 @@ def crd_manifest(group: str, kind: str, spec: Mapping[str, Any]) -> str:
             ],
         },
     }  # fmt: skip
-    return yaml.safe_dump(doc, sort_keys=False)
+
+
+def crd_manifest(group: str, kind: str, spec: Mapping[str, Any]) -> str:
+    """:func:`crd` as YAML for ``kubectl``."""
+    return yaml.safe_dump(crd(group, kind, spec), sort_keys=False)
 
 
 @pytest.fixture(scope="module")
@@ -122,6 +129,13 @@ async def ws_api(sim: Simulator) -> AsyncIterator[WsApiClient]:
     """A kubernetes-asyncio client that speaks WebSocket (exec, attach, port-forward)."""
     async with api_client(sim, WsApiClient) as client:
         yield client
+
+
+def refusal(error: ApiException) -> dict[str, Any]:
+    """The Status object a refused kubernetes-asyncio call answered with (kept as JSON text)."""
+    assert error.body is not None, error
+    status: dict[str, Any] = json.loads(error.body)
+    return status
 
 
 @contextlib.asynccontextmanager

@@ -17,6 +17,7 @@ from common.kubesim.api.objects import Objects
 from common.kubesim.cluster import LiveCluster
 from common.kubesim.http.state import State
 from common.kubesim.machinery.meta import WriteOptions
+from common.kubesim.machinery.registry import ResourceType
 from common.kubesim.machinery.timings import Timings
 
 Obj = dict[str, Any]
@@ -76,7 +77,7 @@ async def started(
         yield cluster
 
 
-def rt(objs: Objects, gr: tuple[str, str]) -> Any:
+def rt(objs: Objects, gr: tuple[str, str]) -> ResourceType:
     found = objs.registry.by_group_resource(*gr)
     assert found is not None
     return found
@@ -89,6 +90,13 @@ def create(objs: Objects, gr: tuple[str, str], namespace: str, body: Obj) -> Obj
 def update(objs: Objects, gr: tuple[str, str], obj: Obj) -> Obj:
     meta = obj["metadata"]
     return objs.update(rt(objs, gr), meta.get("namespace", ""), meta["name"], obj, USER)
+
+
+def stored(objs: Objects, gr: tuple[str, str], namespace: str, name: str) -> Obj:
+    """The object as the store holds it now; the test fails if there is none."""
+    found = objs.store.get(gr, namespace, name)
+    assert found is not None, f"no {gr[1]} {namespace}/{name} in the store"
+    return found
 
 
 def namespace(objs: Objects, name: str) -> None:

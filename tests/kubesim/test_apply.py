@@ -12,8 +12,8 @@ import pytest
 from common.kubesim.patch import fieldpath, mergekeys
 from common.kubesim.patch.apply import LAST_APPLIED, ApplyConflict, apply, record_update
 from common.kubesim.patch.patching import PatchError
+from tests.kubesim.live import Obj
 
-Obj = dict[str, Any]
 T0 = datetime(2026, 11, 21, 12, 0, 0, 123456, tzinfo=UTC)
 T1 = T0 + timedelta(minutes=1)
 

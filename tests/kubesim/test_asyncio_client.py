@@ -15,7 +15,7 @@ from kubernetes_asyncio.client.exceptions import ApiException
 from kubernetes_asyncio.dynamic import DynamicClient
 
 from common.kubesim import Simulator
-from tests.kubesim.conftest import api_client
+from tests.kubesim.conftest import api_client, refusal
 
 MINE = {"t": "1"}  # selects the test's objects, not kube-root-ca.crt that clusters add
 
@@ -44,7 +44,7 @@ async def test_typed_crud_and_conflict(api: ApiClient) -> None:
             ns, client.V1ConfigMap(metadata=client.V1ObjectMeta(name="one"))
         )
     assert exc.value.status == 409
-    assert '"reason":"AlreadyExists"' in exc.value.body
+    assert refusal(exc.value)["reason"] == "AlreadyExists"
 
     cm.data = {"k": "v2"}
     updated = await core.replace_namespaced_config_map("one", ns, cm)
@@ -53,7 +53,7 @@ async def test_typed_crud_and_conflict(api: ApiClient) -> None:
     with pytest.raises(ApiException) as exc:
         await core.replace_namespaced_config_map("one", ns, cm)  # stale resourceVersion
     assert exc.value.status == 409
-    assert '"reason":"Conflict"' in exc.value.body
+    assert refusal(exc.value)["reason"] == "Conflict"
 
     patched = await core.patch_namespaced_config_map("one", ns, {"data": {"extra": "x"}})
     assert patched.data == {"k": "v2", "extra": "x"}
@@ -63,7 +63,7 @@ async def test_typed_crud_and_conflict(api: ApiClient) -> None:
     with pytest.raises(ApiException) as exc:
         await core.read_namespaced_config_map("one", ns)
     assert exc.value.status == 404
-    assert '"reason":"NotFound"' in exc.value.body
+    assert refusal(exc.value)["reason"] == "NotFound"
 
 
 async def test_missing_namespace_is_refused(api: ApiClient) -> None:
@@ -72,24 +72,25 @@ async def test_missing_namespace_is_refused(api: ApiClient) -> None:
             "no-such-ns", client.V1ConfigMap(metadata=client.V1ObjectMeta(name="x"))
         )
     assert exc.value.status == 404
-    assert 'namespaces \\"no-such-ns\\" not found' in exc.value.body
+    assert 'namespaces "no-such-ns" not found' in refusal(exc.value)["message"]
 
 
 async def test_generation_changes_with_spec_only(api: ApiClient) -> None:
     apps = client.AppsV1Api(api)
     ns = await new_namespace(api)
+    labels = {"app": "web"}
     dep = await apps.create_namespaced_deployment(
         ns,
-        {
-            "metadata": {"name": "web"},
-            "spec": {
-                "selector": {"matchLabels": {"app": "web"}},
-                "template": {
-                    "metadata": {"labels": {"app": "web"}},
-                    "spec": {"containers": [{"name": "c", "image": "nginx"}]},
-                },
-            },
-        },
+        client.V1Deployment(
+            metadata=client.V1ObjectMeta(name="web"),
+            spec=client.V1DeploymentSpec(
+                selector=client.V1LabelSelector(match_labels=labels),
+                template=client.V1PodTemplateSpec(
+                    metadata=client.V1ObjectMeta(labels=labels),
+                    spec=client.V1PodSpec(containers=[client.V1Container(name="c", image="nginx")]),
+                ),
+            ),
+        ),
     )
     assert dep.metadata.generation == 1
     dep = await apps.patch_namespaced_deployment("web", ns, {"metadata": {"labels": {"a": "b"}}})
@@ -106,10 +107,13 @@ async def test_generation_changes_with_spec_only(api: ApiClient) -> None:
 async def test_paging_with_continue(api: ApiClient) -> None:
     core = client.CoreV1Api(api)  # pod templates: no controller adds any behind the test's back
     ns = await new_namespace(api)
-    template = {"spec": {"containers": [{"name": "c", "image": "busybox"}]}}
+    template = client.V1PodTemplateSpec(
+        spec=client.V1PodSpec(containers=[client.V1Container(name="c", image="busybox")])
+    )
     for i in range(7):
         await core.create_namespaced_pod_template(
-            ns, {"metadata": {"name": f"pt-{i}"}, "template": template}
+            ns,
+            client.V1PodTemplate(metadata=client.V1ObjectMeta(name=f"pt-{i}"), template=template),
         )
     page = await core.list_namespaced_pod_template(ns, limit=3)
     names = [i.metadata.name for i in page.items]
@@ -129,6 +133,7 @@ async def test_watch_stream_and_resume(api: ApiClient) -> None:
         ns, client.V1ConfigMap(metadata=client.V1ObjectMeta(name="a", labels=MINE))
     )
     seen = []
+    resume_from = None
     w = watch.Watch()
     async with w.stream(
         core.list_namespaced_config_map, ns, label_selector="t=1", timeout_seconds=5
@@ -143,6 +148,7 @@ async def test_watch_stream_and_resume(api: ApiClient) -> None:
                 resume_from = event["object"].metadata.resource_version
                 w.stop()
     assert seen == [("ADDED", "a"), ("ADDED", "b")]
+    assert resume_from
     await core.delete_namespaced_config_map("a", ns)
     events = []
     async with watch.Watch().stream(
@@ -179,6 +185,7 @@ async def test_watch_410_after_history_expiry(tmp_path: Path) -> None:
         with pytest.raises(ApiException) as exc:
             await _drain(stream)
         assert exc.value.status == 410
+        assert exc.value.reason is not None
         assert "Expired" in exc.value.reason
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from common.kubesim.cluster import LiveCluster
-from tests.kubesim.live import DEPLOY, create, deployment, running_cluster, until
+from tests.kubesim.live import DEPLOY, create, deployment, running_cluster, stored, until
 
 HPA = ("autoscaling", "horizontalpodautoscalers")
 
@@ -59,7 +59,7 @@ async def test_busy_pods_scale_the_target_up_to_max(live: LiveCluster) -> None:
     await ready(live, "busy", 2)
     create(live.objs, HPA, "scale", hpa("busy", "busy", 50))
     found = await hpa_status(live, "busy", "currentMetrics")
-    status = live.objs.store.get(HPA, "scale", "busy")["status"]  # type: ignore[index]
+    status = stored(live.objs, HPA, "scale", "busy")["status"]
     assert found[0]["resource"]["name"] == "cpu"
     assert found[0]["resource"]["current"]["averageUtilization"] > 100
     assert found[0]["resource"]["current"]["averageValue"].endswith("m")
@@ -70,7 +70,7 @@ async def test_busy_pods_scale_the_target_up_to_max(live: LiveCluster) -> None:
         "ScalingActive": ("True", "ValidMetricFound"),
         "ScalingLimited": ("True", "TooManyReplicas"),
     }
-    assert live.objs.store.get(DEPLOY, "scale", "busy")["spec"]["replicas"] == 4  # type: ignore[index]
+    assert stored(live.objs, DEPLOY, "scale", "busy")["spec"]["replicas"] == 4
 
 
 async def test_idle_pods_wait_out_the_downscale_window(live: LiveCluster) -> None:
@@ -79,11 +79,11 @@ async def test_idle_pods_wait_out_the_downscale_window(live: LiveCluster) -> Non
     await ready(live, "idle", 3)
     create(live.objs, HPA, "scale", hpa("idle", "idle", 80))
     await hpa_status(live, "idle", "currentMetrics")
-    status = live.objs.store.get(HPA, "scale", "idle")["status"]  # type: ignore[index]
+    status = stored(live.objs, HPA, "scale", "idle")["status"]
     assert status["currentMetrics"][0]["resource"]["current"]["averageUtilization"] < 72
     assert (status["currentReplicas"], status["desiredReplicas"]) == (3, 3)
     assert conditions({"status": status})["AbleToScale"] == ("True", "ReadyForNewScale")
-    assert live.objs.store.get(DEPLOY, "scale", "idle")["spec"]["replicas"] == 3  # type: ignore[index]
+    assert stored(live.objs, DEPLOY, "scale", "idle")["spec"]["replicas"] == 3
 
 
 async def test_missing_target_and_missing_requests_are_reported(live: LiveCluster) -> None:

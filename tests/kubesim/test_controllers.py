@@ -21,6 +21,7 @@ from tests.kubesim.live import (
     pods_of,
     ready,
     running_cluster,
+    stored,
     until,
     update,
 )
@@ -58,8 +59,7 @@ async def test_deployment_rolls_out_and_reports_status(live: LiveCluster) -> Non
     objs = live.objs
     create(objs, DEPLOY, "app", deployment("web", replicas=3))
     await until(lambda: _complete(live, "web"), what="rollout")
-    d = objs.store.get(DEPLOY, "app", "web")
-    assert d is not None
+    d = stored(objs, DEPLOY, "app", "web")
     assert d["metadata"]["annotations"]["deployment.kubernetes.io/revision"] == "1"
     assert d["status"]["observedGeneration"] == d["metadata"]["generation"]
     assert d["status"]["updatedReplicas"] == d["status"]["readyReplicas"] == 3
@@ -82,10 +82,10 @@ async def test_rollout_then_undo_reuses_the_old_replicaset(live: LiveCluster) ->
     objs = live.objs
     create(objs, DEPLOY, "app", deployment("api", replicas=2))
     await until(lambda: _complete(live, "api"))
-    d = copy.deepcopy(objs.store.get(DEPLOY, "app", "api"))
-    first_template = copy.deepcopy(d["spec"]["template"])  # type: ignore[index]
-    d["spec"]["template"]["spec"]["containers"][0]["image"] = "nginx:1.28"  # type: ignore[index]
-    update(objs, DEPLOY, d)  # type: ignore[arg-type]
+    d = copy.deepcopy(stored(objs, DEPLOY, "app", "api"))
+    first_template = copy.deepcopy(d["spec"]["template"])
+    d["spec"]["template"]["spec"]["containers"][0]["image"] = "nginx:1.28"
+    update(objs, DEPLOY, d)
     await until(
         lambda: _complete(live, "api") and len(objs.store.list(RS, "app")) == 2, what="rollout 2"
     )
@@ -97,23 +97,18 @@ async def test_rollout_then_undo_reuses_the_old_replicaset(live: LiveCluster) ->
     assert by_rev["1"]["spec"]["replicas"] == 0
     assert by_rev["2"]["spec"]["replicas"] == 2
     old_name = by_rev["1"]["metadata"]["name"]
-    d = copy.deepcopy(objs.store.get(DEPLOY, "app", "api"))
-    d["spec"]["template"] = first_template  # type: ignore[index]
-    update(objs, DEPLOY, d)  # type: ignore[arg-type]
+    d = copy.deepcopy(stored(objs, DEPLOY, "app", "api"))
+    d["spec"]["template"] = first_template
+    update(objs, DEPLOY, d)
     await until(
         lambda: (objs.store.get(RS, "app", old_name) or {}).get("spec", {}).get("replicas") == 2
     )
     await until(lambda: _complete(live, "api"))
-    rs = objs.store.get(RS, "app", old_name)
-    assert rs is not None
+    rs = stored(objs, RS, "app", old_name)
     assert rs["metadata"]["annotations"]["deployment.kubernetes.io/revision"] == "3"
     assert rs["metadata"]["annotations"]["deployment.kubernetes.io/revision-history"] == "1"
-    assert (
-        objs.store.get(DEPLOY, "app", "api")["metadata"]["annotations"][
-            "deployment.kubernetes.io/revision"
-        ]
-        == "3"
-    )  # type: ignore[index]
+    d = stored(objs, DEPLOY, "app", "api")
+    assert d["metadata"]["annotations"]["deployment.kubernetes.io/revision"] == "3"
     await until(
         lambda: (
             {p["spec"]["containers"][0]["image"] for p in pods_of(objs, "app", "api")}
@@ -128,9 +123,9 @@ async def test_scale_down_and_recreate_strategy(live: LiveCluster) -> None:
     body["spec"]["strategy"] = {"type": "Recreate"}
     create(objs, DEPLOY, "app", body)
     await until(lambda: _complete(live, "db"))
-    d = copy.deepcopy(objs.store.get(DEPLOY, "app", "db"))
-    d["spec"]["replicas"] = 1  # type: ignore[index]
-    update(objs, DEPLOY, d)  # type: ignore[arg-type]
+    d = copy.deepcopy(stored(objs, DEPLOY, "app", "db"))
+    d["spec"]["replicas"] = 1
+    update(objs, DEPLOY, d)
     await until(lambda: len(pods_of(objs, "app", "db")) == 1 and _complete(live, "db"))
     scaled = [e["message"] for e in events_for(objs, "db") if e["reason"] == "ScalingReplicaSet"]
     assert any("from 3 to 1" in m for m in scaled)
@@ -152,9 +147,9 @@ async def test_unschedulable_pod_and_cordoned_node(live: LiveCluster) -> None:
     assert any(
         e["reason"] == "FailedScheduling" and e["type"] == "Warning" for e in events_for(objs, name)
     )
-    node = copy.deepcopy(objs.store.get(NODES, "", "kubesim-node-1"))
-    node["spec"]["unschedulable"] = True  # type: ignore[index]
-    update(objs, NODES, node)  # type: ignore[arg-type]
+    node = copy.deepcopy(stored(objs, NODES, "", "kubesim-node-1"))
+    node["spec"]["unschedulable"] = True
+    update(objs, NODES, node)
     tainted = await until(
         lambda: (objs.store.get(NODES, "", "kubesim-node-1") or {}).get("spec", {}).get("taints")
     )

@@ -21,6 +21,7 @@ from tests.kubesim.live import (
     SLICES,
     STS,
     SVC,
+    Obj,
     cond,
     create,
     deployment,
@@ -31,6 +32,7 @@ from tests.kubesim.live import (
     ready,
     running_cluster,
     started,
+    stored,
     until,
     update,
 )
@@ -94,10 +96,10 @@ async def test_statefulset_ordinals_claims_and_rolling_update(live: LiveCluster)
         if e["reason"] == "SuccessfulCreate" and e["message"].startswith("create Pod")
     ]
     assert created[:3] == [f"create Pod db-{i} in StatefulSet db successful" for i in range(3)]
-    first = objs.store.get(STS, "w", "db")["status"]["updateRevision"]  # type: ignore[index]
-    sts = copy.deepcopy(objs.store.get(STS, "w", "db"))
-    sts["spec"]["template"]["spec"]["containers"][0]["image"] = "redis:7.5"  # type: ignore[index]
-    update(objs, STS, sts)  # type: ignore[arg-type]
+    first = stored(objs, STS, "w", "db")["status"]["updateRevision"]
+    sts = copy.deepcopy(stored(objs, STS, "w", "db"))
+    sts["spec"]["template"]["spec"]["containers"][0]["image"] = "redis:7.5"
+    update(objs, STS, sts)
     await until(lambda: rolled(first), what="rolling update")
     assert {p["spec"]["containers"][0]["image"] for p in pods_of(objs, "w", "db")} == {"redis:7.5"}
     revisions = sorted(r["revision"] for r in objs.store.list(CR, "w"))
@@ -127,19 +129,19 @@ async def test_daemonset_one_pod_per_eligible_node(live: LiveCluster) -> None:
         "kubesim-node-2",
         "kubesim-node-3",
     ]
-    node = copy.deepcopy(objs.store.get(("", "nodes"), "", "kubesim-node-3"))
-    node["spec"]["taints"] = [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]  # type: ignore[index]
-    update(objs, ("", "nodes"), node)  # type: ignore[arg-type]
+    node = copy.deepcopy(stored(objs, ("", "nodes"), "", "kubesim-node-3"))
+    node["spec"]["taints"] = [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]
+    update(objs, ("", "nodes"), node)
     await until(lambda: len(pods_of(objs, "w", "agent")) == 2, what="pod leaves the tainted node")
-    status = objs.store.get(DS, "w", "agent")["status"]  # type: ignore[index]
-    await until(lambda: objs.store.get(DS, "w", "agent")["status"]["desiredNumberScheduled"] == 2)  # type: ignore[index]
+    status = stored(objs, DS, "w", "agent")["status"]
+    await until(lambda: stored(objs, DS, "w", "agent")["status"]["desiredNumberScheduled"] == 2)
     assert status["observedGeneration"] == 1
     assert len(objs.store.list(CR, "w")) == 1
 
 
 async def test_job_completions_and_backoff_limit(live: LiveCluster) -> None:
     objs = live.objs
-    spec = {
+    spec: Obj = {
         "completions": 3,
         "parallelism": 2,
         "template": {
@@ -176,7 +178,7 @@ async def test_job_completions_and_backoff_limit(live: LiveCluster) -> None:
     assert all(phase(p) == "Succeeded" for p in pods)
     failing = copy.deepcopy(spec)
     failing.update({"completions": 1, "parallelism": 1, "backoffLimit": 1})
-    failing["template"]["spec"]["containers"][0]["command"] = ["sh", "-c", "echo boom >&2; exit 3"]  # type: ignore[index]
+    failing["template"]["spec"]["containers"][0]["command"] = ["sh", "-c", "echo boom >&2; exit 3"]
     create(objs, JOBS, "w", {"metadata": {"name": "bad"}, "spec": failing})
     job = await until(
         lambda: (
@@ -218,10 +220,8 @@ async def test_cronjob_schedules_prunes_and_sees_manual_jobs() -> None:
         assert job["metadata"]["ownerReferences"][0]["uid"] == cj["metadata"]["uid"]
         assert job["metadata"]["name"] == f"tick-{round(clock[0] - 0.05) // 60}"
         assert job["metadata"]["annotations"]["batch.kubernetes.io/cronjob-scheduled-timestamp"]
-        assert (
-            objs.store.get(CRONJOBS, "w", "tick")["status"]["active"][0]["name"]
-            == job["metadata"]["name"]
-        )  # type: ignore[index]
+        active = stored(objs, CRONJOBS, "w", "tick")["status"]["active"]
+        assert active[0]["name"] == job["metadata"]["name"]
         await until(lambda: cond(objs.store.get(JOBS, "w", job["metadata"]["name"]), "Complete"))
         ref = {
             "apiVersion": "batch/v1",
@@ -246,13 +246,13 @@ async def test_cronjob_schedules_prunes_and_sees_manual_jobs() -> None:
             what="history limit prunes",
         )
         assert cond(objs.store.get(JOBS, "w", "tick-manual"), "Complete")
-        status = objs.store.get(CRONJOBS, "w", "tick")["status"]  # type: ignore[index]
+        status = stored(objs, CRONJOBS, "w", "tick")["status"]
         assert "lastScheduleTime" in status
         assert "lastSuccessfulTime" in status
         assert "active" not in status
-        suspended = copy.deepcopy(objs.store.get(CRONJOBS, "w", "tick"))
-        suspended["spec"]["suspend"] = True  # type: ignore[index]
-        update(objs, CRONJOBS, suspended)  # type: ignore[arg-type]
+        suspended = copy.deepcopy(stored(objs, CRONJOBS, "w", "tick"))
+        suspended["spec"]["suspend"] = True
+        update(objs, CRONJOBS, suspended)
         clock[0] += 3600
         assert run_once(live.cronjobs, key) is None
         assert [j["metadata"]["name"] for j in objs.store.list(JOBS, "w")] == ["tick-manual"]
@@ -309,11 +309,11 @@ async def test_service_endpoints_and_pdb_status(live: LiveCluster) -> None:
     assert len(ep["subsets"][0]["addresses"]) == 2
     flaky = await until(lambda: next(iter(pods_of(objs, "w", "flaky")), None))
     await until(lambda: (objs.store.get(EPS, "w", "flaky") or {}).get("subsets"))
-    assert "notReadyAddresses" in objs.store.get(EPS, "w", "flaky")["subsets"][0]  # type: ignore[index]
+    assert "notReadyAddresses" in stored(objs, EPS, "w", "flaky")["subsets"][0]
     await until(
         lambda: any(e["reason"] == "Unhealthy" for e in events_for(objs, flaky["metadata"]["name"]))
     )
-    assert not ready(objs.store.get(PODS, "w", flaky["metadata"]["name"]))  # type: ignore[arg-type]
+    assert not ready(stored(objs, PODS, "w", flaky["metadata"]["name"]))
     pdb = await until(
         lambda: (
             ((objs.store.get(PDB, "w", "web") or {}).get("status") or {}).get("currentHealthy") == 2

@@ -6,7 +6,7 @@ import json
 import uuid
 from typing import Any
 
-from tests.kubesim.conftest import Kubectl, Raw
+from tests.kubesim.conftest import Kubectl, Raw, crd
 
 CRD = """
 apiVersion: apiextensions.k8s.io/v1
@@ -87,42 +87,19 @@ def test_crd_lifecycle(kubectl: Kubectl) -> None:
 
 async def test_custom_resources_are_validated_against_the_schema(raw: Raw) -> None:
     group = f"g{uuid.uuid4().hex[:6]}.example.com"
-    crd = {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"gadgets.{group}"},
-        "spec": {
-            "group": group,
-            "scope": "Namespaced",
-            "names": {"plural": "gadgets", "kind": "Gadget"},
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {
-                        "openAPIV3Schema": {
-                            "type": "object",
-                            "properties": {
-                                "spec": {
-                                    "type": "object",
-                                    "required": ["size"],
-                                    "properties": {
-                                        "size": {"type": "integer", "minimum": 1},
-                                        "mode": {"type": "string", "enum": ["fast", "slow"]},
-                                        "port": {"x-kubernetes-int-or-string": True},
-                                    },
-                                }
-                            },
-                        }
-                    },
-                }
-            ],
+    spec = {
+        "type": "object",
+        "required": ["size"],
+        "properties": {
+            "size": {"type": "integer", "minimum": 1},
+            "mode": {"type": "string", "enum": ["fast", "slow"]},
+            "port": {"x-kubernetes-int-or-string": True},
         },
     }
-    assert (await raw("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd))[
-        0
-    ] == 201
+    definition = crd(group, "Gadget", spec)
+    assert (
+        await raw("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", definition)
+    )[0] == 201
     path = f"/apis/{group}/v1/namespaces/default/gadgets"
 
     def gadget(name: str, spec: dict[str, Any]) -> dict[str, Any]:

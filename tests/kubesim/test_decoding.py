@@ -7,9 +7,9 @@ import uuid
 from typing import Any
 
 from tests.kubesim.conftest import Kubectl, Raw, crd_manifest
+from tests.kubesim.live import Obj
 from tests.kubesim.test_fidelity import namespace
 
-Obj = dict[str, Any]
 JSON_PATCH = "application/json-patch+json"
 
 
@@ -92,7 +92,7 @@ async def test_a_raw_extension_keeps_its_nulls(raw: Raw) -> None:
 
 
 #: A Gadget's spec, with structural defaults at several depths and a nullable field.
-GADGET = {
+GADGET: Obj = {
     "type": "object",
     "default": {},
     "properties": {

@@ -36,7 +36,8 @@ async def test_exec_with_kubernetes_asyncio(sim: Simulator, ws_api: WsApiClient)
     out = await core.connect_get_namespaced_pod_exec(
         frontend(sim),
         "shop",
-        command=["sh", "-c", "hostname; echo err >&2; ls /usr/share/nginx/html"],
+        # A list, one command= parameter per word, as the client sends it; its stubs say str.
+        command=["sh", "-c", "hostname; echo err >&2; ls /usr/share/nginx/html"],  # type: ignore[arg-type]
         stderr=True,
         stdin=False,
         stdout=True,
@@ -48,14 +49,18 @@ async def test_exec_with_kubernetes_asyncio(sim: Simulator, ws_api: WsApiClient)
 
 
 async def _open(
-    session: aiohttp.ClientSession, sim: Simulator, path: str, protocol: str, **query: str
+    session: aiohttp.ClientSession,
+    sim: Simulator,
+    subresource: str,
+    protocol: str,
+    *command: str,
+    **query: str,
 ) -> aiohttp.ClientWebSocketResponse:
+    """A WebSocket to ``subresource`` (exec, attach) of the demo's frontend pod."""
     ctx = ssl.create_default_context(cafile=str(sim.ca_path))
-    params = [(k, v) for k, v in query.items() if k != "command"] + [
-        ("command", c) for c in query.get("command", "").split("\x00") if c
-    ]
+    params = [*query.items(), *(("command", word) for word in command)]
     return await session.ws_connect(
-        sim.url + path,
+        f"{sim.url}/api/v1/namespaces/shop/pods/{frontend(sim)}/{subresource}",
         params=params,
         protocols=(protocol,),
         headers={"Authorization": f"Bearer {sim.token}"},
@@ -74,13 +79,14 @@ async def _collect(ws: aiohttp.ClientWebSocketResponse) -> dict[int, bytes]:
 async def test_v5_stdin_close_and_exit_status(
     sim: Simulator, session: aiohttp.ClientSession
 ) -> None:
-    path = f"/api/v1/namespaces/shop/pods/{frontend(sim)}/exec"
     ws = await _open(
         session,
         sim,
-        path,
+        "exec",
         "v5.channel.k8s.io",
-        command="sh\x00-c\x00cat; exit 7",
+        "sh",
+        "-c",
+        "cat; exit 7",
         stdin="true",
         stdout="true",
         stderr="true",
@@ -100,16 +106,8 @@ async def test_v5_stdin_close_and_exit_status(
 async def test_tty_resize_and_success_status(
     sim: Simulator, session: aiohttp.ClientSession
 ) -> None:
-    path = f"/api/v1/namespaces/shop/pods/{frontend(sim)}/exec"
     ws = await _open(
-        session,
-        sim,
-        path,
-        "v4.channel.k8s.io",
-        command="sh",
-        stdin="true",
-        stdout="true",
-        tty="true",
+        session, sim, "exec", "v4.channel.k8s.io", "sh", stdin="true", stdout="true", tty="true"
     )
     await ws.send_bytes(b"\x04" + json.dumps({"Width": 120, "Height": 40}).encode())
     await ws.send_bytes(b"\x00echo $TERM\r")
@@ -145,8 +143,7 @@ async def test_errors_before_the_upgrade(sim: Simulator, session: aiohttp.Client
 async def test_attach_streams_the_main_process(
     sim: Simulator, session: aiohttp.ClientSession
 ) -> None:
-    path = f"/api/v1/namespaces/shop/pods/{frontend(sim)}/attach"
-    ws = await _open(session, sim, path, "v4.channel.k8s.io", stdout="true", container="nginx")
+    ws = await _open(session, sim, "attach", "v4.channel.k8s.io", stdout="true", container="nginx")
     assert (await ws.receive()).data == b"\x01"  # the stream-open marker
     msg = await ws.receive(timeout=5)
     assert msg.data[0] == 1

@@ -35,6 +35,14 @@ def make_shell() -> Shell:
     )
 
 
+def tty_session() -> tuple[TtyInput, BufferWriter, asyncio.Task[int]]:
+    """An interactive shell on a terminal, running: keys go to the input, the screen is written."""
+    screen = BufferWriter()
+    out = TtyOutput(screen)
+    tty = TtyInput(out)
+    return tty, screen, asyncio.create_task(repl(make_shell(), IO(tty, out, out)))
+
+
 async def run(sh: Shell, src: str, stdin: bytes = b"") -> tuple[int, str, str]:
     out, err = BufferWriter(), BufferWriter()
     status = await sh.run(src, IO(BytesReader(stdin), out, err))
@@ -151,11 +159,7 @@ async def test_tar_round_trip_like_kubectl_cp() -> None:
 
 
 async def test_interactive_tty_session() -> None:
-    sh = make_shell()
-    screen = BufferWriter()
-    out = TtyOutput(screen)
-    tty = TtyInput(out)
-    session = asyncio.create_task(repl(sh, IO(tty, out, out)))
+    tty, screen, session = tty_session()
     for keys in (b"echo hii\x7f there\r", b"cd /etc\r", b"exit 4\r"):
         await asyncio.sleep(0.01)
         await tty.feed(keys)
@@ -168,11 +172,7 @@ async def test_interactive_tty_session() -> None:
 
 
 async def test_ctrl_c_interrupts_the_running_command() -> None:
-    sh = make_shell()
-    screen = BufferWriter()
-    out = TtyOutput(screen)
-    tty = TtyInput(out)
-    session = asyncio.create_task(repl(sh, IO(tty, out, out)))
+    tty, screen, session = tty_session()
     await tty.feed(b"sleep 30\r")
     await asyncio.sleep(0.05)
     await tty.feed(b"\x03")

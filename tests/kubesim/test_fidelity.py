@@ -11,8 +11,7 @@ import uuid
 from typing import Any
 
 from tests.kubesim.conftest import Kubectl, Raw
-
-Obj = dict[str, Any]
+from tests.kubesim.live import Obj
 
 
 async def namespace(raw: Raw) -> str:

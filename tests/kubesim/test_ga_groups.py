@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from pathlib import Path
+from typing import Any
 
 import helm_python
 import pytest
@@ -95,7 +96,7 @@ async def test_system_priority_classes_exist_and_resolve(raw: Raw, namespace: st
     by_name = {c["metadata"]["name"]: c["value"] for c in classes}
     assert by_name["system-node-critical"] == 2000001000
     assert by_name["system-cluster-critical"] == 2000000000
-    pod = {
+    pod: dict[str, Any] = {
         "metadata": {"name": "critical"},
         "spec": {
             "priorityClassName": "system-cluster-critical",
@@ -114,7 +115,7 @@ async def test_system_priority_classes_exist_and_resolve(raw: Raw, namespace: st
 async def test_autoscaling_v1_is_a_view_of_the_v2_objects(raw: Raw, namespace: str) -> None:
     v1 = f"/apis/autoscaling/v1/namespaces/{namespace}/horizontalpodautoscalers"
     v2 = f"/apis/autoscaling/v2/namespaces/{namespace}/horizontalpodautoscalers"
-    hpa = {
+    hpa: dict[str, Any] = {
         "metadata": {"name": "web"},
         "spec": {
             "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},

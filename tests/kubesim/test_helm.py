@@ -142,7 +142,7 @@ async def test_dry_run_server_and_wait_watcher(
     chart: Path, helm: helm_python.Config, ns: str, api: ApiClient
 ) -> None:
     core = client.CoreV1Api(api)
-    await core.create_namespace({"metadata": {"name": ns}})
+    await core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=ns)))
     await asyncio.to_thread(helm.install, str(chart), "dry", dry_run="server")
     assert not await _release_configmaps(core, ns)
     await asyncio.to_thread(helm.install, str(chart), "waited", wait="watcher", timeout=20)

@@ -14,6 +14,7 @@ from common.kubesim.http import logs
 from common.kubesim.machinery.status import KubeError
 from common.kubesim.shell.io import IO, BufferWriter, BytesReader
 from tests.kubesim.live import (
+    PODS,
     USER,
     create,
     events_for,
@@ -22,10 +23,9 @@ from tests.kubesim.live import (
     ready,
     rt,
     running_cluster,
+    stored,
     until,
 )
-
-PODS = ("", "pods")
 
 
 @pytest.fixture
@@ -49,12 +49,12 @@ def pod(name: str, image: str, **container: Any) -> dict[str, Any]:
 def status_of(live: LiveCluster, name: str) -> dict[str, Any]:
     found = live.objs.store.get(PODS, "k", name) or {}
     statuses = (found.get("status") or {}).get("containerStatuses") or [{}]
-    return statuses[0]  # type: ignore[no-any-return]
+    first: dict[str, Any] = statuses[0]
+    return first
 
 
 def log_text(live: LiveCluster, name: str, **query: str) -> str:
-    p = live.objs.store.get(PODS, "k", name)
-    assert p is not None
+    p = stored(live.objs, PODS, "k", name)
     opts = logs.LogOptions.parse(query, 0)
     run = logs.run_of(p, logs.container_of(p, live.kubelet, opts.container), opts.previous)
     return logs.read(run, opts).decode()
@@ -133,8 +133,7 @@ async def test_image_pull_oom_and_readiness_failures(live: LiveCluster) -> None:
     )
     assert status_of(live, "oom")["lastState"]["terminated"]["exitCode"] == 137
     await until(lambda: any(e["reason"] == "Unhealthy" for e in events_for(live.objs, "slow")))
-    slow = live.objs.store.get(PODS, "k", "slow")
-    assert slow is not None
+    slow = stored(live.objs, PODS, "k", "slow")
     assert phase(slow) == "Running"
     assert not ready(slow)
     assert status_of(live, "slow")["ready"] is False
@@ -178,8 +177,7 @@ async def test_scripts_init_containers_and_completion(live: LiveCluster) -> None
 async def test_graceful_deletion_and_log_follow(live: LiveCluster) -> None:
     create(live.objs, PODS, "k", pod("web", "redis:7.4"))
     await until(lambda: ready(live.objs.store.get(PODS, "k", "web") or {}))
-    p = live.objs.store.get(PODS, "k", "web")
-    assert p is not None
+    p = stored(live.objs, PODS, "k", "web")
     run = logs.run_of(p, logs.container_of(p, live.kubelet, ""), False)
     chunks: list[bytes] = []
 
@@ -248,8 +246,8 @@ async def test_nginx_serves_its_site_and_unknown_tags_do_not_pull(live: LiveClus
     )
     create(live.objs, PODS, "k", pod("box", "busybox:1.36", command=["sleep", "3600"]))
     create(live.objs, PODS, "k", pod("future", "nginx:9.9"))
-    await until(lambda: all(ready(live.objs.store.get(PODS, "k", n)) for n in ("web", "box")))
-    ip = live.objs.store.get(PODS, "k", "web")["status"]["podIP"]  # type: ignore[index]
+    await until(lambda: all(ready(stored(live.objs, PODS, "k", n)) for n in ("web", "box")))
+    ip = stored(live.objs, PODS, "k", "web")["status"]["podIP"]
     assert await _sh(live, "box", f"wget -qO- http://{ip}/") == (0, page)
     status, out = await _sh(live, "box", f"wget -qO- http://{ip}/missing.html")
     assert status == 1

@@ -85,7 +85,12 @@ def test_a_follower_reads_only_what_came_after_its_cursor() -> None:
         cursor = every[i] if i >= 0 else None
         assert log.lines_after(cursor, 1000.1) == every[i + 1 :]
     generated: list[int] = []
-    log.ticker = Ticker(1000.0, 0.01, lambda k, t: generated.append(k) or f"tick {k}")
+
+    def text(k: int, t: float) -> str:
+        generated.append(k)
+        return f"tick {k}"
+
+    log.ticker = Ticker(1000.0, 0.01, text)
     cursor = (1200.0, 1, 20000, "tick 20000")  # 200 s of history behind it
     assert len(log.lines_after(cursor, 1201.0)) == 100
     assert len(generated) <= 102  # the hundred new lines (and the cursor's own), not 10,000

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any, TypeVar
 
 import pytest
 
@@ -13,6 +13,8 @@ from common.kubesim import Simulator
 from common.kubesim.machinery import quantity
 from tests.kubesim.conftest import Raw
 from tests.kubesim.livesim import demo_simulator, pods, wait_for
+
+T = TypeVar("T")
 
 BASE = "/apis/metrics.k8s.io/v1beta1"
 
@@ -72,7 +74,7 @@ async def test_the_kubelet_stats_summary_through_the_node_proxy(sim: Simulator, 
     assert node["memory"]["workingSetBytes"] > 0
     on_node = {
         (p["metadata"]["namespace"], p["metadata"]["name"])
-        for p in sim.state.objects.store.list(("", "pods"))
+        for p in sim.call(lambda state: state.objects.store.list(("", "pods")))
         if (p.get("spec") or {}).get("nodeName") == "kubesim-node-1"
         and (p.get("status") or {}).get("phase") == "Running"
     }
@@ -143,7 +145,7 @@ async def test_prometheus_answers_queries_through_the_service_proxy(
     assert (status, gone["message"]) == (404, 'services "nope" not found')
 
 
-async def _eventually(probe: Any) -> Any:
+async def _eventually(probe: Callable[[], Awaitable[T | None]]) -> T:
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         found = await probe()

@@ -8,7 +8,7 @@ import uuid
 from typing import Any
 
 from common.kubesim.encoding import protobuf_kinds
-from tests.kubesim.conftest import Kubectl, Raw
+from tests.kubesim.conftest import Kubectl, Raw, crd
 
 PROTOBUF = "application/vnd.kubernetes.protobuf"
 
@@ -64,26 +64,12 @@ async def test_protobuf_get_and_list_carry_the_same_object(raw: Raw) -> None:
 async def test_custom_resources_fall_back_to_json_or_refuse(raw: Raw) -> None:
     headers = {"Authorization": f"Bearer {raw.sim.token}"}
     group = f"g{uuid.uuid4().hex[:6]}.example.com"
-    crd = {
-        "metadata": {"name": f"things.{group}"},
-        "spec": {
-            "group": group,
-            "scope": "Namespaced",
-            "names": {"plural": "things", "kind": "Thing"},
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {"openAPIV3Schema": {"type": "object"}},
-                }
-            ],
-        },
-    }
-    assert (await raw("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd))[
-        0
-    ] == 201
+    definition = crd(group, "Thing")
+    assert (
+        await raw("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", definition)
+    )[0] == 201
     things = raw.sim.url + f"/apis/{group}/v1/namespaces/default/things"
+    body: dict[str, Any] = {}  # the last answer: protobuf only is not acceptable
     for accept, status, kind in (
         (f"{PROTOBUF},application/json", 200, "application/json"),
         (PROTOBUF, 406, "application/json"),

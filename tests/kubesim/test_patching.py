@@ -14,8 +14,7 @@ from common.kubesim.patch.patching import (
     merge_patch,
     strategic_merge_patch,
 )
-
-Obj = dict[str, Any]
+from tests.kubesim.live import Obj
 
 
 def deployment(*containers: Obj, **spec: Any) -> Obj:

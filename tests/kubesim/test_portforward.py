@@ -6,6 +6,8 @@ import asyncio
 import struct
 import zlib
 from collections.abc import AsyncIterator, Iterator
+from contextlib import AbstractAsyncContextManager
+from typing import cast
 
 import aiohttp
 import pytest
@@ -33,9 +35,15 @@ async def test_http_through_a_kubernetes_asyncio_port_forward(
 ) -> None:
     pod = wait_for(sim, lambda st: pods(st, "shop", "frontend"))[0]["metadata"]["name"]
     core = client.CoreV1Api(ws_api)
-    ws = await core.connect_get_namespaced_pod_portforward(
-        pod, "shop", ports="80,9999", _preload_content=False
+    # Through WsApiClient the call answers with the WebSocket to open, and ``ports`` is the API's
+    # comma-separated list; the client's stubs describe the plain client (an int in, text out).
+    opening = await core.connect_get_namespaced_pod_portforward(
+        pod,
+        "shop",
+        ports="80,9999",  # type: ignore[arg-type]
+        _preload_content=False,
     )
+    ws = cast(AbstractAsyncContextManager[aiohttp.ClientWebSocketResponse], opening)
     async with ws as conn:
         frames = _frames(conn)
         first = [await anext(frames) for _ in range(4)]

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from tests.kubesim.live import cond, started, until
-
-Obj = dict[str, Any]
+from common.kubesim.api.objects import Objects
+from tests.kubesim.live import Obj, cond, started, until
 
 
-def _summary(objs: Any) -> set[tuple[str, str, str, str]]:
+def _summary(objs: Objects) -> set[tuple[str, str, str, str]]:
     out = set()
     for gr, obj in objs.store.all_objects():
         if gr in (("", "events"),):

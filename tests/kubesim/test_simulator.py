@@ -43,7 +43,8 @@ async def test_two_clusters_are_independent(tmp_path: Path) -> None:
     async with Simulator(tmp_path / "a") as a, Simulator(tmp_path / "b") as b:
         assert a.port != b.port
         async with api_client(a, ApiClient) as api_a, api_client(b, ApiClient) as api_b:
-            await client.CoreV1Api(api_a).create_namespace({"metadata": {"name": "only-a"}})
+            only_a = client.V1Namespace(metadata=client.V1ObjectMeta(name="only-a"))
+            await client.CoreV1Api(api_a).create_namespace(only_a)
             names = await client.CoreV1Api(api_b).list_namespace()
             assert "only-a" not in {n.metadata.name for n in names.items}
 

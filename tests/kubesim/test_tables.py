@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from common.kubesim.encoding import printers
-
-Obj = dict[str, Any]
+from tests.kubesim.live import Obj
 
 
 def pod(status: Obj, *, init: int = 0, deleting: bool = False) -> Obj:

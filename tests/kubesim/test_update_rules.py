@@ -73,7 +73,7 @@ async def test_no_finalizer_can_be_added_while_deleting(raw: Raw, namespace: str
             "field": "metadata.finalizers",
         }
     ]
-    done = {"metadata": {"finalizers": []}}
+    done: dict[str, Any] = {"metadata": {"finalizers": []}}
     assert (await raw("PATCH", f"{path}/held", done, content_type=MERGE))[0] == 200
     assert (await raw("GET", f"{path}/held"))[0] == 404
 

@@ -5,7 +5,6 @@ on create, update, patch and server-side apply alike."""
 from __future__ import annotations
 
 import copy
-import json
 import uuid
 from typing import Any
 
@@ -13,9 +12,8 @@ import pytest
 from kubernetes_asyncio.client import ApiClient, AppsV1Api
 from kubernetes_asyncio.client.exceptions import ApiException
 
-from tests.kubesim.conftest import Kubectl, Raw
-
-Obj = dict[str, Any]
+from tests.kubesim.conftest import Kubectl, Raw, refusal
+from tests.kubesim.live import Obj
 
 
 def container(**extra: Any) -> Obj:
@@ -59,7 +57,7 @@ def recreate_with_rolling_update() -> Obj:
     return obj
 
 
-INGRESS = {
+INGRESS: Obj = {
     "apiVersion": "networking.k8s.io/v1",
     "kind": "Ingress",
     "metadata": {"name": "ing"},
@@ -79,13 +77,13 @@ INGRESS = {
         ]
     },
 }
-PVC = {
+PVC: Obj = {
     "apiVersion": "v1",
     "kind": "PersistentVolumeClaim",
     "metadata": {"name": "data"},
     "spec": {"accessModes": ["ReadWriteOnce"], "resources": {}},
 }
-HPA = {
+HPA: Obj = {
     "apiVersion": "autoscaling/v2",
     "kind": "HorizontalPodAutoscaler",
     "metadata": {"name": "web"},
@@ -95,13 +93,13 @@ HPA = {
         "maxReplicas": 2,
     },
 }
-PDB = {
+PDB: Obj = {
     "apiVersion": "policy/v1",
     "kind": "PodDisruptionBudget",
     "metadata": {"name": "web"},
     "spec": {"minAvailable": 1, "maxUnavailable": 1, "selector": {"matchLabels": {"app": "web"}}},
 }
-CRONJOB = {
+CRONJOB: Obj = {
     "apiVersion": "batch/v1",
     "kind": "CronJob",
     "metadata": {"name": "tick"},
@@ -112,13 +110,13 @@ CRONJOB = {
         },
     },
 }
-NETPOL = {
+NETPOL: Obj = {
     "apiVersion": "networking.k8s.io/v1",
     "kind": "NetworkPolicy",
     "metadata": {"name": "deny"},
     "spec": {"podSelector": {}, "policyTypes": ["Ingress", "Sideways"]},
 }
-ROLEBINDING = {
+ROLEBINDING: Obj = {
     "apiVersion": "rbac.authorization.k8s.io/v1",
     "kind": "RoleBinding",
     "metadata": {"name": "rb"},
@@ -398,7 +396,7 @@ async def test_updates_and_patches_are_validated_too(raw: Raw, namespace: str) -
     assert status == 422
     assert body["details"]["causes"][0]["field"] == "spec.strategy.rollingUpdate"
     # The classic trap: a merge patch to Recreate leaves the defaulted rollingUpdate behind.
-    recreate = {"spec": {"strategy": {"type": "Recreate"}}}
+    recreate: Obj = {"spec": {"strategy": {"type": "Recreate"}}}
     status, body, _ = await raw(
         "PATCH", f"{path}/web", recreate, content_type="application/merge-patch+json"
     )
@@ -422,9 +420,10 @@ async def test_several_causes_come_back_as_one_aggregate(raw: Raw, namespace: st
 async def test_status_shape_through_kubernetes_asyncio(api: ApiClient, namespace: str) -> None:
     apps = AppsV1Api(api)
     with pytest.raises(ApiException) as caught:
-        await apps.create_namespaced_deployment(namespace, recreate_with_rolling_update())
+        # The client sends a dict body as it is; its stubs name only the model class.
+        await apps.create_namespaced_deployment(namespace, recreate_with_rolling_update())  # type: ignore[arg-type]
     assert caught.value.status == 422
-    status = json.loads(caught.value.body)
+    status = refusal(caught.value)
     assert status == {
         "kind": "Status",
         "apiVersion": "v1",

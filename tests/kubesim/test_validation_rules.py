@@ -215,7 +215,7 @@ async def test_resource_quota_is_enforced(raw: Raw) -> None:
     status, body, _ = await raw("POST", pods, bare)
     assert status == 403
     assert "must specify requests.cpu" in body["message"]
-    sized = {
+    sized: dict[str, Any] = {
         "metadata": {"name": "sized"},
         "spec": {
             "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "600m"}}}]

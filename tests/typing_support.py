@@ -1,0 +1,4 @@
+from aiohttp import web
+from aiohttp.test_utils import TestClient
+
+Client = TestClient[web.Request, web.Application]

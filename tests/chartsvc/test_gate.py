@@ -9,6 +9,7 @@ from aiohttp import FormData
 
 from tests.chartsvc.conftest import MakeClient
 from tests.guards import assert_problem
+from tests.typing_support import Client
 
 WRITES: list[tuple[str, str, dict[str, Any]]] = [
     ("POST", "/api/v1/repos", {"json": {"name": "r", "url": "https://charts.example.com"}}),
@@ -25,7 +26,7 @@ def push_form() -> FormData:
 
 
 async def send(
-    client: Any, method: str, path: str, kwargs: dict[str, Any], headers: dict[str, str]
+    client: Client, method: str, path: str, kwargs: dict[str, Any], headers: dict[str, str]
 ) -> Any:
     if path.endswith("/push"):
         kwargs = {"data": push_form()}

@@ -229,7 +229,9 @@ def test_stored_records_decode_like_helm() -> None:
     assert decode_record(encoded.decode()) == record
     plain = base64.b64encode(base64.b64encode(json.dumps(record).encode())).decode()
     assert decode_record(plain) == record
-    secret = {"metadata": {"labels": {"name": "web", "version": "2", "status": "deployed"}}}
+    secret: dict[str, Any] = {
+        "metadata": {"labels": {"name": "web", "version": "2", "status": "deployed"}}
+    }
     secret["data"] = {"release": plain}
     stored = StoredRevision.from_secret(secret)
     assert stored is not None

@@ -5,17 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from aiohttp.test_utils import TestClient
-
 from common.kubesim import Simulator
 from tests.console.conftest import ConsoleApp
-from tests.console.helm_support import chart_archives, chart_repo, fresh_namespace, helm_console
+from tests.console.helm_support import chart_archives, chart_repo, helm_console
+from tests.console.resources_support import fresh_namespace
 from tests.console.support import ADMIN
 from tests.guards import assert_problem
+from tests.typing_support import Client
 
 __all__ = ["chart_archives", "chart_repo", "helm_console"]
 LIB = "/api/v1/helm/values"
-Client = TestClient[Any, Any]
 YAML = {**ADMIN, "Content-Type": "application/yaml"}
 
 

@@ -16,6 +16,15 @@ from tests.console.support import ADMIN, ADMIN_PASSWORD, WRONG, make_settings
 from tests.guards import assert_problem
 from tests.typing_support import Client
 
+#: Reads anyone may make in open mode and only the admin in closed mode.
+GUARDED_READS = (
+    "/api/v1/clusters",
+    "/api/v1/about",
+    "/api/v1/audit",
+    "/actuator/metrics",
+    "/actuator/prometheus",
+    "/v3/api-docs",
+)
 SECRET_PATHS = [
     "/ws/exec?cluster=alpha&namespace=default&pod=p&container=c",
     "/api/v1/clusters/alpha/pods/default/web-1/files?path=/",
@@ -36,15 +45,7 @@ async def test_open_mode_reads_are_public_and_writes_need_the_admin(
     console_app: ConsoleApp,
 ) -> None:
     client = await console_app()
-    for path in (
-        "/api/v1/clusters",
-        "/api/v1/about",
-        "/api/v1/audit",
-        "/actuator/metrics",
-        "/actuator/prometheus",
-        "/actuator/health",
-        "/v3/api-docs",
-    ):
+    for path in (*GUARDED_READS, "/actuator/health"):
         assert (await client.get(path)).status == 200, path
     resp = await client.post("/api/v1/clusters/contexts", json={"kubeconfig": "x"})
     await assert_bare_401(resp)
@@ -93,15 +94,7 @@ async def test_closed_mode_needs_the_admin_except_health_info_and_sign_in(
         "/actuator/info",
     ):
         assert (await client.get(path)).status == 200, path
-    for path in (
-        "/api/v1/clusters",
-        "/api/v1/about",
-        "/api/v1/audit",
-        "/actuator/metrics",
-        "/actuator/prometheus",
-        "/v3/api-docs",
-        "/api/v1/nowhere",
-    ):
+    for path in (*GUARDED_READS, "/api/v1/nowhere"):
         await assert_bare_401(await client.get(path))
         assert (await client.get(path, headers=ADMIN)).status in (200, 404), path
     await assert_bare_401(await client.post("/api/v1/auth/session"))

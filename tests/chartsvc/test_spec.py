@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -71,7 +72,7 @@ async def test_base_path_is_configurable(make_client: MakeClient) -> None:
     assert document["servers"] == [{"url": "/helm"}]
 
 
-async def test_readiness_reports_repositories(make_client: MakeClient, tmp_path: Any) -> None:
+async def test_readiness_reports_repositories(make_client: MakeClient, tmp_path: Path) -> None:
     client = await make_client()
     body = await (await client.get("/actuator/health/readiness")).json()
     assert body["components"]["repositories"] == {"status": "UP", "details": {"configured": 0}}

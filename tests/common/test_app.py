@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -223,7 +224,7 @@ async def test_response_validation_catches_undeclared_status(api_client: ApiClie
     assert resp.status == 500  # errors raised before a response exist are not checked
 
 
-def test_spec_fragments_are_merged_and_duplicates_refused(tmp_path: Any) -> None:
+def test_spec_fragments_are_merged_and_duplicates_refused(tmp_path: Path) -> None:
     import yaml
 
     main = {k: v for k, v in DOCUMENT.items() if k != "paths"} | {
@@ -244,7 +245,7 @@ def test_spec_fragments_are_merged_and_duplicates_refused(tmp_path: Any) -> None
         Spec.load(tmp_path / "svc.yaml")
 
 
-def test_spec_fragments_can_be_left_out(tmp_path: Any) -> None:
+def test_spec_fragments_can_be_left_out(tmp_path: Path) -> None:
     import yaml
 
     main = {k: v for k, v in DOCUMENT.items() if k != "paths"} | {

@@ -15,7 +15,6 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import aiohttp
 import pytest
@@ -53,7 +52,9 @@ async def send_raw(port: int, data: bytes) -> bytes:
     return answer
 
 
-async def test_access_line_and_its_json_form(aiohttp_server: AiohttpServer, caplog: Any) -> None:
+async def test_access_line_and_its_json_form(
+    aiohttp_server: AiohttpServer, caplog: pytest.LogCaptureFixture
+) -> None:
     app = web.Application()
     app.router.add_get("/hello", hello)
     server = await aiohttp_server(app, access_log_class=AccessLogger)
@@ -82,7 +83,9 @@ async def test_access_line_and_its_json_form(aiohttp_server: AiohttpServer, capl
 
 
 async def test_malformed_requests_are_one_line_each_and_rate_limited(
-    aiohttp_server: AiohttpServer, caplog: Any, bad_request_filter: BadRequestFilter
+    aiohttp_server: AiohttpServer,
+    caplog: pytest.LogCaptureFixture,
+    bad_request_filter: BadRequestFilter,
 ) -> None:
     server = await aiohttp_server(web.Application())
     port = server.port

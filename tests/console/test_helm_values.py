@@ -3,7 +3,7 @@ install and upgrade."""
 
 from __future__ import annotations
 
-from typing import Any
+from pathlib import Path
 
 from common.kubesim import Simulator
 from tests.console.conftest import ConsoleApp
@@ -25,7 +25,7 @@ async def test_every_method_needs_the_admin_even_in_open_mode(helm_console: Clie
     await assert_problem(await helm_console.delete(f"{LIB}/prod"), 401)
 
 
-async def test_save_read_list_replace_delete(helm_console: Client, tmp_path: Any) -> None:
+async def test_save_read_list_replace_delete(helm_console: Client, tmp_path: Path) -> None:
     resp = await helm_console.put(f"{LIB}/prod", data="replicaCount: 2\n", headers=YAML)
     assert resp.status == 201, await resp.text()
     assert (await resp.json())["name"] == "prod"

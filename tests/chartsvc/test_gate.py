@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from aiohttp import FormData
+from aiohttp import ClientResponse, FormData
 
 from tests.chartsvc.conftest import MakeClient
 from tests.guards import assert_problem
@@ -27,7 +27,7 @@ def push_form() -> FormData:
 
 async def send(
     client: Client, method: str, path: str, kwargs: dict[str, Any], headers: dict[str, str]
-) -> Any:
+) -> ClientResponse:
     if path.endswith("/push"):
         kwargs = {"data": push_form()}
     return await client.request(method, path, headers=headers, **kwargs)

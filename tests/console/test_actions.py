@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 import pytest
+from aiohttp import ClientResponse
 
 from common.kubesim import Simulator
 from console.actions.objects import INSTANTIATE, job_from_cronjob
@@ -36,7 +37,7 @@ async def ns(sim: Simulator) -> str:
     return await fresh_namespace(sim, "act")
 
 
-async def act(client: Client, path: str, **params: str) -> Any:
+async def act(client: Client, path: str, **params: str) -> ClientResponse:
     return await client.post(f"{BASE}/{path}", params=params, headers=ADMIN)
 
 

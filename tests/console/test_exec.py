@@ -153,7 +153,9 @@ UPGRADE = {"Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Versi
 async def test_refusals_come_before_the_upgrade(client: Client, ns: str) -> None:
     await _running(client, ns, "shell")
 
-    async def handshake(headers: dict[str, str] | None = None, **query: str) -> Any:
+    async def handshake(
+        headers: dict[str, str] | None = None, **query: str
+    ) -> aiohttp.ClientResponse:
         params = _query(ns, "shell") | query
         return await client.get(WS, params=params, headers=UPGRADE | (headers or {}))
 

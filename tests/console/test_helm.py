@@ -11,6 +11,7 @@ from typing import Any
 
 import helm_python as helm
 import yaml
+from aiohttp import ClientResponse
 
 from common.kubesim import Simulator
 from tests.console.helm_support import chart_archives, chart_repo, helm_console
@@ -25,7 +26,7 @@ ALPHA = "/api/v1/clusters/alpha/helm"
 BETA = "/api/v1/clusters/beta/helm"
 
 
-async def _install(client: Client, ns: str, name: str = "web", **extra: Any) -> Any:
+async def _install(client: Client, ns: str, name: str = "web", **extra: Any) -> ClientResponse:
     body = {"releaseName": name, "namespace": ns, "chartRef": "r/demo", "version": "0.1.0", **extra}
     return await client.post(f"{ALPHA}/releases", json=body, headers=ADMIN)
 

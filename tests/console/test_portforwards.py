@@ -131,11 +131,11 @@ async def test_workload_and_pod_forwards(client: Client, ns: str) -> None:
 async def test_refusals(client: Client, ns: str) -> None:
     await _ready_pod(client, ns)
 
-    async def start(headers: dict[str, str] | None = None, **body: Any) -> Any:
+    async def start(headers: dict[str, str] | None = None, **body: Any) -> aiohttp.ClientResponse:
         given = {"kind": "service", "namespace": ns, "name": "web", "remotePort": 80} | body
         return await client.post(BASE, json=given, headers=headers or {})
 
-    async def admin(**body: Any) -> Any:
+    async def admin(**body: Any) -> aiohttp.ClientResponse:
         return await start(**body, headers=ADMIN)
 
     assert (await start()).status == 401

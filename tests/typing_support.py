@@ -1,3 +1,5 @@
+"""Type aliases the tests share."""
+
 from aiohttp import web
 from aiohttp.test_utils import TestClient
 

@@ -21,12 +21,14 @@ import helm_python as helm
 import pytest
 import yaml
 from aiohttp import web
-from aiohttp.test_utils import TestClient, TestServer
+from aiohttp.test_utils import TestServer
+from pytest_aiohttp import AiohttpServer
 
 from chartsvc.app import create_app
 from chartsvc.settings import Settings
 from common.config import load_settings
 from tests.conftest import ApiClient
+from tests.typing_support import Client
 
 LOOPBACK = (ipaddress.ip_network("127.0.0.0/8"),)
 
@@ -162,7 +164,7 @@ class ChartRepo:
 
 
 @pytest.fixture
-async def chart_repo(chart_archives: dict[str, Path], aiohttp_server: Any) -> ChartRepo:
+async def chart_repo(chart_archives: dict[str, Path], aiohttp_server: AiohttpServer) -> ChartRepo:
     repo = ChartRepo(archives=dict(chart_archives))
     repo.set_index(index_document(chart_archives), etag='"v1"')
     app = web.Application()
@@ -191,14 +193,14 @@ def make_settings(tmp_path: Path) -> MakeSettings:
     return make
 
 
-MakeClient = Callable[..., Awaitable[TestClient[Any, Any]]]
+MakeClient = Callable[..., Awaitable[Client]]
 
 
 @pytest.fixture
 def make_client(api_client: ApiClient, make_settings: MakeSettings) -> MakeClient:
     """A test client of ``create_app`` with settings overrides; loopback allowed for the fakes."""
 
-    async def make(*overrides: str, allow: tuple[Any, ...] = LOOPBACK) -> TestClient[Any, Any]:
+    async def make(*overrides: str, allow: tuple[Any, ...] = LOOPBACK) -> Client:
         return await api_client(create_app(make_settings(*overrides), address_allow=allow))
 
     return make
@@ -206,16 +208,26 @@ def make_client(api_client: ApiClient, make_settings: MakeSettings) -> MakeClien
 
 FULL = ("chartsvc.security.mode=FULL", "chartsvc.security.api-key=test-key")
 KEY = {"X-API-Key": "test-key"}
+#: The release operations the contract marks mutating.
+RELEASE_WRITES = {
+    "installRelease",
+    "installReleaseUpload",
+    "upgradeRelease",
+    "upgradeReleaseUpload",
+    "uninstallRelease",
+    "rollbackRelease",
+    "testRelease",
+}
 
 
 @pytest.fixture
-async def client(make_client: MakeClient) -> TestClient[Any, Any]:
+async def client(make_client: MakeClient) -> Client:
     """FULL mode with a key, so tests can add repositories; requests send ``KEY`` for writes."""
     return await make_client(*FULL)
 
 
 @pytest.fixture
-async def repo_client(client: TestClient[Any, Any], chart_repo: ChartRepo) -> TestClient[Any, Any]:
+async def repo_client(client: Client, chart_repo: ChartRepo) -> Client:
     """A client with the loopback repository added as ``r``."""
     resp = await client.post(
         "/api/v1/repos", json={"name": "r", "url": chart_repo.url}, headers=KEY

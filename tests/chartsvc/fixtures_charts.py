@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import tarfile
 import textwrap
+from collections.abc import Mapping
 from pathlib import Path
 
 # bitnami/charts bitnami/nginx/Chart.yaml at chart version 17.1.0 (verbatim).
@@ -134,7 +135,7 @@ def chart_yaml(name: str, version: str, dependencies: str = "", *, api_version: 
     return head + dependencies
 
 
-def tgz_bytes(files: dict[str, str | bytes]) -> bytes:
+def tgz_bytes(files: Mapping[str, str | bytes]) -> bytes:
     """A gzip'd tar of ``files`` (path → content), in the given order."""
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as tar:

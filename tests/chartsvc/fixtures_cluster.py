@@ -19,13 +19,19 @@ from typing import Any
 import helm_python as helm
 import pytest
 import yaml
-from aiohttp import FormData
-from aiohttp.test_utils import TestClient
+from aiohttp import ClientResponse, FormData
 from kubernetes_asyncio import config as kconfig
-from kubernetes_asyncio.client import ApiClient, Configuration, CoreV1Api
+from kubernetes_asyncio.client import (
+    ApiClient,
+    Configuration,
+    CoreV1Api,
+    V1Namespace,
+    V1ObjectMeta,
+)
 
 from common.kubesim import Simulator
 from tests.chartsvc.conftest import FULL, KEY, ChartRepo, MakeClient
+from tests.typing_support import Client
 
 API = "/api/v1"
 
@@ -50,6 +56,15 @@ data:
   greeting: {{ .Values.greeting | quote }}
 """
 NOTES = "Greeting is {{ .Values.greeting }} in {{ .Release.Namespace }}.\n"
+#: A template the cluster refuses: the port is out of range.
+INVALID_SERVICE = """apiVersion: v1
+kind: Service
+metadata:
+  name: {{ .Release.Name }}
+spec:
+  ports:
+    - port: 99999
+"""
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +87,7 @@ async def kube_api(sim: Simulator) -> AsyncIterator[ApiClient]:
 
 async def create_namespace(sim: Simulator, name: str) -> None:
     async with kube_api(sim) as api:
-        await CoreV1Api(api).create_namespace({"metadata": {"name": name}})
+        await CoreV1Api(api).create_namespace(V1Namespace(metadata=V1ObjectMeta(name=name)))
 
 
 @pytest.fixture
@@ -83,11 +98,9 @@ async def namespace(sim: Simulator) -> str:
 
 
 @pytest.fixture
-async def releases(make_client: MakeClient, sim: Simulator, chart_repo: ChartRepo) -> Any:
+async def releases(make_client: MakeClient, sim: Simulator, chart_repo: ChartRepo) -> Client:
     """The service in FULL mode (send ``KEY``) on ``sim``, with the loopback repository as ``r``."""
-    client: TestClient[Any, Any] = await make_client(
-        *FULL, f"chartsvc.kube.kubeconfig={sim.kubeconfig_path}"
-    )
+    client: Client = await make_client(*FULL, f"chartsvc.kube.kubeconfig={sim.kubeconfig_path}")
     resp = await client.post(f"{API}/repos", json={"name": "r", "url": chart_repo.url}, headers=KEY)
     assert resp.status == 201, await resp.text()
     return client
@@ -119,6 +132,20 @@ def build_chart(
     for path, text in files.items():
         (root / "templates" / path).write_text(text)
     return Path(helm.package(root, destination=root.parent)).read_bytes()
+
+
+async def install(
+    client: Client, namespace: str, name: str = "web", **extra: Any
+) -> ClientResponse:
+    """POST an install of ``r/demo`` 0.1.0 as ``name``; ``extra`` adds request fields."""
+    body = {"chartRef": "r/demo", "version": "0.1.0", "releaseName": name, "namespace": namespace}
+    return await client.post(f"{API}/releases", json=body | extra, headers=KEY)
+
+
+async def json_of(resp: ClientResponse, status: int = 200) -> Any:
+    """The JSON body of ``resp``, after checking its status (the body is the message if not)."""
+    assert resp.status == status, await resp.text()
+    return await resp.json()
 
 
 def upload_form(archive: bytes, request: dict[str, Any] | None = None) -> FormData:

@@ -15,12 +15,14 @@ from typing import Any
 
 import attrs
 import mcp.types as types
+import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 from mcp import ClientSession
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from pytest_aiohttp import AiohttpServer
 
 from chartsvc.app import create_app
 from tests.chartsvc.conftest import LOOPBACK, MakeSettings
@@ -66,8 +68,12 @@ class McpServer:
 MakeMcp = Callable[..., Awaitable[McpServer]]
 
 
-def mcp_factory(aiohttp_server: Any, make_settings: MakeSettings) -> MakeMcp:
-    """Chart services with ``--set`` style overrides on loopback; the fakes' loopback allowed."""
+@pytest.fixture
+def make_mcp(aiohttp_server: AiohttpServer, make_settings: MakeSettings) -> MakeMcp:
+    """Chart services with ``--set`` style overrides on loopback; the fakes' loopback allowed.
+
+    A fixture: import it into the test module and list it in ``__all__``.
+    """
 
     async def make(*overrides: str) -> McpServer:
         app = create_app(make_settings(*overrides), address_allow=LOOPBACK)
@@ -76,7 +82,7 @@ def mcp_factory(aiohttp_server: Any, make_settings: MakeSettings) -> MakeMcp:
     return make
 
 
-async def start_hub(aiohttp_server: Any) -> TestServer:
+async def start_hub(aiohttp_server: AiohttpServer) -> TestServer:
     """A loopback Artifact Hub answering searches with ``PACKAGES``."""
 
     async def search(request: web.Request) -> web.Response:
@@ -92,6 +98,16 @@ async def start_hub(aiohttp_server: Any) -> TestServer:
 
 def hub_setting(hub: TestServer) -> str:
     return f"chartsvc.hub.base-url={str(hub.make_url('/')).rstrip('/')}"
+
+
+class ProgressLog:
+    """A ``progress_callback`` for ``call_tool`` keeping each report as (progress, total, message)."""
+
+    def __init__(self) -> None:
+        self.reports: list[tuple[float, float | None, str | None]] = []
+
+    async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
+        self.reports.append((progress, total, message))
 
 
 def text_of(result: types.CallToolResult) -> str:

@@ -7,7 +7,9 @@ from typing import Any
 
 import pytest
 
+from tests.chartsvc.conftest import MakeClient
 from tests.guards import assert_problem
+from tests.typing_support import Client
 
 URL = "/api/v1/charts/template/upload"
 
@@ -27,7 +29,7 @@ def archive(chart_archives: dict[str, Path]) -> bytes:
 
 @pytest.mark.parametrize("boundary", ["------------------------d74496d66958873e", "a'b()+_,-./:=?"])
 async def test_curl_style_body_with_quoted_boundary(
-    client: Any, archive: bytes, boundary: str
+    client: Client, archive: bytes, boundary: str
 ) -> None:
     data = body(
         boundary,
@@ -42,7 +44,7 @@ async def test_curl_style_body_with_quoted_boundary(
     assert "name: curl-demo" in await resp.text()
 
 
-async def test_token_name_and_escaped_quotes(client: Any, archive: bytes) -> None:
+async def test_token_name_and_escaped_quotes(client: Client, archive: bytes) -> None:
     data = body("xyz", [('form-data; filename="a\\"b.tgz"; name=chart', archive)])
     resp = await client.post(
         URL, data=data, headers={"Content-Type": "multipart/form-data; boundary=xyz"}
@@ -50,7 +52,7 @@ async def test_token_name_and_escaped_quotes(client: Any, archive: bytes) -> Non
     assert resp.status == 200, await resp.text()
 
 
-async def test_malformed_bodies_are_400_and_other_types_415(client: Any, archive: bytes) -> None:
+async def test_malformed_bodies_are_400_and_other_types_415(client: Client, archive: bytes) -> None:
     headers = {"Content-Type": "multipart/form-data; boundary=xyz"}
     cases = [
         (
@@ -74,7 +76,7 @@ async def test_malformed_bodies_are_400_and_other_types_415(client: Any, archive
     await assert_problem(resp, 415, code="unsupported-media-type")
 
 
-async def test_missing_archive_part_is_named(client: Any) -> None:
+async def test_missing_archive_part_is_named(client: Client) -> None:
     data = body("xyz", [('form-data; name="request"', b"{}")])
     resp = await client.post(
         URL, data=data, headers={"Content-Type": "multipart/form-data; boundary=xyz"}
@@ -83,7 +85,9 @@ async def test_missing_archive_part_is_named(client: Any) -> None:
     assert problem["errors"] == [{"in": "body", "field": "chart", "message": "part is required"}]
 
 
-async def test_a_misspelt_option_or_part_is_named_not_ignored(client: Any, archive: bytes) -> None:
+async def test_a_misspelt_option_or_part_is_named_not_ignored(
+    client: Client, archive: bytes
+) -> None:
     headers = {"Content-Type": "multipart/form-data; boundary=xyz"}
     request = b'{"releaseName": "r", "namespace": 7, "valuse": {"a": 1}}'
     data = body(
@@ -105,7 +109,7 @@ async def test_a_misspelt_option_or_part_is_named_not_ignored(client: Any, archi
     ]
 
 
-async def test_oversized_text_part_is_413(client: Any, archive: bytes) -> None:
+async def test_oversized_text_part_is_413(client: Client, archive: bytes) -> None:
     data = body(
         "xyz",
         [
@@ -120,7 +124,7 @@ async def test_oversized_text_part_is_413(client: Any, archive: bytes) -> None:
     assert problem["detail"] == "part 'request' is larger than the limit of 1048576 bytes"
 
 
-async def test_chunked_upload_over_the_cap_is_413(make_client: Any) -> None:
+async def test_chunked_upload_over_the_cap_is_413(make_client: MakeClient) -> None:
     small = await make_client("chartsvc.rest.max-upload-size=1000")
 
     async def chunks() -> Any:
@@ -136,7 +140,9 @@ async def test_chunked_upload_over_the_cap_is_413(make_client: Any) -> None:
     assert problem["detail"] == "part 'chart' is larger than the limit of 1000 bytes"
 
 
-async def test_body_without_preamble_and_part_without_headers(client: Any, archive: bytes) -> None:
+async def test_body_without_preamble_and_part_without_headers(
+    client: Client, archive: bytes
+) -> None:
     data = (
         b'--xyz\r\nContent-Disposition: form-data; name="chart"\r\n\r\n'
         + archive

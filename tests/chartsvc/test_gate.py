@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from aiohttp import FormData
+from aiohttp import ClientResponse, FormData
 
 from tests.chartsvc.conftest import MakeClient
 from tests.guards import assert_problem
+from tests.typing_support import Client
 
 WRITES: list[tuple[str, str, dict[str, Any]]] = [
     ("POST", "/api/v1/repos", {"json": {"name": "r", "url": "https://charts.example.com"}}),
@@ -25,8 +26,8 @@ def push_form() -> FormData:
 
 
 async def send(
-    client: Any, method: str, path: str, kwargs: dict[str, Any], headers: dict[str, str]
-) -> Any:
+    client: Client, method: str, path: str, kwargs: dict[str, Any], headers: dict[str, str]
+) -> ClientResponse:
     if path.endswith("/push"):
         kwargs = {"data": push_form()}
     return await client.request(method, path, headers=headers, **kwargs)

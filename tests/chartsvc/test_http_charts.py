@@ -6,23 +6,14 @@ import io
 import json
 import tarfile
 from pathlib import Path
-from typing import Any
 
 import yaml
 from aiohttp import FormData
 
 from tests.chartsvc.conftest import ChartRepo, MakeClient
+from tests.chartsvc.fixtures_cluster import upload_form
 from tests.guards import assert_problem
-
-Client = Any
-
-
-def upload_form(archive: bytes, request: dict[str, Any] | None = None) -> FormData:
-    form = FormData()
-    form.add_field("chart", archive, filename="chart.tgz", content_type="application/gzip")
-    if request is not None:
-        form.add_field("request", json.dumps(request), content_type="application/json")
-    return form
+from tests.typing_support import Client
 
 
 async def test_template_from_repository_reference(repo_client: Client) -> None:
@@ -178,7 +169,7 @@ async def test_temp_dir_is_used_and_left_clean(repo_client: Client, tmp_path: Pa
     assert list(temp.iterdir()) == []
 
 
-async def test_json_bodies_over_their_cap_are_413(make_client: Any) -> None:
+async def test_json_bodies_over_their_cap_are_413(make_client: MakeClient) -> None:
     small = await make_client("chartsvc.rest.max-json-size=2000")
     values = {"blob": "x" * 5000}
     resp = await small.post(

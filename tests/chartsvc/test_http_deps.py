@@ -7,13 +7,13 @@ import hashlib
 import io
 import json
 from pathlib import Path
-from typing import Any
 
 import yaml
 
 from tests.chartsvc.conftest import KEY, ChartRepo, index_document
 from tests.chartsvc.fixtures_charts import chart_yaml, tgz_bytes
 from tests.guards import assert_problem
+from tests.typing_support import Client
 
 CONFIGMAP = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\n"
 
@@ -36,7 +36,7 @@ def app_chart(tmp_path: Path, repo_url: str, constraint: str) -> Path:
 
 
 async def test_resolve_locks_against_the_repository(
-    client: Any, chart_repo: ChartRepo, chart_archives: dict[str, Path], tmp_path: Path
+    client: Client, chart_repo: ChartRepo, chart_archives: dict[str, Path], tmp_path: Path
 ) -> None:
     shop = app_chart(tmp_path, chart_repo.url, "~0.1.0")
     chart_repo.archives["shop-0.1.0"] = shop
@@ -59,7 +59,7 @@ async def test_resolve_locks_against_the_repository(
     assert lock["digest"] == "sha256:" + hashlib.sha256(go_json.encode()).hexdigest()
 
 
-async def test_resolve_errors(client: Any) -> None:
+async def test_resolve_errors(client: Client) -> None:
     body = await assert_problem(await client.post("/api/v1/dependencies/resolve", json={}), 400)
     assert "chartRef" in body["detail"]
     resp = await client.post("/api/v1/dependencies/resolve", json={"chartRef": "nope/x"})

@@ -2,18 +2,29 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+import attrs
 import pytest
 from aiohttp import web
+from aiohttp.test_utils import TestServer
+from pytest_aiohttp import AiohttpServer
 
 from tests.chartsvc.conftest import MakeClient
+from tests.chartsvc.mcp_support import hub_setting
 from tests.chartsvc.test_hub import PACKAGES
 from tests.guards import assert_problem
 
 
+@attrs.frozen
+class RecordingHub:
+    """A loopback Artifact Hub keeping each search's query; a ``status`` other than 200 fails them."""
+
+    server: TestServer
+    queries: list[dict[str, str]]
+    state: dict[str, int]
+
+
 @pytest.fixture
-async def hub(aiohttp_server: Any) -> Any:
+async def hub(aiohttp_server: AiohttpServer) -> RecordingHub:
     queries: list[dict[str, str]] = []
     state = {"status": 200}
 
@@ -27,14 +38,11 @@ async def hub(aiohttp_server: Any) -> Any:
 
     app = web.Application()
     app.router.add_get("/api/v1/packages/search", search)
-    server = await aiohttp_server(app)
-    server.queries = queries
-    server.state = state
-    return server
+    return RecordingHub(await aiohttp_server(app), queries, state)
 
 
-async def test_search_maps_fields_and_clamps(make_client: MakeClient, hub: Any) -> None:
-    client = await make_client(f"chartsvc.hub.base-url={str(hub.make_url('/')).rstrip('/')}")
+async def test_search_maps_fields_and_clamps(make_client: MakeClient, hub: RecordingHub) -> None:
+    client = await make_client(hub_setting(hub.server))
     resp = await client.get("/api/v1/hub/search", params={"keyword": "nginx"})
     assert resp.status == 200
     results = await resp.json()
@@ -53,8 +61,8 @@ async def test_search_maps_fields_and_clamps(make_client: MakeClient, hub: Any) 
     assert hub.queries[-1]["limit"] == "60"
 
 
-async def test_search_errors(make_client: MakeClient, hub: Any) -> None:
-    client = await make_client(f"chartsvc.hub.base-url={str(hub.make_url('/')).rstrip('/')}")
+async def test_search_errors(make_client: MakeClient, hub: RecordingHub) -> None:
+    client = await make_client(hub_setting(hub.server))
     body = await assert_problem(await client.get("/api/v1/hub/search"), 400)
     assert "keyword" in body["detail"]
     await assert_problem(

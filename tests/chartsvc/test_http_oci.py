@@ -9,7 +9,6 @@ from __future__ import annotations
 import base64
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
@@ -19,6 +18,7 @@ from chartsvc.archives import without_gzip_extra
 from tests.chartsvc.conftest import FULL, KEY, MakeClient
 from tests.chartsvc.fixtures_registry import USERS, Registry, registry
 from tests.guards import assert_problem
+from tests.typing_support import Client
 
 __all__ = ["registry"]
 pytestmark = pytest.mark.timeout(900)  # the first registry test may install the package
@@ -32,7 +32,7 @@ def registry_login(tmp_path: Path, reg: Registry) -> str:
 
 
 @pytest.fixture
-async def client(make_client: MakeClient, registry: Registry, tmp_path: Path) -> Any:
+async def client(make_client: MakeClient, registry: Registry, tmp_path: Path) -> Client:
     return await make_client(
         *FULL, "chartsvc.oci.plain-http=true", registry_login(tmp_path, registry)
     )
@@ -51,7 +51,7 @@ def plain_gzip(path: Path) -> bytes:
 
 
 async def test_push_pull_template_show_roundtrip(
-    client: Any, registry: Registry, chart_archives: dict[str, Path]
+    client: Client, registry: Registry, chart_archives: dict[str, Path]
 ) -> None:
     archive = plain_gzip(chart_archives["demo-0.2.0"])
     remote = f"{registry.oci}/http-tests"
@@ -75,7 +75,7 @@ async def test_push_pull_template_show_roundtrip(
     assert yaml.safe_load(await resp.text())["version"] == "0.2.0"
 
 
-async def test_pull_of_a_missing_chart_is_404(client: Any, registry: Registry) -> None:
+async def test_pull_of_a_missing_chart_is_404(client: Client, registry: Registry) -> None:
     resp = await client.post(
         "/api/v1/repos/pull", json={"chart": f"{registry.oci}/nothing/here:1.0.0"}
     )
@@ -83,7 +83,7 @@ async def test_pull_of_a_missing_chart_is_404(client: Any, registry: Registry) -
 
 
 async def test_push_of_a_bad_archive_is_400_and_nothing_is_sent(
-    client: Any, registry: Registry
+    client: Client, registry: Registry
 ) -> None:
     form = push_form(b"not a chart", f"{registry.oci}/http-tests")
     await assert_problem(await client.post("/api/v1/repos/push", data=form, headers=KEY), 400)
@@ -100,14 +100,14 @@ async def test_push_without_credentials_is_refused_by_the_registry(
 
 
 async def test_push_of_a_helm_packaged_archive(
-    client: Any, registry: Registry, chart_archives: dict[str, Path]
+    client: Client, registry: Registry, chart_archives: dict[str, Path]
 ) -> None:
     form = push_form(chart_archives["other-2.3.4"].read_bytes(), f"{registry.oci}/helm-made")
     resp = await client.post("/api/v1/repos/push", data=form, headers=KEY)
     assert resp.status == 200, await resp.text()
 
 
-async def test_a_password_inside_an_oci_reference_is_never_echoed(client: Any) -> None:
+async def test_a_password_inside_an_oci_reference_is_never_echoed(client: Client) -> None:
     for ref in (
         "oci://robot:hunter2-secret@registry.example/charts/x:1.0.0",
         "robot:hunter2-secret@registry.example/charts/x",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
@@ -12,8 +11,7 @@ from chartsvc.app import create_app
 from common.config import ConfigError
 from tests.chartsvc.conftest import FULL, KEY, ChartRepo, MakeClient, MakeSettings
 from tests.guards import assert_problem
-
-Client = Any
+from tests.typing_support import Client
 
 
 async def test_add_list_remove(client: Client, chart_repo: ChartRepo, tmp_path: Path) -> None:
@@ -179,6 +177,7 @@ async def test_a_repository_on_the_jump_host_needs_an_allow_list_entry(
     # A ChartMuseum next to the service, as docs/chartsvc-charts-and-repositories.md shows.
     assert chart_repo.server is not None
     port = chart_repo.server.port
+    assert port is not None
     url = f"http://localhost:{port}"
     closed = await make_client(*FULL, allow=())
     resp = await closed.post("/api/v1/repos", json={"name": "local", "url": url}, headers=KEY)

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.chartsvc.fixtures_cluster import build_chart, upload_form
+from tests.typing_support import Client
 
 API = "/api/v1"
 DEPRECATED_PDB = """apiVersion: policy/v1beta1
@@ -22,7 +23,7 @@ async def report_of(resp: Any) -> Any:
     return await resp.json()
 
 
-async def test_lint_by_reference(repo_client: Any) -> None:
+async def test_lint_by_reference(repo_client: Client) -> None:
     body = {"chartRef": "r/demo", "version": "0.1.0"}
     report = await report_of(await repo_client.post(f"{API}/charts/lint", json=body))
     assert report["chartsLinted"] == 1
@@ -34,7 +35,7 @@ async def test_lint_by_reference(repo_client: Any) -> None:
     assert missing.status == 404
 
 
-async def test_a_known_warning_fails_only_under_strict(client: Any, tmp_path: Path) -> None:
+async def test_a_known_warning_fails_only_under_strict(client: Client, tmp_path: Path) -> None:
     archive = build_chart(tmp_path, "old", templates={"pdb.yaml": DEPRECATED_PDB})
     lenient = await report_of(
         await client.post(f"{API}/charts/lint/upload", data=upload_form(archive))

@@ -20,7 +20,7 @@ from aiohttp import FormData
 from mcp.shared.exceptions import MCPError
 
 from chartsvc.keys import UPLOADS
-from tests.chartsvc.conftest import FULL, KEY, ChartRepo, MakeSettings
+from tests.chartsvc.conftest import FULL, KEY, ChartRepo
 from tests.chartsvc.fixtures_cluster import build_chart, upload_form
 from tests.chartsvc.fixtures_registry import Registry, registry
 from tests.chartsvc.mcp_support import KEY as KEY_VALUE
@@ -31,7 +31,7 @@ from tests.chartsvc.mcp_support import (
     archive_of,
     b64,
     json_of,
-    mcp_factory,
+    make_mcp,
     problem_of,
     text_of,
 )
@@ -39,14 +39,9 @@ from tests.chartsvc.test_http_oci import registry_login
 from tests.chartsvc.test_package import members, metadata_of
 from tests.guards import assert_problem
 
-__all__ = ["registry"]
+__all__ = ["make_mcp", "registry"]
 
 CAP = 4096  # chartsvc.rest.max-upload-size of the limit tests: the probe chart fits, 5000 bytes not
-
-
-@pytest.fixture
-def make_mcp(aiohttp_server: Any, make_settings: MakeSettings) -> MakeMcp:
-    return mcp_factory(aiohttp_server, make_settings)
 
 
 @pytest.fixture(scope="module")

@@ -18,22 +18,26 @@ import yaml
 from aiohttp import ClientSession as HttpSession
 from aiohttp.test_utils import TestServer
 from mcp.shared.exceptions import MCPError
+from pytest_aiohttp import AiohttpServer
 
-from tests.chartsvc.conftest import FULL, ChartRepo, MakeSettings, index_document
+from tests.chartsvc.conftest import FULL, ChartRepo, index_document
 from tests.chartsvc.mcp_support import (
     KEY,
     TRANSPORTS,
     MakeMcp,
     McpServer,
+    ProgressLog,
     hub_setting,
     json_of,
-    mcp_factory,
+    make_mcp,
     problem_of,
     start_hub,
     text_of,
 )
 from tests.chartsvc.test_http_deps import app_chart
 from tests.guards import assert_problem
+
+__all__ = ["make_mcp"]
 
 MUTATING = {"addRepository", "removeRepository", "pushChart"}
 READS = {
@@ -61,12 +65,7 @@ READS = {
 
 
 @pytest.fixture
-def make_mcp(aiohttp_server: Any, make_settings: MakeSettings) -> MakeMcp:
-    return mcp_factory(aiohttp_server, make_settings)
-
-
-@pytest.fixture
-async def hub(aiohttp_server: Any) -> TestServer:
+async def hub(aiohttp_server: AiohttpServer) -> TestServer:
     return await start_hub(aiohttp_server)
 
 
@@ -167,10 +166,7 @@ async def test_repository_and_chart_tools_answer_as_rest_does(
     chart_repo.archives["shop-0.1.0"] = app_chart(tmp_path, chart_repo.url, "~0.1.0")
     chart_repo.set_index(index_document(chart_repo.archives), etag='"with-shop"')
     server = await make_mcp(*FULL)
-    progress: list[tuple[float, float | None, str | None]] = []
-
-    async def on_progress(done: float, total: float | None, message: str | None) -> None:
-        progress.append((done, total, message))
+    progress = ProgressLog()
 
     async with server.session(transport, key=KEY) as s:
         added = await s.call_tool("addRepository", {"name": "r", "url": chart_repo.url})
@@ -186,9 +182,7 @@ async def test_repository_and_chart_tools_answer_as_rest_does(
         assert [c["name"] for c in charts] == ["r/demo", "r/other", "r/shop"]
         versions = await s.call_tool("listChartVersions", {"name": "r", "chart": "demo"})
         assert json_of(versions) == await rest(server, "GET", "/repos/r/charts/demo/versions")
-        updated = await s.call_tool(
-            "updateRepository", {"name": "r"}, progress_callback=on_progress
-        )
+        updated = await s.call_tool("updateRepository", {"name": "r"}, progress_callback=progress)
         assert json_of(updated)["name"] == "r"
         args = {
             "chartRef": "r/demo",
@@ -213,9 +207,9 @@ async def test_repository_and_chart_tools_answer_as_rest_does(
         assert lock["dependencies"][0]["name"] == "demo"
         removed = await s.call_tool("removeRepository", {"name": "r"})
         assert (removed.content, removed.meta, removed.is_error) == ([], {"httpStatus": 204}, False)
-    assert progress[0][:2] == (0, None)
-    assert "started" in str(progress[0][2])
-    assert progress[-1][0] == progress[-1][1]  # done: progress reaches the total
+    assert progress.reports[0][:2] == (0, None)
+    assert "started" in str(progress.reports[0][2])
+    assert progress.reports[-1][0] == progress.reports[-1][1]  # done: progress reaches the total
 
 
 async def test_failures_are_tool_errors_with_the_rest_problem(
@@ -305,7 +299,7 @@ async def test_odd_requests_get_the_sdks_answers_on_a_connection_that_stays_usab
     )
     mcp_json = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
     too_large = b"larger than the limit of 5464 bytes"
-    expected = [
+    expected: list[tuple[str, str, dict[str, Any], int, bytes]] = [
         ("HEAD", "/mcp", {}, 405, b""),  # headers only: the next response must not read a body
         ("GET", "/mcp", {}, 400, b"Missing session ID"),
         ("PUT", "/mcp", {}, 405, b"Method Not Allowed"),

@@ -15,26 +15,35 @@ from typing import Any
 import pytest
 from aiohttp import ClientSession as HttpSession
 from aiohttp import web
+from pytest_aiohttp import AiohttpServer
 
 from chartsvc.app import create_app
 from chartsvc.clusters import ClusterTarget
 from common.kubesim import Simulator
-from tests.chartsvc.conftest import FULL, LOOPBACK, ChartRepo, MakeSettings, index_document
+from tests.chartsvc.conftest import (
+    FULL,
+    LOOPBACK,
+    RELEASE_WRITES,
+    ChartRepo,
+    MakeSettings,
+    index_document,
+)
 from tests.chartsvc.fixtures_cluster import build_chart, namespace, sim
 from tests.chartsvc.mcp_support import (
     KEY,
     TRANSPORTS,
     MakeMcp,
     McpServer,
+    ProgressLog,
     b64,
     json_of,
-    mcp_factory,
+    make_mcp,
     problem_of,
     text_of,
 )
 from tests.chartsvc.test_mcp_stdio import ALLOWED, stdio_session
 
-__all__ = ["namespace", "sim"]
+__all__ = ["make_mcp", "namespace", "sim"]
 
 RELEASE_READS = {
     "listReleases",
@@ -47,20 +56,6 @@ RELEASE_READS = {
     "getReleaseResources",
     "previewReleaseUpgrade",
 }
-RELEASE_WRITES = {
-    "installRelease",
-    "installReleaseUpload",
-    "upgradeRelease",
-    "upgradeReleaseUpload",
-    "uninstallRelease",
-    "rollbackRelease",
-    "testRelease",
-}
-
-
-@pytest.fixture
-def make_mcp(aiohttp_server: Any, make_settings: MakeSettings) -> MakeMcp:
-    return mcp_factory(aiohttp_server, make_settings)
 
 
 @pytest.fixture
@@ -86,10 +81,7 @@ async def rest_get(server: McpServer, path: str) -> Any:
 
 
 async def test_the_release_lifecycle_through_mcp(cluster_mcp: McpServer, namespace: str) -> None:
-    progress: list[tuple[float, float | None, str | None]] = []
-
-    async def on_progress(done: float, total: float | None, message: str | None) -> None:
-        progress.append((done, total, message))
+    progress = ProgressLog()
 
     where = {"name": "web", "namespace": namespace}
     q = f"?namespace={namespace}"
@@ -102,25 +94,23 @@ async def test_the_release_lifecycle_through_mcp(cluster_mcp: McpServer, namespa
             "namespace": namespace,
             "values": {"greeting": "hi"},
         }
-        installed = await s.call_tool("installRelease", install, progress_callback=on_progress)
+        installed = await s.call_tool("installRelease", install, progress_callback=progress)
         assert installed.meta == {"httpStatus": 201}
         body = json_of(installed)
         assert (body["version"], body["info"]["status"]) == (1, "deployed")
-        assert progress[0][2] == "Install a chart: started"
-        assert progress[-1][0] == progress[-1][1]
-        assert progress[-1][2] == "Install a chart: done"
+        assert progress.reports[0][2] == "Install a chart: started"
+        assert progress.reports[-1][0] == progress.reports[-1][1]
+        assert progress.reports[-1][2] == "Install a chart: done"
 
         status = json_of(await s.call_tool("getReleaseStatus", where))
         assert status == await rest_get(cluster_mcp, f"/releases/web{q}")
         assert status["config"] == {"greeting": "hi"}
 
-        progress.clear()
+        progress.reports.clear()
         upgrade = {**where, "chartRef": "r/probe", "values": {"greeting": "hello again"}}
-        upgraded = json_of(
-            await s.call_tool("upgradeRelease", upgrade, progress_callback=on_progress)
-        )
+        upgraded = json_of(await s.call_tool("upgradeRelease", upgrade, progress_callback=progress))
         assert (upgraded["version"], upgraded["info"]["description"]) == (2, "Upgrade complete")
-        assert progress[-1][2] == "Upgrade a release: done"
+        assert progress.reports[-1][2] == "Upgrade a release: done"
         assert json_of(await s.call_tool("getReleaseValues", where)) == {"greeting": "hello again"}
         manifest = text_of(await s.call_tool("getReleaseManifest", where))
         assert manifest == await rest_get(cluster_mcp, f"/releases/web/manifest{q}")
@@ -129,7 +119,7 @@ async def test_the_release_lifecycle_through_mcp(cluster_mcp: McpServer, namespa
         assert notes == f"Greeting is hello again in {namespace}.\n"
 
         test = {**where, "timeoutSeconds": 30}
-        tested = json_of(await s.call_tool("testRelease", test, progress_callback=on_progress))
+        tested = json_of(await s.call_tool("testRelease", test, progress_callback=progress))
         assert [(r["name"], r["phase"]) for r in tested] == [("web-check", "Succeeded")]
 
         rolled = json_of(await s.call_tool("rollbackRelease", {**where, "revision": 1}))
@@ -154,21 +144,18 @@ async def test_install_and_upgrade_from_uploaded_archives(
     first = build_chart(tmp_path, "upl", values={"greeting": "one"})
     second = build_chart(tmp_path, "upl", version="0.2.0", values={"greeting": "two"})
     where = {"name": "upl", "namespace": namespace}
-    progress: list[str | None] = []
-
-    async def on_progress(done: float, total: float | None, message: str | None) -> None:
-        progress.append(message)
+    progress = ProgressLog()
 
     async with cluster_mcp.session(key=KEY) as s:
         request = {"releaseName": "upl", "namespace": namespace}
         installed = await s.call_tool(
             "installReleaseUpload",
             {"chart": b64(first), "request": request},
-            progress_callback=on_progress,
+            progress_callback=progress,
         )
         assert installed.meta == {"httpStatus": 201}
         assert json_of(installed)["chart"]["metadata"]["version"] == "0.1.0"
-        assert progress[-1] == "Install an uploaded chart archive: done"
+        assert progress.reports[-1][2] == "Install an uploaded chart archive: done"
         upgrade = {**where, "chart": b64(second), "request": {"values": {"extra": "yes"}}}
         upgraded = json_of(await s.call_tool("upgradeReleaseUpload", upgrade))
         assert (upgraded["version"], upgraded["chart"]["metadata"]["version"]) == (2, "0.2.0")
@@ -233,7 +220,7 @@ async def test_without_the_key_only_release_reads_are_tools(
 
 
 async def test_a_hosts_resolver_picks_the_cluster_from_the_calls_http_request(
-    aiohttp_server: Any, make_settings: MakeSettings, sim: Simulator, namespace: str
+    aiohttp_server: AiohttpServer, make_settings: MakeSettings, sim: Simulator, namespace: str
 ) -> None:
     """Mounted in a host app (as ``/svc``): the legacy SSE message endpoint keeps the prefix."""
     target = ClusterTarget.from_file(sim.kubeconfig_path)

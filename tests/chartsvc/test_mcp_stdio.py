@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from pytest_aiohttp import AiohttpServer
 
 from tests.chartsvc.conftest import FULL, KEY, ChartRepo, MakeClient
 from tests.chartsvc.mcp_support import (
@@ -90,7 +91,7 @@ async def test_stdio_needs_no_key_for_the_writes_the_settings_enable(
 
 
 async def test_the_chart_tools_over_stdio(
-    tmp_path: Path, chart_repo: ChartRepo, aiohttp_server: Any
+    tmp_path: Path, chart_repo: ChartRepo, aiohttp_server: AiohttpServer
 ) -> None:
     hub = await start_hub(aiohttp_server)
     async with stdio_session(tmp_path, *FULL, hub_setting(hub), module=ALLOWED) as session:

@@ -174,7 +174,7 @@ async def test_progress_starts_ticks_and_ends_at_its_total() -> None:
         return "done"
 
     assert await with_progress(work(), report, what="Install a chart", interval=0.01) == "done"
-    assert seen[0] == (0, None, "Install a chart: started")
+    assert seen[0] == (0.0, None, "Install a chart: started")
     assert len(seen) >= 3  # at least one tick while it ran
     assert [p for p, _, _ in seen] == sorted({p for p, _, _ in seen})  # strictly increasing
     assert seen[-1][0] == seen[-1][1]

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from tests.chartsvc.conftest import KEY, ChartRepo
 from tests.scrape import scrape, value
+from tests.typing_support import Client
 
 
-async def test_repository_refreshes_by_outcome(repo_client: Any, chart_repo: ChartRepo) -> None:
+async def test_repository_refreshes_by_outcome(repo_client: Client, chart_repo: ChartRepo) -> None:
     await repo_client.post("/api/v1/repos/r/update", headers=KEY)  # 304: not modified
     chart_repo.etag = '"changed"'
     await repo_client.post("/api/v1/repos/r/update", headers=KEY)
@@ -24,7 +23,7 @@ async def test_repository_refreshes_by_outcome(repo_client: Any, chart_repo: Cha
     assert value(samples, "chartsvc_repository_index_memory_bytes") > 0
 
 
-async def test_helm_operations_are_timed_by_outcome(repo_client: Any) -> None:
+async def test_helm_operations_are_timed_by_outcome(repo_client: Client) -> None:
     ok = {"chartRef": "r/demo", "releaseName": "web"}
     assert (await repo_client.post("/api/v1/charts/template", json=ok)).status == 200
     bad = {**ok, "values": {"service": {"port": "not-a-number"}}}

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import mcp.types as types
 import pytest
+from aiohttp.test_utils import TestServer
 
 from tests.chartsvc.conftest import ChartRepo, MakeClient
 from tests.chartsvc.mcp_support import McpServer
@@ -53,6 +54,7 @@ async def test_no_secret_in_the_chartsvc_logs_or_answers(
     )
     assert resp.status >= 400
 
+    assert isinstance(client.server, TestServer)
     server = McpServer(client.server)
     async with server.session(key=key) as session:
         tools = await session.list_tools()

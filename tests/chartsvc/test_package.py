@@ -13,9 +13,12 @@ import mcp.types as types
 import pytest
 import yaml
 
-from tests.chartsvc.conftest import FULL, MakeSettings
+from tests.chartsvc.conftest import FULL
 from tests.chartsvc.fixtures_cluster import upload_form
-from tests.chartsvc.mcp_support import KEY, MakeMcp, mcp_factory
+from tests.chartsvc.mcp_support import KEY, MakeMcp, make_mcp
+from tests.typing_support import Client
+
+__all__ = ["make_mcp"]
 
 API = "/api/v1"
 FILES = {
@@ -38,7 +41,7 @@ def members(archive: bytes) -> set[str]:
         return set(tar.getnames())
 
 
-async def test_package_files_with_a_new_version(client: Any) -> None:
+async def test_package_files_with_a_new_version(client: Client) -> None:
     body = {"files": FILES, "version": "1.2.3", "appVersion": "2.0"}
     resp = await client.post(f"{API}/charts/package", json=body)
     assert resp.status == 200, await resp.text()
@@ -59,14 +62,14 @@ async def test_package_files_with_a_new_version(client: Any) -> None:
     ],
 )
 async def test_files_outside_the_chart_or_no_chart_are_refused(
-    client: Any, files: dict[str, str], field: str
+    client: Client, files: dict[str, str], field: str
 ) -> None:
     resp = await client.post(f"{API}/charts/package", json={"files": files})
     assert resp.status == 400, await resp.text()
     assert [e["field"] for e in (await resp.json())["errors"]] == [field]
 
 
-async def test_package_an_uploaded_directory_honours_helmignore(client: Any) -> None:
+async def test_package_an_uploaded_directory_honours_helmignore(client: Client) -> None:
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
         for path, text in {**FILES, ".helmignore": "*.bak\n", "notes.bak": "old"}.items():
@@ -83,11 +86,6 @@ async def test_package_an_uploaded_directory_honours_helmignore(client: Any) -> 
     assert "web/notes.bak" not in members(archive)
     bad = await client.post(f"{API}/charts/package/upload", data=upload_form(b"not a tgz"))
     assert bad.status == 400, await bad.text()
-
-
-@pytest.fixture
-def make_mcp(aiohttp_server: Any, make_settings: MakeSettings) -> MakeMcp:
-    return mcp_factory(aiohttp_server, make_settings)
 
 
 async def test_the_package_tool_answers_with_the_archive(make_mcp: MakeMcp) -> None:

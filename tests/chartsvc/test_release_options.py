@@ -17,40 +17,35 @@ from common.kubesim import Simulator
 from tests.chartsvc.conftest import KEY
 from tests.chartsvc.fixtures_cluster import (
     API,
+    INVALID_SERVICE,
     build_chart,
+    install,
+    json_of,
     kube_api,
     namespace,
     releases,
     sim,
     upload_form,
 )
-from tests.chartsvc.test_releases_errors import INVALID_SERVICE
+from tests.typing_support import Client
 
 __all__ = ["namespace", "releases", "sim"]
-
-Client = Any
-
-
-async def json_of(resp: Any, status: int = 200) -> Any:
-    assert resp.status == status, await resp.text()
-    return await resp.json()
 
 
 async def test_install_creates_its_namespace_waits_and_keeps_description_and_labels(
     releases: Client, sim: Simulator
 ) -> None:
     fresh = f"new-{uuid.uuid4().hex[:6]}"
-    body = {"chartRef": "r/demo", "version": "0.1.0", "releaseName": "web", "namespace": fresh}
-    missing = await releases.post(f"{API}/releases", json=body, headers=KEY)
+    missing = await install(releases, fresh)
     assert missing.status == 404, await missing.text()
-    body |= {
+    options: dict[str, Any] = {
         "createNamespace": True,
         "wait": "watcher",
         "timeout": "2m",
         "description": "first rollout",
         "labels": {"team": "payments"},
     }
-    installed = await json_of(await releases.post(f"{API}/releases", json=body, headers=KEY), 201)
+    installed = await json_of(await install(releases, fresh, **options), 201)
     assert installed["info"]["status"] == "deployed"
     assert installed["info"]["description"] == "first rollout"
     async with kube_api(sim) as api:
@@ -177,4 +172,4 @@ def test_timeouts_read_as_the_helm_cli_reads_them() -> None:
     ]
     for bad in ("", "5", "m", 0, 86401, "25h"):
         with pytest.raises(ValidationFailed):
-            parse_timeout(bad)  # type: ignore[arg-type]
+            parse_timeout(bad)

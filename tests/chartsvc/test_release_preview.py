@@ -3,21 +3,13 @@ and a unified diff per object, nothing stored; and the diff functions on their o
 
 from __future__ import annotations
 
-from typing import Any
-
 from chartsvc.helm import WriteOptions
 from chartsvc.releases.preview import diff_manifests, next_values
 from tests.chartsvc.conftest import KEY
-from tests.chartsvc.fixtures_cluster import API, namespace, releases, sim
+from tests.chartsvc.fixtures_cluster import API, json_of, namespace, releases, sim
+from tests.typing_support import Client
 
 __all__ = ["namespace", "releases", "sim"]
-
-Client = Any
-
-
-async def json_of(resp: Any, status: int = 200) -> Any:
-    assert resp.status == status, await resp.text()
-    return await resp.json()
 
 
 async def test_preview_shows_values_and_manifest_changes_and_stores_nothing(

@@ -24,32 +24,27 @@ from common.kubesim import Simulator
 from tests.chartsvc.conftest import KEY
 from tests.chartsvc.fixtures_cluster import (
     API,
+    INVALID_SERVICE,
     build_chart,
     helm_config,
+    install,
+    json_of,
     kube_api,
     namespace,
     releases,
     sim,
     upload_form,
 )
+from tests.typing_support import Client
 
 __all__ = ["helm_config", "namespace", "releases", "sim"]
-
-Client = Any
-
-
-async def json_of(resp: Any, status: int = 200) -> Any:
-    assert resp.status == status, await resp.text()
-    return await resp.json()
 
 
 async def test_install_from_repository_then_the_whole_lifecycle(
     releases: Client, namespace: str, sim: Simulator
 ) -> None:
     ns = f"?namespace={namespace}"
-    body = {"chartRef": "r/demo", "version": "0.1.0", "releaseName": "web", "namespace": namespace}
-    body["values"] = {"replicaCount": 2}
-    installed = await json_of(await releases.post(f"{API}/releases", json=body, headers=KEY), 201)
+    installed = await json_of(await install(releases, namespace, values={"replicaCount": 2}), 201)
     assert installed["version"] == 1
     assert installed["info"]["status"] == "deployed"
     assert installed["info"]["description"] == "Install complete"
@@ -197,7 +192,7 @@ async def test_helm_sees_what_the_service_installed(
     sim: Simulator,
     chart_archives: dict[str, Path],
 ) -> None:
-    body = {"chartRef": "r/demo", "releaseName": "svc", "namespace": namespace}
+    body: dict[str, Any] = {"chartRef": "r/demo", "releaseName": "svc", "namespace": namespace}
     body["values"] = {"service": {"port": 8080}}
     await json_of(await releases.post(f"{API}/releases", json=body, headers=KEY), 201)
     listed = await asyncio.to_thread(helm_config.list)
@@ -277,7 +272,7 @@ async def test_list_matches_helm_list(
     for name in ("b-second", "a-first"):
         await asyncio.to_thread(helm_config.install, str(good), name)
     bad = tmp_path / "bad.tgz"
-    bad.write_bytes(build_chart(tmp_path, name="bad", templates={"svc.yaml": BAD_SERVICE}))
+    bad.write_bytes(build_chart(tmp_path, name="bad", templates={"svc.yaml": INVALID_SERVICE}))
     with contextlib.suppress(helm.HelmError):  # recorded as failed
         await asyncio.to_thread(helm_config.install, str(bad), "c-failed")
     await asyncio.to_thread(helm_config.uninstall, "b-second", keep_history=True)
@@ -289,16 +284,6 @@ async def test_list_matches_helm_list(
         ("b-second", "uninstalled"),
         ("c-failed", "failed"),
     ]
-
-
-BAD_SERVICE = """apiVersion: v1
-kind: Service
-metadata:
-  name: {{ .Release.Name }}
-spec:
-  ports:
-    - port: 99999
-"""
 
 
 async def test_test_hooks_report_phase_and_logs(
@@ -331,7 +316,7 @@ async def test_test_hooks_report_phase_and_logs(
 async def test_test_hooks_that_outlast_the_timeout(
     releases: Client, namespace: str, tmp_path: Path
 ) -> None:
-    request = {"releaseName": "slow", "namespace": namespace}
+    request: dict[str, Any] = {"releaseName": "slow", "namespace": namespace}
     request["values"] = {"testScript": "echo started; sleep 600"}
     archive = build_chart(tmp_path)
     resp = await releases.post(

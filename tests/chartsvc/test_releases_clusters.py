@@ -6,12 +6,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
 from aiohttp import web
 from aiohttp.typedefs import Handler
+from pytest_aiohttp import AiohttpClient
 
 from chartsvc.app import create_app
 from chartsvc.clusters import ClusterTarget, default_target
@@ -20,8 +20,9 @@ from common import kube
 from common.config import ConfigError
 from common.kubesim import Simulator
 from common.openapi import VALIDATE_RESPONSES
-from tests.chartsvc.conftest import FULL, KEY, LOOPBACK, MakeClient, MakeSettings
+from tests.chartsvc.conftest import FULL, KEY, LOOPBACK, RELEASE_WRITES, MakeClient, MakeSettings
 from tests.chartsvc.fixtures_cluster import API, build_chart, create_namespace, upload_form
+from tests.conftest import ApiClient
 from tests.guards import assert_problem
 
 CLUSTER_HEADER = "X-Tenant-Cluster"
@@ -56,7 +57,10 @@ def tenant_host(chartsvc: web.Application) -> web.Application:
 
 
 async def test_resolver_routes_each_request_to_its_cluster(
-    aiohttp_client: Any, make_settings: MakeSettings, two_sims: list[Simulator], tmp_path: Path
+    aiohttp_client: AiohttpClient,
+    make_settings: MakeSettings,
+    two_sims: list[Simulator],
+    tmp_path: Path,
 ) -> None:
     targets = {sim.context: ClusterTarget.from_file(sim.kubeconfig_path) for sim in two_sims}
     consulted: list[str | None] = []
@@ -93,7 +97,7 @@ async def test_resolver_routes_each_request_to_its_cluster(
 
 
 async def test_async_resolver_is_awaited(
-    make_settings: MakeSettings, api_client: Any, two_sims: list[Simulator]
+    make_settings: MakeSettings, api_client: ApiClient, two_sims: list[Simulator]
 ) -> None:
     west = ClusterTarget.from_file(two_sims[1].kubeconfig_path)
 
@@ -130,15 +134,7 @@ async def test_with_a_cluster_the_spec_documents_the_release_operations(
     }
     assert len(ops) == 15 + 1  # the contract's fifteen and the upgrade preview
     mutating = {k for k, op in ops.items() if op["x-mutating"]}
-    assert mutating == {
-        "installRelease",
-        "installReleaseUpload",
-        "upgradeRelease",
-        "upgradeReleaseUpload",
-        "uninstallRelease",
-        "rollbackRelease",
-        "testRelease",
-    }
+    assert mutating == RELEASE_WRITES
     for op_id, op in ops.items():
         assert op["summary"], op_id
         assert {"400", "404", "500"} <= set(op["responses"]), op_id
@@ -187,7 +183,7 @@ def test_default_cluster_is_found_as_kubectl_finds_it(
 
 
 async def test_kubeconfig_from_the_environment_turns_the_group_on(
-    api_client: Any, make_settings: MakeSettings, two_sims: list[Simulator], tmp_path: Path
+    api_client: ApiClient, make_settings: MakeSettings, two_sims: list[Simulator], tmp_path: Path
 ) -> None:
     path = write_kubeconfig(tmp_path / "kubeconfig", two_sims[0], context="env-ctx")
     app = create_app(make_settings(), environ={"KUBECONFIG": str(path)})

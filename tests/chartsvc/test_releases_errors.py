@@ -5,17 +5,18 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
 
 import yaml
-from kubernetes_asyncio.client import CoreV1Api
+from kubernetes_asyncio.client import CoreV1Api, V1ConfigMap, V1ObjectMeta
 
 from common.kubesim import Simulator
 from tests.chartsvc.conftest import FULL, KEY, MakeClient
 from tests.chartsvc.fixtures_cluster import (
     API,
+    INVALID_SERVICE,
     build_chart,
     create_namespace,
+    install,
     kube_api,
     namespace,
     releases,
@@ -23,23 +24,9 @@ from tests.chartsvc.fixtures_cluster import (
     upload_form,
 )
 from tests.guards import assert_problem
+from tests.typing_support import Client
 
 __all__ = ["namespace", "releases", "sim"]
-
-Client = Any
-INVALID_SERVICE = """apiVersion: v1
-kind: Service
-metadata:
-  name: {{ .Release.Name }}
-spec:
-  ports:
-    - port: 99999
-"""
-
-
-async def install(client: Client, namespace: str, name: str = "web", **extra: Any) -> Any:
-    body = {"chartRef": "r/demo", "version": "0.1.0", "releaseName": name, "namespace": namespace}
-    return await client.post(f"{API}/releases", json=body | extra, headers=KEY)
 
 
 async def test_unknown_release_is_404_everywhere(releases: Client, namespace: str) -> None:
@@ -137,9 +124,8 @@ async def test_cluster_refusals_keep_their_status(
     await create_namespace(sim, closing)
     async with kube_api(sim) as api:
         core = CoreV1Api(api)
-        await core.create_namespaced_config_map(
-            closing, {"metadata": {"name": "held", "finalizers": ["example.com/hold"]}}
-        )
+        held = V1ObjectMeta(name="held", finalizers=["example.com/hold"])
+        await core.create_namespaced_config_map(closing, V1ConfigMap(metadata=held))
         await core.delete_namespace(closing)
     body = await assert_problem(await install(releases, closing), 403, code="cluster-forbidden")
     assert "being terminated" in body["detail"]

@@ -8,6 +8,7 @@ import base64
 import gzip
 import json
 import time
+from pathlib import Path
 from typing import Any
 
 import helm_python as helm
@@ -229,7 +230,9 @@ def test_stored_records_decode_like_helm() -> None:
     assert decode_record(encoded.decode()) == record
     plain = base64.b64encode(base64.b64encode(json.dumps(record).encode())).decode()
     assert decode_record(plain) == record
-    secret = {"metadata": {"labels": {"name": "web", "version": "2", "status": "deployed"}}}
+    secret: dict[str, Any] = {
+        "metadata": {"labels": {"name": "web", "version": "2", "status": "deployed"}}
+    }
     secret["data"] = {"release": plain}
     stored = StoredRevision.from_secret(secret)
     assert stored is not None
@@ -266,7 +269,7 @@ async def test_locks_serialise_one_key_and_not_others() -> None:
     assert locks._locks == {}  # nothing left behind
 
 
-def test_config_pool_reuses_and_evicts(tmp_path: Any) -> None:
+def test_config_pool_reuses_and_evicts(tmp_path: Path) -> None:
     target = ClusterTarget(name="t", kubeconfig="apiVersion: v1\nkind: Config\n", context=None)
     pool = ConfigPool(max_configs=2)
     with pool.use(target, "a") as first, pool.use(target, "a") as again:

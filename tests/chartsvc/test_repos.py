@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
+import aiohttp
 import pytest
 import yaml
 
@@ -23,7 +23,7 @@ from tests.chartsvc.conftest import LOOPBACK, ChartRepo, index_document
 
 def make_service(
     tmp_path: Path,
-    session: Any,
+    session: aiohttp.ClientSession,
     policy: AddressPolicy,
     *,
     index_memory: int = 64 * 1024 * 1024,

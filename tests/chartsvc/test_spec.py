@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from chartsvc.app import SPEC_PATH, load_operations
 from common.openapi import load_document
-from tests.chartsvc.conftest import MakeClient
+from tests.chartsvc.conftest import MakeClient, MakeSettings
+from tests.conftest import ApiClient
 
 METHODS = ("get", "post", "put", "delete", "patch")
 
@@ -52,7 +54,7 @@ async def test_every_operation_documents_summary_and_shared_errors(make_client: 
 
 async def test_routes_match_the_spec_both_ways(make_client: MakeClient) -> None:
     client = await make_client()
-    app = client.server.app
+    app = client.app
     named = {
         route.name: (route.method, route.resource.canonical.removeprefix("/api/v1"))
         for route in app.router.routes()
@@ -70,7 +72,7 @@ async def test_base_path_is_configurable(make_client: MakeClient) -> None:
     assert document["servers"] == [{"url": "/helm"}]
 
 
-async def test_readiness_reports_repositories(make_client: MakeClient, tmp_path: Any) -> None:
+async def test_readiness_reports_repositories(make_client: MakeClient, tmp_path: Path) -> None:
     client = await make_client()
     body = await (await client.get("/actuator/health/readiness")).json()
     assert body["components"]["repositories"] == {"status": "UP", "details": {"configured": 0}}
@@ -80,7 +82,9 @@ async def test_readiness_reports_repositories(make_client: MakeClient, tmp_path:
     assert resp.status == 503
 
 
-async def test_a_host_may_replace_the_document_info(api_client: Any, make_settings: Any) -> None:
+async def test_a_host_may_replace_the_document_info(
+    api_client: ApiClient, make_settings: MakeSettings
+) -> None:
     from chartsvc.app import create_app
 
     app = create_app(make_settings(), api_info={"title": "Acme Helm API", "version": "7"})
@@ -92,7 +96,9 @@ async def test_a_host_may_replace_the_document_info(api_client: Any, make_settin
     assert "contact" in info
 
 
-async def test_a_host_may_replace_a_group(api_client: Any, make_settings: Any) -> None:
+async def test_a_host_may_replace_a_group(
+    api_client: ApiClient, make_settings: MakeSettings
+) -> None:
     from aiohttp import web
 
     from chartsvc.app import create_app

@@ -17,6 +17,7 @@ import yaml
 from common.kubesim import Simulator
 from tests.chartsvc.conftest import KEY
 from tests.chartsvc.fixtures_cluster import namespace, releases, sim, upload_form
+from tests.typing_support import Client
 
 __all__ = ["namespace", "releases", "sim"]
 
@@ -39,7 +40,7 @@ async def kubectl(sim: Simulator, cache: Path, *args: str) -> Any:
     return json.loads(done.stdout)
 
 
-async def test_template_with_a_service_monitor(releases: Any, archive: bytes) -> None:
+async def test_template_with_a_service_monitor(releases: Client, archive: bytes) -> None:
     request = {"releaseName": "w", "values": {"serviceMonitor": {"enabled": True}}}
     resp = await releases.post(f"{API}/charts/template/upload", data=upload_form(archive, request))
     assert resp.status == 200, await resp.text()
@@ -59,7 +60,7 @@ async def test_template_with_a_service_monitor(releases: Any, archive: bytes) ->
 
 
 async def test_install_into_the_cluster(
-    releases: Any, archive: bytes, namespace: str, sim: Simulator, tmp_path: Path
+    releases: Client, archive: bytes, namespace: str, sim: Simulator, tmp_path: Path
 ) -> None:
     values = {"secrets": {"chartsvcApiKey": "k-123"}, "image": {"tag": "1.2.3"}}
     request = {"releaseName": "wharf", "namespace": namespace, "values": values}

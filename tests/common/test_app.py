@@ -3,50 +3,53 @@
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import Any
 
 import pytest
 from aiohttp import FormData, web
+from pytest_aiohttp import AiohttpClient
 
 from common.app import build_app
 from common.openapi import Spec
 from tests.common.sample import DOCUMENT, make_app
 from tests.conftest import ApiClient
 from tests.guards import assert_problem
+from tests.typing_support import Client
 
 
 @pytest.fixture
-async def client(api_client: ApiClient) -> Any:
+async def client(api_client: ApiClient) -> Client:
     return await api_client(make_app())
 
 
-async def test_valid_json_body_reaches_the_handler(client: Any) -> None:
+async def test_valid_json_body_reaches_the_handler(client: Client) -> None:
     resp = await client.post("/api/v1/things", json={"chartRef": "repo/nginx", "replicas": 2})
     assert resp.status == 201
     assert await resp.json() == {"chartRef": "repo/nginx", "replicas": 2}
 
 
-async def test_missing_required_field_is_named(client: Any) -> None:
+async def test_missing_required_field_is_named(client: Client) -> None:
     resp = await client.post("/api/v1/things", json={"replicas": 1})
     body = await assert_problem(resp, 400, code="invalid-request")
     assert "chartRef" in body["detail"]
     assert body["errors"] == [{"in": "body", "field": "chartRef", "message": "is required"}]
 
 
-async def test_every_bad_field_is_listed(client: Any) -> None:
+async def test_every_bad_field_is_listed(client: Client) -> None:
     resp = await client.post("/api/v1/things", json={"replicas": -1, "values": "x"})
     body = await assert_problem(resp, 400)
     assert {e["field"] for e in body["errors"]} == {"chartRef", "replicas", "values"}
 
 
-async def test_rejected_values_are_not_echoed(client: Any) -> None:
+async def test_rejected_values_are_not_echoed(client: Client) -> None:
     resp = await client.post("/api/v1/things", json={"chartRef": "s3cr3t-value-xyz" * 0 or 5})
     text = await resp.text()
     assert resp.status == 400
     assert "must be of type string" in text
 
 
-async def test_invalid_json_and_wrong_content_type(client: Any) -> None:
+async def test_invalid_json_and_wrong_content_type(client: Client) -> None:
     resp = await client.post(
         "/api/v1/things", data=b"{not json", headers={"Content-Type": "application/json"}
     )
@@ -62,7 +65,7 @@ async def test_invalid_json_and_wrong_content_type(client: Any) -> None:
     assert body["errors"][0]["field"] == "body"
 
 
-async def test_query_coercion_and_defaults(client: Any) -> None:
+async def test_query_coercion_and_defaults(client: Client) -> None:
     resp = await client.get("/api/v1/things")
     assert await resp.json() == {"namespace": "default", "limit": 20, "all": False}
     resp = await client.get(
@@ -71,7 +74,7 @@ async def test_query_coercion_and_defaults(client: Any) -> None:
     assert await resp.json() == {"namespace": "x", "limit": 7, "all": True}
 
 
-async def test_bad_query_values(client: Any) -> None:
+async def test_bad_query_values(client: Client) -> None:
     resp = await client.get("/api/v1/things", params={"limit": "seven", "all": "maybe"})
     body = await assert_problem(resp, 400)
     assert {(e["field"], e["message"]) for e in body["errors"]} == {
@@ -86,19 +89,19 @@ async def test_bad_query_values(client: Any) -> None:
     assert body["errors"][0]["message"] == f"must be between {-(2**63)} and {2**63 - 1}"
 
 
-async def test_path_parameter_pattern(client: Any) -> None:
+async def test_path_parameter_pattern(client: Client) -> None:
     resp = await client.get("/api/v1/things/UPPER")
     body = await assert_problem(resp, 400)
     assert body["errors"][0]["field"] == "name"
 
 
-async def test_domain_errors_keep_their_status_and_code(client: Any) -> None:
+async def test_domain_errors_keep_their_status_and_code(client: Client) -> None:
     resp = await client.get("/api/v1/things/taken")
     body = await assert_problem(resp, 409, code="thing-conflict")
     assert body["detail"] == "thing taken exists"
 
 
-async def test_aiohttp_404_and_405_are_problems(client: Any) -> None:
+async def test_aiohttp_404_and_405_are_problems(client: Client) -> None:
     await assert_problem(await client.get("/api/v1/nothing-here"), 404, code="not-found")
     resp = await client.delete("/api/v1/things")
     body = await assert_problem(resp, 405, code="method-not-allowed")
@@ -107,7 +110,7 @@ async def test_aiohttp_404_and_405_are_problems(client: Any) -> None:
 
 
 async def test_unknown_exception_is_500_with_request_id_and_logged(
-    client: Any, caplog: pytest.LogCaptureFixture
+    client: Client, caplog: pytest.LogCaptureFixture
 ) -> None:
     with caplog.at_level(logging.ERROR):
         resp = await client.get("/api/v1/boom", headers={"X-Request-Id": "req-42"})
@@ -117,14 +120,14 @@ async def test_unknown_exception_is_500_with_request_id_and_logged(
     assert any("secret-internal-detail" in (r.exc_text or "") or r.exc_info for r in caplog.records)
 
 
-async def test_request_id_is_generated_or_kept(client: Any) -> None:
+async def test_request_id_is_generated_or_kept(client: Client) -> None:
     resp = await client.get("/api/v1/things")
     assert len(resp.headers["X-Request-Id"]) == 32
     resp = await client.get("/api/v1/things", headers={"X-Request-Id": "bad id\twith spaces"})
     assert resp.headers["X-Request-Id"] != "bad id\twith spaces"
 
 
-async def test_multipart_required_parts_and_caps(client: Any) -> None:
+async def test_multipart_required_parts_and_caps(client: Client) -> None:
     form = FormData()
     form.add_field("request", '{"a": 1}', content_type="application/json")
     form.add_field("archive", b"x" * 100, filename="c.tgz", content_type="application/gzip")
@@ -147,7 +150,7 @@ async def test_multipart_required_parts_and_caps(client: Any) -> None:
     await assert_problem(await client.post("/api/v1/uploads", data=form), 413)
 
 
-async def test_api_docs_json_yaml_and_ui(aiohttp_client: Any) -> None:
+async def test_api_docs_json_yaml_and_ui(aiohttp_client: AiohttpClient) -> None:
     client = await aiohttp_client(make_app(base_path="/custom/v2", ui_path="/docs"))
     doc = await (await client.get("/v3/api-docs")).json()
     assert doc["servers"] == [{"url": "/custom/v2"}]
@@ -170,7 +173,7 @@ async def test_api_docs_json_yaml_and_ui(aiohttp_client: Any) -> None:
     assert (await client.get("/custom/v2/things")).status == 200
 
 
-async def test_health_endpoints(aiohttp_client: Any) -> None:
+async def test_health_endpoints(aiohttp_client: AiohttpClient) -> None:
     async def db_ok(app: web.Application) -> dict[str, Any]:
         return {"database": "ok"}
 
@@ -224,7 +227,7 @@ async def test_response_validation_catches_undeclared_status(api_client: ApiClie
     assert resp.status == 500  # errors raised before a response exist are not checked
 
 
-def test_spec_fragments_are_merged_and_duplicates_refused(tmp_path: Any) -> None:
+def test_spec_fragments_are_merged_and_duplicates_refused(tmp_path: Path) -> None:
     import yaml
 
     main = {k: v for k, v in DOCUMENT.items() if k != "paths"} | {
@@ -245,7 +248,7 @@ def test_spec_fragments_are_merged_and_duplicates_refused(tmp_path: Any) -> None
         Spec.load(tmp_path / "svc.yaml")
 
 
-def test_spec_fragments_can_be_left_out(tmp_path: Any) -> None:
+def test_spec_fragments_can_be_left_out(tmp_path: Path) -> None:
     import yaml
 
     main = {k: v for k, v in DOCUMENT.items() if k != "paths"} | {

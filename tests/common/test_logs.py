@@ -15,11 +15,11 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import aiohttp
 import pytest
 from aiohttp import web
+from pytest_aiohttp import AiohttpServer
 
 from common import logs
 from common.logs import AccessLogger, BadRequestFilter, JsonFormatter
@@ -52,7 +52,9 @@ async def send_raw(port: int, data: bytes) -> bytes:
     return answer
 
 
-async def test_access_line_and_its_json_form(aiohttp_server: Any, caplog: Any) -> None:
+async def test_access_line_and_its_json_form(
+    aiohttp_server: AiohttpServer, caplog: pytest.LogCaptureFixture
+) -> None:
     app = web.Application()
     app.router.add_get("/hello", hello)
     server = await aiohttp_server(app, access_log_class=AccessLogger)
@@ -81,18 +83,20 @@ async def test_access_line_and_its_json_form(aiohttp_server: Any, caplog: Any) -
 
 
 async def test_malformed_requests_are_one_line_each_and_rate_limited(
-    aiohttp_server: Any, caplog: Any, bad_request_filter: BadRequestFilter
+    aiohttp_server: AiohttpServer,
+    caplog: pytest.LogCaptureFixture,
+    bad_request_filter: BadRequestFilter,
 ) -> None:
     server = await aiohttp_server(web.Application())
+    port = server.port
+    assert port is not None
     with caplog.at_level(logging.DEBUG, logger="aiohttp.server"):
         for _ in range(4):
             assert (
-                (await send_raw(server.port, NUL_REQUEST))
-                .split(b"\r\n")[0]
-                .endswith(b" 400 Bad Request")
+                (await send_raw(port, NUL_REQUEST)).split(b"\r\n")[0].endswith(b" 400 Bad Request")
             )
         bad_request_filter.window_s = 0  # the next one opens a new window
-        await send_raw(server.port, NUL_REQUEST)
+        await send_raw(port, NUL_REQUEST)
     records = [r for r in caplog.records if r.name == "aiohttp.server"]
     assert len(records) == 3
     for record in records:

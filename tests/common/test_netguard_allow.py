@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
+from pytest_aiohttp import AiohttpServer
 
 from common.netguard import (
     AddressPolicy,
@@ -124,7 +125,9 @@ async def test_a_host_entry_admits_that_name_at_connect_time_and_no_other() -> N
         await resolver.resolve("charts.corp.example", 80)
 
 
-async def test_every_redirect_hop_is_checked_against_the_port(aiohttp_server: Any) -> None:
+async def test_every_redirect_hop_is_checked_against_the_port(
+    aiohttp_server: AiohttpServer,
+) -> None:
     other = await aiohttp_server(web.Application())
 
     async def start(request: web.Request) -> web.Response:

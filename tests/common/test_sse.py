@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 from aiohttp import ClientSession, web
+from pytest_aiohttp import AiohttpClient, AiohttpServer
 
 from common import sse
 from tests.common.serving import served
@@ -30,7 +30,7 @@ def stream_app(cleaned: asyncio.Event, subscribers: list[str]) -> web.Applicatio
     return app
 
 
-async def test_keepalive_headers_and_events(aiohttp_client: Any) -> None:
+async def test_keepalive_headers_and_events(aiohttp_client: AiohttpClient) -> None:
     cleaned = asyncio.Event()
     client = await aiohttp_client(stream_app(cleaned, []))
     resp = await client.get("/events")
@@ -46,7 +46,7 @@ async def test_keepalive_headers_and_events(aiohttp_client: Any) -> None:
     resp.close()
 
 
-async def test_departed_client_is_detected_and_cleaned_up(aiohttp_client: Any) -> None:
+async def test_departed_client_is_detected_and_cleaned_up(aiohttp_client: AiohttpClient) -> None:
     cleaned = asyncio.Event()
     client = await aiohttp_client(stream_app(cleaned, []))
     resp = await client.get("/events")
@@ -56,7 +56,7 @@ async def test_departed_client_is_detected_and_cleaned_up(aiohttp_client: Any) -
         await cleaned.wait()
 
 
-async def test_last_event_id_is_passed_to_the_stream(aiohttp_client: Any) -> None:
+async def test_last_event_id_is_passed_to_the_stream(aiohttp_client: AiohttpClient) -> None:
     seen: list[str] = []
     client = await aiohttp_client(stream_app(asyncio.Event(), seen))
     resp = await client.get("/events", headers={"Last-Event-ID": "41"})
@@ -65,7 +65,9 @@ async def test_last_event_id_is_passed_to_the_stream(aiohttp_client: Any) -> Non
     resp.close()
 
 
-async def test_shutdown_closes_open_streams(aiohttp_server: Any, aiohttp_client: Any) -> None:
+async def test_shutdown_closes_open_streams(
+    aiohttp_server: AiohttpServer, aiohttp_client: AiohttpClient
+) -> None:
     cleaned = asyncio.Event()
     app = stream_app(cleaned, [])
     client = await aiohttp_client(app)
@@ -97,7 +99,7 @@ async def test_a_departure_is_noticed_at_once_not_at_the_next_keepalive() -> Non
             await cleaned.wait()
 
 
-async def test_one_ticker_writes_every_streams_keepalives(aiohttp_client: Any) -> None:
+async def test_one_ticker_writes_every_streams_keepalives(aiohttp_client: AiohttpClient) -> None:
     app = stream_app(asyncio.Event(), [])
     client = await aiohttp_client(app)
     first, second = await client.get("/events"), await client.get("/events")

@@ -9,14 +9,15 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import AsyncIterator
-from typing import Any
 
 import pytest
 from aiohttp import FormData, web
+from pytest_aiohttp import AiohttpClient
 
 from common.app import problem_middleware
 from common.uploads import UploadLimits, read_multipart, read_parts
 from tests.guards import assert_problem
+from tests.typing_support import Client
 
 LIMITS = UploadLimits(max_part_bytes=4096, max_total_bytes=6000, max_parts=3)
 TEXT_CAP = 100  # read_parts: parts other than "file"
@@ -39,7 +40,7 @@ async def spooled(request: web.Request) -> web.Response:
 
 
 @pytest.fixture
-async def client(aiohttp_client: Any) -> Any:
+async def client(aiohttp_client: AiohttpClient) -> Client:
     app = web.Application(middlewares=[problem_middleware])
     app.router.add_post("/memory", in_memory)
     app.router.add_post("/spooled", spooled)
@@ -52,7 +53,7 @@ def part(name: str, content: bytes, *, extra: str = "") -> bytes:
 
 
 @pytest.mark.parametrize("seed", range(20))
-async def test_bodies_written_by_aiohttp_read_as_written(client: Any, seed: int) -> None:
+async def test_bodies_written_by_aiohttp_read_as_written(client: Client, seed: int) -> None:
     rng = random.Random(seed)
     form = FormData(default_to_multipart=True)
     expected: dict[str, bytes] = {}
@@ -72,7 +73,7 @@ async def test_bodies_written_by_aiohttp_read_as_written(client: Any, seed: int)
 
 
 @pytest.mark.parametrize("path", ["/memory", "/spooled"])
-async def test_malformed_bodies_are_400_naming_the_problem(client: Any, path: str) -> None:
+async def test_malformed_bodies_are_400_naming_the_problem(client: Client, path: str) -> None:
     cases = [
         (b"x", {"Content-Type": "multipart/form-data"}, "boundary missed"),
         (b"no parts at all", FORM, "Could not find starting boundary"),
@@ -88,7 +89,7 @@ async def test_malformed_bodies_are_400_naming_the_problem(client: Any, path: st
     assert problem["detail"] == "Content-Type must be multipart/form-data"
 
 
-async def test_oversize_parts_are_413_while_they_stream_in(client: Any) -> None:
+async def test_oversize_parts_are_413_while_they_stream_in(client: Client) -> None:
     # A chunked body whose end never comes: only a reader that counts as it reads can answer.
     reader, writer = await asyncio.open_connection(client.host, client.port)
     head = "POST /memory HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"

@@ -2,7 +2,8 @@
 
 ``sim`` / ``sim_b`` are two simulated clusters (contexts ``alpha`` and ``beta``) started once per
 test module on their own threads; tests keep to their own namespaces. ``kubeconfig`` holds both
-contexts, so an app made by ``console_app`` registers the clusters ``alpha`` and ``beta``.
+contexts, so an app made by ``console_app`` registers the clusters ``alpha`` and ``beta``;
+``kubectl`` is the real one on ``sim``, the oracle of the object tests.
 ``console_app(**settings)`` builds a started test client (response validation on) with the admin
 password ``support.ADMIN_PASSWORD``; ``client`` is one in open mode.
 """
@@ -11,18 +12,18 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from aiohttp.test_utils import TestClient
 
 from common.kubesim import Simulator
 from console.app import create_app
 from tests.conftest import ApiClient
 from tests.console.fakeapi import fake_api as fake_api  # a fixture for every console test
+from tests.console.resources_support import Kubectl
 from tests.console.support import make_settings, merged_kubeconfig
+from tests.typing_support import Client
 
-ConsoleApp = Callable[..., Awaitable[TestClient[Any, Any]]]
+ConsoleApp = Callable[..., Awaitable[Client]]
 
 
 @pytest.fixture(scope="module")
@@ -35,6 +36,12 @@ def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simulator]:
 def sim_b(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simulator]:
     with Simulator(tmp_path_factory.mktemp("sim-beta"), context="beta") as s:
         yield s
+
+
+@pytest.fixture(scope="module")
+def kubectl(sim: Simulator, tmp_path_factory: pytest.TempPathFactory) -> Kubectl:
+    """The real kubectl on this module's ``sim`` (the live one where a module overrides it)."""
+    return Kubectl(sim, tmp_path_factory.mktemp("kubectl"))
 
 
 @pytest.fixture
@@ -55,7 +62,7 @@ def console_app(api_client: ApiClient, kubeconfig: Path, tmp_path: Path) -> Cons
         *overrides: str,
         environ: dict[str, str] | None = None,
         data_dir: Path | None = None,
-    ) -> TestClient[Any, Any]:
+    ) -> Client:
         settings = make_settings(data_dir or tmp_path / "console", *overrides)
         env = environ if environ is not None else {"KUBECONFIG": str(kubeconfig)}
         return await api_client(create_app(settings, environ=env))
@@ -64,6 +71,6 @@ def console_app(api_client: ApiClient, kubeconfig: Path, tmp_path: Path) -> Cons
 
 
 @pytest.fixture
-async def client(console_app: ConsoleApp) -> TestClient[Any, Any]:
+async def client(console_app: ConsoleApp) -> Client:
     """The console in open mode over the clusters ``alpha`` and ``beta``."""
     return await console_app()

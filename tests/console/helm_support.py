@@ -8,23 +8,20 @@ scaffolds built by the real engine) and whose outbound policy allows loopback.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
-from aiohttp.test_utils import TestClient
 
-from common.kubesim import Simulator
 from console.app import create_app
 from console.keys import OUTBOUND_ALLOW
 from tests.chartsvc.conftest import LOOPBACK, ChartRepo
 from tests.chartsvc.conftest import chart_archives as chart_archives
 from tests.chartsvc.conftest import chart_repo as chart_repo
 from tests.conftest import ApiClient
-from tests.console.resources_support import create, kube, namespace, unique
 from tests.console.support import make_settings
+from tests.typing_support import Client
 
-__all__ = ["ChartRepo", "chart_archives", "chart_repo", "fresh_namespace", "helm_console"]
+__all__ = ["ChartRepo", "chart_archives", "chart_repo", "helm_console"]
 
 
 def write_repositories(data_dir: Path, repos: dict[str, str]) -> None:
@@ -38,16 +35,9 @@ def write_repositories(data_dir: Path, repos: dict[str, str]) -> None:
 @pytest.fixture
 async def helm_console(
     api_client: ApiClient, kubeconfig: Path, tmp_path: Path, chart_repo: ChartRepo
-) -> TestClient[Any, Any]:
+) -> Client:
     data = tmp_path / "console"
     write_repositories(data, {"r": chart_repo.url})
     app = create_app(make_settings(data), environ={"KUBECONFIG": str(kubeconfig)})
     app[OUTBOUND_ALLOW] = LOOPBACK
     return await api_client(app)
-
-
-async def fresh_namespace(sim: Simulator, prefix: str = "h") -> str:
-    name = unique(prefix)
-    async with kube(sim) as api:
-        await create(api, namespace(name))
-    return name

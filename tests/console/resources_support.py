@@ -54,7 +54,8 @@ _names = itertools.count(1)
 
 def live_alpha(factory: pytest.TempPathFactory, *, nodes: int = 1) -> Iterator[Simulator]:
     """The ``alpha`` cluster alive (nodes, scheduler, controllers, kubelet): a module that needs
-    controllers overrides the ``sim`` fixture with ``yield from live_alpha(tmp_path_factory)``."""
+    controllers imports ``tests.console.live_cluster.sim``, one that needs more nodes overrides
+    ``sim`` with ``yield from live_alpha(tmp_path_factory, nodes=...)``."""
     with Simulator(factory.mktemp("sim-alpha"), context="alpha", nodes=nodes) as live:
         yield live
 
@@ -154,6 +155,14 @@ async def eventually(
         await asyncio.sleep(0.05)
 
 
+async def fresh_namespace(sim: Simulator, prefix: str = "h") -> str:
+    """A new, empty namespace named after ``prefix``."""
+    name = unique(prefix)
+    async with kube(sim) as api:
+        await create(api, namespace(name))
+    return name
+
+
 def namespace(name: str) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
 
@@ -198,9 +207,15 @@ def pod_template(labels: dict[str, str], *, image: str = "nginx:1.27") -> dict[s
 
 
 def deployment(
-    ns: str, name: str, *, replicas: int = 1, app: str | None = None, **spec: Any
+    ns: str,
+    name: str,
+    *,
+    replicas: int = 1,
+    app: str | None = None,
+    image: str = "nginx:1.27",
+    **spec: Any,
 ) -> dict[str, Any]:
-    """A Deployment labelled ``app: <app or name>`` (twins share ``app``)."""
+    """A Deployment labelled ``app: <app or name>`` (twins share ``app``), one container ``app``."""
     labels = {"app": app or name}
     return {
         "apiVersion": "apps/v1",
@@ -209,7 +224,7 @@ def deployment(
         "spec": {
             "replicas": replicas,
             "selector": labels_selector(labels),
-            "template": pod_template(labels),
+            "template": pod_template(labels, image=image),
             **spec,
         },
     }

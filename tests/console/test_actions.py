@@ -4,54 +4,40 @@ on its twin, and the cluster state they leave is compared. Also auth, audit and 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from aiohttp import ClientResponse
 
 from common.kubesim import Simulator
 from console.actions.objects import INSTANTIATE, job_from_cronjob
+from tests.console.live_cluster import sim
 from tests.console.resources_support import (
     Kubectl,
     create,
     create_all,
     cronjob,
     deployment,
+    fresh_namespace,
     kube,
-    live_alpha,
-    namespace,
     read,
-    unique,
 )
 from tests.console.support import ADMIN
 from tests.guards import assert_problem
+from tests.typing_support import Client
+
+__all__ = ["sim"]
 
 BASE = "/api/v1/clusters/alpha"
-
-
-@pytest.fixture(scope="module")
-def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simulator]:
-    """This module's ``alpha`` cluster is alive: controllers and a kubelet run its workloads."""
-    yield from live_alpha(tmp_path_factory)
-
-
 RFC3339 = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
-
-
-@pytest.fixture(scope="module")
-def kubectl(sim: Simulator, tmp_path_factory: pytest.TempPathFactory) -> Kubectl:
-    return Kubectl(sim, tmp_path_factory.mktemp("kubectl"))
 
 
 @pytest.fixture
 async def ns(sim: Simulator) -> str:
-    name = unique("act")
-    async with kube(sim) as api:
-        await create(api, namespace(name))
-    return name
+    return await fresh_namespace(sim, "act")
 
 
-async def act(client: Any, path: str, **params: str) -> Any:
+async def act(client: Client, path: str, **params: str) -> ClientResponse:
     return await client.post(f"{BASE}/{path}", params=params, headers=ADMIN)
 
 
@@ -60,13 +46,13 @@ async def current(sim: Simulator, obj: dict[str, Any]) -> dict[str, Any]:
         return await read(api, obj)
 
 
-async def last_audit(client: Any) -> dict[str, Any]:
+async def last_audit(client: Client) -> dict[str, Any]:
     entries = await (await client.get("/api/v1/audit", headers=ADMIN)).json()
     return dict(entries[0])
 
 
 async def test_scale_as_kubectl_scale(
-    client: Any, sim: Simulator, kubectl: Kubectl, ns: str
+    client: Client, sim: Simulator, kubectl: Kubectl, ns: str
 ) -> None:
     async with kube(sim) as api:
         await create_all(
@@ -97,7 +83,7 @@ async def test_scale_as_kubectl_scale(
 
 
 async def test_restart_as_kubectl_rollout_restart(
-    client: Any, sim: Simulator, kubectl: Kubectl, ns: str
+    client: Client, sim: Simulator, kubectl: Kubectl, ns: str
 ) -> None:
     async with kube(sim) as api:
         await create_all(
@@ -125,7 +111,7 @@ async def test_restart_as_kubectl_rollout_restart(
     await assert_problem(resp, 400, code="invalid-request")
 
 
-async def test_suspend_and_resume(client: Any, sim: Simulator, ns: str) -> None:
+async def test_suspend_and_resume(client: Client, sim: Simulator, ns: str) -> None:
     async with kube(sim) as api:
         await create(api, cronjob(ns, "nightly"))
     resp = await act(client, f"resources/cronjobs/{ns}/nightly/suspend")
@@ -149,7 +135,7 @@ def without_empty(node: Any) -> Any:
 
 
 async def test_trigger_as_kubectl_create_job_from(
-    client: Any, sim: Simulator, kubectl: Kubectl, ns: str
+    client: Client, sim: Simulator, kubectl: Kubectl, ns: str
 ) -> None:
     async with kube(sim) as api:
         await create(api, cronjob(ns, "report", labels={"team": "data"},
@@ -182,7 +168,7 @@ async def test_trigger_as_kubectl_create_job_from(
 
 
 async def test_delete_and_force_delete_as_kubectl(
-    client: Any, sim: Simulator, kubectl: Kubectl, ns: str
+    client: Client, sim: Simulator, kubectl: Kubectl, ns: str
 ) -> None:
     def held(name: str) -> dict[str, Any]:
         return {"apiVersion": "v1", "kind": "Pod",
@@ -211,7 +197,7 @@ async def test_delete_and_force_delete_as_kubectl(
     assert (failed["action"], failed["outcome"]) == ("delete", "failure")
 
 
-async def test_actions_need_the_admin_and_a_known_cluster(client: Any, ns: str) -> None:
+async def test_actions_need_the_admin_and_a_known_cluster(client: Client, ns: str) -> None:
     resp = await client.post(f"{BASE}/resources/deployments/{ns}/x/restart")
     await assert_problem(resp, 401)
     resp = await client.post(

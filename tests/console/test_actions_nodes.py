@@ -23,6 +23,7 @@ from tests.console.resources_support import (
 )
 from tests.console.support import ADMIN
 from tests.guards import assert_problem
+from tests.typing_support import Client
 
 BASE = "/api/v1/clusters/alpha"
 
@@ -31,11 +32,6 @@ BASE = "/api/v1/clusters/alpha"
 def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simulator]:
     """This module's ``alpha`` cluster has three nodes."""
     yield from live_alpha(tmp_path_factory, nodes=3)
-
-
-@pytest.fixture(scope="module")
-def kubectl(sim: Simulator, tmp_path_factory: pytest.TempPathFactory) -> Kubectl:
-    return Kubectl(sim, tmp_path_factory.mktemp("kubectl"))
 
 
 def node_name(i: int) -> str:
@@ -88,7 +84,7 @@ async def populate(api: KubeApi, ns: str, host: str, tag: str) -> None:
 
 
 async def test_cordon_and_uncordon_as_kubectl(
-    client: Any, sim: Simulator, kubectl: Kubectl
+    client: Client, sim: Simulator, kubectl: Kubectl
 ) -> None:
     resp = await client.post(f"{BASE}/nodes/{node_name(1)}/cordon", headers=ADMIN)
     body = await resp.json()
@@ -111,7 +107,7 @@ async def test_cordon_and_uncordon_as_kubectl(
     assert (entry["action"], entry["target"]) == ("uncordon", f"nodes/{node_name(1)}")
 
 
-async def test_drain_as_kubectl_drain(client: Any, sim: Simulator, kubectl: Kubectl) -> None:
+async def test_drain_as_kubectl_drain(client: Client, sim: Simulator, kubectl: Kubectl) -> None:
     ns = unique("drain")
     async with kube(sim) as api:
         await create(api, namespace(ns))
@@ -154,7 +150,9 @@ async def test_drain_as_kubectl_drain(client: Any, sim: Simulator, kubectl: Kube
     assert body["message"] == f"node/{node_name(2)} drained (3 evicted)"
 
 
-async def test_drain_fails_clearly_when_a_budget_never_allows(client: Any, sim: Simulator) -> None:
+async def test_drain_fails_clearly_when_a_budget_never_allows(
+    client: Client, sim: Simulator
+) -> None:
     ns = unique("pdb")
     async with kube(sim) as api:
         await create(api, namespace(ns))
@@ -186,7 +184,7 @@ async def test_drain_fails_clearly_when_a_budget_never_allows(client: Any, sim: 
         await client.post(f"{BASE}/nodes/{node_name(1)}/uncordon", headers=ADMIN)
 
 
-async def test_node_actions_need_the_admin_and_a_node(client: Any) -> None:
+async def test_node_actions_need_the_admin_and_a_node(client: Client) -> None:
     await assert_problem(await client.post(f"{BASE}/nodes/{node_name(1)}/cordon"), 401)
     resp = await client.post(f"{BASE}/nodes/nowhere/cordon", headers=ADMIN)
     await assert_problem(resp, 404, code="cluster-refused")

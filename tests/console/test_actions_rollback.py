@@ -4,51 +4,39 @@ undoes one and kubectl the other, and the templates they leave must match."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from common.kubesim import Simulator
 from console.resources.kubeapi import STRATEGIC_PATCH, KubeApi
+from tests.console.live_cluster import sim
 from tests.console.resources_support import (
     Kubectl,
     create,
     deployment,
     eventually,
+    fresh_namespace,
     kube,
-    live_alpha,
-    namespace,
     obj_path,
     read,
-    unique,
 )
 from tests.console.support import ADMIN
 from tests.guards import assert_problem
+from tests.typing_support import Client
+
+__all__ = ["sim"]
 
 BASE = "/api/v1/clusters/alpha"
-
-
-@pytest.fixture(scope="module")
-def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simulator]:
-    """This module's ``alpha`` cluster is alive: controllers and a kubelet run its workloads."""
-    yield from live_alpha(tmp_path_factory)
 
 
 REVISION = "deployment.kubernetes.io/revision"
 
 
-@pytest.fixture(scope="module")
-def kubectl(sim: Simulator, tmp_path_factory: pytest.TempPathFactory) -> Kubectl:
-    return Kubectl(sim, tmp_path_factory.mktemp("kubectl"))
-
-
 @pytest.fixture
 async def ns(sim: Simulator) -> str:
-    name = unique("undo")
-    async with kube(sim) as api:
-        await create(api, namespace(name))
-    return name
+    return await fresh_namespace(sim, "undo")
 
 
 def workload(kind: str, ns: str, name: str, image: str) -> dict[str, Any]:
@@ -69,6 +57,8 @@ def workload(kind: str, ns: str, name: str, image: str) -> dict[str, Any]:
 async def history(api: KubeApi, obj: dict[str, Any]) -> list[str]:
     """The images of the workload's recorded revisions, oldest first."""
     ns, uid = obj["metadata"]["namespace"], obj["metadata"]["uid"]
+    order: Callable[[dict[str, Any]], int]
+    image: Callable[[dict[str, Any]], str]
     if obj["kind"] == "Deployment":
         items = await api.list_all(f"/apis/apps/v1/namespaces/{ns}/replicasets")
         order = lambda i: int(i["metadata"].get("annotations", {}).get(REVISION, 0))  # noqa: E731
@@ -106,7 +96,7 @@ async def rolled_out_twice(api: KubeApi, kind: str, ns: str, name: str) -> dict[
     [("Deployment", "deployments"), ("StatefulSet", "statefulsets"), ("DaemonSet", "daemonsets")],
 )
 async def test_rollback_as_kubectl_rollout_undo(
-    client: Any, sim: Simulator, kubectl: Kubectl, ns: str, kind: str, rid: str
+    client: Client, sim: Simulator, kubectl: Kubectl, ns: str, kind: str, rid: str
 ) -> None:
     async with kube(sim) as api:
         ours = await rolled_out_twice(api, kind, ns, "ours")
@@ -127,7 +117,7 @@ async def test_rollback_as_kubectl_rollout_undo(
     assert (entry["action"], entry["target"]) == ("rollback", f"{rid}/{ns}/ours")
 
 
-async def test_no_history_and_paused_are_refused(client: Any, sim: Simulator, ns: str) -> None:
+async def test_no_history_and_paused_are_refused(client: Client, sim: Simulator, ns: str) -> None:
     async with kube(sim) as api:
         fresh = await create(api, deployment(ns, "fresh"))
         await create(api, deployment(ns, "held", paused=True))

@@ -12,6 +12,7 @@ from common.kubesim import Simulator
 from tests.console.resources_support import (
     Kubectl,
     create,
+    fresh_namespace,
     kube,
     namespace,
     read,
@@ -20,22 +21,15 @@ from tests.console.resources_support import (
 )
 from tests.console.support import ADMIN
 from tests.guards import assert_problem
+from tests.typing_support import Client
 
 BASE = "/api/v1/clusters/alpha"
 YAML = {**ADMIN, "Content-Type": "application/yaml"}
 
 
-@pytest.fixture(scope="module")
-def kubectl(sim: Simulator, tmp_path_factory: pytest.TempPathFactory) -> Kubectl:
-    return Kubectl(sim, tmp_path_factory.mktemp("kubectl"))
-
-
 @pytest.fixture
 async def ns(sim: Simulator) -> str:
-    name = unique("apply")
-    async with kube(sim) as api:
-        await create(api, namespace(name))
-    return name
+    return await fresh_namespace(sim, "apply")
 
 
 def config_map(ns: str | None, name: str, **data: str) -> str:
@@ -43,13 +37,13 @@ def config_map(ns: str | None, name: str, **data: str) -> str:
     return yaml.safe_dump({"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": data})
 
 
-async def audit(client: Any) -> list[dict[str, Any]]:
+async def audit(client: Client) -> list[dict[str, Any]]:
     entries: list[dict[str, Any]] = await (await client.get("/api/v1/audit", headers=ADMIN)).json()
     return entries
 
 
 async def test_apply_creates_and_updates_with_forced_ownership(
-    client: Any, sim: Simulator, ns: str, kubectl: Kubectl
+    client: Client, sim: Simulator, ns: str, kubectl: Kubectl
 ) -> None:
     resp = await client.post(f"{BASE}/apply", data=config_map(ns, "app", a="1"), headers=YAML)
     assert resp.status == 200, await resp.text()
@@ -75,7 +69,7 @@ async def test_apply_creates_and_updates_with_forced_ownership(
     )
 
 
-async def test_yaml_round_trips_through_apply(client: Any, ns: str) -> None:
+async def test_yaml_round_trips_through_apply(client: Client, ns: str) -> None:
     await client.post(f"{BASE}/apply", data=config_map(ns, "round", a="1"), headers=YAML)
     resp = await client.get(
         f"{BASE}/yaml", params={"resource": "configmaps", "name": "round", "namespace": ns}
@@ -94,13 +88,13 @@ async def test_yaml_round_trips_through_apply(client: Any, ns: str) -> None:
     assert yaml.safe_load(await again.text())["data"] == {"a": "edited"}
 
 
-async def test_a_namespaced_object_without_namespace_goes_to_default(client: Any) -> None:
+async def test_a_namespaced_object_without_namespace_goes_to_default(client: Client) -> None:
     name = unique("nons")
     resp = await client.post(f"{BASE}/apply", data=config_map(None, name, a="1"), headers=YAML)
     assert (await resp.json())["namespace"] == "default"
 
 
-async def test_dry_run_stores_nothing_and_is_not_audited(client: Any, ns: str) -> None:
+async def test_dry_run_stores_nothing_and_is_not_audited(client: Client, ns: str) -> None:
     before = len(await audit(client))
     resp = await client.post(
         f"{BASE}/apply/dry-run", data=config_map(ns, "dry", a="1"), headers=YAML
@@ -116,7 +110,7 @@ async def test_dry_run_stores_nothing_and_is_not_audited(client: Any, ns: str) -
     assert len(await audit(client)) == before
 
 
-async def test_the_clusters_refusals_keep_their_status(client: Any, sim: Simulator) -> None:
+async def test_the_clusters_refusals_keep_their_status(client: Client, sim: Simulator) -> None:
     bad_name = config_map("default", "Not_A_Name", a="1")
     for path in ("apply/dry-run", "apply"):
         resp = await client.post(f"{BASE}/{path}", data=bad_name, headers=YAML)
@@ -138,7 +132,7 @@ async def test_the_clusters_refusals_keep_their_status(client: Any, sim: Simulat
     assert "being terminated" in body["detail"]
 
 
-async def test_a_stale_resource_version_is_the_clusters_conflict(client: Any, ns: str) -> None:
+async def test_a_stale_resource_version_is_the_clusters_conflict(client: Client, ns: str) -> None:
     await client.post(f"{BASE}/apply", data=config_map(ns, "cas", a="1"), headers=YAML)
     doc = yaml.safe_load(config_map(ns, "cas", a="2"))
     doc["metadata"]["resourceVersion"] = "1"
@@ -160,7 +154,7 @@ async def test_a_stale_resource_version_is_the_clusters_conflict(client: Any, ns
     ],
 )
 async def test_bad_manifests_are_refused_before_the_cluster(
-    client: Any, manifest: str, message: str
+    client: Client, manifest: str, message: str
 ) -> None:
     for path in ("apply", "apply/dry-run"):
         resp = await client.post(f"{BASE}/{path}", data=manifest, headers=YAML)
@@ -168,7 +162,7 @@ async def test_bad_manifests_are_refused_before_the_cluster(
         assert message in body["detail"]
 
 
-async def test_alias_bombs_are_refused(client: Any) -> None:
+async def test_alias_bombs_are_refused(client: Client) -> None:
     bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
     for level in "bcdefgh":
         previous = chr(ord(level) - 1)
@@ -180,7 +174,7 @@ async def test_alias_bombs_are_refused(client: Any) -> None:
     assert "expands to more than" in body["detail"]
 
 
-async def test_apply_and_patch_need_the_admin(client: Any, ns: str) -> None:
+async def test_apply_and_patch_need_the_admin(client: Client, ns: str) -> None:
     resp = await client.post(
         f"{BASE}/apply", data=config_map(ns, "anon"), headers={"Content-Type": "application/yaml"}
     )
@@ -192,7 +186,7 @@ async def test_apply_and_patch_need_the_admin(client: Any, ns: str) -> None:
     await assert_problem(resp, 401)
 
 
-async def test_merge_patch(client: Any, ns: str) -> None:
+async def test_merge_patch(client: Client, ns: str) -> None:
     await client.post(f"{BASE}/apply", data=config_map(ns, "patched", a="1", b="2"), headers=YAML)
     params = {"resource": "configmaps", "name": "patched", "namespace": ns}
     headers = {**ADMIN, "Content-Type": "application/merge-patch+json"}
@@ -213,7 +207,7 @@ async def test_merge_patch(client: Any, ns: str) -> None:
     await assert_problem(resp, 400, code="invalid-request")
 
 
-async def test_custom_kinds_apply_and_patch(client: Any, sim: Simulator, ns: str) -> None:
+async def test_custom_kinds_apply_and_patch(client: Client, sim: Simulator, ns: str) -> None:
     group = unique("apply").replace("-", "") + ".example.com"
     async with kube(sim) as api:
         await create(api, widget_crd(group))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import aiohttp
 import pytest
@@ -11,10 +10,21 @@ import pytest
 from common.config import ConfigError
 from common.credentials import HASHED_PREFIX, hash_password
 from console.app import create_app
+from tests.conftest import ApiClient
 from tests.console.conftest import ConsoleApp
 from tests.console.support import ADMIN, ADMIN_PASSWORD, WRONG, make_settings
 from tests.guards import assert_problem
+from tests.typing_support import Client
 
+#: Reads anyone may make in open mode and only the admin in closed mode.
+GUARDED_READS = (
+    "/api/v1/clusters",
+    "/api/v1/about",
+    "/api/v1/audit",
+    "/actuator/metrics",
+    "/actuator/prometheus",
+    "/v3/api-docs",
+)
 SECRET_PATHS = [
     "/ws/exec?cluster=alpha&namespace=default&pod=p&container=c",
     "/api/v1/clusters/alpha/pods/default/web-1/files?path=/",
@@ -35,15 +45,7 @@ async def test_open_mode_reads_are_public_and_writes_need_the_admin(
     console_app: ConsoleApp,
 ) -> None:
     client = await console_app()
-    for path in (
-        "/api/v1/clusters",
-        "/api/v1/about",
-        "/api/v1/audit",
-        "/actuator/metrics",
-        "/actuator/prometheus",
-        "/actuator/health",
-        "/v3/api-docs",
-    ):
+    for path in (*GUARDED_READS, "/actuator/health"):
         assert (await client.get(path)).status == 200, path
     resp = await client.post("/api/v1/clusters/contexts", json={"kubeconfig": "x"})
     await assert_bare_401(resp)
@@ -92,22 +94,14 @@ async def test_closed_mode_needs_the_admin_except_health_info_and_sign_in(
         "/actuator/info",
     ):
         assert (await client.get(path)).status == 200, path
-    for path in (
-        "/api/v1/clusters",
-        "/api/v1/about",
-        "/api/v1/audit",
-        "/actuator/metrics",
-        "/actuator/prometheus",
-        "/v3/api-docs",
-        "/api/v1/nowhere",
-    ):
+    for path in (*GUARDED_READS, "/api/v1/nowhere"):
         await assert_bare_401(await client.get(path))
         assert (await client.get(path, headers=ADMIN)).status in (200, 404), path
     await assert_bare_401(await client.post("/api/v1/auth/session"))
     assert (await client.delete("/api/v1/auth/session")).status == 204
 
 
-async def sign_in(client: Any, headers: dict[str, str] = ADMIN) -> str:
+async def sign_in(client: Client, headers: dict[str, str] = ADMIN) -> str:
     resp = await client.post("/api/v1/auth/session", headers=headers)
     assert resp.status == 200, await resp.text()
     cookie = resp.cookies["JSESSIONID"]
@@ -175,7 +169,7 @@ async def test_websocket_handshakes_with_a_cookie_must_come_from_this_origin(
     assert resp.status not in (401, 403)
 
 
-async def test_hashed_password(tmp_path: Path, api_client: Any) -> None:
+async def test_hashed_password(tmp_path: Path, api_client: ApiClient) -> None:
     hashed = HASHED_PREFIX + hash_password(ADMIN_PASSWORD, n=2**10)
     settings = make_settings(tmp_path, f"security.admin.password={hashed}")
     client = await api_client(create_app(settings, environ={}))
@@ -191,7 +185,7 @@ def test_a_malformed_hash_stops_start_up(tmp_path: Path, value: str) -> None:
         create_app(make_settings(tmp_path, f"security.admin.password={value}"), environ={})
 
 
-async def test_without_a_password_nobody_is_admin(tmp_path: Path, api_client: Any) -> None:
+async def test_without_a_password_nobody_is_admin(tmp_path: Path, api_client: ApiClient) -> None:
     settings = make_settings(tmp_path, "security.admin.password=")
     client = await api_client(create_app(settings, environ={}))
     await assert_bare_401(await client.delete("/api/v1/clusters/default", headers=ADMIN))

@@ -3,36 +3,32 @@ events, schema, and the problems for an unknown cluster, kind or category and fo
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import jsonschema
-import pytest
 import referencing
 from referencing.jsonschema import DRAFT202012
 
 from common.kubesim import Simulator
+from tests.console.live_cluster import sim
 from tests.console.resources_support import (
     create,
     create_all,
     deployment,
     eventually,
+    fresh_namespace,
     kube,
-    live_alpha,
     namespace,
     seed,
     unique,
     widget_crd,
 )
 from tests.guards import assert_problem
+from tests.typing_support import Client
+
+__all__ = ["sim"]
 
 BASE = "/api/v1/clusters/alpha"
-
-
-@pytest.fixture(scope="module")
-def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simulator]:
-    """This module's ``alpha`` cluster is alive: controllers and a kubelet run its workloads."""
-    yield from live_alpha(tmp_path_factory)
 
 
 def gateway_crd(plural: str, kind: str) -> dict[str, Any]:
@@ -58,7 +54,7 @@ def kinds_of(nav: dict[str, Any], category: str) -> list[str]:
 
 
 async def test_nav_sorts_builtin_and_custom_kinds_and_adds_gateway_when_served(
-    client: Any, sim_b: Simulator
+    client: Client, sim_b: Simulator
 ) -> None:
     resp = await client.get("/api/v1/clusters/beta/nav")
     nav = await resp.json()
@@ -103,11 +99,9 @@ async def test_nav_sorts_builtin_and_custom_kinds_and_adds_gateway_when_served(
 
 
 async def test_counts_use_the_remaining_count_and_say_how_exact_they_are(
-    client: Any, sim: Simulator
+    client: Client, sim: Simulator
 ) -> None:
-    ns = unique("counts")
-    async with kube(sim) as api:
-        await create(api, namespace(ns))
+    ns = await fresh_namespace(sim, "counts")
     seed(sim, "Secret", ns, [{"metadata": {"name": f"s-{i}"}} for i in range(7)])
     resp = await client.get(f"{BASE}/counts", params={"namespace": ns})
     body = await resp.json()
@@ -125,7 +119,7 @@ async def test_counts_use_the_remaining_count_and_say_how_exact_they_are(
 
 
 async def test_search_ranks_counts_everything_and_says_what_it_searched(
-    client: Any, sim: Simulator
+    client: Client, sim: Simulator
 ) -> None:
     ns = unique("search")
     async with kube(sim) as api:
@@ -162,14 +156,14 @@ async def test_search_ranks_counts_everything_and_says_what_it_searched(
     assert limited["truncated"] is True
 
 
-async def test_search_input_is_checked(client: Any) -> None:
+async def test_search_input_is_checked(client: Client) -> None:
     await assert_problem(await client.get(f"{BASE}/search"), 400, code="invalid-request")
     resp = await client.get(f"{BASE}/search", params={"q": "x", "limit": "0"})
     body = await assert_problem(resp, 400, code="invalid-request")
     assert body["errors"][0]["field"] == "limit"
 
 
-async def test_diagnostics_report_each_probe_on_its_own(client: Any) -> None:
+async def test_diagnostics_report_each_probe_on_its_own(client: Client) -> None:
     resp = await client.get(f"{BASE}/diagnostics")
     body = await resp.json()
     assert resp.status == 200
@@ -189,7 +183,7 @@ async def test_diagnostics_report_each_probe_on_its_own(client: Any) -> None:
     assert body["identity"]["rules"]["available"] is True
 
 
-async def test_overview_names_what_needs_attention(client: Any, sim: Simulator) -> None:
+async def test_overview_names_what_needs_attention(client: Client, sim: Simulator) -> None:
     ns = unique("overview")
     async with kube(sim) as api:
         await create(api, namespace(ns))
@@ -217,7 +211,7 @@ async def test_overview_names_what_needs_attention(client: Any, sim: Simulator) 
     await assert_problem(await client.get(f"{BASE}/overview/bogus"), 404)
 
 
-async def test_events_newest_first_and_for_one_object(client: Any, sim: Simulator) -> None:
+async def test_events_newest_first_and_for_one_object(client: Client, sim: Simulator) -> None:
     ns = unique("events")
 
     def event(name: str, obj: str, stamp: str) -> dict[str, Any]:
@@ -254,7 +248,7 @@ async def test_events_newest_first_and_for_one_object(client: Any, sim: Simulato
     assert [e["name"] for e in await newest.json()] == ["new", "other"]
 
 
-async def test_schema_is_the_clusters_own_and_self_contained(client: Any) -> None:
+async def test_schema_is_the_clusters_own_and_self_contained(client: Client) -> None:
     resp = await client.get(f"{BASE}/schema", params={"resource": "deployments"})
     body = await resp.json()
     assert resp.status == 200
@@ -270,7 +264,7 @@ async def test_schema_is_the_clusters_own_and_self_contained(client: Any) -> Non
     assert list(validator.iter_errors({**good, "spec": {**good["spec"], "replicas": "two"}}))
 
 
-async def test_unknown_cluster_and_kind_are_404(client: Any) -> None:
+async def test_unknown_cluster_and_kind_are_404(client: Client) -> None:
     await assert_problem(await client.get("/api/v1/clusters/nope/nav"), 404, code="unknown-cluster")
     await assert_problem(
         await client.get("/api/v1/clusters/nope/counts"), 404, code="unknown-cluster"

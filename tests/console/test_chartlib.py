@@ -12,21 +12,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aiohttp.test_utils import TestClient
 
 from console.app import create_app
 from console.keys import OUTBOUND_ALLOW
 from tests.chartsvc.conftest import LOOPBACK, ChartRepo
 from tests.chartsvc.conftest import chart_archives as chart_archives
 from tests.chartsvc.conftest import chart_repo as chart_repo
+from tests.chartsvc.test_http_hub import RecordingHub
 from tests.chartsvc.test_http_hub import hub as hub
 from tests.chartsvc.test_hub import PACKAGES
 from tests.conftest import ApiClient
 from tests.console.helm_support import write_repositories
 from tests.console.support import ADMIN, make_settings
 from tests.guards import assert_problem
+from tests.typing_support import Client
 
-Client = TestClient[Any, Any]
 API = "/api/v1/helm"
 
 
@@ -187,9 +187,9 @@ async def test_refresh_reindexes_and_evicts_the_cached_charts(
 
 
 async def test_hub_search_through_the_library(
-    api_client: ApiClient, tmp_path: Path, hub: Any
+    api_client: ApiClient, tmp_path: Path, hub: RecordingHub
 ) -> None:
-    base = str(hub.make_url("/")).rstrip("/")
+    base = str(hub.server.make_url("/")).rstrip("/")
     client = await _library(api_client, tmp_path, f"helm.hub.base-url={base}")
     resp = await client.get(f"{API}/hub/search", params={"keyword": "nginx", "maxResults": "500"})
     assert resp.status == 200

@@ -6,7 +6,7 @@ import asyncio
 import logging
 import socket
 import sqlite3
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ from console.keys import CLUSTERS
 from tests.console.conftest import ConsoleApp
 from tests.console.support import ADMIN, kubeconfig_text
 from tests.guards import assert_problem
+from tests.typing_support import Client
 
 
 def definition(sim: Simulator, cluster_id: str | None = "gamma", **extra: Any) -> dict[str, Any]:
@@ -42,7 +43,7 @@ def stored_ids(data_dir: Path) -> list[str]:
         return [row[0] for row in db.execute("SELECT id FROM clusters ORDER BY id")]
 
 
-async def ids(client: Any) -> list[str]:
+async def ids(client: Client) -> list[str]:
     resp = await client.get("/api/v1/clusters")
     return [c["id"] for c in await resp.json()]
 
@@ -247,6 +248,7 @@ async def test_bad_bodies_are_refused_with_the_rule_they_break(
     console_app: ConsoleApp, sim: Simulator
 ) -> None:
     client = await console_app()
+    body: Mapping[str, object]
     for body in ({}, {"kubeconfig": ""}, {"kubeconfig": "  \n"}, {"name": "x"}):
         # an unusable definition, as the contract's error table names it
         resp = await client.post("/api/v1/clusters", json=body, headers=ADMIN)

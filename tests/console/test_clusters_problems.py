@@ -19,7 +19,7 @@ from console.errors import (
 
 def refusal(status: int, message: str) -> ApiException:
     exc = ApiException(status=status, reason="Forbidden")
-    exc.body = f'{{"kind":"Status","message":"{message}"}}'
+    exc.body = f'{{"kind":"Status","message":"{message}"}}'.encode()  # as read off the wire
     return exc
 
 

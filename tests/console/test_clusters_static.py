@@ -16,9 +16,10 @@ from console.keys import CLUSTERS
 from tests.console.conftest import ConsoleApp
 from tests.console.support import ADMIN, kubeconfig_text, merged_kubeconfig
 from tests.guards import assert_problem
+from tests.typing_support import Client
 
 
-async def entries(client: Any) -> list[dict[str, Any]]:
+async def entries(client: Client) -> list[dict[str, Any]]:
     return list(await (await client.get("/api/v1/clusters")).json())
 
 

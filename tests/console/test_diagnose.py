@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aiohttp.test_utils import TestClient
+from pytest_aiohttp import AiohttpServer
 
 from common.kubesim import Simulator
 from console.app import create_app
@@ -21,6 +21,7 @@ from tests.console.resources_support import eventually, kube
 from tests.console.support import ADMIN, make_settings
 from tests.guards import assert_problem
 from tests.kubesim.live import FAST
+from tests.typing_support import Client
 
 URL = "/api/v1/clusters/alpha/diagnose"
 BROKEN = {
@@ -34,7 +35,6 @@ BROKEN = {
     ("service-no-pods", "Service", "orphan"),
     ("pvc-pending", "PersistentVolumeClaim", "reports"),
 }
-Client = TestClient[Any, Any]
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +47,7 @@ def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simulator]:
 
 
 @pytest.fixture
-async def model(aiohttp_server: Any) -> ModelServer:
+async def model(aiohttp_server: AiohttpServer) -> ModelServer:
     server = ModelServer()
     server.server = await aiohttp_server(server.app())
     return server

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import aiohttp
@@ -17,16 +16,15 @@ from console.keys import EXEC_SESSIONS
 from console.streams import podexec
 from console.streams.podexec import ExecRequest, Exit, Output
 from tests.console.conftest import ConsoleApp
-from tests.console.resources_support import eventually, kube, live_alpha, seeded_namespace
+from tests.console.live_cluster import sim
+from tests.console.resources_support import eventually, kube, seeded_namespace
 from tests.console.support import ADMIN, ADMIN_USER, WRONG
 from tests.guards import assert_problem
+from tests.typing_support import Client
+
+__all__ = ["sim"]
 
 WS = "/ws/exec"
-
-
-@pytest.fixture(scope="module")
-def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simulator]:
-    yield from live_alpha(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +39,7 @@ def _pod(name: str, **container: Any) -> dict[str, Any]:
             "spec": {"containers": [main]}}  # fmt: skip
 
 
-async def _running(client: Any, ns: str, pod: str) -> None:
+async def _running(client: Client, ns: str, pod: str) -> None:
     async def check() -> bool:
         resp = await client.get("/api/v1/clusters/alpha/resources/pods/object",
                                 params={"namespace": ns, "name": pod})  # fmt: skip
@@ -70,7 +68,7 @@ def _query(ns: str, pod: str, **extra: str) -> dict[str, str]:
     return {"cluster": "alpha", "namespace": ns, "pod": pod, **extra}
 
 
-async def test_shell_session_streams_and_exit_code(client: Any, ns: str) -> None:
+async def test_shell_session_streams_and_exit_code(client: Client, ns: str) -> None:
     await _running(client, ns, "shell")
     ws = await client.ws_connect(WS, params=_query(ns, "shell"), headers=ADMIN)
     await ws.send_str("echo hello; echo oops >&2\n")
@@ -86,7 +84,7 @@ async def test_shell_session_streams_and_exit_code(client: Any, ns: str) -> None
                              "target": f"pods/{ns}/shell", "outcome": "success"}  # fmt: skip
 
 
-async def test_command_stdin_close_and_success(client: Any, ns: str) -> None:
+async def test_command_stdin_close_and_success(client: Client, ns: str) -> None:
     await _running(client, ns, "shell")
     params = [*_query(ns, "shell").items(), ("command", "cat")]
     ws = await client.ws_connect(WS, params=params, headers=ADMIN)
@@ -97,7 +95,7 @@ async def test_command_stdin_close_and_success(client: Any, ns: str) -> None:
     assert (out, err, end["exitCode"]) == (b"line one\nline two\n", b"", 0)
 
 
-async def test_terminal_has_one_stream(client: Any, ns: str) -> None:
+async def test_terminal_has_one_stream(client: Client, ns: str) -> None:
     await _running(client, ns, "shell")
     ws = await client.ws_connect(WS, params=_query(ns, "shell", tty="true"), headers=ADMIN)
     await ws.send_bytes(bytes([4]) + json.dumps({"Width": 120, "Height": 40}).encode())
@@ -109,7 +107,7 @@ async def test_terminal_has_one_stream(client: Any, ns: str) -> None:
     assert end["exitCode"] == 5
 
 
-async def test_unknown_program_reports_the_servers_reason(client: Any, ns: str) -> None:
+async def test_unknown_program_reports_the_servers_reason(client: Client, ns: str) -> None:
     await _running(client, ns, "shell")
     params = [*_query(ns, "shell").items(), ("command", "no-such-program")]
     ws = await client.ws_connect(WS, params=params, headers=ADMIN)
@@ -118,7 +116,7 @@ async def test_unknown_program_reports_the_servers_reason(client: Any, ns: str) 
     assert "executable file not found" in end["message"]
 
 
-async def test_attach_joins_the_running_process(client: Any, ns: str) -> None:
+async def test_attach_joins_the_running_process(client: Client, ns: str) -> None:
     await _running(client, ns, "prompt")
     ws = await client.ws_connect(WS, params=_query(ns, "prompt", mode="attach"), headers=ADMIN)
     await ws.send_str("ping\n")
@@ -133,7 +131,7 @@ async def test_attach_joins_the_running_process(client: Any, ns: str) -> None:
     assert any(e["action"] == "attach" and e["target"] == f"pods/{ns}/prompt" for e in audit)
 
 
-async def test_client_leaving_ends_the_upstream_session(client: Any, ns: str) -> None:
+async def test_client_leaving_ends_the_upstream_session(client: Client, ns: str) -> None:
     await _running(client, ns, "shell")
     ws = await client.ws_connect(WS, params=_query(ns, "shell"), headers=ADMIN)
     await ws.send_str("echo ready\n")
@@ -152,10 +150,12 @@ UPGRADE = {"Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Versi
            "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="}  # fmt: skip
 
 
-async def test_refusals_come_before_the_upgrade(client: Any, ns: str) -> None:
+async def test_refusals_come_before_the_upgrade(client: Client, ns: str) -> None:
     await _running(client, ns, "shell")
 
-    async def handshake(headers: dict[str, str] | None = None, **query: str) -> Any:
+    async def handshake(
+        headers: dict[str, str] | None = None, **query: str
+    ) -> aiohttp.ClientResponse:
         params = _query(ns, "shell") | query
         return await client.get(WS, params=params, headers=UPGRADE | (headers or {}))
 

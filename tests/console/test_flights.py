@@ -112,5 +112,5 @@ async def test_a_cache_fill_joins_the_running_call() -> None:
         await asyncio.sleep(0)
     assert flights.busy == 1  # nothing queued
     source.gate.set()
-    assert await asyncio.gather(first, filler) == [0, 0]
+    assert list(await asyncio.gather(first, filler)) == [0, 0]
     assert source.calls == 1

@@ -11,21 +11,22 @@ from typing import Any
 
 import helm_python as helm
 import yaml
-from aiohttp.test_utils import TestClient
+from aiohttp import ClientResponse
 
 from common.kubesim import Simulator
-from tests.console.helm_support import chart_archives, chart_repo, fresh_namespace, helm_console
+from tests.console.helm_support import chart_archives, chart_repo, helm_console
+from tests.console.resources_support import fresh_namespace
 from tests.console.support import ADMIN
 from tests.guards import assert_problem
 from tests.scrape import scrape, value
+from tests.typing_support import Client
 
 __all__ = ["chart_archives", "chart_repo", "helm_console"]
 ALPHA = "/api/v1/clusters/alpha/helm"
 BETA = "/api/v1/clusters/beta/helm"
-Client = TestClient[Any, Any]
 
 
-async def _install(client: Client, ns: str, name: str = "web", **extra: Any) -> Any:
+async def _install(client: Client, ns: str, name: str = "web", **extra: Any) -> ClientResponse:
     body = {"releaseName": name, "namespace": ns, "chartRef": "r/demo", "version": "0.1.0", **extra}
     return await client.post(f"{ALPHA}/releases", json=body, headers=ADMIN)
 

@@ -3,19 +3,18 @@ install and upgrade."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from aiohttp.test_utils import TestClient
+from pathlib import Path
 
 from common.kubesim import Simulator
 from tests.console.conftest import ConsoleApp
-from tests.console.helm_support import chart_archives, chart_repo, fresh_namespace, helm_console
+from tests.console.helm_support import chart_archives, chart_repo, helm_console
+from tests.console.resources_support import fresh_namespace
 from tests.console.support import ADMIN
 from tests.guards import assert_problem
+from tests.typing_support import Client
 
 __all__ = ["chart_archives", "chart_repo", "helm_console"]
 LIB = "/api/v1/helm/values"
-Client = TestClient[Any, Any]
 YAML = {**ADMIN, "Content-Type": "application/yaml"}
 
 
@@ -26,7 +25,7 @@ async def test_every_method_needs_the_admin_even_in_open_mode(helm_console: Clie
     await assert_problem(await helm_console.delete(f"{LIB}/prod"), 401)
 
 
-async def test_save_read_list_replace_delete(helm_console: Client, tmp_path: Any) -> None:
+async def test_save_read_list_replace_delete(helm_console: Client, tmp_path: Path) -> None:
     resp = await helm_console.put(f"{LIB}/prod", data="replicaCount: 2\n", headers=YAML)
     assert resp.status == 201, await resp.text()
     assert (await resp.json())["name"] == "prod"

@@ -4,25 +4,21 @@ honour init containers and resume after ``Last-Event-ID`` without repeats."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
-
-import pytest
 
 from common.kubesim import Simulator
 from console.streams.logmux import Interleaver, plan
 from console.streams.logs import LogLine, Source
+from tests.console.live_cluster import sim
 from tests.console.live_support import Event, SseReader
-from tests.console.resources_support import create, eventually, kube, live_alpha, namespace, unique
+from tests.console.resources_support import create, eventually, kube, namespace, unique
 from tests.guards import assert_problem
+from tests.typing_support import Client
+
+__all__ = ["sim"]
 
 BASE = "/api/v1/clusters/alpha"
 TICKS = "echo start; while true; do echo tick; sleep 0.02; done"
-
-
-@pytest.fixture(scope="module")
-def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simulator]:
-    yield from live_alpha(tmp_path_factory)
 
 
 def pod(ns: str, name: str, script: str, **spec: Any) -> dict[str, Any]:
@@ -41,7 +37,7 @@ def deployment(ns: str, name: str, script: str, replicas: int) -> dict[str, Any]
                      "template": template}}  # fmt: skip
 
 
-async def started(client: Any, ns: str, name: str, *, restarts: int = 0) -> None:
+async def started(client: Client, ns: str, name: str, *, restarts: int = 0) -> None:
     async def check() -> bool:
         resp = await client.get(f"{BASE}/resources/pods/object", params={"namespace": ns,
                                                                          "name": name})  # fmt: skip
@@ -53,7 +49,7 @@ async def started(client: Any, ns: str, name: str, *, restarts: int = 0) -> None
     await eventually(check, what=f"pod {name} to run")
 
 
-async def stream(client: Any, path: str, headers: dict[str, str] | None = None,
+async def stream(client: Client, path: str, headers: dict[str, str] | None = None,
                  **params: str) -> SseReader:  # fmt: skip
     resp = await client.get(path, params=params, headers=headers or {})
     assert resp.status == 200, await resp.text()
@@ -69,7 +65,7 @@ async def log_events(reader: SseReader, count: int) -> list[Event]:
     return found
 
 
-async def test_tail_previous_run_and_refusals(client: Any, sim: Simulator) -> None:
+async def test_tail_previous_run_and_refusals(client: Client, sim: Simulator) -> None:
     ns = unique("logs")
     async with kube(sim) as api:
         await create(api, namespace(ns))
@@ -113,7 +109,7 @@ async def test_tail_previous_run_and_refusals(client: Any, sim: Simulator) -> No
     )
 
 
-async def test_one_container_followed_and_resumed(client: Any, sim: Simulator) -> None:
+async def test_one_container_followed_and_resumed(client: Client, sim: Simulator) -> None:
     ns = unique("follow")
     async with kube(sim) as api:
         await create(api, namespace(ns))
@@ -136,7 +132,7 @@ async def test_one_container_followed_and_resumed(client: Any, sim: Simulator) -
 
 
 async def test_a_deployment_streams_every_pod_interleaved_and_new_pods_join(
-    client: Any, sim: Simulator
+    client: Client, sim: Simulator
 ) -> None:
     ns = unique("multi")
     async with kube(sim) as api:
@@ -169,7 +165,7 @@ async def test_a_deployment_streams_every_pod_interleaved_and_new_pods_join(
         await eventually(third_pod, what="the new pod's lines")
 
 
-async def test_init_containers_are_sources_when_asked(client: Any, sim: Simulator) -> None:
+async def test_init_containers_are_sources_when_asked(client: Client, sim: Simulator) -> None:
     ns = unique("init")
     init = [{"name": "setup", "image": "busybox:1.36", "command": ["sh", "-c", "echo prepared"]}]
     async with kube(sim) as api:

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 import yaml
 from cryptography.hazmat.primitives import serialization
+from pytest_aiohttp import AiohttpServer
 
 from common.kubesim import Simulator
 from console.app import create_app
@@ -46,7 +47,7 @@ def with_client_key(kubeconfig: str, cert_pem: str, key_pem: str, *, server: str
 
 
 @pytest.fixture
-async def model(aiohttp_server: Any) -> ModelServer:
+async def model(aiohttp_server: AiohttpServer) -> ModelServer:
     server = ModelServer()
     server.server = await aiohttp_server(server.app())
     return server

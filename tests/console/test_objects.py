@@ -4,39 +4,29 @@ streamed projected list across several chunks, one raw object, pods on a node, b
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from common.kubesim import Simulator
+from tests.console.live_cluster import sim
 from tests.console.resources_support import (
     Kubectl,
     create,
     create_all,
     eventually,
+    fresh_namespace,
     kube,
-    live_alpha,
     namespace,
     seed,
     unique,
 )
 from tests.console.support import ADMIN
 from tests.guards import assert_problem
+from tests.typing_support import Client
+
+__all__ = ["sim"]
 
 BASE = "/api/v1/clusters/alpha"
-
-
-@pytest.fixture(scope="module")
-def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simulator]:
-    """This module's ``alpha`` cluster is alive: controllers and a kubelet run its workloads."""
-    yield from live_alpha(tmp_path_factory)
-
-
-@pytest.fixture(scope="module")
-def kubectl(sim: Simulator, tmp_path_factory: pytest.TempPathFactory) -> Kubectl:
-    return Kubectl(sim, tmp_path_factory.mktemp("kubectl"))
 
 
 def pod(ns: str, name: str, *, node: str | None = None, **meta: Any) -> dict[str, Any]:
@@ -60,7 +50,7 @@ def behaving(ns: str, name: str, image: str, **spec: Any) -> dict[str, Any]:
 
 
 async def test_pod_rows_say_what_kubectl_says(
-    client: Any, sim: Simulator, kubectl: Kubectl
+    client: Client, sim: Simulator, kubectl: Kubectl
 ) -> None:
     ns = unique("rows")
     async with kube(sim) as api:
@@ -92,7 +82,7 @@ async def test_pod_rows_say_what_kubectl_says(
     assert {r["name"] for r in same} == {r["name"] for r in rows}
 
 
-async def test_namespace_rows(client: Any) -> None:
+async def test_namespace_rows(client: Client) -> None:
     rows = await (await client.get(f"{BASE}/namespaces")).json()
     default = next(r for r in rows if r["name"] == "default")
     assert default["kind"] == "Namespace"
@@ -100,10 +90,8 @@ async def test_namespace_rows(client: Any) -> None:
     assert default["status"] == "Active"
 
 
-async def test_objects_stream_in_chunks_projected(client: Any, sim: Simulator) -> None:
-    ns = unique("stream")
-    async with kube(sim) as api:
-        await create(api, namespace(ns))
+async def test_objects_stream_in_chunks_projected(client: Client, sim: Simulator) -> None:
+    ns = await fresh_namespace(sim, "stream")
     seed(
         sim,
         "ConfigMap",
@@ -134,7 +122,7 @@ async def test_objects_stream_in_chunks_projected(client: Any, sim: Simulator) -
     assert await empty.json() == []
 
 
-async def test_one_object_is_complete(client: Any, sim: Simulator) -> None:
+async def test_one_object_is_complete(client: Client, sim: Simulator) -> None:
     ns = unique("raw")
     async with kube(sim) as api:
         await create(api, namespace(ns))
@@ -170,7 +158,7 @@ async def test_one_object_is_complete(client: Any, sim: Simulator) -> None:
     await assert_problem(no_name, 400, code="invalid-request")
 
 
-async def test_pods_on_a_node_are_selected_by_the_server(client: Any, sim: Simulator) -> None:
+async def test_pods_on_a_node_are_selected_by_the_server(client: Client, sim: Simulator) -> None:
     ns = unique("nodes")
     node_a, node_b = unique("node-a"), unique("node-b")
     async with kube(sim) as api:
@@ -191,7 +179,7 @@ async def test_pods_on_a_node_are_selected_by_the_server(client: Any, sim: Simul
 
 
 async def test_the_objects_stream_on_a_broken_cluster_is_a_problem(
-    client: Any, tmp_path: Path
+    client: Client, tmp_path: Path
 ) -> None:
     resp = await client.get("/api/v1/clusters/nope/resources/pods/objects")
     await assert_problem(resp, 404, code="unknown-cluster")

@@ -3,31 +3,27 @@ Ingress → Service, PVC → PV → StorageClass, mounted ConfigMaps and Secrets
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from common.kubesim import Simulator
+from tests.console.live_cluster import sim
 from tests.console.resources_support import (
     create,
     create_all,
     deployment,
     eventually,
     kube,
-    live_alpha,
     namespace,
     unique,
 )
 from tests.guards import assert_problem
+from tests.typing_support import Client
+
+__all__ = ["sim"]
 
 BASE = "/api/v1/clusters/alpha"
-
-
-@pytest.fixture(scope="module")
-def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simulator]:
-    """This module's ``alpha`` cluster is alive: controllers and a kubelet run its workloads."""
-    yield from live_alpha(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
@@ -107,7 +103,9 @@ def refs(entries: list[dict[str, Any]]) -> list[tuple[str, bool]]:
     return sorted((e["name"], e["missing"]) for e in entries)
 
 
-async def test_a_pod_knows_its_owners_and_what_it_uses(client: Any, world: dict[str, str]) -> None:
+async def test_a_pod_knows_its_owners_and_what_it_uses(
+    client: Client, world: dict[str, str]
+) -> None:
     ns = world["ns"]
     resp = await client.get(f"{BASE}/detail/pods/{ns}/{world['pod']}")
     body = await resp.json()
@@ -129,7 +127,7 @@ async def test_a_pod_knows_its_owners_and_what_it_uses(client: Any, world: dict[
 
 
 async def test_a_deployment_finds_its_pods_services_and_autoscaler(
-    client: Any, world: dict[str, str]
+    client: Client, world: dict[str, str]
 ) -> None:
     body = await (await client.get(f"{BASE}/detail/deployments/{world['ns']}/web")).json()
     rel = body["relations"]
@@ -142,15 +140,16 @@ async def test_a_deployment_finds_its_pods_services_and_autoscaler(
 
 
 async def test_service_ingress_claim_map_and_autoscaler_relations(
-    client: Any, world: dict[str, str]
+    client: Client, world: dict[str, str]
 ) -> None:
     ns = world["ns"]
 
     async def relations(rid: str, name: str, where: str = ns) -> dict[str, Any]:
         resp = await client.get(f"{BASE}/detail/{rid}/{where}/{name}")
         assert resp.status == 200, await resp.text()
-        body: dict[str, Any] = await resp.json()
-        return body["relations"]
+        body = await resp.json()
+        relations: dict[str, Any] = body["relations"]
+        return relations
 
     service = await relations("services", "web")
     assert refs(service["pods"]) == [(world["pod"], False)]
@@ -169,7 +168,7 @@ async def test_service_ingress_claim_map_and_autoscaler_relations(
     assert [(e["kind"], e["name"]) for e in hpa["scaleTarget"]] == [("Deployment", "web")]
 
 
-async def test_detail_of_something_missing(client: Any, world: dict[str, str]) -> None:
+async def test_detail_of_something_missing(client: Client, world: dict[str, str]) -> None:
     resp = await client.get(f"{BASE}/detail/pods/{world['ns']}/nothing")
     await assert_problem(resp, 404, code="cluster-refused")
     resp = await client.get(f"{BASE}/detail/gizmos/{world['ns']}/nothing")

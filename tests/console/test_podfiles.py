@@ -4,24 +4,20 @@ allowed roots held against ``..`` and symlinks, the size caps, and the audit."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
-
 import pytest
 
 from common.kubesim import Simulator
 from tests.console.conftest import ConsoleApp
-from tests.console.resources_support import eventually, live_alpha, seeded_namespace
+from tests.console.live_cluster import sim
+from tests.console.resources_support import eventually, seeded_namespace
 from tests.console.support import ADMIN
 from tests.guards import assert_problem
+from tests.typing_support import Client
+
+__all__ = ["sim"]
 
 ROOTS = "files.allowed-roots=/tmp,/etc"
 CAPS = ("files.max-read-bytes=2048", "files.max-write-bytes=4096")
-
-
-@pytest.fixture(scope="module")
-def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simulator]:
-    yield from live_alpha(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +32,7 @@ def files(ns: str, suffix: str = "") -> str:
     return f"/api/v1/clusters/alpha/pods/{ns}/box/files{suffix}"
 
 
-async def _running(client: Any, ns: str) -> None:
+async def _running(client: Client, ns: str) -> None:
     async def check() -> bool:
         resp = await client.get(files(ns), params={"path": "/tmp"}, headers=ADMIN)
         return resp.status == 200
@@ -45,13 +41,13 @@ async def _running(client: Any, ns: str) -> None:
 
 
 @pytest.fixture
-async def writable(console_app: ConsoleApp, ns: str) -> Any:
+async def writable(console_app: ConsoleApp, ns: str) -> Client:
     client = await console_app("files.enabled=true", "files.writable=true", ROOTS, *CAPS)
     await _running(client, ns)
     return client
 
 
-async def test_gates_and_credentials(console_app: ConsoleApp, client: Any, ns: str) -> None:
+async def test_gates_and_credentials(console_app: ConsoleApp, client: Client, ns: str) -> None:
     where = {"path": "/tmp"}
     await assert_problem(await client.get(files(ns), params=where), 401)
     await assert_problem(
@@ -69,7 +65,7 @@ async def test_gates_and_credentials(console_app: ConsoleApp, client: Any, ns: s
     await assert_problem(gone, 403, code="files-read-only")
 
 
-async def test_write_read_download_list_delete(writable: Any, ns: str) -> None:
+async def test_write_read_download_list_delete(writable: Client, ns: str) -> None:
     client = writable
     path = {"path": "/tmp/notes/../hello.txt"}
     resp = await client.put(files(ns, "/content"), params=path, data=b"hi there\n", headers=ADMIN)
@@ -109,7 +105,7 @@ async def test_write_read_download_list_delete(writable: Any, ns: str) -> None:
     assert ("file-delete", f"pods/{ns}/box:/tmp/hello.txt", "success") in done
 
 
-async def test_roots_hold_against_dotdot_and_links(writable: Any, ns: str) -> None:
+async def test_roots_hold_against_dotdot_and_links(writable: Client, ns: str) -> None:
     client = writable
     for path in ("/", "/var", "/tmp/../var/log"):
         resp = await client.get(files(ns), params={"path": path}, headers=ADMIN)
@@ -137,7 +133,7 @@ async def test_roots_hold_against_dotdot_and_links(writable: Any, ns: str) -> No
     )
 
 
-async def test_caps_and_kinds(writable: Any, ns: str) -> None:
+async def test_caps_and_kinds(writable: Client, ns: str) -> None:
     client = writable
     big = {"path": "/tmp/big"}
     put = await client.put(files(ns, "/content"), params=big, data=b"x" * 5000, headers=ADMIN)

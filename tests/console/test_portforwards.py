@@ -6,7 +6,6 @@ every connection, and the v4 channel protocol (a socket per connection) where th
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from typing import Any
 
 import aiohttp
@@ -15,16 +14,15 @@ import pytest
 from common.kubesim import Simulator
 from console.keys import PORT_FORWARDS
 from console.streams.portforward import CHANNELS, ForwardRequest, PortForwards
-from tests.console.resources_support import eventually, kube, live_alpha, seeded_namespace
+from tests.console.live_cluster import sim
+from tests.console.resources_support import eventually, kube, seeded_namespace
 from tests.console.support import ADMIN, kubeconfig_text
 from tests.guards import assert_problem
+from tests.typing_support import Client
+
+__all__ = ["sim"]
 
 BASE = "/api/v1/clusters/alpha/port-forwards"
-
-
-@pytest.fixture(scope="module")
-def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simulator]:
-    yield from live_alpha(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +46,7 @@ def _service(name: str) -> dict[str, Any]:
                      "ports": [{"port": 80, "targetPort": "http"}]}}  # fmt: skip
 
 
-async def _ready_pod(client: Any, ns: str) -> str:
+async def _ready_pod(client: Client, ns: str) -> str:
     async def check() -> str | None:
         resp = await client.get("/api/v1/clusters/alpha/resources/pods/objects",
                                 params={"namespace": ns})  # fmt: skip
@@ -78,7 +76,7 @@ async def _refused(port: int) -> bool:
     return False
 
 
-async def test_service_forward_carries_http(client: Any, ns: str) -> None:
+async def test_service_forward_carries_http(client: Client, ns: str) -> None:
     pod = await _ready_pod(client, ns)
     body = {"kind": "svc", "namespace": ns, "name": "web", "remotePort": 80}
     resp = await client.post(BASE, json=body, headers=ADMIN)
@@ -111,7 +109,7 @@ async def test_service_forward_carries_http(client: Any, ns: str) -> None:
     assert ("port-forward-stop", forward["id"], "success") in actions
 
 
-async def test_workload_and_pod_forwards(client: Any, ns: str) -> None:
+async def test_workload_and_pod_forwards(client: Client, ns: str) -> None:
     pod = await _ready_pod(client, ns)
     for kind, name, port in (("deployment", "web", 8080), ("Pod", pod, 9999)):
         body = {"kind": kind, "namespace": ns, "name": name, "remotePort": port}
@@ -130,14 +128,14 @@ async def test_workload_and_pod_forwards(client: Any, ns: str) -> None:
         await client.post(f"{BASE}/{forward['id']}/stop", headers=ADMIN)
 
 
-async def test_refusals(client: Any, ns: str) -> None:
+async def test_refusals(client: Client, ns: str) -> None:
     await _ready_pod(client, ns)
 
-    async def start(headers: dict[str, str] | None = None, **body: Any) -> Any:
+    async def start(headers: dict[str, str] | None = None, **body: Any) -> aiohttp.ClientResponse:
         given = {"kind": "service", "namespace": ns, "name": "web", "remotePort": 80} | body
         return await client.post(BASE, json=given, headers=headers or {})
 
-    async def admin(**body: Any) -> Any:
+    async def admin(**body: Any) -> aiohttp.ClientResponse:
         return await start(**body, headers=ADMIN)
 
     assert (await start()).status == 401
@@ -160,7 +158,7 @@ async def test_refusals(client: Any, ns: str) -> None:
 
 
 async def test_removing_the_cluster_releases_its_forwards(
-    client: Any, sim: Simulator, ns: str
+    client: Client, sim: Simulator, ns: str
 ) -> None:
     await _ready_pod(client, ns)
     definition = {"id": "gamma", "kubeconfig": kubeconfig_text(sim)}
@@ -173,7 +171,7 @@ async def test_removing_the_cluster_releases_its_forwards(
     assert await _refused(forward["localPort"])
 
 
-async def test_one_tunnel_carries_every_connection(client: Any, ns: str) -> None:
+async def test_one_tunnel_carries_every_connection(client: Client, ns: str) -> None:
     """kubectl's transport: however many connections, sequential or at once, one upgrade."""
     pod = await _ready_pod(client, ns)
     body = {"kind": "deployment", "namespace": ns, "name": "web", "remotePort": 8080}
@@ -200,7 +198,7 @@ def _idle(forward: Any) -> Any:
     return check
 
 
-async def test_channel_protocol_without_a_tunnel(sim: Simulator, ns: str, client: Any) -> None:
+async def test_channel_protocol_without_a_tunnel(sim: Simulator, ns: str, client: Client) -> None:
     """A cluster that does not offer the tunnel: a v4 socket per connection, errors on channel 1."""
     pod = await _ready_pod(client, ns)
     forwards = PortForwards(protocols=(CHANNELS,))

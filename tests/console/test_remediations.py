@@ -3,20 +3,16 @@ does not change), applied only with confirm=true (it does, and the audit trail s
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
-
-import pytest
-from aiohttp.test_utils import TestClient
 
 from common.kubesim import Simulator
 from console.resources.kubeapi import STRATEGIC_PATCH
+from tests.console.live_cluster import sim
 from tests.console.resources_support import (
     create,
     deployment,
     eventually,
     kube,
-    live_alpha,
     namespace,
     obj_path,
     read,
@@ -24,14 +20,11 @@ from tests.console.resources_support import (
 )
 from tests.console.support import ADMIN
 from tests.guards import assert_problem
+from tests.typing_support import Client
+
+__all__ = ["sim"]
 
 BASE = "/api/v1/clusters/alpha"
-Client = TestClient[Any, Any]
-
-
-@pytest.fixture(scope="module")
-def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simulator]:
-    yield from live_alpha(tmp_path_factory)
 
 
 def _image(obj: dict[str, Any]) -> str:
@@ -51,8 +44,7 @@ async def _broken(sim: Simulator, client: Client, ns: str, code: str) -> list[di
 
 async def test_rollback_of_a_crash_looping_revision(client: Client, sim: Simulator) -> None:
     ns = unique("rem")
-    app = deployment(ns, "api")
-    app["spec"]["template"]["spec"]["containers"][0]["image"] = "nginx:1.27.3"
+    app = deployment(ns, "api", image="nginx:1.27.3")
     async with kube(sim) as api:
         await create(api, namespace(ns))
         await create(api, app)
@@ -132,8 +124,7 @@ async def test_raise_the_memory_limit_of_an_oom_killed_workload(
 
 async def test_delete_pod_preview_keeps_the_pod(client: Client, sim: Simulator) -> None:
     ns = unique("rem")
-    app = deployment(ns, "pull")
-    app["spec"]["template"]["spec"]["containers"][0]["image"] = "ghcr.io/wharf-demo/no-such-image:0"
+    app = deployment(ns, "pull", image="ghcr.io/wharf-demo/no-such-image:0")
     async with kube(sim) as api:
         await create(api, namespace(ns))
         await create(api, app)

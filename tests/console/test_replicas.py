@@ -15,14 +15,15 @@ from console.clusters.store import SCHEMA
 from tests.console.conftest import ConsoleApp
 from tests.console.support import ADMIN, kubeconfig_text
 from tests.console.test_stream_revocation import ended, session_of, watching
+from tests.typing_support import Client
 
 
-async def clusters(client: Any) -> dict[str, str]:
+async def clusters(client: Client) -> dict[str, str]:
     resp = await client.get("/api/v1/clusters")
     return {c["id"]: c["name"] for c in await resp.json()}
 
 
-async def until(check: Any, client: Any) -> dict[str, str]:
+async def until(check: Any, client: Client) -> dict[str, str]:
     """The other replica's clusters once ``check`` holds for them; fails after 5 s."""
     async with asyncio.timeout(5):
         while not check(found := await clusters(client)):

@@ -5,7 +5,6 @@ affected."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 import pytest
 
@@ -14,18 +13,19 @@ from console.keys import AUTH
 from tests.console.conftest import ConsoleApp
 from tests.console.live_support import SseReader
 from tests.console.support import ADMIN
+from tests.typing_support import Client
 
 WATCH = "/api/v1/clusters/alpha/resources/configmaps/watch"
 
 
-async def session_of(client: Any) -> dict[str, str]:
+async def session_of(client: Client) -> dict[str, str]:
     resp = await client.post("/api/v1/auth/session", headers=ADMIN)
     assert resp.status == 200, await resp.text()
     client.session.cookie_jar.clear()  # the cookie is sent by hand
     return {"Cookie": f"JSESSIONID={resp.cookies['JSESSIONID'].value}"}
 
 
-async def watching(client: Any, headers: dict[str, str]) -> SseReader:
+async def watching(client: Client, headers: dict[str, str]) -> SseReader:
     resp = await client.get(WATCH, headers=headers, params={"namespace": "default"})
     assert resp.status == 200, await resp.text()
     return SseReader(resp)

@@ -4,35 +4,30 @@ on a cluster without any metrics source, where every answer is empty rather than
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from aiohttp import web
-from aiohttp.test_utils import TestClient
 
 from common.kubesim import Simulator
 from tests.console.conftest import ConsoleApp
 from tests.console.fakeapi import LegacyApiServer, StartFake, fake_kubeconfig
+from tests.console.live_cluster import sim
 from tests.console.resources_support import (
     create,
     deployment,
     eventually,
     kube,
-    live_alpha,
     namespace,
     unique,
 )
 from tests.guards import assert_problem
+from tests.typing_support import Client
+
+__all__ = ["sim"]
 
 BASE = "/api/v1/clusters/alpha/metrics"
-Client = TestClient[Any, Any]
-
-
-@pytest.fixture(scope="module")
-def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simulator]:
-    yield from live_alpha(tmp_path_factory)
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ from tests.console.conftest import ConsoleApp
 from tests.console.live_support import SseReader, upstream_watches
 from tests.console.resources_support import create, eventually, kube, namespace, unique
 from tests.guards import assert_problem
+from tests.typing_support import Client
 
 BASE = "/api/v1/clusters/alpha"
 
@@ -24,7 +25,7 @@ def config_map(ns: str, name: str, **data: str) -> dict[str, Any]:
             "data": data}  # fmt: skip
 
 
-async def watching(client: Any, path: str, **params: str) -> SseReader:
+async def watching(client: Client, path: str, **params: str) -> SseReader:
     resp = await client.get(path, params=params)
     assert resp.status == 200, await resp.text()
     assert resp.content_type == "text/event-stream"
@@ -32,7 +33,7 @@ async def watching(client: Any, path: str, **params: str) -> SseReader:
 
 
 async def test_subscribers_share_one_upstream_watch_and_see_state_then_changes(
-    client: Any, sim: Simulator
+    client: Client, sim: Simulator
 ) -> None:
     ns = unique("watch")
     async with kube(sim) as api:
@@ -64,7 +65,9 @@ async def test_subscribers_share_one_upstream_watch_and_see_state_then_changes(
         assert upstream_watches(sim, "", "configmaps") == before + 1
 
 
-async def test_a_late_subscriber_starts_from_the_shared_cache(client: Any, sim: Simulator) -> None:
+async def test_a_late_subscriber_starts_from_the_shared_cache(
+    client: Client, sim: Simulator
+) -> None:
     ns = unique("late")
     async with kube(sim) as api:
         await create(api, namespace(ns))
@@ -115,7 +118,7 @@ async def test_streams_write_keepalive_comments(console_app: ConsoleApp, sim: Si
     assert ":keepalive" in reader.comments
 
 
-async def test_watch_problems_come_before_the_stream(client: Any) -> None:
+async def test_watch_problems_come_before_the_stream(client: Client) -> None:
     await assert_problem(
         await client.get(f"{BASE}/resources/bogus/watch"), 404, code="unknown-resource"
     )

@@ -14,13 +14,13 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from aiohttp.test_utils import TestClient
 from playwright.async_api import Page, expect
 
 from common.kubesim import Simulator
 from tests.browser import Pages, Visit
 from tests.console.conftest import ConsoleApp
 from tests.console.support import ADMIN, ADMIN_PASSWORD, ADMIN_USER, kubeconfig_text
+from tests.typing_support import Client
 
 SESSION = "/api/v1/auth/session"
 CLUSTERS = "/api/v1/clusters"
@@ -28,7 +28,7 @@ CLUSTERS = "/api/v1/clusters"
 MARKUP_NAME = '<img src="/x" id="injected">gamma & co'
 
 
-async def started(console_app: ConsoleApp, *, open_mode: bool) -> TestClient[Any, Any]:
+async def started(console_app: ConsoleApp, *, open_mode: bool) -> Client:
     return await console_app(f"security.open-mode={str(open_mode).lower()}")
 
 
@@ -56,7 +56,8 @@ async def test_sign_in_see_the_clusters_and_sign_out(
     base = str(client.make_url("")).rstrip("/")
 
     async def steps(visit: Visit) -> dict[str, Any]:
-        page, seen = visit.page, {}
+        page = visit.page
+        seen: dict[str, Any] = {}
         if open_mode:
             visit.expect(401, SESSION)  # the shell asks who is signed in: nobody
             await page.goto(base + "/")

@@ -12,15 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from aiohttp import ClientResponse
-from aiohttp.test_utils import TestClient
 
 from results import keys
 from results.accounts import Role, User
 from results.app import create_app
 from tests.conftest import ApiClient
 from tests.results.support import settings_for
+from tests.typing_support import Client
 
-Client = TestClient[Any, Any]
 KEEPALIVE_S = 0.2
 CSRF_FIELD = re.compile(r'name="csrf" value="([^"]+)"')
 

@@ -15,6 +15,7 @@ import attrs
 from results import keys
 from results.runs import Visibility
 from tests.results.support import Report, ingest_ok, junit_xml, lcov, reference
+from tests.typing_support import Client
 
 COMMITS = {n: f"{n}{n}{n}{n}{n}{n}{n}0000000000000000000000000000000000" for n in "abcdef"}
 
@@ -42,7 +43,7 @@ class Story:
     private_project: str = "vault"
 
 
-async def tell(client: Any) -> Story:
+async def tell(client: Client) -> Story:
     async def run(commit: str, cases: list[tuple[str, str]], **kw: Any) -> int:
         junit = kw.pop("junit", [junit_xml(cases, suite="shop")])
         body = await ingest_ok(client, project="shop", commit=COMMITS[commit], junit=junit, **kw)

@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from aiohttp import ClientResponse, FormData
-from aiohttp.test_utils import TestClient
 
 from common.config import load_settings
 from results.settings import Settings
+from tests.typing_support import Client
 
 REFERENCE = Path(__file__).resolve().parents[2].parent / "shared" / "reference" / "results"
 
@@ -65,11 +65,11 @@ def form(
     return data
 
 
-async def upload(client: TestClient[Any, Any], **kwargs: Any) -> ClientResponse:
+async def upload(client: Client, **kwargs: Any) -> ClientResponse:
     return await client.post("/api/v1/ingest", data=form(**kwargs))
 
 
-async def ingest_ok(client: TestClient[Any, Any], **kwargs: Any) -> dict[str, Any]:
+async def ingest_ok(client: Client, **kwargs: Any) -> dict[str, Any]:
     resp = await upload(client, **kwargs)
     assert resp.status == 201, await resp.text()
     body: dict[str, Any] = await resp.json()

@@ -9,8 +9,9 @@ from results import keys
 from results.accounts import Role
 from tests.conftest import ApiClient
 from tests.guards import assert_problem
-from tests.results.people import Client, bearer, login, make_token, make_user, start
+from tests.results.people import bearer, login, make_token, make_user, start
 from tests.results.support import form, junit_xml
+from tests.typing_support import Client
 
 REPORT = junit_xml([("ok", "pass"), ("broken", "fail")])
 

@@ -7,11 +7,11 @@ import asyncio
 import sys
 import textwrap
 from pathlib import Path
-from typing import Any
 
 import pytest
 from aiohttp import ClientSession, web
 from aiohttp.test_utils import TestServer
+from pytest_aiohttp import AiohttpServer
 
 from results import keys
 from results.app import create_app
@@ -26,7 +26,7 @@ Server = TestServer
 
 
 @pytest.fixture
-async def server(aiohttp_server: Any, tmp_path: Path) -> Server:
+async def server(aiohttp_server: AiohttpServer, tmp_path: Path) -> Server:
     app = create_app(settings_for(tmp_path, "results.security.require-ingest-token=true"))
     started: Server = await aiohttp_server(app)
     accounts = started.app[keys.ACCOUNTS]

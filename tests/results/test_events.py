@@ -21,7 +21,6 @@ from tests.common.serving import served
 from tests.conftest import ApiClient
 from tests.guards import assert_problem
 from tests.results.people import (
-    Client,
     EventReader,
     bearer,
     make_token,
@@ -29,6 +28,7 @@ from tests.results.people import (
     start,
 )
 from tests.results.support import coverage_for, form, junit_xml, settings_for
+from tests.typing_support import Client
 
 REPORT = junit_xml([("a", "pass"), ("b", "pass"), ("c", "fail"), ("d", "skip")])
 
@@ -246,7 +246,8 @@ async def test_anonymous_streams_are_capped_per_address(tmp_path: Path) -> None:
         body = await assert_problem(resp, 429, code="too-many-streams")
         assert "2 anonymous event streams" in body["detail"]
         assert resp.headers["Retry-After"] == "10"
-        await app[keys.ACCOUNTS].add_user("reader", password_hash=None)
+        accounts = app[keys.ACCOUNTS]
+        await accounts.add_user("reader", password_hash=await accounts.hash("pw-reader-secret"))
         token = (
             await app[keys.ACCOUNTS].create_token(await app[keys.ACCOUNTS].user("reader"), "t")
         ).value

@@ -13,6 +13,7 @@ from results.app import create_app
 from tests.conftest import ApiClient
 from tests.guards import assert_problem
 from tests.results.support import coverage_for, db_path, ingest_ok, junit_xml, settings_for
+from tests.typing_support import Client
 
 CONTRACT_FIELDS = (
     "project",
@@ -26,7 +27,7 @@ CONTRACT_FIELDS = (
     "rules",
     "runPath",
 )
-MakeClient = Callable[..., Awaitable[Any]]
+MakeClient = Callable[..., Awaitable[Client]]
 
 
 @pytest.fixture
@@ -38,12 +39,12 @@ def make_client(api_client: ApiClient, tmp_path: Path) -> MakeClient:
 
 
 @pytest.fixture
-async def client(make_client: MakeClient) -> Any:
+async def client(make_client: MakeClient) -> Client:
     return await make_client()
 
 
 async def seed(
-    client: Any,
+    client: Client,
     *,
     branch: str = "main",
     commit: str,
@@ -61,7 +62,7 @@ async def seed(
     return int(body["runId"])
 
 
-async def gate(client: Any, **params: str) -> dict[str, Any]:
+async def gate(client: Client, **params: str) -> dict[str, Any]:
     resp = await client.get("/api/v1/gate", params={"project": "demo", **params})
     assert resp.status == 200, await resp.text()
     body: dict[str, Any] = await resp.json()
@@ -72,7 +73,7 @@ def rule(verdict: dict[str, Any], name: str) -> dict[str, Any]:
     return next(r for r in verdict["rules"] if r["name"] == name)
 
 
-async def test_a_pull_request_against_main(client: Any) -> None:
+async def test_a_pull_request_against_main(client: Client) -> None:
     base = await seed(client, commit="aaaa1111", cases=[("a", "pass"), ("b", "fail")], pct=80)
     run = await seed(
         client, branch="feature", commit="bbbb2222", cases=[("a", "fail"), ("b", "fail")], pct=79
@@ -96,7 +97,7 @@ async def test_a_pull_request_against_main(client: Any) -> None:
     assert verdict["missingData"] == []
 
 
-async def test_failures_already_failing_in_the_baseline_pass(client: Any) -> None:
+async def test_failures_already_failing_in_the_baseline_pass(client: Client) -> None:
     await seed(client, commit="aaaa1111", cases=[("a", "fail")], pct=50)
     await seed(client, branch="f", commit="bbbb2222", cases=[("a", "fail")], pct=52)
     verdict = await gate(client, branch="f")
@@ -106,7 +107,7 @@ async def test_failures_already_failing_in_the_baseline_pass(client: Any) -> Non
     assert "gain 2.00pp" in rule(verdict, "coverage-drop")["detail"]
 
 
-async def test_a_drop_beyond_the_limit_fails(client: Any) -> None:
+async def test_a_drop_beyond_the_limit_fails(client: Client) -> None:
     await seed(client, commit="aaaa1111", pct=80)
     await seed(client, branch="f", commit="bbbb2222", pct=78)
     verdict = await gate(client, commit="bbbb2222")
@@ -121,14 +122,14 @@ async def test_the_drop_limit_is_a_setting(make_client: MakeClient) -> None:
     assert (await gate(client, commit="bbbb2222"))["passed"] is True
 
 
-async def test_commit_is_preferred_over_branch(client: Any) -> None:
+async def test_commit_is_preferred_over_branch(client: Client) -> None:
     on_commit = await seed(client, branch="f", commit="aaaa1111")
     await seed(client, branch="f", commit="bbbb2222")
     verdict = await gate(client, commit="aaaa1111", branch="f")
     assert verdict["runId"] == on_commit
 
 
-async def test_branch_gates_its_latest_run_and_commit_prefixes_match(client: Any) -> None:
+async def test_branch_gates_its_latest_run_and_commit_prefixes_match(client: Client) -> None:
     await seed(client, branch="f", commit="aaaa1111")
     latest = await seed(client, branch="f", commit="bbbb2222cccc")
     assert (await gate(client, branch="f"))["runId"] == latest
@@ -136,7 +137,7 @@ async def test_branch_gates_its_latest_run_and_commit_prefixes_match(client: Any
     assert (await gate(client, commit="BBBB2222"))["runId"] == latest
 
 
-async def test_a_main_run_is_judged_against_the_main_run_before_it(client: Any) -> None:
+async def test_a_main_run_is_judged_against_the_main_run_before_it(client: Client) -> None:
     first = await seed(client, commit="aaaa1111", pct=70)
     second = await seed(client, commit="bbbb2222", pct=71)
     verdict = await gate(client, branch="main")
@@ -144,7 +145,7 @@ async def test_a_main_run_is_judged_against_the_main_run_before_it(client: Any) 
     assert verdict["baseline"]["runId"] == first
 
 
-async def test_base_sha_picks_the_baseline(client: Any) -> None:
+async def test_base_sha_picks_the_baseline(client: Client) -> None:
     chosen = await seed(client, commit="aaaa1111", cases=[("a", "fail")], pct=90)
     await seed(client, commit="bbbb2222", pct=60)
     await seed(client, branch="f", commit="cccc3333", cases=[("a", "fail")], pct=89)
@@ -157,7 +158,7 @@ async def test_base_sha_picks_the_baseline(client: Any) -> None:
     assert verdict["notes"] == []
 
 
-async def test_an_unknown_base_sha_falls_back_and_says_so(client: Any) -> None:
+async def test_an_unknown_base_sha_falls_back_and_says_so(client: Client) -> None:
     main = await seed(client, commit="aaaa1111", pct=60)
     await seed(client, branch="f", commit="cccc3333", pct=60)
     verdict = await gate(client, commit="cccc3333", baseSha="dddd4444")
@@ -166,7 +167,7 @@ async def test_an_unknown_base_sha_falls_back_and_says_so(client: Any) -> None:
     assert "dddd4444" in verdict["notes"][0]
 
 
-async def test_the_baseline_has_the_same_flag(client: Any) -> None:
+async def test_the_baseline_has_the_same_flag(client: Client) -> None:
     await seed(client, commit="aaaa1111", pct=90, flag="unit")
     other_flag = await gate(client, commit="aaaa1111", flag="unit")
     assert other_flag["baseline"] is None
@@ -176,7 +177,7 @@ async def test_the_baseline_has_the_same_flag(client: Any) -> None:
     assert verdict["flag"] == "default"
 
 
-async def test_no_baseline_is_explicit(client: Any) -> None:
+async def test_no_baseline_is_explicit(client: Client) -> None:
     await seed(client, branch="f", commit="aaaa1111", cases=[("a", "fail")], pct=50)
     verdict = await gate(client, commit="aaaa1111")
     assert verdict["baseline"] is None
@@ -199,7 +200,7 @@ async def test_no_baseline_can_fail_by_policy(make_client: MakeClient) -> None:
     assert rule(verdict, "coverage-drop")["passed"] is False
 
 
-async def test_a_baseline_without_coverage_is_explicit(client: Any) -> None:
+async def test_a_baseline_without_coverage_is_explicit(client: Client) -> None:
     await seed(client, commit="aaaa1111")
     await seed(client, branch="f", commit="bbbb2222", pct=50)
     verdict = await gate(client, commit="bbbb2222")
@@ -258,36 +259,38 @@ async def test_new_failures_can_be_reported_without_failing(make_client: MakeCli
     assert "not enforced" in new["detail"]
 
 
-async def test_neither_commit_nor_branch_is_a_400(client: Any) -> None:
+async def test_neither_commit_nor_branch_is_a_400(client: Client) -> None:
     resp = await client.get("/api/v1/gate", params={"project": "demo"})
     await assert_problem(resp, 400, code="commit-or-branch-required")
 
 
-async def test_a_missing_project_parameter_is_named(client: Any) -> None:
+async def test_a_missing_project_parameter_is_named(client: Client) -> None:
     resp = await client.get("/api/v1/gate", params={"branch": "main"})
     body = await assert_problem(resp, 400, code="invalid-request")
     assert body["errors"] == [{"in": "query", "field": "project", "message": "is required"}]
 
 
-async def test_a_malformed_commit_is_named(client: Any) -> None:
+async def test_a_malformed_commit_is_named(client: Client) -> None:
     resp = await client.get("/api/v1/gate", params={"project": "demo", "commit": "a b"})
     body = await assert_problem(resp, 400)
     assert body["errors"][0]["field"] == "commit"
 
 
-async def test_an_unknown_project_is_a_404(client: Any) -> None:
+async def test_an_unknown_project_is_a_404(client: Client) -> None:
     resp = await client.get("/api/v1/gate", params={"project": "nope", "branch": "main"})
     await assert_problem(resp, 404, code="project-not-found")
 
 
-async def test_no_matching_run_is_a_404(client: Any) -> None:
+async def test_no_matching_run_is_a_404(client: Client) -> None:
     await seed(client, commit="aaaa1111")
     for params in ({"commit": "ffff0000"}, {"branch": "gone"}, {"branch": "main", "flag": "x"}):
         resp = await client.get("/api/v1/gate", params={"project": "demo", **params})
         await assert_problem(resp, 404, code="run-not-found")
 
 
-async def test_a_private_project_is_a_404_to_anonymous_callers(client: Any, tmp_path: Path) -> None:
+async def test_a_private_project_is_a_404_to_anonymous_callers(
+    client: Client, tmp_path: Path
+) -> None:
     await seed(client, commit="aaaa1111")
     conn = sqlite3.connect(db_path(settings_for(tmp_path)))
     with conn:

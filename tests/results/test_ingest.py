@@ -27,6 +27,7 @@ from tests.results.support import (
     settings_for,
     upload,
 )
+from tests.typing_support import Client
 
 # name: (tests, passed, failures, errors, skipped, flaky), counted independently from the files.
 JUNIT_TRUTH = {
@@ -49,7 +50,7 @@ COVERAGE_TRUTH = {
 
 
 @pytest.fixture
-async def client(api_client: ApiClient, tmp_path: Path) -> Any:
+async def client(api_client: ApiClient, tmp_path: Path) -> Client:
     return await api_client(create_app(settings_for(tmp_path)))
 
 
@@ -59,7 +60,7 @@ def counts(body: dict[str, Any]) -> tuple[int, ...]:
 
 
 @pytest.mark.parametrize("name", sorted(JUNIT_TRUTH))
-async def test_every_reference_junit_report_has_its_true_counts(client: Any, name: str) -> None:
+async def test_every_reference_junit_report_has_its_true_counts(client: Client, name: str) -> None:
     body = await ingest_ok(client, project=name.removesuffix(".xml"), junit=[reference(name)])
     assert counts(body) == JUNIT_TRUTH[name]
     assert body["status"] == ("FAILED" if body["failures"] + body["errors"] else "PASSED")
@@ -70,14 +71,14 @@ async def test_every_reference_junit_report_has_its_true_counts(client: Any, nam
 
 @pytest.mark.parametrize("name", sorted(COVERAGE_TRUTH))
 async def test_every_reference_coverage_report_has_its_true_percentages(
-    client: Any, name: str
+    client: Client, name: str
 ) -> None:
     body = await ingest_ok(client, project=name.removesuffix(".xml"), jacoco=[reference(name)])
     assert (body["lineCoveragePct"], body["branchCoveragePct"]) == COVERAGE_TRUTH[name]
     assert body["tests"] == 0
 
 
-async def test_all_reference_reports_in_one_run(client: Any, tmp_path: Path) -> None:
+async def test_all_reference_reports_in_one_run(client: Client, tmp_path: Path) -> None:
     body = await ingest_ok(
         client,
         junit=[reference(n) for n in sorted(JUNIT_TRUTH)],
@@ -91,7 +92,7 @@ async def test_all_reference_reports_in_one_run(client: Any, tmp_path: Path) -> 
     assert stored["runs"] == 1
 
 
-async def test_the_contract_fields_and_a_created_project(client: Any) -> None:
+async def test_the_contract_fields_and_a_created_project(client: Client) -> None:
     body = await ingest_ok(
         client,
         junit=[reference("junit-gradle-TEST-BarTest.xml")],
@@ -104,13 +105,15 @@ async def test_the_contract_fields_and_a_created_project(client: Any) -> None:
     assert body["created"] is True
 
 
-async def test_gzip_uploads_are_read_and_hashed_as_sent(client: Any) -> None:
+async def test_gzip_uploads_are_read_and_hashed_as_sent(client: Client) -> None:
     name, content = reference("junit-gotestsum-golden.xml")
     body = await ingest_ok(client, junit=[(name + ".gz", gzip.compress(content))])
     assert counts(body) == JUNIT_TRUTH[name]
 
 
-async def test_shards_with_one_run_key_join_and_merge_coverage_by_line_union(client: Any) -> None:
+async def test_shards_with_one_run_key_join_and_merge_coverage_by_line_union(
+    client: Client,
+) -> None:
     shard_a = lcov({"src/a.py": {1: 1, 2: 1, 3: 0, 4: 0}, "src/b.py": {1: 1}}, name="a.info")
     shard_b = lcov({"src/a.py": {1: 0, 2: 0, 3: 1, 4: 0}, "src/c.py": {1: 0}}, name="b.info")
     first = await ingest_ok(
@@ -126,7 +129,7 @@ async def test_shards_with_one_run_key_join_and_merge_coverage_by_line_union(cli
     assert second["lineCoveragePct"] == round(100 * 4 / 6, 2)
 
 
-async def test_a_re_sent_file_is_not_counted_twice(client: Any, tmp_path: Path) -> None:
+async def test_a_re_sent_file_is_not_counted_twice(client: Client, tmp_path: Path) -> None:
     report = reference("junit-pytest-xunit1-skipped.xml")
     coverage = coverage_for(40)
     first = await ingest_ok(client, runKey="k", junit=[report], jacoco=[coverage])
@@ -139,33 +142,33 @@ async def test_a_re_sent_file_is_not_counted_twice(client: Any, tmp_path: Path) 
     assert row_counts(db_path(settings_for(tmp_path)))["test_cases"] == 14
 
 
-async def test_the_same_file_twice_in_one_request_counts_once(client: Any) -> None:
+async def test_the_same_file_twice_in_one_request_counts_once(client: Client) -> None:
     report = junit_xml([("a", "pass"), ("b", "fail")])
     body = await ingest_ok(client, junit=[report, report])
     assert (body["tests"], body["uploads"], body["duplicates"]) == (2, 1, 1)
 
 
-async def test_without_a_run_key_each_upload_is_a_new_run(client: Any) -> None:
+async def test_without_a_run_key_each_upload_is_a_new_run(client: Client) -> None:
     report = junit_xml([("a", "pass")])
     first = await ingest_ok(client, junit=[report])
     second = await ingest_ok(client, junit=[report])
     assert second["runId"] > first["runId"]
 
 
-async def test_a_run_key_with_another_commit_is_a_conflict(client: Any) -> None:
+async def test_a_run_key_with_another_commit_is_a_conflict(client: Client) -> None:
     await ingest_ok(client, runKey="k", junit=[junit_xml([("a", "pass")])])
     resp = await upload(client, runKey="k", commit="ffff0000", junit=[junit_xml([("b", "pass")])])
     body = await assert_problem(resp, 409, code="run-key-conflict")
     assert "runId" in body
 
 
-async def test_flag_defaults_and_scopes_runs(client: Any) -> None:
+async def test_flag_defaults_and_scopes_runs(client: Client) -> None:
     plain = await ingest_ok(client, junit=[junit_xml([("a", "pass")])])
     unit = await ingest_ok(client, flag="unit", junit=[junit_xml([("a", "pass")])])
     assert (plain["flag"], unit["flag"]) == ("default", "unit")
 
 
-async def test_identifiers_are_normalised(client: Any) -> None:
+async def test_identifiers_are_normalised(client: Client) -> None:
     body = await ingest_ok(
         client, branch="refs/heads/feature/x", commit="ABCDEF12", junit=[junit_xml([("a", "pass")])]
     )
@@ -185,23 +188,23 @@ async def test_identifiers_are_normalised(client: Any) -> None:
         ({"colour": "blue"}, "colour"),
     ],
 )
-async def test_bad_fields_are_named(client: Any, fields: dict[str, str], bad: str) -> None:
+async def test_bad_fields_are_named(client: Client, fields: dict[str, str], bad: str) -> None:
     resp = await upload(client, junit=[junit_xml([("a", "pass")])], **fields)
     body = await assert_problem(resp, 400)
     assert [e["field"] for e in body["errors"]] == [bad]
 
 
-async def test_required_fields_are_named(client: Any) -> None:
+async def test_required_fields_are_named(client: Client) -> None:
     resp = await upload(client, branch=None, commit=None, junit=[junit_xml([("a", "pass")])])
     body = await assert_problem(resp, 400)
     assert {e["field"] for e in body["errors"]} == {"branch", "commit"}
 
 
-async def test_a_request_without_reports_is_refused(client: Any) -> None:
+async def test_a_request_without_reports_is_refused(client: Client) -> None:
     await assert_problem(await upload(client), 400, code="no-reports")
 
 
-async def test_a_report_sent_as_a_text_field_is_refused_with_a_hint(client: Any) -> None:
+async def test_a_report_sent_as_a_text_field_is_refused_with_a_hint(client: Client) -> None:
     data = form()
     data.add_field("junit", "<testsuite/>")
     body = await assert_problem(await client.post("/api/v1/ingest", data=data), 400)
@@ -209,7 +212,7 @@ async def test_a_report_sent_as_a_text_field_is_refused_with_a_hint(client: Any)
     assert "file part" in body["errors"][0]["message"]
 
 
-async def test_a_file_under_an_unknown_part_is_refused(client: Any, tmp_path: Path) -> None:
+async def test_a_file_under_an_unknown_part_is_refused(client: Client, tmp_path: Path) -> None:
     data = form(junit=[junit_xml([("a", "pass")])])
     data.add_field("junitt", b"<testsuite/>", filename="typo.xml", content_type="text/xml")
     body = await assert_problem(await client.post("/api/v1/ingest", data=data), 400)
@@ -217,7 +220,7 @@ async def test_a_file_under_an_unknown_part_is_refused(client: Any, tmp_path: Pa
     assert row_counts(db_path(settings_for(tmp_path)))["runs"] == 0
 
 
-async def test_non_multipart_bodies_are_refused(client: Any) -> None:
+async def test_non_multipart_bodies_are_refused(client: Client) -> None:
     resp = await client.post("/api/v1/ingest", json={"project": "p"})
     body = await assert_problem(resp, 415, code="unsupported-media-type")
     assert body["detail"] == "Content-Type must be multipart/form-data"
@@ -247,7 +250,7 @@ async def test_listeners_hear_each_committed_run(api_client: ApiClient, tmp_path
 
 
 async def test_a_private_project_is_invisible_to_anonymous_ingest(
-    client: Any, tmp_path: Path
+    client: Client, tmp_path: Path
 ) -> None:
     await ingest_ok(client, project="secret", junit=[junit_xml([("a", "pass")])])
     conn = sqlite3.connect(db_path(settings_for(tmp_path)))
@@ -269,7 +272,7 @@ async def test_private_default_visibility_applies_to_new_projects(
     await assert_problem(resp, 404, code="project-not-found")
 
 
-async def test_concurrent_shards_of_one_run_all_land_in_it(client: Any, tmp_path: Path) -> None:
+async def test_concurrent_shards_of_one_run_all_land_in_it(client: Client, tmp_path: Path) -> None:
     shards = [
         junit_xml([(f"t{n}a", "pass"), (f"t{n}b", "fail")], suite=f"shard{n}") for n in range(6)
     ]

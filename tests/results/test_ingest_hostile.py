@@ -6,12 +6,12 @@ import asyncio
 import gzip
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from aiohttp import FormData
 
 from results.app import create_app
+from results.settings import Settings
 from tests.conftest import ApiClient
 from tests.guards import assert_problem
 from tests.results.support import (
@@ -26,6 +26,7 @@ from tests.results.support import (
     settings_for,
     upload,
 )
+from tests.typing_support import Client
 
 MiB = 1024 * 1024
 LIMITS = (
@@ -50,16 +51,16 @@ DEEP = b"<testsuites>" + b"<testsuite>" * 200 + b"</testsuite>" * 200 + b"</test
 
 
 @pytest.fixture
-def settings(tmp_path: Path) -> Any:
+def settings(tmp_path: Path) -> Settings:
     return settings_for(tmp_path, *LIMITS)
 
 
 @pytest.fixture
-async def client(api_client: ApiClient, settings: Any) -> Any:
+async def client(api_client: ApiClient, settings: Settings) -> Client:
     return await api_client(create_app(settings))
 
 
-async def assert_nothing_stored_and_healthy(client: Any, settings: Any) -> None:
+async def assert_nothing_stored_and_healthy(client: Client, settings: Settings) -> None:
     assert row_counts(db_path(settings)) == dict.fromkeys(RUN_TABLES, 0)
     health = await client.get("/actuator/health")
     assert health.status == 200
@@ -73,7 +74,7 @@ async def assert_nothing_stored_and_healthy(client: Any, settings: Any) -> None:
     ids=["xxe", "xxe-parameter-entity", "billion-laughs", "billion-laughs-coverage"],
 )
 async def test_entity_tricks_are_refused(
-    client: Any, settings: Any, content: bytes, part: str
+    client: Client, settings: Settings, content: bytes, part: str
 ) -> None:
     resp = await upload(client, **{part: [("evil.xml", content)]})
     body = await assert_problem(resp, 400, code="invalid-report")
@@ -83,7 +84,9 @@ async def test_entity_tricks_are_refused(
     await assert_nothing_stored_and_healthy(client, settings)
 
 
-async def test_a_gzip_bomb_is_refused_by_its_decompressed_size(client: Any, settings: Any) -> None:
+async def test_a_gzip_bomb_is_refused_by_its_decompressed_size(
+    client: Client, settings: Settings
+) -> None:
     bomb = gzip.compress(b"<testsuite>" + b" " * (64 * MiB) + b"</testsuite>", 9)
     assert len(bomb) < 100 * 1024
     resp = await upload(client, junit=[("bomb.xml.gz", bomb)])
@@ -92,7 +95,7 @@ async def test_a_gzip_bomb_is_refused_by_its_decompressed_size(client: Any, sett
     await assert_nothing_stored_and_healthy(client, settings)
 
 
-async def test_ten_thousand_parts_are_refused(client: Any, settings: Any) -> None:
+async def test_ten_thousand_parts_are_refused(client: Client, settings: Settings) -> None:
     data = form(junit=[junit_xml([("a", "pass")])])
     for n in range(10_000):
         data.add_field("junit", b"<testsuite/>", filename=f"{n}.xml", content_type="text/xml")
@@ -101,7 +104,9 @@ async def test_ten_thousand_parts_are_refused(client: Any, settings: Any) -> Non
     await assert_nothing_stored_and_healthy(client, settings)
 
 
-async def test_elements_are_budgeted_over_the_whole_request(client: Any, settings: Any) -> None:
+async def test_elements_are_budgeted_over_the_whole_request(
+    client: Client, settings: Settings
+) -> None:
     cases = [(f"t{n}", "pass") for n in range(3000)]
     one = junit_xml(cases, suite="one")
     assert (await upload(client, junit=[one])).status == 201  # 3001 elements: within 5000
@@ -112,14 +117,16 @@ async def test_elements_are_budgeted_over_the_whole_request(client: Any, setting
     assert runs == 1
 
 
-async def test_a_part_over_its_limit_is_refused(client: Any, settings: Any) -> None:
+async def test_a_part_over_its_limit_is_refused(client: Client, settings: Settings) -> None:
     big = b"<testsuite>" + b" " * (3 * MiB) + b"</testsuite>"
     resp = await upload(client, junit=[("big.xml", big)])
     await assert_problem(resp, 413, code="payload-too-large")
     await assert_nothing_stored_and_healthy(client, settings)
 
 
-async def test_a_streamed_body_over_the_total_limit_is_refused(client: Any, settings: Any) -> None:
+async def test_a_streamed_body_over_the_total_limit_is_refused(
+    client: Client, settings: Settings
+) -> None:
     async def body() -> AsyncIterator[bytes]:
         yield b"--b\r\nContent-Disposition: form-data; name=project\r\n\r\ndemo\r\n"
         for n in range(8):
@@ -138,7 +145,7 @@ async def test_a_streamed_body_over_the_total_limit_is_refused(client: Any, sett
 
 
 async def test_a_declared_1_gb_body_is_refused_before_it_is_read(
-    client: Any, settings: Any
+    client: Client, settings: Settings
 ) -> None:
     reader, writer = await asyncio.open_connection(client.host, client.port)
     try:
@@ -169,7 +176,7 @@ async def test_a_declared_1_gb_body_is_refused_before_it_is_read(
     ids=["mismatched-tag", "empty", "corrupt-gzip", "not-junit", "too-deep"],
 )
 async def test_broken_reports_are_refused(
-    client: Any, settings: Any, content: bytes, reason: str | None
+    client: Client, settings: Settings, content: bytes, reason: str | None
 ) -> None:
     resp = await upload(client, junit=[("broken.xml", content)])
     body = await assert_problem(resp, 400, code="invalid-report")
@@ -178,7 +185,9 @@ async def test_broken_reports_are_refused(
     await assert_nothing_stored_and_healthy(client, settings)
 
 
-async def test_a_bad_second_file_leaves_nothing_of_the_first(client: Any, settings: Any) -> None:
+async def test_a_bad_second_file_leaves_nothing_of_the_first(
+    client: Client, settings: Settings
+) -> None:
     resp = await upload(
         client,
         junit=[reference("junit-gotestsum-golden.xml"), ("second.xml", MALFORMED)],
@@ -190,7 +199,9 @@ async def test_a_bad_second_file_leaves_nothing_of_the_first(client: Any, settin
     await assert_nothing_stored_and_healthy(client, settings)
 
 
-async def test_a_bad_shard_leaves_the_joined_run_as_it_was(client: Any, settings: Any) -> None:
+async def test_a_bad_shard_leaves_the_joined_run_as_it_was(
+    client: Client, settings: Settings
+) -> None:
     first = await ingest_ok(client, runKey="k", junit=[junit_xml([("a", "pass")])])
     before = row_counts(db_path(settings))
     resp = await upload(
@@ -202,14 +213,16 @@ async def test_a_bad_shard_leaves_the_joined_run_as_it_was(client: Any, settings
     assert (again["runId"], again["tests"], again["failures"]) == (first["runId"], 1, 0)
 
 
-async def test_coverage_in_the_junit_part_is_refused(client: Any, settings: Any) -> None:
+async def test_coverage_in_the_junit_part_is_refused(client: Client, settings: Settings) -> None:
     resp = await upload(client, junit=[reference("jacoco-default-package.xml")])
     body = await assert_problem(resp, 400, code="invalid-report")
     assert body["reason"] == "unknown-format"
     await assert_nothing_stored_and_healthy(client, settings)
 
 
-async def test_a_multipart_body_cut_short_is_a_bad_request(client: Any, settings: Any) -> None:
+async def test_a_multipart_body_cut_short_is_a_bad_request(
+    client: Client, settings: Settings
+) -> None:
     data = FormData(default_to_multipart=True)
     data.add_field("project", "p")
     headers = {"Content-Type": "multipart/form-data; boundary=zz"}

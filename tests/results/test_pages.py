@@ -10,8 +10,9 @@ import pytest
 
 from tests.conftest import ApiClient
 from tests.results import story
-from tests.results.people import Client, start
+from tests.results.people import start
 from tests.results.support import ingest_ok, junit_xml
+from tests.typing_support import Client
 
 
 @pytest.fixture

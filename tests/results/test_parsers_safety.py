@@ -237,7 +237,17 @@ def test_unknown_encoding_is_a_bad_request() -> None:
 
 
 REFERENCE = Path(__file__).resolve().parents[2].parent / "shared" / "reference" / "results"
-JUNKS = (b"<", b">", b"&", b'"', b"<x>", b"</testcase>", b"<testsuite>", b"\x00", b"&#0;")
+JUNKS: tuple[bytes, ...] = (
+    b"<",
+    b">",
+    b"&",
+    b'"',
+    b"<x>",
+    b"</testcase>",
+    b"<testsuite>",
+    b"\x00",
+    b"&#0;",
+)
 JUNKS += (b"DA:", b",", b"\n", b"<line nr='-1'/>", b"<sourcefile name='x'>", b"\xff\xfe")
 
 

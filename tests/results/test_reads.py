@@ -12,7 +12,8 @@ from results import keys
 from tests.conftest import ApiClient
 from tests.guards import assert_problem
 from tests.results import story
-from tests.results.people import Client, bearer, make_token, make_user, start
+from tests.results.people import bearer, make_token, make_user, start
+from tests.typing_support import Client
 
 
 @pytest.fixture

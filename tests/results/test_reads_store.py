@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
+from common.db import Row
 from common.db.sqlite import apply_migration
 from results.batch import IngestBatch, ParsedReport, ReportKind, RunTarget
 from results.browse import RunFilter
@@ -25,6 +27,9 @@ from results.store.reads import (
 )
 from results.store.rows import case_keys
 from results.store.schema import MIGRATIONS
+from tests.results.stores import sqlite_store, store
+
+__all__ = ["sqlite_store", "store"]
 
 
 def target(project: str = "p", commit: str = "abc1234", flag: str = "default") -> RunTarget:
@@ -41,20 +46,6 @@ def junit(*names: str, status: TestStatus = TestStatus.PASSED) -> ParsedReport:
 async def test_ids(store: SqlStore) -> dict[str, int]:
     rows = await store.db.fetchall("SELECT key, id FROM tests")
     return {row[0]: row[1] for row in rows}
-
-
-@pytest.fixture
-async def store(db_url: str) -> object:
-    """The store on each engine in turn."""
-    async with open_store(db_url) as opened:
-        yield opened
-
-
-@pytest.fixture
-async def sqlite_store(tmp_path: Path) -> object:
-    """For SQLite's query plans."""
-    async with open_store(tmp_path / "results.db") as opened:
-        yield opened
 
 
 async def test_a_test_keeps_its_id_across_runs_and_projects_have_their_own(
@@ -171,7 +162,7 @@ async def test_version_2_databases_gain_the_catalog_and_count_flaky_as_passed(
         assert [r[0] for r in uploads] == [2, 1, 1]
 
 
-def plan_of(rows: list[sqlite3.Row]) -> str:
+def plan_of(rows: Sequence[Row]) -> str:
     return " ".join(str(row[3]) for row in rows)
 
 

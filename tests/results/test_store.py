@@ -27,7 +27,10 @@ from results.store.dashboard import RUN_CASES
 from results.store.linecodec import decode_branches, decode_lines, encode_branches, encode_lines
 from results.store.queries import failing_keys_sql
 from results.store.schema import MIGRATIONS
+from tests.results.stores import sqlite_store, store
 from tests.results.support import RUN_TABLES
+
+__all__ = ["sqlite_store", "store"]
 
 
 def target(**changes: object) -> RunTarget:
@@ -65,20 +68,6 @@ def coverage(files: dict[str, tuple[set[int], set[int]]], tag: str = "") -> Pars
     )
     digest = hashlib.sha256(repr((sorted(files.items()), tag)).encode()).hexdigest()
     return ParsedReport(ReportKind.COVERAGE, "jacoco", "c.info", digest, 10, coverage=report)
-
-
-@pytest.fixture
-async def store(db_url: str) -> object:
-    """The store on each engine in turn."""
-    async with open_store(db_url) as opened:
-        yield opened
-
-
-@pytest.fixture
-async def sqlite_store(tmp_path: Path) -> object:
-    """For SQLite's query plans."""
-    async with open_store(tmp_path / "db" / "results.db") as opened:
-        yield opened
 
 
 async def test_a_new_database_is_migrated_in_wal_with_every_table(tmp_path: Path) -> None:

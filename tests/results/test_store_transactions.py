@@ -13,41 +13,29 @@ from pathlib import Path
 
 import pytest
 
-from results.store import SqlStore, open_store
+from results.store import SqlStore
+from tests.results.stores import sqlite_store, store
 from tests.results.support import RUN_TABLES, row_counts
 
 ROOT = Path(__file__).resolve().parents[2]
 
-
-@pytest.fixture
-async def store(tmp_path: Path) -> object:
-    async with open_store(tmp_path / "db" / "results.db") as opened:
-        yield opened
+__all__ = ["sqlite_store", "store"]
 
 
-@pytest.fixture
-async def any_store(db_url: str) -> object:
-    """The store on each engine in turn."""
-    async with open_store(db_url) as opened:
-        yield opened
-
-
-async def test_connections_enforce_foreign_keys(store: SqlStore) -> None:
+async def test_connections_enforce_foreign_keys(sqlite_store: SqlStore) -> None:
     with pytest.raises(sqlite3.IntegrityError):
-        await store.db.write(
+        await sqlite_store.db.write(
             "INSERT INTO runs (project_id, branch, commit_sha, created_at, updated_at, status) "
             "VALUES (999, 'b', 'c', 'now', 'now', 'PASSED')"
         )
 
 
-async def test_reads_cannot_write(store: SqlStore) -> None:
+async def test_reads_cannot_write(sqlite_store: SqlStore) -> None:
     with pytest.raises(sqlite3.OperationalError):
-        await store.db.fetchone("DELETE FROM projects")
+        await sqlite_store.db.fetchone("DELETE FROM projects")
 
 
-async def test_an_error_inside_a_transaction_rolls_everything_back(any_store: SqlStore) -> None:
-    store = any_store
-
+async def test_an_error_inside_a_transaction_rolls_everything_back(store: SqlStore) -> None:
     async def failing_write() -> None:
         async with store.db.transaction() as conn:
             await conn.execute("INSERT INTO projects (name, created_at) VALUES ('gone', 'now')")
@@ -61,9 +49,8 @@ async def test_an_error_inside_a_transaction_rolls_everything_back(any_store: Sq
 
 
 async def test_a_cancelled_transaction_rolls_back_and_frees_the_writer(
-    any_store: SqlStore,
+    store: SqlStore,
 ) -> None:
-    store = any_store
     inside = asyncio.Event()
 
     async def slow_writer() -> None:

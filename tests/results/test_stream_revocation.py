@@ -14,7 +14,6 @@ from results.store.accounts import stamp
 from tests.conftest import ApiClient
 from tests.results.people import (
     KEEPALIVE_S,
-    Client,
     EventReader,
     bearer,
     login,
@@ -23,6 +22,7 @@ from tests.results.people import (
     page_csrf,
     start,
 )
+from tests.typing_support import Client
 
 
 async def subscribe(client: Client, **headers: str) -> EventReader:

@@ -30,14 +30,15 @@ def test_a_line_chart_is_well_formed_escaped_and_breaks_at_gaps() -> None:
     drawn = str(svg.line_chart("c1", points, title=hostile, unit=lambda v: f"{v:g}%"))
     root = ET.fromstring(drawn)  # well-formed XML: nothing broke out of its element
     ns = "{http://www.w3.org/2000/svg}"
-    assert root.find(f"{ns}title").text == hostile  # type: ignore[union-attr]
+    title = root.find(f"{ns}title")
+    assert title is not None
+    assert title.text == hostile
     assert "<script>" not in drawn
     assert len(root.findall(f"{ns}polyline")) == 1  # 1 alone, then 3-4: one piece of two points
     assert len(root.findall(f".//{ns}circle")) == 3
-    assert (
-        root.find(f"{ns}desc").text
-        == "4 runs, oldest first: from 50% to 70%; lowest 50%, highest 70%."
-    )  # type: ignore[union-attr]
+    desc = root.find(f"{ns}desc")
+    assert desc is not None
+    assert desc.text == "4 runs, oldest first: from 50% to 70%; lowest 50%, highest 70%."
 
 
 def test_strip_and_badge() -> None:

@@ -9,7 +9,6 @@ import pytest
 
 from tests.conftest import ApiClient
 from tests.results.people import (
-    Client,
     bearer,
     csrf_in,
     login,
@@ -18,6 +17,7 @@ from tests.results.people import (
     start,
 )
 from tests.results.support import coverage_for, form, junit_xml
+from tests.typing_support import Client
 
 PASSWORD = "pw-alice-secret"
 

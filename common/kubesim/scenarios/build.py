@@ -153,6 +153,24 @@ def job_spec(script: str, image: str = "busybox:1.36", **spec: Any) -> Obj:
     }
 
 
+def job(name: str, script: str, **spec: Any) -> Obj:
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name},
+        "spec": job_spec(script, **spec),
+    }
+
+
+def cronjob(name: str, schedule: str, script: str, **spec: Any) -> Obj:
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "CronJob",
+        "metadata": {"name": name},
+        "spec": {"schedule": schedule, **spec, "jobTemplate": {"spec": job_spec(script)}},
+    }
+
+
 def pdb(name: str, app: str, **spec: Any) -> Obj:
     return {
         "apiVersion": "policy/v1",

@@ -43,10 +43,7 @@ class CronJobController(WorkloadController):
         super().__init__(client, recorder)
         self.clock = clock
 
-    def reconcile(self, key: Key) -> float | None:
-        cj = self.live(key)
-        if cj is None:
-            return None
+    def sync(self, key: Key, cj: Obj) -> float | None:
         spec, old = cj.get("spec") or {}, cj.get("status") or {}
         jobs = self.client.owned(JOB, cj)
         status = self._track(cj, jobs, old)

@@ -100,10 +100,7 @@ class DaemonSetController(WorkloadController):
             if t.get("effect") in ("NoSchedule", "NoExecute")
         )
 
-    def reconcile(self, key: Key) -> float | None:
-        ds = self.live(key)
-        if ds is None:
-            return None
+    def sync(self, key: Key, ds: Obj) -> float | None:
         update, history = revisions.sync(self.client, ds)
         h = revisions.revision_hash(update)
         nodes = {n["metadata"]["name"]: n for n in self.client.list(NODES)}

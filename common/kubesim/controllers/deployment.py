@@ -53,10 +53,7 @@ class DeploymentController(WorkloadController):
     watches = (DEPLOY, RS)
     resource, kind, component = DEPLOY, "Deployment", COMPONENT
 
-    def reconcile(self, key: Key) -> float | None:
-        d = self.live(key)
-        if d is None:
-            return None
+    def sync(self, key: Key, d: Obj) -> float | None:
         spec = d.get("spec") or {}
         replicas = int(spec.get("replicas", 1))
         rss = sorted(self.client.owned(RS, d), key=revision_of)
@@ -83,11 +80,11 @@ class DeploymentController(WorkloadController):
         else:
             self._rolling(d, new, olds, replicas)  # type: ignore[arg-type]
         self._cleanup(d, olds)
-        d = self.client.get(DEPLOY, *key)
-        if d is None:
+        live = self.client.get(DEPLOY, *key)
+        if live is None:
             return None
-        status, wake = deployment_status(d, self.client.owned(RS, d), created)
-        self.client.update_status(DEPLOY, d, status)
+        status, wake = deployment_status(live, self.client.owned(RS, live), created)
+        self.client.update_status(DEPLOY, live, status)
         return wake
 
     # -- ReplicaSets ----------------------------------------------------------------------------

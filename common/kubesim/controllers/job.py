@@ -58,10 +58,7 @@ class JobController(WorkloadController):
         self.timings = timings
         self.namer = PodNamer(client)
 
-    def reconcile(self, key: Key) -> float | None:
-        job = self.live(key)
-        if job is None:
-            return None
+    def sync(self, key: Key, job: Obj) -> float | None:
         if finished(job):
             return self._ttl(job)
         spec = job.get("spec") or {}

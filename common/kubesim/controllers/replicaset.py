@@ -76,10 +76,7 @@ class ReplicaSetController(WorkloadController):
         super().__init__(client, recorder)
         self.namer = PodNamer(client)
 
-    def reconcile(self, key: Key) -> float | None:
-        rs = self.live(key)
-        if rs is None:
-            return None
+    def sync(self, key: Key, rs: Obj) -> float | None:
         spec = rs.get("spec") or {}
         pods = [p for p in self.client.owned(PODS, rs) if pod_active(p)]
         diff = int(spec.get("replicas", 1)) - len(pods)

@@ -42,10 +42,7 @@ class StatefulSetController(WorkloadController):
     watches = (STS, PODS)
     resource, kind, component = STS, "StatefulSet", COMPONENT
 
-    def reconcile(self, key: Key) -> float | None:
-        sts = self.live(key)
-        if sts is None:
-            return None
+    def sync(self, key: Key, sts: Obj) -> float | None:
         spec = sts.get("spec") or {}
         update, history = revisions.sync(self.client, sts)
         current_name = (sts.get("status") or {}).get("currentRevision") or update["metadata"][

@@ -2,9 +2,9 @@
 
 Deployment, ReplicaSet, StatefulSet, DaemonSet, Job and CronJob each watch their own kind and the
 kind they create; an event on a created object is a look at its controlling owner (client-go's
-``enqueueController`` by controller reference). Each reconciles only an owner that is still there
-and not being deleted, and announces every object it removes with a ``SuccessfulDelete`` event in
-its own component's name.
+``enqueueController`` by controller reference). Each syncs only an owner that is still there and
+not being deleted, and announces every object it removes with a ``SuccessfulDelete`` event in its
+own component's name.
 """
 
 from __future__ import annotations
@@ -33,12 +33,17 @@ class WorkloadController(Controller):
             return super().keys(event)
         return owner_key(event.obj, self.kind)
 
-    def live(self, key: Key) -> Obj | None:
-        """The owner behind ``key``, or None when it is gone or being deleted (nothing to do)."""
+    def reconcile(self, key: Key) -> float | None:
+        """:meth:`sync` the owner behind ``key``; one that is gone or being deleted needs nothing
+        (what it owns goes with it, through the garbage collector)."""
         obj = self.client.get(self.resource, *key)
         if obj is None or obj["metadata"].get("deletionTimestamp"):
             return None
-        return obj
+        return self.sync(key, obj)
+
+    def sync(self, key: Key, obj: Obj) -> float | None:
+        """Bring the live owner ``obj`` to its desired state; seconds until another look."""
+        raise NotImplementedError
 
     def delete_owned(self, owner: Obj, gr: GroupResource, obj: Obj, message: str) -> None:
         """Delete ``obj``, which ``owner`` controls, and record it on the owner."""

@@ -18,7 +18,15 @@ import struct
 from importlib import resources
 from typing import Any
 
-from common.kubesim.encoding.protobuf import BYTES, ProtobufError, fields
+from common.kubesim.encoding.protobuf import (
+    BYTES,
+    ProtobufError,
+    as_bytes,
+    fields,
+    int64,
+    read_varint,
+    timestamp,
+)
 
 Obj = dict[str, Any]
 _META = "k8s.io.apimachinery.pkg.apis.meta.v1"
@@ -174,13 +182,7 @@ def _packed(kind: int, value: int | bytes) -> list[int | bytes]:
     out: list[int | bytes] = []
     pos = 0
     while pos < len(data):  # a run of varints
-        result = shift = 0
-        while True:
-            byte = data[pos]
-            result |= (byte & 0x7F) << shift
-            pos, shift = pos + 1, shift + 7
-            if not byte & 0x80:
-                break
+        result, pos = read_varint(data, pos)
         out.append(result)
     return out
 
@@ -196,18 +198,18 @@ def _value(kind: int, type_name: str, value: int | bytes) -> Any:
             return _map_entry(type_name, value)
         return decode_message(type_name, value)
     if kind == 9:
-        return _bytes(value).decode("utf-8", errors="replace")
+        return as_bytes(value).decode("utf-8", errors="replace")
     if kind == 12:
-        return base64.b64encode(_bytes(value)).decode()
+        return base64.b64encode(as_bytes(value)).decode()
     if kind in (1, 2):
-        raw = _bytes(value)
+        raw = as_bytes(value)
         return struct.unpack("<d" if kind == 1 else "<f", raw)[0]
     if kind in _VARINTS:
         if not isinstance(value, int):
             raise ProtobufError("expected a varint")
         if kind == 8:
             return bool(value)
-        return value - (1 << 64) if value >= 1 << 63 else value
+        return int64(value)
     raise ProtobufError(f"unsupported protobuf field type {kind}")
 
 
@@ -223,21 +225,6 @@ def _map_entry(type_name: str, data: bytes) -> tuple[str, Any]:
         elif number == 2:
             value = _value(kind, value_type, raw)
     return str(key), value
-
-
-def _bytes(value: int | bytes) -> bytes:
-    if not isinstance(value, bytes):
-        raise ProtobufError("expected length-delimited bytes")
-    return value
-
-
-def _time(value: bytes) -> str | None:
-    parts = {n: v for n, _w, v in fields(value)}
-    if not value:
-        return None
-    seconds = parts.get(1, 0)
-    moment = datetime.datetime.fromtimestamp(int(seconds), datetime.UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _micro_time(value: bytes) -> str | None:
@@ -268,17 +255,16 @@ def _duration(value: bytes) -> str:
 def _int_or_string(value: bytes) -> int | str:
     parts = {n: v for n, _w, v in fields(value)}
     if parts.get(1, 0) == 1:
-        return _bytes(parts.get(3, b"")).decode()
-    raw = int(parts.get(2, 0))
-    return raw - (1 << 64) if raw >= 1 << 63 else raw
+        return as_bytes(parts.get(3, b"")).decode()
+    return int64(int(parts.get(2, 0)))
 
 
 def _quantity(value: bytes) -> str:
-    return _bytes({n: v for n, _w, v in fields(value)}.get(1, b"")).decode()
+    return as_bytes({n: v for n, _w, v in fields(value)}.get(1, b"")).decode()
 
 
 def _raw_json(value: bytes) -> Any:
-    raw = _bytes({n: v for n, _w, v in fields(value)}.get(1, b""))
+    raw = as_bytes({n: v for n, _w, v in fields(value)}.get(1, b""))
     try:
         return json.loads(raw) if raw else {}
     except ValueError as exc:
@@ -286,7 +272,7 @@ def _raw_json(value: bytes) -> Any:
 
 
 _SPECIAL = {
-    f"{_META}.Time": _time,
+    f"{_META}.Time": timestamp,
     f"{_META}.MicroTime": _micro_time,
     f"{_META}.Duration": _duration,
     f"{_META}.FieldsV1": _raw_json,

@@ -21,12 +21,11 @@ import struct
 from typing import Any
 
 from common.kubesim.encoding import protowire
+from common.kubesim.encoding.protowire import INLINE, META, VARINTS, messages
 
 Obj = dict[str, Any]
 MAGIC = b"k8s\x00"
-_META = "k8s.io.apimachinery.pkg.apis.meta.v1"
-_META_KINDS = {"Status": f"{_META}.Status"}
-_VARINTS = (3, 4, 5, 8, 13)
+_META_KINDS = {"Status": f"{META}.Status"}
 
 
 def varint(value: int) -> bytes:
@@ -62,7 +61,7 @@ def text(number: int, value: str) -> bytes:
 
 @functools.cache
 def _by_json_name(message: str) -> dict[str, tuple[int, int, int, str]]:
-    table = protowire._messages()[message]
+    table = messages()[message]
     return {entry[0]: (int(n), entry[1], entry[2], entry[3]) for n, entry in table.items()}
 
 
@@ -100,10 +99,10 @@ def _quantity(value: Any) -> bytes:
 
 
 _SPECIAL = {
-    f"{_META}.Time": _time,
-    f"{_META}.MicroTime": _time,
-    f"{_META}.Duration": _duration,
-    f"{_META}.FieldsV1": _raw,
+    f"{META}.Time": _time,
+    f"{META}.MicroTime": _time,
+    f"{META}.Duration": _duration,
+    f"{META}.FieldsV1": _raw,
     "k8s.io.apimachinery.pkg.runtime.RawExtension": _raw,
     "k8s.io.apimachinery.pkg.util.intstr.IntOrString": _int_or_string,
     "k8s.io.apimachinery.pkg.api.resource.Quantity": _quantity,
@@ -115,7 +114,7 @@ def _scalar(number: int, kind: int, value: Any) -> bytes:
         return text(number, str(value))
     if kind == 12:
         return delimited(number, base64.b64decode(str(value)))
-    if kind in _VARINTS:
+    if kind in VARINTS:
         return integer(number, int(value))
     if kind == 1:
         return key(number, 1) + struct.pack("<d", float(value))
@@ -137,9 +136,7 @@ def encode_message(message: str, value: Any) -> bytes:
     if not isinstance(value, dict):
         return b""
     fields = _by_json_name(message)
-    inline = {
-        name: spec for name, spec in fields.items() if spec[1] == 11 and name in protowire._INLINE
-    }
+    inline = {name: spec for name, spec in fields.items() if spec[1] == 11 and name in INLINE}
     out = bytearray()
     claimed: set[str] = set()
     for name, (number, kind, label, type_name) in sorted(fields.items(), key=lambda f: f[1][0]):
@@ -153,7 +150,7 @@ def encode_message(message: str, value: Any) -> bytes:
         if name not in value or value[name] is None:
             continue
         item = value[name]
-        entry_table = protowire._messages().get(type_name, {}) if kind == 11 else {}
+        entry_table = messages().get(type_name, {}) if kind == 11 else {}
         if label == 3 and entry_table.get("map"):
             key_spec, value_spec = entry_table["1"], entry_table["2"]
             for k in sorted(item or {}):

@@ -29,7 +29,7 @@ from common.kubesim.encoding.protobuf import (
 )
 
 Obj = dict[str, Any]
-_META = "k8s.io.apimachinery.pkg.apis.meta.v1"
+META = "k8s.io.apimachinery.pkg.apis.meta.v1"
 _PACKAGES = {
     "": "core",
     "apps": "apps",
@@ -104,7 +104,7 @@ _POINTER_BOOLS = frozenset(
 )
 _POINTER_STRINGS = frozenset({"storageClassName", "volumeAttributesClassName"})
 # Go structs embedded with ``json:",inline"``: a field in protobuf, flattened into the parent in JSON.
-_INLINE = frozenset(
+INLINE = frozenset(
     {
         "volumeSource",
         "persistentVolumeSource",
@@ -114,11 +114,11 @@ _INLINE = frozenset(
         "localObjectReference",  # the name of a key selector, an env or volume source
     }
 )
-_VARINTS = (3, 4, 5, 8, 13)  # int64 uint64 int32 bool uint32
+VARINTS = (3, 4, 5, 8, 13)  # int64 uint64 int32 bool uint32
 
 
 @functools.cache
-def _messages() -> dict[str, dict[str, Any]]:
+def messages() -> dict[str, dict[str, Any]]:
     text = resources.files("common.kubesim.encoding").joinpath("protobuf_schemas.json").read_text()
     messages: dict[str, dict[str, Any]] = json.loads(text)["messages"]
     return messages
@@ -130,7 +130,7 @@ def message_for(api_version: str, kind: str) -> str | None:
     if package is None:
         return None
     name = f"k8s.io.api.{package}.{version}.{kind}"
-    return name if name in _messages() else None
+    return name if name in messages() else None
 
 
 def decode_object(api_version: str, kind: str, raw: bytes) -> Obj:
@@ -141,7 +141,7 @@ def decode_object(api_version: str, kind: str, raw: bytes) -> Obj:
 
 
 def decode_message(name: str, data: bytes) -> Obj:
-    table = _messages()[name]
+    table = messages()[name]
     out: Obj = {}
     for number, wire, value in fields(data):
         entry = table.get(str(number))
@@ -149,15 +149,15 @@ def decode_message(name: str, data: bytes) -> Obj:
             raise ProtobufError(f"{name} has no field {number} in Kubernetes 1.32")
         field, kind, label, type_name = entry
         items = (
-            _packed(kind, value) if label == 3 and wire == BYTES and kind in _VARINTS else [value]
+            _packed(kind, value) if label == 3 and wire == BYTES and kind in VARINTS else [value]
         )
         for item in items:
             decoded = _value(kind, type_name, item)
-            if kind == 11 and field in _INLINE and isinstance(decoded, dict):
+            if kind == 11 and field in INLINE and isinstance(decoded, dict):
                 out.update(decoded)
             elif label != 3:
                 out[field] = decoded
-            elif _messages().get(type_name, {}).get("map"):
+            elif messages().get(type_name, {}).get("map"):
                 key, val = decoded
                 out.setdefault(field, {})[key] = val
             else:
@@ -194,7 +194,7 @@ def _value(kind: int, type_name: str, value: int | bytes) -> Any:
         special = _SPECIAL.get(type_name)
         if special is not None:
             return special(value)
-        if _messages()[type_name].get("map"):
+        if messages()[type_name].get("map"):
             return _map_entry(type_name, value)
         return decode_message(type_name, value)
     if kind == 9:
@@ -204,7 +204,7 @@ def _value(kind: int, type_name: str, value: int | bytes) -> Any:
     if kind in (1, 2):
         raw = as_bytes(value)
         return struct.unpack("<d" if kind == 1 else "<f", raw)[0]
-    if kind in _VARINTS:
+    if kind in VARINTS:
         if not isinstance(value, int):
             raise ProtobufError("expected a varint")
         if kind == 8:
@@ -215,7 +215,7 @@ def _value(kind: int, type_name: str, value: int | bytes) -> Any:
 
 def _map_entry(type_name: str, data: bytes) -> tuple[str, Any]:
     """A map entry: key 1, value 2; a missing value is its type's zero (Go decodes it so)."""
-    table = _messages()[type_name]
+    table = messages()[type_name]
     key: Any = ""
     _, kind, _, value_type = table["2"]
     value: Any = {} if kind == 11 else ("" if kind in (9, 12) else 0)
@@ -272,10 +272,10 @@ def _raw_json(value: bytes) -> Any:
 
 
 _SPECIAL = {
-    f"{_META}.Time": timestamp,
-    f"{_META}.MicroTime": _micro_time,
-    f"{_META}.Duration": _duration,
-    f"{_META}.FieldsV1": _raw_json,
+    f"{META}.Time": timestamp,
+    f"{META}.MicroTime": _micro_time,
+    f"{META}.Duration": _duration,
+    f"{META}.FieldsV1": _raw_json,
     "k8s.io.apimachinery.pkg.runtime.RawExtension": _raw_json,
     "k8s.io.apimachinery.pkg.util.intstr.IntOrString": _int_or_string,
     "k8s.io.apimachinery.pkg.api.resource.Quantity": _quantity,

@@ -19,7 +19,6 @@ import hashlib
 import json
 import random
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -29,6 +28,7 @@ from typing import Any
 import aiohttp
 import yaml
 from aiohttp import web
+from harness import rss_kib, start_child, stop_child
 
 KEY = "bench-key"
 
@@ -79,15 +79,6 @@ def generate_index(charts: int, versions: int, seed: int = 7) -> bytes:
     return json.dumps(document, separators=(",", ":")).encode()
 
 
-def rss_kib(pid: int) -> dict[str, int]:
-    fields = {}
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        key, _, value = line.partition(":")
-        if key in ("VmRSS", "VmHWM"):
-            fields[key] = int(value.split()[0])
-    return fields
-
-
 def serve(port: int, data_dir: Path) -> None:
     import ipaddress
 
@@ -115,6 +106,12 @@ async def timed(session: aiohttp.ClientSession, method: str, url: str, **kw: Any
     return time.perf_counter() - start
 
 
+async def add_repo(session: aiohttp.ClientSession, base: str, name: str, url: str) -> float:
+    """Seconds to add repository ``name`` (download, prepare and store its index)."""
+    body = {"name": name, "url": url}
+    return await timed(session, "POST", f"{base}/repos", headers={"X-API-Key": KEY}, json=body)
+
+
 async def bench(args: argparse.Namespace) -> None:
     raw = generate_index(args.charts, args.versions)
     state = {"etag": '"1"'}
@@ -138,18 +135,11 @@ async def bench(args: argparse.Namespace) -> None:
     await site.start()
     repo_port = runner.addresses[0][1]
     with tempfile.TemporaryDirectory() as data:
-        child = subprocess.Popen(  # noqa: ASYNC220 - started once, before any timing
-            [sys.executable, __file__, "--serve", str(args.port), data],
-            stdout=subprocess.PIPE,
-            text=True,
-        )
+        child, _ = start_child(__file__, "--serve", str(args.port), data)
         try:
-            assert child.stdout is not None
-            assert child.stdout.readline().startswith("ready")
             await _measure(args, child.pid, repo_port, raw, state)
         finally:
-            child.terminate()
-            child.wait()
+            stop_child(child)
     await runner.cleanup()
 
 
@@ -162,17 +152,10 @@ async def _measure(
 ) -> None:
     size_mb = len(raw) / 1e6
     base = f"http://127.0.0.1:{args.port}/api/v1"
-    headers = {"X-API-Key": KEY}
     async with aiohttp.ClientSession() as s:
         await timed(s, "GET", f"{base}/repos")
         before = rss_kib(pid)
-        add = await timed(
-            s,
-            "POST",
-            f"{base}/repos",
-            headers=headers,
-            json={"name": "big", "url": f"http://127.0.0.1:{repo_port}"},
-        )
+        add = await add_repo(s, base, "big", f"http://127.0.0.1:{repo_port}")
         after_add = rss_kib(pid)
         updates: list[float] = []
         loads_times: list[float] = []
@@ -188,13 +171,7 @@ async def _measure(
             for i in range(30)
         ]
         after = rss_kib(pid)
-        yaml_add = await timed(
-            s,
-            "POST",
-            f"{base}/repos",
-            headers=headers,
-            json={"name": "big-yaml", "url": f"http://127.0.0.1:{repo_port}/yaml"},
-        )
+        yaml_add = await add_repo(s, base, "big-yaml", f"http://127.0.0.1:{repo_port}/yaml")
     update, loads = statistics.median(updates), statistics.median(loads_times)
     growth_mb = (after["VmRSS"] - before["VmRSS"]) / 1024
     peak_mb = (after["VmHWM"] - before["VmRSS"]) / 1024

@@ -26,6 +26,7 @@ from typing import Any
 import aiohttp
 import helm_python as helm
 from aiohttp import web
+from harness import start_child, stop_child
 
 from chartsvc.app import create_app
 from chartsvc.settings import Settings
@@ -150,8 +151,7 @@ class Spawned:
 
     async def stop(self) -> None:
         for proc in self.procs:
-            proc.terminate()
-            proc.wait()
+            stop_child(proc)
 
 
 def hello_app() -> web.Application:
@@ -166,13 +166,7 @@ def chartsvc_app(work: Path) -> web.Application:
 
 
 def spawn(which: str, port: int, *extra: str) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen(
-        [sys.executable, __file__, "--serve", which, str(port), *extra],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stdout is not None
-    assert proc.stdout.readline().startswith("ready")
+    proc, _ = start_child(__file__, "--serve", which, str(port), *extra)
     return proc, f"http://127.0.0.1:{port}"
 
 

@@ -15,13 +15,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 import aiohttp
+from harness import serve_console, start_child, start_console, stop_child
 
 
 def serve_sim(directory: str) -> None:
@@ -34,38 +34,6 @@ def serve_sim(directory: str) -> None:
     print(f"ready {sim.kubeconfig_path}", flush=True)
     sys.stdin.read()
     sim.stop()
-
-
-def serve_console(kubeconfig: str, port: int, data_dir: str, warm_up: str) -> None:
-    from aiohttp import web
-
-    from common.config import load_settings
-    from console.app import create_app
-    from console.settings import Settings
-
-    settings = load_settings(
-        Settings,
-        overrides=[
-            f"console.data-dir={data_dir}",
-            "console.security.admin.password=bench",
-            f"console.clusters.warm-up={warm_up}",
-        ],
-    )
-    app = create_app(settings, environ={"KUBECONFIG": kubeconfig})
-    web.run_app(app, host="127.0.0.1", port=port, print=lambda _: print("ready", flush=True),
-                access_log=None)  # fmt: skip
-
-
-def start(*args: str) -> tuple[subprocess.Popen[str], str]:
-    child = subprocess.Popen(
-        [sys.executable, __file__, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-    )
-    assert child.stdout is not None
-    line = child.stdout.readline().strip()
-    if not line.startswith("ready"):
-        child.kill()
-        raise SystemExit(f"child {args[0]} did not start: {line!r}")
-    return child, line.removeprefix("ready").strip()
 
 
 async def one_count_request(kubeconfig: str, rounds: int) -> float:
@@ -96,25 +64,22 @@ async def timed_counts(
 
 async def first_call(kubeconfig: str, port: int, data_dir: str, warm_up: str) -> float:
     """A console started afresh, called the moment it says it is ready."""
-    console, _ = start("--serve-console", kubeconfig, str(port), data_dir, warm_up)
+    console = start_console(__file__, kubeconfig, port, data_dir, _warm_up(warm_up))
     try:
         async with aiohttp.ClientSession() as session:
             url = f"http://127.0.0.1:{port}/api/v1/clusters/demo/counts"
             return (await timed_counts(session, url))[0]
     finally:
-        stop(console)
+        stop_child(console)
 
 
-def stop(child: subprocess.Popen[str]) -> None:
-    if child.stdin:
-        child.stdin.close()
-    child.terminate()
-    child.wait(timeout=30)
+def _warm_up(on: str) -> str:
+    return f"console.clusters.warm-up={on}"
 
 
 async def bench(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        sim, kubeconfig = start("--serve-sim", f"{tmp}/sim")
+        sim, kubeconfig = start_child(__file__, "--serve-sim", f"{tmp}/sim")
         try:
             cold = {
                 warm_up: [
@@ -123,17 +88,17 @@ async def bench(args: argparse.Namespace) -> None:
                 ]
                 for warm_up in ("true", "false")
             }
-            console, _ = start("--serve-console", kubeconfig, str(args.port), f"{tmp}/c", "true")
+            console = start_console(__file__, kubeconfig, args.port, f"{tmp}/c", _warm_up("true"))
             try:
                 url = f"http://127.0.0.1:{args.port}/api/v1/clusters/demo/counts"
                 async with aiohttp.ClientSession() as session:
                     _, body = await timed_counts(session, url)
                     warm = [(await timed_counts(session, url))[0] for _ in range(args.rounds)]
             finally:
-                stop(console)
+                stop_child(console)
             floor = await one_count_request(kubeconfig, args.rounds)
         finally:
-            stop(sim)
+            stop_child(sim)
     kinds = len(body["counts"])
     total = sum(int(str(c["count"])) for c in body["counts"])
     print(f"kinds counted: {kinds} ({total} objects), failed: {len(body['failed'])}")
@@ -153,7 +118,7 @@ def main() -> None:
         serve_sim(sys.argv[2])
         return
     if len(sys.argv) > 1 and sys.argv[1] == "--serve-console":
-        serve_console(sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5])
+        serve_console(sys.argv[2], int(sys.argv[3]), sys.argv[4], *sys.argv[5:])
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=20)

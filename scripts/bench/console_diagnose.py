@@ -13,31 +13,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import aiohttp
-from harness import ROOT, free_port, percentile, timed_get, wait_ready
-
-
-@contextlib.contextmanager
-def child(args: list[str], env: dict[str, str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "wharf", *args], cwd=ROOT, env=env, stdout=out, stderr=out
-        )
-        try:
-            yield proc
-        finally:
-            proc.terminate()
-            proc.wait(timeout=10)
+from harness import child, free_port, percentile, timed_get, wait_ready
 
 
 def wait_for_file(path: Path, timeout: float = 60.0) -> None:
@@ -79,11 +63,13 @@ def main() -> None:
         kubeconfig = work / "kubeconfig"
         sim_port, console_port = free_port(), free_port()
         env = {**os.environ, "KUBECONFIG": str(kubeconfig)}
-        sim_args = ["kubesim", "--port", str(sim_port), "--context", "demo", "--scenario", "demo"]
-        sim_args += ["--nodes", "3", "--kubeconfig", str(kubeconfig)]
+        wharf = [sys.executable, "-m", "wharf"]
+        sim_args = [*wharf, "kubesim", "--port", str(sim_port), "--context", "demo"]
+        sim_args += ["--scenario", "demo", "--nodes", "3", "--kubeconfig", str(kubeconfig)]
         with child(sim_args, env, work / "kubesim.log"):
             wait_for_file(kubeconfig)
-            console_args = ["serve", "console", "--host", "127.0.0.1", "--port", str(console_port)]
+            console_args = [*wharf, "serve", "console", "--host", "127.0.0.1"]
+            console_args += ["--port", str(console_port)]
             console_args += ["--set", f"console.data-dir={work / 'console'}"]
             with child(console_args, env, work / "console.log"):
                 time.sleep(3)  # let the demo's broken workloads reach their failure states

@@ -36,7 +36,7 @@ from harness import (
     free_port,
     percentile,
     start_console,
-    stop_console,
+    stop_child,
 )
 
 from common.kubesim import Simulator
@@ -306,7 +306,7 @@ async def bench(args: argparse.Namespace) -> None:
                         session, base, sim.kubeconfig_path, args.rounds, pid=console.pid
                     )
             finally:
-                stop_console(console)
+                stop_child(console)
     report("exec echo round trip", execs, "kubernetes_asyncio stream client direct")
     report("HTTP GET through a port-forward", gets, "kubectl port-forward")
 

@@ -34,7 +34,7 @@ from harness import (
     free_port,
     percentile,
     start_console,
-    stop_console,
+    stop_child,
 )
 
 from common.kubesim import Simulator
@@ -154,7 +154,7 @@ async def bench(args: argparse.Namespace) -> None:
                     cpu, own = cpu_seconds(console.pid) - cpu, time.process_time() - own
                     ended = time.time()
             finally:
-                stop_console(console)
+                stop_child(console)
             if got.followed_at is None:
                 raise SystemExit("the stream never followed all 24 pods")
             pods = sorted({pod for pod, _, _ in got.lines})

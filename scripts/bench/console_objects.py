@@ -20,7 +20,6 @@ import argparse
 import asyncio
 import json
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -28,6 +27,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import aiohttp
+from harness import rss_kib, serve_console, start_child, start_console, stop_child
 
 NAMESPACES = 20
 
@@ -88,47 +88,6 @@ def serve_sim(directory: str, pods: int, scenario: str) -> None:
     sim.stop()
 
 
-def serve_console(kubeconfig: str, port: int, data_dir: str) -> None:
-    """Child: the console over the simulator's kubeconfig (cluster id ``bench``)."""
-    from aiohttp import web
-
-    from common.config import load_settings
-    from console.app import create_app
-    from console.settings import Settings
-
-    settings = load_settings(
-        Settings,
-        overrides=[f"console.data-dir={data_dir}", "console.security.admin.password=bench"],
-    )
-    app = create_app(settings, environ={"KUBECONFIG": kubeconfig})
-    web.run_app(app, host="127.0.0.1", port=port, print=lambda _: print("ready", flush=True),
-                access_log=None)  # fmt: skip
-
-
-def start(*args: str) -> tuple[subprocess.Popen[str], str]:
-    child = subprocess.Popen(
-        [sys.executable, __file__, *args],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert child.stdout is not None
-    line = child.stdout.readline().strip()
-    if not line.startswith("ready"):
-        child.kill()
-        raise SystemExit(f"child {args[0]} did not start: {line!r}")
-    return child, line.removeprefix("ready").strip()
-
-
-def rss_kib(pid: int) -> dict[str, int]:
-    fields = {}
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        key, _, value = line.partition(":")
-        if key in ("VmRSS", "VmHWM"):
-            fields[key] = int(value.split()[0])
-    return fields
-
-
 async def direct_typed(kubeconfig: str) -> tuple[float, int]:
     from kubernetes_asyncio import client, config
 
@@ -167,16 +126,15 @@ async def console_stream(url: str) -> tuple[float, int, int]:
 
 async def bench(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        sim, kubeconfig = start("--serve-sim", f"{tmp}/sim", str(args.pods), "empty")
-        console, _ = start("--serve-console", kubeconfig, str(args.port), f"{tmp}/console")
+        sim, kubeconfig = start_child(
+            __file__, "--serve-sim", f"{tmp}/sim", str(args.pods), "empty"
+        )
+        console = start_console(__file__, kubeconfig, args.port, f"{tmp}/console")
         try:
             await _measure(args, kubeconfig, console.pid)
         finally:
             for child in (console, sim):
-                if child.stdin:
-                    child.stdin.close()
-                child.terminate()
-                child.wait(timeout=30)
+                stop_child(child)
 
 
 async def _measure(args: argparse.Namespace, kubeconfig: str, console_pid: int) -> None:

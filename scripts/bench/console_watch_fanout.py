@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-from harness import console_bench_main, free_port, percentile, start_console, stop_console
+from harness import console_bench_main, free_port, percentile, start_console, stop_child
 
 from common.kubesim import Simulator
 
@@ -163,7 +163,7 @@ async def bench(args: argparse.Namespace) -> None:
                     console_left = await gauge(session, base, "console_watches_upstream")
                     tasks_left = await gauge(session, base, "wharf_asyncio_tasks")
             finally:
-                stop_console(console)
+                stop_child(console)
     n = len(subs)
     print(f"{n} subscribers on one (cluster, pods, namespace): upstream watches at the simulator: "
           f"{held} (target 1)")  # fmt: skip

@@ -1,6 +1,7 @@
-"""What several benchmarks share: a free loopback port, a service's CPU from ``/proc``, the
-results service started as a child process and waited for, timed GETs and percentiles. Imported by the sibling scripts (run
-as scripts, their own folder is on ``sys.path``); the services never import it."""
+"""What several benchmarks share: a free loopback port, a process's CPU and RSS from ``/proc``,
+the services started as child processes and waited for (``ready`` on stdout or the readiness
+endpoint), timed GETs and percentiles. Imported by the sibling scripts (run as scripts, their own
+folder is on ``sys.path``); the services never import it."""
 
 from __future__ import annotations
 
@@ -91,23 +92,44 @@ def serve_console(kubeconfig: str, port: int, data_dir: str, *overrides: str) ->
                 access_log=None)  # fmt: skip
 
 
-def start_console(script: str, kubeconfig: Path, port: int, data_dir: str) -> subprocess.Popen[str]:
-    """Parent side: ``script --serve-console kubeconfig port data_dir`` (which calls
-    :func:`serve_console`), waited for; stop it with :func:`stop_console`."""
-    command = [sys.executable, script, "--serve-console", str(kubeconfig), str(port), data_dir]
-    child = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+def start_child(script: str, *args: str) -> tuple[subprocess.Popen[str], str]:
+    """``script *args`` as a child that prints ``ready [what]`` once it serves, and that ``what``
+    (a kubeconfig path, or nothing); the child runs until :func:`stop_child` closes its stdin."""
+    child = subprocess.Popen(
+        [sys.executable, script, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     assert child.stdout is not None
-    if child.stdout.readline().strip() != "ready":
+    line = child.stdout.readline().strip()
+    if not line.startswith("ready"):
         child.kill()
-        raise SystemExit("the console did not start")
-    return child
+        raise SystemExit(f"child {args[0]} did not start: {line!r}")
+    return child, line.removeprefix("ready").strip()
 
 
-def stop_console(child: subprocess.Popen[str]) -> None:
+def start_console(
+    script: str, kubeconfig: Path | str, port: int, data_dir: str, *extra: str
+) -> subprocess.Popen[str]:
+    """Parent side: ``script --serve-console kubeconfig port data_dir [extra...]`` (which calls
+    :func:`serve_console`), waited for; stop it with :func:`stop_child`."""
+    args = ("--serve-console", str(kubeconfig), str(port), data_dir, *extra)
+    return start_child(script, *args)[0]
+
+
+def stop_child(child: subprocess.Popen[str]) -> None:
     if child.stdin:
         child.stdin.close()
     child.terminate()
     child.wait(timeout=30)
+
+
+def rss_kib(pid: int) -> dict[str, int]:
+    """Resident set size now (``VmRSS``) and at its peak (``VmHWM``) of process ``pid``, in KiB."""
+    fields = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            fields[key] = int(value.split()[0])
+    return fields
 
 
 @contextlib.contextmanager

@@ -35,27 +35,27 @@ _SAME = (
 )
 
 
+# Both directions copy the same pairs: (core/v1 field, events.k8s.io/v1 field).
+_FIELDS = tuple((name, name) for name in _SAME) + _RENAMED
+
+
 def to_v1(core: Obj) -> Obj:
     """The ``events.k8s.io/v1`` form of a stored ``core/v1`` Event."""
-    out: Obj = {"kind": "Event", "apiVersion": API_VERSION}
-    for key in _SAME:
-        if key in core:
-            out[key] = copy.deepcopy(core[key])
-    for old, new in _RENAMED:
-        if old in core:
-            out[new] = copy.deepcopy(core[old])
+    out = _copied(core, API_VERSION, _FIELDS)
     out.setdefault("eventTime", None)
     return out
 
 
 def to_core(event: Obj) -> Obj:
     """The ``core/v1`` form (what the store keeps) of an ``events.k8s.io/v1`` Event."""
-    out: Obj = {"kind": "Event", "apiVersion": "v1"}
-    for key in _SAME:
-        if key in event:
-            out[key] = copy.deepcopy(event[key])
-    for old, new in _RENAMED:
-        if new in event:
-            out[old] = copy.deepcopy(event[new])
+    out = _copied(event, "v1", tuple((v1, core) for core, v1 in _FIELDS))
     out.setdefault("involvedObject", {})
+    return out
+
+
+def _copied(source: Obj, api_version: str, fields: tuple[tuple[str, str], ...]) -> Obj:
+    out: Obj = {"kind": "Event", "apiVersion": api_version}
+    for name, as_name in fields:
+        if name in source:
+            out[as_name] = copy.deepcopy(source[name])
     return out

@@ -81,14 +81,18 @@ class Client:
         )
 
     def delete(self, gr: GroupResource, obj: Obj, policy: str = "Background") -> None:
+        self._delete(gr, obj, {"propagationPolicy": policy})
+
+    def delete_now(self, gr: GroupResource, obj: Obj) -> None:
+        """Delete with no grace period: the object goes at once (a pod whose containers are down)."""
+        self._delete(gr, obj, {"gracePeriodSeconds": 0})
+
+    def _delete(self, gr: GroupResource, obj: Obj, options: Obj) -> None:
+        """Delete this very object (its uid as precondition), never a namesake created since."""
         meta = obj["metadata"]
+        body = {**options, "preconditions": {"uid": meta["uid"]}}
         deletion.delete(
-            self.objs,
-            self.rt(gr),
-            meta.get("namespace", ""),
-            meta["name"],
-            {"propagationPolicy": policy, "preconditions": {"uid": meta["uid"]}},
-            self.opts,
+            self.objs, self.rt(gr), meta.get("namespace", ""), meta["name"], body, self.opts
         )
 
 

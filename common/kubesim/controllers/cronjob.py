@@ -16,14 +16,15 @@ import copy
 import datetime
 import time
 import zoneinfo
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
-from common.kubesim.controllers.base import Controller, Key
-from common.kubesim.controllers.client import Client, fmt_time, owner_key, owner_ref, parse_time
+from common.kubesim.controllers.base import Key
+from common.kubesim.controllers.client import Client, fmt_time, owner_ref, parse_time
 from common.kubesim.controllers.events import Recorder
 from common.kubesim.controllers.job import JOB, finished
+from common.kubesim.controllers.workload import WorkloadController
 from common.kubesim.machinery import cron
-from common.kubesim.store import Event, Obj
+from common.kubesim.store import Obj
 
 CRONJOB = ("batch", "cronjobs")
 COMPONENT = "cronjob-controller"
@@ -31,25 +32,18 @@ SCHEDULED = "batch.kubernetes.io/cronjob-scheduled-timestamp"
 MAX_MISSED = 100
 
 
-class CronJobController(Controller):
+class CronJobController(WorkloadController):
     name = "cronjob"
     watches = (CRONJOB, JOB)
+    resource, kind, component = CRONJOB, "CronJob", COMPONENT
 
     def __init__(
         self, client: Client, recorder: Recorder, clock: Callable[[], float] = time.time
     ) -> None:
-        super().__init__()
-        self.client, self.recorder, self.clock = client, recorder, clock
+        super().__init__(client, recorder)
+        self.clock = clock
 
-    def keys(self, event: Event) -> Iterable[Key]:
-        if event.gr == CRONJOB:
-            return super().keys(event)
-        return owner_key(event.obj, "CronJob")
-
-    def reconcile(self, key: Key) -> float | None:
-        cj = self.client.get(CRONJOB, *key)
-        if cj is None or cj["metadata"].get("deletionTimestamp"):
-            return None
+    def sync(self, key: Key, cj: Obj) -> float | None:
         spec, old = cj.get("spec") or {}, cj.get("status") or {}
         jobs = self.client.owned(JOB, cj)
         status = self._track(cj, jobs, old)
@@ -114,10 +108,7 @@ class CronJobController(Controller):
             for ref in active:
                 job = self.client.get(JOB, cj["metadata"]["namespace"], ref["name"])
                 if job is not None:
-                    self.client.delete(JOB, job)
-                    self.recorder.normal(
-                        cj, "SuccessfulDelete", f"Deleted job {ref['name']}", component=COMPONENT
-                    )
+                    self.delete_owned(cj, JOB, job, f"Deleted job {ref['name']}")
             active = []
         template = cj["spec"].get("jobTemplate") or {}
         tmeta = template.get("metadata") or {}
@@ -194,13 +185,7 @@ class CronJobController(Controller):
             )
             limit = int(spec.get(field, default))
             for job in done[: max(0, len(done) - limit)]:
-                self.client.delete(JOB, job)
-                self.recorder.normal(
-                    cj,
-                    "SuccessfulDelete",
-                    f"Deleted job {job['metadata']['name']}",
-                    component=COMPONENT,
-                )
+                self.delete_owned(cj, JOB, job, f"Deleted job {job['metadata']['name']}")
 
     def _write(self, cj: Obj, status: Obj) -> None:
         if not status.get("active"):

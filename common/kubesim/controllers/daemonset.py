@@ -13,12 +13,11 @@ import copy
 from collections.abc import Iterable
 
 from common.kubesim.controllers import revisions
-from common.kubesim.controllers.base import Controller, Key
+from common.kubesim.controllers.base import Key
 from common.kubesim.controllers.client import (
     NODES,
     PODS,
     Client,
-    owner_key,
     pod_active,
     pod_from_template,
     pod_ready,
@@ -26,6 +25,7 @@ from common.kubesim.controllers.client import (
 from common.kubesim.controllers.events import Recorder
 from common.kubesim.controllers.replicaset import PodNamer
 from common.kubesim.controllers.scheduler import affinity_matches, tolerates
+from common.kubesim.controllers.workload import WorkloadController
 from common.kubesim.store import Event, Obj
 
 DS = ("apps", "daemonsets")
@@ -73,23 +73,21 @@ def _pod_node(pod: Obj) -> str:
     return ""
 
 
-class DaemonSetController(Controller):
+class DaemonSetController(WorkloadController):
     name = "daemonset"
     watches = (DS, PODS, NODES)
+    resource, kind, component = DS, "DaemonSet", COMPONENT
 
     def __init__(self, client: Client, recorder: Recorder) -> None:
-        super().__init__()
-        self.client, self.recorder = client, recorder
+        super().__init__(client, recorder)
         self.namer = PodNamer(client)
 
     def keys(self, event: Event) -> Iterable[Key]:
-        if event.gr == DS:
-            return super().keys(event)
         if event.gr == NODES:
             return [
                 (d["metadata"]["namespace"], d["metadata"]["name"]) for d in self.client.list(DS)
             ]
-        return owner_key(event.obj, "DaemonSet")
+        return super().keys(event)
 
     def eligible(self, ds: Obj, node: Obj) -> bool:
         probe = {
@@ -102,10 +100,7 @@ class DaemonSetController(Controller):
             if t.get("effect") in ("NoSchedule", "NoExecute")
         )
 
-    def reconcile(self, key: Key) -> float | None:
-        ds = self.client.get(DS, *key)
-        if ds is None or ds["metadata"].get("deletionTimestamp"):
-            return None
+    def sync(self, key: Key, ds: Obj) -> float | None:
         update, history = revisions.sync(self.client, ds)
         h = revisions.revision_hash(update)
         nodes = {n["metadata"]["name"]: n for n in self.client.list(NODES)}
@@ -116,13 +111,7 @@ class DaemonSetController(Controller):
                 by_node.setdefault(_pod_node(p), []).append(p)
         for node, pods in by_node.items():
             for extra in pods[0 if node not in wanted else 1 :]:
-                self.client.delete(PODS, extra)
-                self.recorder.normal(
-                    ds,
-                    "SuccessfulDelete",
-                    f"Deleted pod: {extra['metadata']['name']}",
-                    component=COMPONENT,
-                )
+                self.delete_owned(ds, PODS, extra, f"Deleted pod: {extra['metadata']['name']}")
         for node in sorted(wanted - set(by_node)):
             self._create(ds, node, h)
         self._roll(ds, by_node, wanted, h)

@@ -13,10 +13,9 @@ ones to zero first, ``paused`` only scales. Status and the ``Available``/``Progr
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable
 
-from common.kubesim.controllers.base import Controller, Key
-from common.kubesim.controllers.client import Client, owner_key, owner_ref, template_hash
+from common.kubesim.controllers.base import Key
+from common.kubesim.controllers.client import owner_ref, template_hash
 from common.kubesim.controllers.deploystatus import (
     DEPLOY,
     HASH,
@@ -26,9 +25,9 @@ from common.kubesim.controllers.deploystatus import (
     strip_hash,
     surge_and_unavailable,
 )
-from common.kubesim.controllers.events import Recorder
 from common.kubesim.controllers.replicaset import RS
-from common.kubesim.store import Event, Obj
+from common.kubesim.controllers.workload import WorkloadController
+from common.kubesim.store import Obj
 
 COMPONENT = "deployment-controller"
 # Deployment annotations the controller never copies to a ReplicaSet (its annotationsToSkip).
@@ -49,23 +48,12 @@ def copied_annotations(d: Obj) -> dict[str, str]:
     return {k: v for k, v in annotations.items() if k not in _NOT_COPIED}
 
 
-class DeploymentController(Controller):
+class DeploymentController(WorkloadController):
     name = "deployment"
     watches = (DEPLOY, RS)
+    resource, kind, component = DEPLOY, "Deployment", COMPONENT
 
-    def __init__(self, client: Client, recorder: Recorder) -> None:
-        super().__init__()
-        self.client, self.recorder = client, recorder
-
-    def keys(self, event: Event) -> Iterable[Key]:
-        if event.gr == DEPLOY:
-            return super().keys(event)
-        return owner_key(event.obj, "Deployment")
-
-    def reconcile(self, key: Key) -> float | None:
-        d = self.client.get(DEPLOY, *key)
-        if d is None or d["metadata"].get("deletionTimestamp"):
-            return None
+    def sync(self, key: Key, d: Obj) -> float | None:
         spec = d.get("spec") or {}
         replicas = int(spec.get("replicas", 1))
         rss = sorted(self.client.owned(RS, d), key=revision_of)
@@ -92,11 +80,11 @@ class DeploymentController(Controller):
         else:
             self._rolling(d, new, olds, replicas)  # type: ignore[arg-type]
         self._cleanup(d, olds)
-        d = self.client.get(DEPLOY, *key)
-        if d is None:
+        live = self.client.get(DEPLOY, *key)
+        if live is None:
             return None
-        status, wake = deployment_status(d, self.client.owned(RS, d), created)
-        self.client.update_status(DEPLOY, d, status)
+        status, wake = deployment_status(live, self.client.owned(RS, live), created)
+        self.client.update_status(DEPLOY, live, status)
         return wake
 
     # -- ReplicaSets ----------------------------------------------------------------------------

@@ -10,16 +10,14 @@ writes them, and a ``completionTime`` when it succeeded.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
 
-from common.kubesim.controllers.base import Controller, Key
+from common.kubesim.controllers.base import Key
 from common.kubesim.controllers.client import (
     PODS,
     Client,
     condition,
     fmt_time,
     now_utc,
-    owner_key,
     parse_time,
     pod_active,
     pod_from_template,
@@ -28,8 +26,9 @@ from common.kubesim.controllers.client import (
 )
 from common.kubesim.controllers.events import Recorder
 from common.kubesim.controllers.replicaset import PodNamer
+from common.kubesim.controllers.workload import WorkloadController
 from common.kubesim.machinery.timings import Timings
-from common.kubesim.store import Event, Obj
+from common.kubesim.store import Obj
 
 JOB = ("batch", "jobs")
 COMPONENT = "job-controller"
@@ -49,24 +48,17 @@ def _phase(pod: Obj) -> str:
     return str((pod.get("status") or {}).get("phase") or "Pending")
 
 
-class JobController(Controller):
+class JobController(WorkloadController):
     name = "job"
     watches = (JOB, PODS)
+    resource, kind, component = JOB, "Job", COMPONENT
 
     def __init__(self, client: Client, recorder: Recorder, timings: Timings) -> None:
-        super().__init__()
-        self.client, self.recorder, self.timings = client, recorder, timings
+        super().__init__(client, recorder)
+        self.timings = timings
         self.namer = PodNamer(client)
 
-    def keys(self, event: Event) -> Iterable[Key]:
-        if event.gr == JOB:
-            return super().keys(event)
-        return owner_key(event.obj, "Job")
-
-    def reconcile(self, key: Key) -> float | None:
-        job = self.client.get(JOB, *key)
-        if job is None or job["metadata"].get("deletionTimestamp"):
-            return None
+    def sync(self, key: Key, job: Obj) -> float | None:
         if finished(job):
             return self._ttl(job)
         spec = job.get("spec") or {}

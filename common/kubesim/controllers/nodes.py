@@ -15,7 +15,6 @@ import copy
 import hashlib
 import uuid
 
-from common.kubesim.api import deletion
 from common.kubesim.controllers.base import Controller, Key
 from common.kubesim.controllers.client import NODES, PODS, Client, fmt_time, now_utc
 from common.kubesim.machinery.status import KubeError
@@ -198,13 +197,5 @@ class NodeLifecycle(Controller):
         """The pod garbage collector: pods bound to a node that no longer exists go at once."""
         for pod in self.client.list(PODS):
             if (pod.get("spec") or {}).get("nodeName") == node:
-                meta = pod["metadata"]
                 with contextlib.suppress(KubeError):
-                    deletion.delete(
-                        self.client.objs,
-                        self.client.rt(PODS),
-                        meta["namespace"],
-                        meta["name"],
-                        {"gracePeriodSeconds": 0, "preconditions": {"uid": meta["uid"]}},
-                        self.client.opts,
-                    )
+                    self.client.delete_now(PODS, pod)

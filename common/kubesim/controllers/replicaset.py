@@ -10,16 +10,13 @@ admission refuses (a quota, a LimitRange) gives a ``FailedCreate`` warning event
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
-from common.kubesim.controllers.base import ERROR_RETRY, Controller, Key
+from common.kubesim.controllers.base import ERROR_RETRY, Key
 from common.kubesim.controllers.client import (
     PODS,
     Client,
     fmt_time,
     labels_of,
     now_utc,
-    owner_key,
     parse_time,
     pod_active,
     pod_available,
@@ -28,8 +25,9 @@ from common.kubesim.controllers.client import (
     suffix,
 )
 from common.kubesim.controllers.events import Recorder
+from common.kubesim.controllers.workload import WorkloadController
 from common.kubesim.machinery.status import KubeError
-from common.kubesim.store import Event, Obj
+from common.kubesim.store import Obj
 
 RS = ("apps", "replicasets")
 BURST = 500
@@ -69,24 +67,16 @@ class PodNamer:
                 return name
 
 
-class ReplicaSetController(Controller):
+class ReplicaSetController(WorkloadController):
     name = "replicaset"
     watches = (RS, PODS)
+    resource, kind, component = RS, "ReplicaSet", COMPONENT
 
     def __init__(self, client: Client, recorder: Recorder) -> None:
-        super().__init__()
-        self.client, self.recorder = client, recorder
+        super().__init__(client, recorder)
         self.namer = PodNamer(client)
 
-    def keys(self, event: Event) -> Iterable[Key]:
-        if event.gr == RS:
-            return super().keys(event)
-        return owner_key(event.obj, "ReplicaSet")
-
-    def reconcile(self, key: Key) -> float | None:
-        rs = self.client.get(RS, *key)
-        if rs is None or rs["metadata"].get("deletionTimestamp"):
-            return None
+    def sync(self, key: Key, rs: Obj) -> float | None:
         spec = rs.get("spec") or {}
         pods = [p for p in self.client.owned(PODS, rs) if pod_active(p)]
         diff = int(spec.get("replicas", 1)) - len(pods)
@@ -111,13 +101,7 @@ class ReplicaSetController(Controller):
                 pods.append(created)
         elif diff < 0:
             for pod in sorted(pods, key=deletion_rank)[:-diff]:
-                self.client.delete(PODS, pod)
-                self.recorder.normal(
-                    rs,
-                    "SuccessfulDelete",
-                    f"Deleted pod: {pod['metadata']['name']}",
-                    component=COMPONENT,
-                )
+                self.delete_owned(rs, PODS, pod, f"Deleted pod: {pod['metadata']['name']}")
                 pods.remove(pod)
         wake = self._status(rs, pods, failure)
         return ERROR_RETRY if failure else wake

@@ -11,21 +11,18 @@ current and update revisions ``kubectl rollout status`` compares.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable
 
 from common.kubesim.controllers import revisions
-from common.kubesim.controllers.base import Controller, Key
+from common.kubesim.controllers.base import Key
 from common.kubesim.controllers.client import (
     PODS,
-    Client,
-    owner_key,
     owner_ref,
     pod_active,
     pod_from_template,
     pod_ready,
 )
-from common.kubesim.controllers.events import Recorder
-from common.kubesim.store import Event, Obj
+from common.kubesim.controllers.workload import WorkloadController
+from common.kubesim.store import Obj
 
 STS = ("apps", "statefulsets")
 PVC = ("", "persistentvolumeclaims")
@@ -40,23 +37,12 @@ def _ordinal(sts: Obj, pod: Obj) -> int | None:
     return int(tail) if name.startswith(prefix) and tail.isdigit() else None
 
 
-class StatefulSetController(Controller):
+class StatefulSetController(WorkloadController):
     name = "statefulset"
     watches = (STS, PODS)
+    resource, kind, component = STS, "StatefulSet", COMPONENT
 
-    def __init__(self, client: Client, recorder: Recorder) -> None:
-        super().__init__()
-        self.client, self.recorder = client, recorder
-
-    def keys(self, event: Event) -> Iterable[Key]:
-        if event.gr == STS:
-            return super().keys(event)
-        return owner_key(event.obj, "StatefulSet")
-
-    def reconcile(self, key: Key) -> float | None:
-        sts = self.client.get(STS, *key)
-        if sts is None or sts["metadata"].get("deletionTimestamp"):
-            return None
+    def sync(self, key: Key, sts: Obj) -> float | None:
         spec = sts.get("spec") or {}
         update, history = revisions.sync(self.client, sts)
         current_name = (sts.get("status") or {}).get("currentRevision") or update["metadata"][
@@ -113,15 +99,18 @@ class StatefulSetController(Controller):
         for o in extra:
             if ordered and any(not pod_ready(pods[j]) for j in pods if j < o):
                 return
-            self.client.delete(PODS, pods.pop(o))
-            self.recorder.normal(
-                sts,
-                "SuccessfulDelete",
-                f"delete Pod {sts['metadata']['name']}-{o} in StatefulSet {sts['metadata']['name']} successful",
-                component=COMPONENT,
-            )
+            self._delete(sts, pods, o)
             if ordered:
                 return
+
+    def _delete(self, sts: Obj, pods: dict[int, Obj], ordinal: int) -> None:
+        name = sts["metadata"]["name"]
+        self.delete_owned(
+            sts,
+            PODS,
+            pods.pop(ordinal),
+            f"delete Pod {name}-{ordinal} in StatefulSet {name} successful",
+        )
 
     def _create(self, sts: Obj, i: int, revision: Obj) -> Obj:
         meta, spec = sts["metadata"], sts["spec"]
@@ -199,13 +188,7 @@ class StatefulSetController(Controller):
         name = update["metadata"]["name"]
         for o in sorted(pods, reverse=True):
             if o >= partition and (pods[o]["metadata"].get("labels") or {}).get(REV_LABEL) != name:
-                self.client.delete(PODS, pods.pop(o))
-                self.recorder.normal(
-                    sts,
-                    "SuccessfulDelete",
-                    f"delete Pod {sts['metadata']['name']}-{o} in StatefulSet {sts['metadata']['name']} successful",
-                    component=COMPONENT,
-                )
+                self._delete(sts, pods, o)
                 return
 
     def _status(self, sts: Obj, update: Obj, current: Obj) -> None:

@@ -10,6 +10,7 @@ from common.kubesim.encoding.printers import (
     CONTAINERS,
     IMAGES,
     NAME,
+    READY_REPLICAS,
     SELECTOR,
     Column,
     age,
@@ -50,13 +51,7 @@ COLUMNS: dict[tuple[str, str], list[Column]] = {
     ],
     ("apps", "deployments"): [
         NAME,
-        col(
-            "Ready",
-            lambda o: (
-                f"{cell(o, 'status', 'readyReplicas', default=0)}/"
-                f"{cell(o, 'spec', 'replicas', default=0)}"
-            ),
-        ),
+        READY_REPLICAS,
         col("Up-to-date", number("status", "updatedReplicas"), kind="integer"),
         col("Available", number("status", "availableReplicas"), kind="integer"),
         AGE,
@@ -76,13 +71,7 @@ COLUMNS: dict[tuple[str, str], list[Column]] = {
     ],
     ("apps", "statefulsets"): [
         NAME,
-        col(
-            "Ready",
-            lambda o: (
-                f"{cell(o, 'status', 'readyReplicas', default=0)}/"
-                f"{cell(o, 'spec', 'replicas', default=0)}"
-            ),
-        ),
+        READY_REPLICAS,
         AGE,
         CONTAINERS,
         IMAGES,

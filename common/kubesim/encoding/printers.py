@@ -132,6 +132,14 @@ def _selector_text(sel: Any) -> str:
 
 SELECTOR = col("Selector", lambda o: _selector_text(cell(o, "spec", "selector")), priority=1)
 
+# Deployments and StatefulSets: ready replicas over desired ones.
+READY_REPLICAS = col(
+    "Ready",
+    lambda o: (
+        f"{cell(o, 'status', 'readyReplicas', default=0)}/{cell(o, 'spec', 'replicas', default=0)}"
+    ),
+)
+
 
 def _since(timestamp: Any) -> str:
     return age(timestamp) + " ago" if timestamp else ""

@@ -8,7 +8,9 @@ k8s.io/apimachinery. Go's JSON ``omitempty`` is reproduced: gogo-protobuf writes
 fields even when empty, and a JSON client would not have sent those.
 
 This module only decodes, and only those three types: anything else raises ``ProtobufError``,
-which the server answers with 415. It must never guess at an unknown message, nor encode.
+which the server answers with 415. It must never guess at an unknown message, nor encode. Its wire
+readers (``fields``, ``read_varint``, ``as_bytes``, ``int64``, ``timestamp``) are also those of
+``protowire``, which decodes the other kinds.
 """
 
 from __future__ import annotations
@@ -32,7 +34,8 @@ class ProtobufError(ValueError):
 # --- wire format ---------------------------------------------------------------------------------
 
 
-def _varint(data: bytes, pos: int) -> tuple[int, int]:
+def read_varint(data: bytes, pos: int) -> tuple[int, int]:
+    """The varint at ``pos`` and the position after it."""
     result = shift = 0
     while True:
         if pos >= len(data) or shift > 63:
@@ -48,24 +51,25 @@ def fields(data: bytes) -> Iterator[tuple[int, int, int | bytes]]:
     """(field number, wire type, value) for each field of a message, in wire order."""
     pos = 0
     while pos < len(data):
-        tag, pos = _varint(data, pos)
+        tag, pos = read_varint(data, pos)
         number, wire = tag >> 3, tag & 7
         if number == 0:
             raise ProtobufError("field number 0")
         if wire == VARINT:
-            value, pos = _varint(data, pos)
+            value, pos = read_varint(data, pos)
             yield number, wire, value
             continue
         size = {FIXED64: 8, FIXED32: 4}.get(wire)
         if wire == BYTES:
-            size, pos = _varint(data, pos)
+            size, pos = read_varint(data, pos)
         if size is None or pos + size > len(data):
             raise ProtobufError(f"unsupported wire type {wire} or truncated field {number}")
         yield number, wire, data[pos : pos + size]
         pos += size
 
 
-def _int64(value: int) -> int:
+def int64(value: int) -> int:
+    """A varint read as Go's int64 (two's complement)."""
     return value - (1 << 64) if value >= 1 << 63 else value
 
 
@@ -100,7 +104,7 @@ def _bytes(value: int | bytes) -> str:
 def _integer(value: int | bytes) -> int:
     if not isinstance(value, int):
         raise ProtobufError("expected a varint")
-    return _int64(value)
+    return int64(value)
 
 
 def _boolean(value: int | bytes) -> bool:
@@ -116,7 +120,7 @@ def _message(schema: Schema) -> Decoder:
     return decode
 
 
-def _time(value: int | bytes) -> str | None:
+def timestamp(value: int | bytes) -> str | None:
     """metav1.Time: seconds and nanos; an empty message is the zero time, which JSON writes null.
     Nanos are dropped, as metav1.Time.Unmarshal drops them."""
     if not isinstance(value, bytes):
@@ -128,7 +132,7 @@ def _time(value: int | bytes) -> str | None:
 
 
 def _fields_v1(value: int | bytes) -> Any:
-    raw = decode_message(_as_bytes(value), {1: ("Raw", _raw, "pointer")}).get("Raw", b"")
+    raw = decode_message(as_bytes(value), {1: ("Raw", _raw, "pointer")}).get("Raw", b"")
     try:
         return json.loads(raw) if raw else {}
     except ValueError as exc:
@@ -136,10 +140,10 @@ def _fields_v1(value: int | bytes) -> Any:
 
 
 def _raw(value: int | bytes) -> bytes:
-    return _as_bytes(value)
+    return as_bytes(value)
 
 
-def _as_bytes(value: int | bytes) -> bytes:
+def as_bytes(value: int | bytes) -> bytes:
     if not isinstance(value, bytes):
         raise ProtobufError("expected length-delimited bytes")
     return value
@@ -148,7 +152,7 @@ def _as_bytes(value: int | bytes) -> bytes:
 def _map_entry(value_decoder: Decoder) -> Decoder:
     def decode(value: int | bytes) -> tuple[str, Any]:
         entry = decode_message(
-            _as_bytes(value), {1: ("key", _string, "always"), 2: ("value", value_decoder, "always")}
+            as_bytes(value), {1: ("key", _string, "always"), 2: ("value", value_decoder, "always")}
         )
         return entry.get("key", ""), entry.get("value", value_decoder(b""))
 
@@ -167,7 +171,7 @@ MANAGED_FIELDS_ENTRY: Schema = {
     1: ("manager", _string, "omitempty"),
     2: ("operation", _string, "omitempty"),
     3: ("apiVersion", _string, "omitempty"),
-    4: ("time", _time, "omitempty"),
+    4: ("time", timestamp, "omitempty"),
     6: ("fieldsType", _string, "omitempty"),
     7: ("fieldsV1", _fields_v1, "pointer"),
     8: ("subresource", _string, "omitempty"),
@@ -180,8 +184,8 @@ OBJECT_META: Schema = {
     5: ("uid", _string, "omitempty"),
     6: ("resourceVersion", _string, "omitempty"),
     7: ("generation", _integer, "omitempty"),
-    8: ("creationTimestamp", _time, "omitempty"),
-    9: ("deletionTimestamp", _time, "omitempty"),
+    8: ("creationTimestamp", timestamp, "omitempty"),
+    9: ("deletionTimestamp", timestamp, "omitempty"),
     10: ("deletionGracePeriodSeconds", _integer, "pointer"),
     11: ("labels", _map_entry(_string), "map"),
     12: ("annotations", _map_entry(_string), "map"),

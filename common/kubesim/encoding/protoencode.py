@@ -1,6 +1,8 @@
 """Kubernetes protobuf answers for the built-in kinds, written with the same field tables
 ``protowire`` decodes with: what kube-apiserver sends a client whose Accept asks for
 ``application/vnd.kubernetes.protobuf`` (client-go's protobuf clients, controller-runtime).
+Its field writers (``integer``, ``delimited``, ``text``) are the simulator's only protobuf
+writers; the ``/openapi/v2`` document is written with them too.
 
 An object, a list or a ``Status`` is wrapped in the ``k8s\\x00`` + ``runtime.Unknown`` envelope.
 Fields the 1.32 tables do not know are left out (a Go client would not know them either); a kind
@@ -19,15 +21,14 @@ import struct
 from typing import Any
 
 from common.kubesim.encoding import protowire
+from common.kubesim.encoding.protowire import INLINE, META, VARINTS, messages
 
 Obj = dict[str, Any]
 MAGIC = b"k8s\x00"
-_META = "k8s.io.apimachinery.pkg.apis.meta.v1"
-_META_KINDS = {"Status": f"{_META}.Status"}
-_VARINTS = (3, 4, 5, 8, 13)
+_META_KINDS = {"Status": f"{META}.Status"}
 
 
-def _varint(value: int) -> bytes:
+def varint(value: int) -> bytes:
     value &= (1 << 64) - 1
     out = bytearray()
     while True:
@@ -40,17 +41,27 @@ def _varint(value: int) -> bytes:
             return bytes(out)
 
 
-def _key(number: int, wire: int) -> bytes:
-    return _varint(number << 3 | wire)
+def key(number: int, wire: int) -> bytes:
+    return varint(number << 3 | wire)
 
 
-def _delimited(number: int, data: bytes) -> bytes:
-    return _key(number, 2) + _varint(len(data)) + data
+def delimited(number: int, data: bytes) -> bytes:
+    """A length-delimited field: bytes, a string or an embedded message."""
+    return key(number, 2) + varint(len(data)) + data
+
+
+def integer(number: int, value: int) -> bytes:
+    """A varint field (ints, enums and booleans)."""
+    return key(number, 0) + varint(value)
+
+
+def text(number: int, value: str) -> bytes:
+    return delimited(number, value.encode())
 
 
 @functools.cache
 def _by_json_name(message: str) -> dict[str, tuple[int, int, int, str]]:
-    table = protowire._messages()[message]
+    table = messages()[message]
     return {entry[0]: (int(n), entry[1], entry[2], entry[3]) for n, entry in table.items()}
 
 
@@ -58,9 +69,9 @@ def _time(value: Any) -> bytes:
     text = str(value)
     moment = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
     seconds = int(moment.timestamp())
-    out = _key(1, 0) + _varint(seconds)
+    out = integer(1, seconds)
     if moment.microsecond:
-        out += _key(2, 0) + _varint(moment.microsecond * 1000)
+        out += integer(2, moment.microsecond * 1000)
     return out
 
 
@@ -70,28 +81,28 @@ _UNITS = {"h": 3600e9, "m": 60e9, "s": 1e9, "ms": 1e6, "us": 1e3, "ns": 1.0}
 
 def _duration(value: Any) -> bytes:
     nanos = sum(float(n) * _UNITS[u] for n, u in _DURATION.findall(str(value)))
-    return _key(1, 0) + _varint(int(nanos))
+    return integer(1, int(nanos))
 
 
 def _raw(value: Any) -> bytes:
-    return _delimited(1, json.dumps(value, separators=(",", ":")).encode())
+    return text(1, json.dumps(value, separators=(",", ":")))
 
 
 def _int_or_string(value: Any) -> bytes:
     if isinstance(value, int) and not isinstance(value, bool):
-        return _key(1, 0) + _varint(0) + _key(2, 0) + _varint(value)
-    return _key(1, 0) + _varint(1) + _delimited(3, str(value).encode())
+        return integer(1, 0) + integer(2, value)
+    return integer(1, 1) + text(3, str(value))
 
 
 def _quantity(value: Any) -> bytes:
-    return _delimited(1, str(value).encode())
+    return text(1, str(value))
 
 
 _SPECIAL = {
-    f"{_META}.Time": _time,
-    f"{_META}.MicroTime": _time,
-    f"{_META}.Duration": _duration,
-    f"{_META}.FieldsV1": _raw,
+    f"{META}.Time": _time,
+    f"{META}.MicroTime": _time,
+    f"{META}.Duration": _duration,
+    f"{META}.FieldsV1": _raw,
     "k8s.io.apimachinery.pkg.runtime.RawExtension": _raw,
     "k8s.io.apimachinery.pkg.util.intstr.IntOrString": _int_or_string,
     "k8s.io.apimachinery.pkg.api.resource.Quantity": _quantity,
@@ -100,15 +111,15 @@ _SPECIAL = {
 
 def _scalar(number: int, kind: int, value: Any) -> bytes:
     if kind == 9:
-        return _delimited(number, str(value).encode())
+        return text(number, str(value))
     if kind == 12:
-        return _delimited(number, base64.b64decode(str(value)))
-    if kind in _VARINTS:
-        return _key(number, 0) + _varint(int(value))
+        return delimited(number, base64.b64decode(str(value)))
+    if kind in VARINTS:
+        return integer(number, int(value))
     if kind == 1:
-        return _key(number, 1) + struct.pack("<d", float(value))
+        return key(number, 1) + struct.pack("<d", float(value))
     if kind == 2:
-        return _key(number, 5) + struct.pack("<f", float(value))
+        return key(number, 5) + struct.pack("<f", float(value))
     return b""
 
 
@@ -117,7 +128,7 @@ def _field(number: int, kind: int, type_name: str, value: Any) -> bytes:
         return _scalar(number, kind, value)
     special = _SPECIAL.get(type_name)
     body = special(value) if special is not None else encode_message(type_name, value)
-    return _delimited(number, body)
+    return delimited(number, body)
 
 
 def encode_message(message: str, value: Any) -> bytes:
@@ -125,9 +136,7 @@ def encode_message(message: str, value: Any) -> bytes:
     if not isinstance(value, dict):
         return b""
     fields = _by_json_name(message)
-    inline = {
-        name: spec for name, spec in fields.items() if spec[1] == 11 and name in protowire._INLINE
-    }
+    inline = {name: spec for name, spec in fields.items() if spec[1] == 11 and name in INLINE}
     out = bytearray()
     claimed: set[str] = set()
     for name, (number, kind, label, type_name) in sorted(fields.items(), key=lambda f: f[1][0]):
@@ -136,19 +145,19 @@ def encode_message(message: str, value: Any) -> bytes:
             part = {k: v for k, v in value.items() if k in inner and k not in fields}
             if part:
                 claimed |= set(part)
-                out += _delimited(number, encode_message(type_name, part))
+                out += delimited(number, encode_message(type_name, part))
             continue
         if name not in value or value[name] is None:
             continue
         item = value[name]
-        entry_table = protowire._messages().get(type_name, {}) if kind == 11 else {}
+        entry_table = messages().get(type_name, {}) if kind == 11 else {}
         if label == 3 and entry_table.get("map"):
             key_spec, value_spec = entry_table["1"], entry_table["2"]
             for k in sorted(item or {}):
                 entry = _scalar(1, key_spec[1], k) + _field(
                     2, value_spec[1], value_spec[3], item[k]
                 )
-                out += _delimited(number, entry)
+                out += delimited(number, entry)
         elif label == 3:
             for element in item if isinstance(item, list) else []:
                 out += _field(number, kind, type_name, element)
@@ -169,9 +178,7 @@ def encode(body: Obj) -> bytes | None:
     message = message_for(body)
     if message is None:
         return None
-    type_meta = _delimited(1, str(body.get("apiVersion", "")).encode()) + _delimited(
-        2, str(body.get("kind", "")).encode()
-    )
-    unknown = _delimited(1, type_meta) + _delimited(2, encode_message(message, body))
-    unknown += _delimited(3, b"") + _delimited(4, b"")
+    type_meta = text(1, str(body.get("apiVersion", ""))) + text(2, str(body.get("kind", "")))
+    unknown = delimited(1, type_meta) + delimited(2, encode_message(message, body))
+    unknown += delimited(3, b"") + delimited(4, b"")
     return MAGIC + unknown

@@ -18,10 +18,18 @@ import struct
 from importlib import resources
 from typing import Any
 
-from common.kubesim.encoding.protobuf import BYTES, ProtobufError, fields
+from common.kubesim.encoding.protobuf import (
+    BYTES,
+    ProtobufError,
+    as_bytes,
+    fields,
+    int64,
+    read_varint,
+    timestamp,
+)
 
 Obj = dict[str, Any]
-_META = "k8s.io.apimachinery.pkg.apis.meta.v1"
+META = "k8s.io.apimachinery.pkg.apis.meta.v1"
 _PACKAGES = {
     "": "core",
     "apps": "apps",
@@ -96,7 +104,7 @@ _POINTER_BOOLS = frozenset(
 )
 _POINTER_STRINGS = frozenset({"storageClassName", "volumeAttributesClassName"})
 # Go structs embedded with ``json:",inline"``: a field in protobuf, flattened into the parent in JSON.
-_INLINE = frozenset(
+INLINE = frozenset(
     {
         "volumeSource",
         "persistentVolumeSource",
@@ -106,11 +114,11 @@ _INLINE = frozenset(
         "localObjectReference",  # the name of a key selector, an env or volume source
     }
 )
-_VARINTS = (3, 4, 5, 8, 13)  # int64 uint64 int32 bool uint32
+VARINTS = (3, 4, 5, 8, 13)  # int64 uint64 int32 bool uint32
 
 
 @functools.cache
-def _messages() -> dict[str, dict[str, Any]]:
+def messages() -> dict[str, dict[str, Any]]:
     text = resources.files("common.kubesim.encoding").joinpath("protobuf_schemas.json").read_text()
     messages: dict[str, dict[str, Any]] = json.loads(text)["messages"]
     return messages
@@ -122,7 +130,7 @@ def message_for(api_version: str, kind: str) -> str | None:
     if package is None:
         return None
     name = f"k8s.io.api.{package}.{version}.{kind}"
-    return name if name in _messages() else None
+    return name if name in messages() else None
 
 
 def decode_object(api_version: str, kind: str, raw: bytes) -> Obj:
@@ -133,7 +141,7 @@ def decode_object(api_version: str, kind: str, raw: bytes) -> Obj:
 
 
 def decode_message(name: str, data: bytes) -> Obj:
-    table = _messages()[name]
+    table = messages()[name]
     out: Obj = {}
     for number, wire, value in fields(data):
         entry = table.get(str(number))
@@ -141,15 +149,15 @@ def decode_message(name: str, data: bytes) -> Obj:
             raise ProtobufError(f"{name} has no field {number} in Kubernetes 1.32")
         field, kind, label, type_name = entry
         items = (
-            _packed(kind, value) if label == 3 and wire == BYTES and kind in _VARINTS else [value]
+            _packed(kind, value) if label == 3 and wire == BYTES and kind in VARINTS else [value]
         )
         for item in items:
             decoded = _value(kind, type_name, item)
-            if kind == 11 and field in _INLINE and isinstance(decoded, dict):
+            if kind == 11 and field in INLINE and isinstance(decoded, dict):
                 out.update(decoded)
             elif label != 3:
                 out[field] = decoded
-            elif _messages().get(type_name, {}).get("map"):
+            elif messages().get(type_name, {}).get("map"):
                 key, val = decoded
                 out.setdefault(field, {})[key] = val
             else:
@@ -174,13 +182,7 @@ def _packed(kind: int, value: int | bytes) -> list[int | bytes]:
     out: list[int | bytes] = []
     pos = 0
     while pos < len(data):  # a run of varints
-        result = shift = 0
-        while True:
-            byte = data[pos]
-            result |= (byte & 0x7F) << shift
-            pos, shift = pos + 1, shift + 7
-            if not byte & 0x80:
-                break
+        result, pos = read_varint(data, pos)
         out.append(result)
     return out
 
@@ -192,28 +194,28 @@ def _value(kind: int, type_name: str, value: int | bytes) -> Any:
         special = _SPECIAL.get(type_name)
         if special is not None:
             return special(value)
-        if _messages()[type_name].get("map"):
+        if messages()[type_name].get("map"):
             return _map_entry(type_name, value)
         return decode_message(type_name, value)
     if kind == 9:
-        return _bytes(value).decode("utf-8", errors="replace")
+        return as_bytes(value).decode("utf-8", errors="replace")
     if kind == 12:
-        return base64.b64encode(_bytes(value)).decode()
+        return base64.b64encode(as_bytes(value)).decode()
     if kind in (1, 2):
-        raw = _bytes(value)
+        raw = as_bytes(value)
         return struct.unpack("<d" if kind == 1 else "<f", raw)[0]
-    if kind in _VARINTS:
+    if kind in VARINTS:
         if not isinstance(value, int):
             raise ProtobufError("expected a varint")
         if kind == 8:
             return bool(value)
-        return value - (1 << 64) if value >= 1 << 63 else value
+        return int64(value)
     raise ProtobufError(f"unsupported protobuf field type {kind}")
 
 
 def _map_entry(type_name: str, data: bytes) -> tuple[str, Any]:
     """A map entry: key 1, value 2; a missing value is its type's zero (Go decodes it so)."""
-    table = _messages()[type_name]
+    table = messages()[type_name]
     key: Any = ""
     _, kind, _, value_type = table["2"]
     value: Any = {} if kind == 11 else ("" if kind in (9, 12) else 0)
@@ -223,21 +225,6 @@ def _map_entry(type_name: str, data: bytes) -> tuple[str, Any]:
         elif number == 2:
             value = _value(kind, value_type, raw)
     return str(key), value
-
-
-def _bytes(value: int | bytes) -> bytes:
-    if not isinstance(value, bytes):
-        raise ProtobufError("expected length-delimited bytes")
-    return value
-
-
-def _time(value: bytes) -> str | None:
-    parts = {n: v for n, _w, v in fields(value)}
-    if not value:
-        return None
-    seconds = parts.get(1, 0)
-    moment = datetime.datetime.fromtimestamp(int(seconds), datetime.UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _micro_time(value: bytes) -> str | None:
@@ -268,17 +255,16 @@ def _duration(value: bytes) -> str:
 def _int_or_string(value: bytes) -> int | str:
     parts = {n: v for n, _w, v in fields(value)}
     if parts.get(1, 0) == 1:
-        return _bytes(parts.get(3, b"")).decode()
-    raw = int(parts.get(2, 0))
-    return raw - (1 << 64) if raw >= 1 << 63 else raw
+        return as_bytes(parts.get(3, b"")).decode()
+    return int64(int(parts.get(2, 0)))
 
 
 def _quantity(value: bytes) -> str:
-    return _bytes({n: v for n, _w, v in fields(value)}.get(1, b"")).decode()
+    return as_bytes({n: v for n, _w, v in fields(value)}.get(1, b"")).decode()
 
 
 def _raw_json(value: bytes) -> Any:
-    raw = _bytes({n: v for n, _w, v in fields(value)}.get(1, b""))
+    raw = as_bytes({n: v for n, _w, v in fields(value)}.get(1, b""))
     try:
         return json.loads(raw) if raw else {}
     except ValueError as exc:
@@ -286,10 +272,10 @@ def _raw_json(value: bytes) -> Any:
 
 
 _SPECIAL = {
-    f"{_META}.Time": _time,
-    f"{_META}.MicroTime": _micro_time,
-    f"{_META}.Duration": _duration,
-    f"{_META}.FieldsV1": _raw_json,
+    f"{META}.Time": timestamp,
+    f"{META}.MicroTime": _micro_time,
+    f"{META}.Duration": _duration,
+    f"{META}.FieldsV1": _raw_json,
     "k8s.io.apimachinery.pkg.runtime.RawExtension": _raw_json,
     "k8s.io.apimachinery.pkg.util.intstr.IntOrString": _int_or_string,
     "k8s.io.apimachinery.pkg.api.resource.Quantity": _quantity,

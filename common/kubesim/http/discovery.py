@@ -51,6 +51,13 @@ def api_group(registry: Registry, name: str) -> Doc | None:
     }
 
 
+def _aliases(rt: ResourceType) -> Doc:
+    """``shortNames`` and ``categories``, named alike in both discovery formats; left out when empty."""
+    return {
+        k: list(v) for k, v in (("shortNames", rt.short_names), ("categories", rt.categories)) if v
+    }
+
+
 def _legacy_entry(rt: ResourceType) -> Doc:
     entry: Doc = {
         "name": rt.plural,
@@ -58,11 +65,8 @@ def _legacy_entry(rt: ResourceType) -> Doc:
         "namespaced": rt.namespaced,
         "kind": rt.kind,
         "verbs": list(rt.verbs),
+        **_aliases(rt),
     }
-    if rt.short_names:
-        entry["shortNames"] = list(rt.short_names)
-    if rt.categories:
-        entry["categories"] = list(rt.categories)
     if rt.storage_version_hash:
         entry["storageVersionHash"] = rt.storage_version_hash
     return entry
@@ -103,11 +107,8 @@ def _aggregated_resource(rt: ResourceType) -> Doc:
         "scope": "Namespaced" if rt.namespaced else "Cluster",
         "singularResource": rt.singular,
         "verbs": list(rt.verbs),
+        **_aliases(rt),
     }
-    if rt.short_names:
-        entry["shortNames"] = list(rt.short_names)
-    if rt.categories:
-        entry["categories"] = list(rt.categories)
     if rt.subresources:
         entry["subresources"] = [
             {

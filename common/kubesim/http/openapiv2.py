@@ -4,7 +4,7 @@ Definitions are the v3 component schemas (list markers and group-version-kinds i
 their references moved to ``#/definitions/``; operations keep their ids, query parameters,
 ``x-kubernetes-action`` and ``x-kubernetes-group-version-kind``, with the request body as a
 ``body`` parameter. It is served as JSON, or as the protobuf client-go's discovery asks for
-(``to_protobuf``), encoded here by hand: gnostic's message is small enough not to need a library.
+(``to_protobuf``): gnostic's message, written with the field writers of ``encoding.protoencode``.
 """
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 import yaml
+
+from common.kubesim.encoding.protoencode import delimited, integer, text
 
 Doc = dict[str, Any]
 _V3_REF = "#/components/schemas/"
@@ -116,17 +118,20 @@ def to_protobuf(doc: Doc) -> bytes:
     """``doc`` as an ``openapi.v2.Document``: info, definitions in full (with their extensions),
     and each path's operations with their ids, media types and extensions (parameters and
     responses are left out; clients read models and group-version-kinds from it)."""
-    info = _text(1, doc["info"]["title"]) + _text(2, doc["info"]["version"])
+    info = text(1, doc["info"]["title"]) + text(2, doc["info"]["version"])
     paths = b"".join(
-        _message(2, _text(1, path) + _message(2, _path_proto(item)))
+        delimited(2, text(1, path) + delimited(2, _path_proto(item)))
         for path, item in doc["paths"].items()
     )
     definitions = b"".join(
-        _message(1, _text(1, name) + _message(2, _schema_proto(schema)))
+        delimited(1, text(1, name) + delimited(2, _schema_proto(schema)))
         for name, schema in doc["definitions"].items()
     )
     return (
-        _text(1, doc["swagger"]) + _message(2, info) + _message(8, paths) + _message(9, definitions)
+        text(1, doc["swagger"])
+        + delimited(2, info)
+        + delimited(8, paths)
+        + delimited(9, definitions)
     )
 
 
@@ -136,11 +141,11 @@ def _path_proto(item: Doc) -> bytes:
         op = item.get(method)
         if op is None:
             continue
-        body = _text(5, op.get("operationId", ""))
-        body += b"".join(_text(6, m) for m in op.get("produces") or [])
-        body += b"".join(_text(7, m) for m in op.get("consumes") or [])
+        body = text(5, op.get("operationId", ""))
+        body += b"".join(text(6, m) for m in op.get("produces") or [])
+        body += b"".join(text(7, m) for m in op.get("consumes") or [])
         body += _extensions(13, op)
-        out += _message(number, body)
+        out += delimited(number, body)
     return out
 
 
@@ -148,35 +153,35 @@ def _schema_proto(schema: Doc) -> bytes:
     out = b""
     for key, number in (("$ref", 1), ("format", 2), ("title", 3), ("description", 4)):
         if isinstance(schema.get(key), str):
-            out += _text(number, schema[key])
+            out += text(number, schema[key])
     if "default" in schema:
-        out += _message(5, _yaml(schema["default"]))
-    out += b"".join(_text(19, r) for r in schema.get("required") or [])
+        out += delimited(5, _yaml(schema["default"]))
+    out += b"".join(text(19, r) for r in schema.get("required") or [])
     extra = schema.get("additionalProperties")
     if isinstance(extra, dict):
-        out += _message(21, _message(1, _schema_proto(extra)))
+        out += delimited(21, delimited(1, _schema_proto(extra)))
     elif isinstance(extra, bool):
-        out += _message(21, _key(2, 0) + _varint(int(extra)))
+        out += delimited(21, integer(2, int(extra)))
     kind = schema.get("type")
     if kind:
-        out += _message(
-            22, b"".join(_text(1, t) for t in ([kind] if isinstance(kind, str) else kind))
+        out += delimited(
+            22, b"".join(text(1, t) for t in ([kind] if isinstance(kind, str) else kind))
         )
     if isinstance(schema.get("items"), dict):
-        out += _message(23, _message(1, _schema_proto(schema["items"])))
-    out += b"".join(_message(24, _schema_proto(s)) for s in schema.get("allOf") or [])
+        out += delimited(23, delimited(1, _schema_proto(schema["items"])))
+    out += b"".join(delimited(24, _schema_proto(s)) for s in schema.get("allOf") or [])
     if isinstance(schema.get("properties"), dict):
         props = b"".join(
-            _message(1, _text(1, name) + _message(2, _schema_proto(sub)))
+            delimited(1, text(1, name) + delimited(2, _schema_proto(sub)))
             for name, sub in schema["properties"].items()
         )
-        out += _message(25, props)
+        out += delimited(25, props)
     return out + _extensions(31, schema)
 
 
 def _extensions(number: int, node: Doc) -> bytes:
     return b"".join(
-        _message(number, _text(1, k) + _message(2, _yaml(v)))
+        delimited(number, text(1, k) + delimited(2, _yaml(v)))
         for k, v in node.items()
         if k.startswith("x-")
     )
@@ -184,25 +189,4 @@ def _extensions(number: int, node: Doc) -> bytes:
 
 def _yaml(value: Any) -> bytes:
     """An ``openapi.v2.Any`` holding ``value`` as YAML text (how gnostic carries free values)."""
-    return _text(2, yaml.safe_dump(value, default_flow_style=False))
-
-
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        low, n = n & 0x7F, n >> 7
-        out.append(low | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
-
-
-def _key(number: int, wire: int) -> bytes:
-    return _varint(number << 3 | wire)
-
-
-def _message(number: int, payload: bytes) -> bytes:
-    return _key(number, 2) + _varint(len(payload)) + payload
-
-
-def _text(number: int, value: str) -> bytes:
-    return _message(number, value.encode())
+    return text(2, yaml.safe_dump(value, default_flow_style=False))

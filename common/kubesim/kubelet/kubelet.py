@@ -12,7 +12,6 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 
-from common.kubesim.api import deletion
 from common.kubesim.controllers.base import Controller, Key
 from common.kubesim.controllers.client import NODES, PODS, Client
 from common.kubesim.controllers.events import Recorder
@@ -95,15 +94,7 @@ class Kubelet(Controller):
 
     def _remove(self, pod: Obj) -> None:
         """Containers are down: finish the graceful deletion, as the kubelet's status manager does."""
-        meta = pod["metadata"]
-        deletion.delete(
-            self.client.objs,
-            self.client.rt(PODS),
-            meta["namespace"],
-            meta["name"],
-            {"gracePeriodSeconds": 0, "preconditions": {"uid": meta["uid"]}},
-            self.client.opts,
-        )
+        self.client.delete_now(PODS, pod)
 
     def _admit(self, pod: Obj) -> PodRuntime:
         node_name = pod["spec"]["nodeName"]

@@ -44,6 +44,11 @@ def _ts(t: float, fmt: str) -> str:
 
 def startup(flavor: str, image: str, t: float) -> list[str]:
     version = image.rsplit(":", 1)[-1] if ":" in image.rsplit("/", 1)[-1] else "latest"
+
+    def release(default: str) -> str:
+        """The image tag when it is a version number, else the release that tag stands for."""
+        return version if version[0].isdigit() else default
+
     if flavor == "nginx":
         stamp = _ts(t, "%Y/%m/%d %H:%M:%S")
         return [
@@ -53,21 +58,21 @@ def startup(flavor: str, image: str, t: float) -> list[str]:
             "10-listen-on-ipv6-by-default.sh: info: Enabled listen on IPv6 in /etc/nginx/conf.d/default.conf",
             "/docker-entrypoint.sh: Configuration complete; ready for start up",
             f'{stamp} [notice] 1#1: using the "epoll" event method',
-            f"{stamp} [notice] 1#1: nginx/{version if version[0].isdigit() else '1.27.3'}",
+            f"{stamp} [notice] 1#1: nginx/{release('1.27.3')}",
             f"{stamp} [notice] 1#1: start worker processes",
         ]
     if flavor == "redis":
         stamp = _ts(t, "%d %b %Y %H:%M:%S.{ms}")
         return [
             f"1:C {stamp} * oO0OoO0OoO0Oo Redis is starting oO0OoO0OoO0Oo",
-            f"1:C {stamp} * Redis version={version if version[0].isdigit() else '7.4.1'}, bits=64, pid=1, just started",
+            f"1:C {stamp} * Redis version={release('7.4.1')}, bits=64, pid=1, just started",
             f"1:M {stamp} * Server initialized",
             f"1:M {stamp} * Ready to accept connections tcp",
         ]
     if flavor == "postgres":
         stamp = _ts(t, "%Y-%m-%d %H:%M:%S.{ms} UTC")
         return [
-            f"{stamp} [1] LOG:  starting PostgreSQL {version if version[0].isdigit() else '16.4'} on x86_64-pc-linux-gnu",
+            f"{stamp} [1] LOG:  starting PostgreSQL {release('16.4')} on x86_64-pc-linux-gnu",
             f'{stamp} [1] LOG:  listening on IPv4 address "0.0.0.0", port 5432',
             f"{stamp} [1] LOG:  database system is ready to accept connections",
         ]

@@ -86,6 +86,14 @@ def _find(doc: JSON, path: str) -> tuple[JSON, str] | None:
     return node, _unescape(split[-1])
 
 
+def _target(doc: JSON, path: str, missing: str) -> tuple[JSON, str]:
+    """``_find``, failing with the operation's own ``missing`` message (evanphx words each one)."""
+    found = _find(doc, path)
+    if found is None:
+        raise _missing(missing)
+    return found
+
+
 def _index(arr: list[JSON], key: str, *, size: int) -> int:
     try:
         idx = int(key, 10)
@@ -123,10 +131,7 @@ def _add(doc: JSON, path: str, op: dict[str, JSON]) -> JSON:
     value = copy.deepcopy(op.get("value"))
     if path == "":
         return value
-    found = _find(doc, path)
-    if found is None:
-        raise _missing(f'add operation does not apply: doc is missing path: "{path}"')
-    node, key = found
+    node, key = _target(doc, path, f'add operation does not apply: doc is missing path: "{path}"')
     if isinstance(node, dict):
         node[key] = value
     elif key == "-":
@@ -137,10 +142,9 @@ def _add(doc: JSON, path: str, op: dict[str, JSON]) -> JSON:
 
 
 def _remove(doc: JSON, path: str, op: dict[str, JSON]) -> JSON:
-    found = _find(doc, path)
-    if found is None:
-        raise _missing(f'remove operation does not apply: doc is missing path: "{path}"')
-    node, key = found
+    node, key = _target(
+        doc, path, f'remove operation does not apply: doc is missing path: "{path}"'
+    )
     if isinstance(node, dict):
         if key not in node:
             raise _missing(
@@ -156,10 +160,7 @@ def _replace(doc: JSON, path: str, op: dict[str, JSON]) -> JSON:
     value = copy.deepcopy(op.get("value"))
     if path == "":
         return value
-    found = _find(doc, path)
-    if found is None:
-        raise _missing(f"replace operation does not apply: doc is missing path: {path}")
-    node, key = found
+    node, key = _target(doc, path, f"replace operation does not apply: doc is missing path: {path}")
     if isinstance(node, dict):
         node[key] = value  # evanphx v4 adds a missing key instead of failing
     else:

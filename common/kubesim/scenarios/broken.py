@@ -9,7 +9,7 @@ from common.kubesim.scenarios.build import (
     create,
     deployment,
     http_probe,
-    job_spec,
+    job,
     resources,
     service,
 )
@@ -51,15 +51,11 @@ def load_broken(client: Client, recorder: Recorder) -> None:
         ),
         service("not-ready", 80),
         service("orphan", 80, selector="ghost"),
-        {
-            "kind": "Job",
-            "apiVersion": "batch/v1",
-            "metadata": {"name": "failing-job"},
-            "spec": job_spec(
-                "echo connecting to warehouse; echo 'error: warehouse unreachable' >&2; exit 2",
-                backoffLimit=2,
-            ),
-        },
+        job(
+            "failing-job",
+            "echo connecting to warehouse; echo 'error: warehouse unreachable' >&2; exit 2",
+            backoffLimit=2,
+        ),
         claim,
     )
     recorder.warning(

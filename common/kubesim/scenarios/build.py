@@ -65,56 +65,48 @@ def _template(app: str, part: str, containers: list[Obj], **spec: Any) -> Obj:
     return {"metadata": {"labels": labels(app, part)}, "spec": {"containers": containers, **spec}}
 
 
+def _workload(kind: str, name: str, part: str, template: Obj, **spec: Any) -> Obj:
+    """An ``apps/v1`` workload whose selector picks the pods of its own template."""
+    return {
+        "apiVersion": "apps/v1",
+        "kind": kind,
+        "metadata": {"name": name, "labels": labels(name, part)},
+        "spec": {
+            **spec,
+            "selector": {"matchLabels": {"app.kubernetes.io/name": name}},
+            "template": template,
+        },
+    }
+
+
 def deployment(
     name: str, containers: list[Obj], replicas: int = 1, part: str = "", **spec: Any
 ) -> Obj:
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": name, "labels": labels(name, part)},
-        "spec": {
-            "replicas": replicas,
-            "selector": {"matchLabels": {"app.kubernetes.io/name": name}},
-            "template": _template(name, part, containers, **spec),
-        },
-    }
+    template = _template(name, part, containers, **spec)
+    return _workload("Deployment", name, part, template, replicas=replicas)
 
 
 def statefulset(
     name: str, containers: list[Obj], storage: str, part: str = "", replicas: int = 1
 ) -> Obj:
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "StatefulSet",
-        "metadata": {"name": name, "labels": labels(name, part)},
-        "spec": {
-            "replicas": replicas,
-            "serviceName": name,
-            "selector": {"matchLabels": {"app.kubernetes.io/name": name}},
-            "template": _template(name, part, containers),
-            "volumeClaimTemplates": [
-                {
-                    "metadata": {"name": "data"},
-                    "spec": {
-                        "accessModes": ["ReadWriteOnce"],
-                        "resources": {"requests": {"storage": storage}},
-                    },
-                }
-            ],
-        },
+    claim = {
+        "metadata": {"name": "data"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": storage}}},
     }
+    template = _template(name, part, containers)
+    return _workload(
+        "StatefulSet",
+        name,
+        part,
+        template,
+        replicas=replicas,
+        serviceName=name,
+        volumeClaimTemplates=[claim],
+    )
 
 
 def daemonset(name: str, containers: list[Obj], part: str = "", **spec: Any) -> Obj:
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "DaemonSet",
-        "metadata": {"name": name, "labels": labels(name, part)},
-        "spec": {
-            "selector": {"matchLabels": {"app.kubernetes.io/name": name}},
-            "template": _template(name, part, containers, **spec),
-        },
-    }
+    return _workload("DaemonSet", name, part, _template(name, part, containers, **spec))
 
 
 def service(
@@ -150,6 +142,24 @@ def job_spec(script: str, image: str = "busybox:1.36", **spec: Any) -> Obj:
             }
         },
         **spec,
+    }
+
+
+def job(name: str, script: str, **spec: Any) -> Obj:
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name},
+        "spec": job_spec(script, **spec),
+    }
+
+
+def cronjob(name: str, schedule: str, script: str, **spec: Any) -> Obj:
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "CronJob",
+        "metadata": {"name": name},
+        "spec": {"schedule": schedule, **spec, "jobTemplate": {"spec": job_spec(script)}},
     }
 
 

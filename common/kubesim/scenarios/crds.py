@@ -128,17 +128,8 @@ def load(client: Client) -> None:
         ("flange", "medium", "green", "Ready"),
         ("gizmo", "large", "red", "Degraded"),
     ):
-        obj = client.create(
-            widgets,
-            "shop",
-            {
-                "apiVersion": "demo.wharf.dev/v1",
-                "kind": "Widget",
-                "metadata": {"name": name},
-                "spec": {"size": size, "color": color, "replicas": 1},
-            },
-        )
-        client.update_status(widgets, obj, {"phase": phase})
+        spec = {"size": size, "color": color, "replicas": 1}
+        _with_status(client, widgets, "Widget", "shop", name, spec=spec, status={"phase": phase})
     now = "2026-01-01T00:00:00Z"
 
     def ok(kind: str, reason: str) -> Obj:
@@ -151,34 +142,26 @@ def load(client: Client) -> None:
             "observedGeneration": 1,
         }
 
-    cls = client.create(
+    _with_status(
+        client,
         (gw, "gatewayclasses"),
+        "GatewayClass",
         "",
-        {
-            "apiVersion": f"{gw}/v1",
-            "kind": "GatewayClass",
-            "metadata": {"name": "wharf"},
-            "spec": {"controllerName": "wharf.dev/gateway-controller"},
-        },
+        "wharf",
+        spec={"controllerName": "wharf.dev/gateway-controller"},
+        status={"conditions": [ok("Accepted", "Accepted")]},
     )
-    client.update_status((gw, "gatewayclasses"), cls, {"conditions": [ok("Accepted", "Accepted")]})
-    gateway = client.create(
+    _with_status(
+        client,
         (gw, "gateways"),
+        "Gateway",
         "shop",
-        {
-            "apiVersion": f"{gw}/v1",
-            "kind": "Gateway",
-            "metadata": {"name": "shop-gateway"},
-            "spec": {
-                "gatewayClassName": "wharf",
-                "listeners": [{"name": "http", "protocol": "HTTP", "port": 80}],
-            },
+        "shop-gateway",
+        spec={
+            "gatewayClassName": "wharf",
+            "listeners": [{"name": "http", "protocol": "HTTP", "port": 80}],
         },
-    )
-    client.update_status(
-        (gw, "gateways"),
-        gateway,
-        {
+        status={
             "addresses": [{"type": "IPAddress", "value": "172.18.0.100"}],
             "conditions": [ok("Accepted", "Accepted"), ok("Programmed", "Programmed")],
             "listeners": [
@@ -191,29 +174,23 @@ def load(client: Client) -> None:
             ],
         },
     )
-    route = client.create(
+    _with_status(
+        client,
         (gw, "httproutes"),
+        "HTTPRoute",
         "shop",
-        {
-            "apiVersion": f"{gw}/v1",
-            "kind": "HTTPRoute",
-            "metadata": {"name": "shop"},
-            "spec": {
-                "parentRefs": [{"name": "shop-gateway"}],
-                "hostnames": ["shop.demo.local"],
-                "rules": [
-                    {
-                        "matches": [{"path": {"type": "PathPrefix", "value": "/"}}],
-                        "backendRefs": [{"name": "frontend", "port": 80}],
-                    }
-                ],
-            },
+        "shop",
+        spec={
+            "parentRefs": [{"name": "shop-gateway"}],
+            "hostnames": ["shop.demo.local"],
+            "rules": [
+                {
+                    "matches": [{"path": {"type": "PathPrefix", "value": "/"}}],
+                    "backendRefs": [{"name": "frontend", "port": 80}],
+                }
+            ],
         },
-    )
-    client.update_status(
-        (gw, "httproutes"),
-        route,
-        {
+        status={
             "parents": [
                 {
                     "parentRef": {"group": gw, "kind": "Gateway", "name": "shop-gateway"},
@@ -223,3 +200,18 @@ def load(client: Client) -> None:
             ]
         },
     )
+
+
+def _with_status(
+    client: Client,
+    gr: tuple[str, str],
+    kind: str,
+    namespace: str,
+    name: str,
+    *,
+    spec: Obj,
+    status: Obj,
+) -> None:
+    """A custom resource as its controller (which the demo does not run) would leave it."""
+    body = {"apiVersion": f"{gr[0]}/v1", "kind": kind, "metadata": {"name": name}, "spec": spec}
+    client.update_status(gr, client.create(gr, namespace, body), status)

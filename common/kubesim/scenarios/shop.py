@@ -8,9 +8,10 @@ from common.kubesim.controllers.client import Client
 from common.kubesim.scenarios.build import (
     container,
     create,
+    cronjob,
     deployment,
     http_probe,
-    job_spec,
+    job,
     pdb,
     resources,
     service,
@@ -131,31 +132,14 @@ def load_shop(client: Client) -> None:
             ],
         },
     }
-    report = {
-        "kind": "CronJob",
-        "apiVersion": "batch/v1",
-        "metadata": {"name": "nightly-report"},
-        "spec": {
-            "schedule": "*/5 * * * *",
-            "successfulJobsHistoryLimit": 3,
-            "failedJobsHistoryLimit": 1,
-            "jobTemplate": {
-                "spec": job_spec(
-                    "echo collecting orders; sleep 2; echo report written to /reports/latest.csv"
-                )
-            },
-        },
-    }
-    warmup = {
-        "kind": "CronJob",
-        "apiVersion": "batch/v1",
-        "metadata": {"name": "cache-warmup"},
-        "spec": {
-            "schedule": "0 3 * * *",
-            "suspend": True,
-            "jobTemplate": {"spec": job_spec("echo warming cache")},
-        },
-    }
+    report = cronjob(
+        "nightly-report",
+        "*/5 * * * *",
+        "echo collecting orders; sleep 2; echo report written to /reports/latest.csv",
+        successfulJobsHistoryLimit=3,
+        failedJobsHistoryLimit=1,
+    )
+    warmup = cronjob("cache-warmup", "0 3 * * *", "echo warming cache", suspend=True)
     create(
         client,
         "shop",
@@ -212,14 +196,10 @@ def load_shop(client: Client) -> None:
         hpa,
         pdb("frontend", "frontend", minAvailable=2),
         pdb("api", "api", maxUnavailable=1),
-        {
-            "kind": "Job",
-            "apiVersion": "batch/v1",
-            "metadata": {"name": "db-migrate"},
-            "spec": job_spec(
-                "echo applying migrations; echo 0042_add_orders_index ok; echo 12 migrations applied"
-            ),
-        },
+        job(
+            "db-migrate",
+            "echo applying migrations; echo 0042_add_orders_index ok; echo 12 migrations applied",
+        ),
         report,
         warmup,
         {

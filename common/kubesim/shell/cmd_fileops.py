@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from common.kubesim.shell.cmd_files import human
 from common.kubesim.shell.fs import FsError
 from common.kubesim.shell.io import IO, say
-from common.kubesim.shell.registry import command, getopt
+from common.kubesim.shell.registry import command, each_operand, getopt
 
 if TYPE_CHECKING:
     from common.kubesim.shell.session import Session
@@ -72,20 +72,18 @@ async def chmod(sh: Session, argv: list[str], io: IO) -> int:
     if len(args) < 2:
         await say(io.stderr, "chmod: missing operand\n")
         return 1
-    mode, status = args[0], 0
-    for p in args[1:]:
-        try:
-            node = sh.fs.lookup(p, sh.cwd)
-            if mode.isdigit():
-                node.mode = int(mode, 8)
-            elif mode.endswith("+x"):
-                node.mode |= 0o111
-            elif mode.endswith("-x"):
-                node.mode &= ~0o111
-        except FsError as exc:
-            await say(io.stderr, f"chmod: cannot access '{p}': {exc}\n")
-            status = 1
-    return status
+    mode = args[0]
+
+    def change(p: str) -> None:
+        node = sh.fs.lookup(p, sh.cwd)
+        if mode.isdigit():
+            node.mode = int(mode, 8)
+        elif mode.endswith("+x"):
+            node.mode |= 0o111
+        elif mode.endswith("-x"):
+            node.mode &= ~0o111
+
+    return await each_operand(io, args[1:], "chmod: cannot access '{}': {}", change)
 
 
 @command("readlink", "realpath")

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from common.kubesim.shell.fs import FileSystem, FsError, Node
 from common.kubesim.shell.io import IO, say
-from common.kubesim.shell.registry import command, getopt
+from common.kubesim.shell.registry import command, each_operand, getopt
 
 if TYPE_CHECKING:
     from common.kubesim.shell.session import Session
@@ -182,56 +182,46 @@ async def cat(sh: Session, argv: list[str], io: IO) -> int:
 @command("mkdir")
 async def mkdir(sh: Session, argv: list[str], io: IO) -> int:
     flags, vals, paths = getopt(argv, "pv", "m", longs={"parents": "p"})
-    status = 0
     mode = int(vals["m"], 8) if "m" in vals else 0o755
-    for p in paths:
-        try:
-            sh.fs.mkdir(p, sh.cwd, parents="p" in flags, mode=mode)
-        except FsError as exc:
-            await say(io.stderr, f"mkdir: cannot create directory '{p}': {exc}\n")
-            status = 1
-    return status
+
+    def make(p: str) -> None:
+        sh.fs.mkdir(p, sh.cwd, parents="p" in flags, mode=mode)
+
+    return await each_operand(io, paths, "mkdir: cannot create directory '{}': {}", make)
 
 
 @command("rm")
 async def rm(sh: Session, argv: list[str], io: IO) -> int:
     flags, _, paths = getopt(argv, "rRfvid", longs={"recursive": "r", "force": "f"})
-    status = 0
-    for p in paths:
+
+    def remove(p: str) -> None:
         try:
             sh.fs.remove(p, sh.cwd, recursive=bool(flags & {"r", "R"}), dirs="d" in flags)
         except FsError as exc:
-            if "f" in flags and str(exc).startswith("No such"):
-                continue
-            await say(io.stderr, f"rm: cannot remove '{p}': {exc}\n")
-            status = 1
-    return status
+            if "f" not in flags or not str(exc).startswith("No such"):
+                raise
+
+    return await each_operand(io, paths, "rm: cannot remove '{}': {}", remove)
 
 
 @command("rmdir")
 async def rmdir(sh: Session, argv: list[str], io: IO) -> int:
-    status = 0
-    for p in getopt(argv, "p")[2]:
-        try:
-            if not sh.fs.lookup(p, sh.cwd).is_dir:
-                raise FsError("Not a directory")
-            sh.fs.remove(p, sh.cwd, dirs=True)
-        except FsError as exc:
-            await say(io.stderr, f"rmdir: failed to remove '{p}': {exc}\n")
-            status = 1
-    return status
+
+    def remove(p: str) -> None:
+        if not sh.fs.lookup(p, sh.cwd).is_dir:
+            raise FsError("Not a directory")
+        sh.fs.remove(p, sh.cwd, dirs=True)
+
+    return await each_operand(io, getopt(argv, "p")[2], "rmdir: failed to remove '{}': {}", remove)
 
 
 @command("touch")
 async def touch(sh: Session, argv: list[str], io: IO) -> int:
-    status = 0
-    for p in getopt(argv, "acm")[2]:
-        try:
-            if sh.fs.exists(p, sh.cwd):
-                sh.fs.lookup(p, sh.cwd).mtime = time.time()
-            else:
-                sh.fs.write(p, b"", sh.cwd)
-        except FsError as exc:
-            await say(io.stderr, f"touch: cannot touch '{p}': {exc}\n")
-            status = 1
-    return status
+
+    def stamp(p: str) -> None:
+        if sh.fs.exists(p, sh.cwd):
+            sh.fs.lookup(p, sh.cwd).mtime = time.time()
+        else:
+            sh.fs.write(p, b"", sh.cwd)
+
+    return await each_operand(io, getopt(argv, "acm")[2], "touch: cannot touch '{}': {}", stamp)

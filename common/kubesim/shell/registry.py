@@ -5,6 +5,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
+from common.kubesim.shell.fs import FsError
+from common.kubesim.shell.io import say
+
 if TYPE_CHECKING:
     from common.kubesim.shell.io import IO
     from common.kubesim.shell.session import Session
@@ -20,6 +23,22 @@ def command(*names: str) -> Callable[[Command], Command]:
         return fn
 
     return register
+
+
+async def each_operand(
+    io: IO, operands: list[str], failure: str, act: Callable[[str], None]
+) -> int:
+    """``act`` on every operand, as coreutils goes through them: a failing one is reported on
+    stderr (``failure`` formatted with the operand and the error) and makes the status 1, and the
+    rest are still done."""
+    status = 0
+    for operand in operands:
+        try:
+            act(operand)
+        except FsError as exc:
+            await say(io.stderr, failure.format(operand, exc) + "\n")
+            status = 1
+    return status
 
 
 class Usage(Exception):

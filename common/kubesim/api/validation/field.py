@@ -132,51 +132,56 @@ def max_len(n: int) -> str:
     return f"must be no more than {n} characters"
 
 
-def dns1123_label(value: str) -> list[str]:
-    errs = [max_len(63)] if len(value) > 63 else []
-    if not _LABEL_RE.match(value):
-        if _SUBDOMAIN_RE.match(value):
-            errs.append("must not contain dots")
-        else:
-            errs.append(
-                regex_error(
-                    "a lowercase RFC 1123 label must consist of lower case alphanumeric "
-                    "characters or '-', and must start and end with an alphanumeric character",
-                    _LABEL_FMT,
-                    "my-name",
-                    "123-abc",
-                )
-            )
+_LABEL_ERROR = regex_error(
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and "
+    "must start and end with an alphanumeric character",
+    _LABEL_FMT,
+    "my-name",
+    "123-abc",
+)
+_SUBDOMAIN_ERROR = regex_error(
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
+    "'.', and must start and end with an alphanumeric character",
+    _SUBDOMAIN_FMT,
+    "example.com",
+)
+_DNS1035_ERROR = regex_error(
+    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
+    "alphabetic character, and end with an alphanumeric character",
+    _DNS1035_FMT,
+    "my-name",
+    "abc-123",
+)
+_QUALIFIED_ERROR = regex_error(_QUALIFIED_MSG, _QUALIFIED_FMT, "MyName", "my.name", "123-abc")
+_LABEL_VALUE_ERROR = regex_error(
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "
+    "'.', and must start and end with an alphanumeric character",
+    _LABEL_VALUE_FMT,
+    "MyValue",
+    "my_value",
+    "12345",
+)
+
+
+def _checked(value: str, limit: int, pattern: re.Pattern[str], error: str) -> list[str]:
+    """The two checks of every name syntax, in apimachinery's order: the length, the pattern."""
+    errs = [max_len(limit)] if len(value) > limit else []
+    if not pattern.match(value):
+        errs.append(error)
     return errs
+
+
+def dns1123_label(value: str) -> list[str]:
+    error = "must not contain dots" if _SUBDOMAIN_RE.match(value) else _LABEL_ERROR
+    return _checked(value, 63, _LABEL_RE, error)
 
 
 def dns1123_subdomain(value: str) -> list[str]:
-    errs = [max_len(253)] if len(value) > 253 else []
-    if not _SUBDOMAIN_RE.match(value):
-        errs.append(
-            regex_error(
-                "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
-                "characters, '-' or '.', and must start and end with an alphanumeric character",
-                _SUBDOMAIN_FMT,
-                "example.com",
-            )
-        )
-    return errs
+    return _checked(value, 253, _SUBDOMAIN_RE, _SUBDOMAIN_ERROR)
 
 
 def dns1035_label(value: str) -> list[str]:
-    errs = [max_len(63)] if len(value) > 63 else []
-    if not _DNS1035_RE.match(value):
-        errs.append(
-            regex_error(
-                "a DNS-1035 label must consist of lower case alphanumeric characters or '-', "
-                "start with an alphabetic character, and end with an alphanumeric character",
-                _DNS1035_FMT,
-                "my-name",
-                "abc-123",
-            )
-        )
-    return errs
+    return _checked(value, 63, _DNS1035_RE, _DNS1035_ERROR)
 
 
 def qualified_name(value: str) -> list[str]:
@@ -186,7 +191,7 @@ def qualified_name(value: str) -> list[str]:
     if len(parts) > 2:
         return [
             "a qualified name "
-            + regex_error(_QUALIFIED_MSG, _QUALIFIED_FMT, "MyName", "my.name", "123-abc")
+            + _QUALIFIED_ERROR
             + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
         ]
     name = parts[-1]
@@ -198,30 +203,11 @@ def qualified_name(value: str) -> list[str]:
             errs += ["prefix part " + m for m in dns1123_subdomain(prefix)]
     if not name:
         errs.append("name part must be non-empty")
-    elif len(name) > 63:
-        errs.append("name part " + max_len(63))
-    if not _QUALIFIED_RE.match(name):
-        errs.append(
-            "name part "
-            + regex_error(_QUALIFIED_MSG, _QUALIFIED_FMT, "MyName", "my.name", "123-abc")
-        )
-    return errs
+    return errs + ["name part " + m for m in _checked(name, 63, _QUALIFIED_RE, _QUALIFIED_ERROR)]
 
 
 def label_value(value: str) -> list[str]:
-    errs = [max_len(63)] if len(value) > 63 else []
-    if not _LABEL_VALUE_RE.match(value):
-        errs.append(
-            regex_error(
-                "a valid label must be an empty string or consist of alphanumeric characters, "
-                "'-', '_' or '.', and must start and end with an alphanumeric character",
-                _LABEL_VALUE_FMT,
-                "MyValue",
-                "my_value",
-                "12345",
-            )
-        )
-    return errs
+    return _checked(value, 63, _LABEL_VALUE_RE, _LABEL_VALUE_ERROR)
 
 
 def port_name(value: str) -> list[str]:

@@ -24,7 +24,7 @@ import attrs
 from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
 
-from common import pages, sse
+from common import pages, sessions, sse
 from common.errors import Forbidden, Unauthorized
 from common.openapi import SPEC, operation_id
 from results import keys
@@ -203,5 +203,5 @@ def safe_next(target: str | None) -> str:
 def cookie_secure(request: web.Request, mode: CookieSecure) -> bool:
     """AUTO follows the request: HTTPS, or ``X-Forwarded-Proto: https`` from a TLS proxy."""
     if mode is CookieSecure.AUTO:
-        return request.secure or request.headers.get("X-Forwarded-Proto", "") == "https"
+        return sessions.is_https(request)
     return mode is CookieSecure.ALWAYS

@@ -16,7 +16,7 @@ from typing import Any
 
 from aiohttp import web
 
-from common import credentials
+from common import credentials, sessions
 from common.errors import BadRequest, Forbidden
 from common.throttle import TooManyAttempts, login_keys
 from results import auth, keys
@@ -80,7 +80,7 @@ async def logout(request: web.Request) -> web.Response:
         _check_csrf(who, await request.post())
         await request.app[keys.ACCOUNTS].logout(who.session_id)
     response = see_other(auth.LOGIN_PATH)
-    response.del_cookie(auth.SESSION_COOKIE, path="/")
+    sessions.clear_cookie(response, auth.SESSION_COOKIE)
     return response
 
 
@@ -170,14 +170,8 @@ async def _end_previous_session(request: web.Request) -> None:
 
 def _set_session_cookie(request: web.Request, response: web.Response, value: str) -> None:
     ttl = request.app[keys.ACCOUNTS].session_ttl
-    response.set_cookie(
-        auth.SESSION_COOKIE,
-        value,
-        max_age=int(ttl.total_seconds()),
-        path="/",
-        httponly=True,
-        samesite="Lax",
-        secure=_secure(request),
+    sessions.set_cookie(
+        response, auth.SESSION_COOKIE, value, secure=_secure(request), max_age=ttl.total_seconds()
     )
 
 

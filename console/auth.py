@@ -29,7 +29,7 @@ from aiohttp.typedefs import Handler, Middleware
 from common import sse
 from common.errors import Forbidden, Unauthorized
 from common.sessions import SessionStore
-from common.throttle import LoginThrottle, login_keys
+from common.throttle import LoginThrottle
 from console.credentials import AdminCredentials
 from console.web import PUBLIC_PATHS
 
@@ -118,13 +118,13 @@ async def identify(request: web.Request, policy: AuthPolicy) -> Principal | None
     scheme, _, value = header.partition(" ")
     if scheme.lower() == "basic":
         user, password = _basic(value.strip())
-        attempt = login_keys(user, request.remote)
-        policy.throttle.check(attempt)  # before the password hash: a locked guess costs nothing
-        if not await policy.credentials.check(user, password):
-            policy.throttle.failed(attempt)
-            raise Unauthorized("bad credentials")
-        policy.throttle.succeeded(attempt[0])
-        return Principal(user, "basic")
+
+        async def verify() -> Principal:
+            if not await policy.credentials.check(user, password):
+                raise Unauthorized("bad credentials")
+            return Principal(user, "basic")
+
+        return await policy.throttle.attempt(user, request.remote, verify)
     cookie = request.cookies.get(COOKIE)
     signed_in = await policy.sessions.find(cookie) if cookie else None
     if signed_in is None:

@@ -16,9 +16,9 @@ import hmac
 import secrets
 
 from common import credentials
-from common.config import ConfigError
 
 _REMEMBERED = 64
+SETTING = "console.security.admin.password"
 
 
 class AdminCredentials:
@@ -28,18 +28,9 @@ class AdminCredentials:
         self.username = username
         self._plain: bytes | None = None
         self._hash: credentials.ScryptHash | None = None
-        if password is not None and password.startswith(credentials.HASHED_PREFIX):
-            try:
-                self._hash = credentials.parse_hash(
-                    password.removeprefix(credentials.HASHED_PREFIX)
-                )
-            except credentials.InvalidHash:
-                raise ConfigError(
-                    "console.security.admin.password",
-                    "a plain password or {scrypt}scrypt$n$r$p$salt$hash "
-                    "(wharf console hash-password)",
-                ) from None
-        elif password:
+        if password is not None:
+            self._hash = credentials.setting_hash(password, setting=SETTING)
+        if password and self._hash is None:
             self._plain = password.removeprefix(credentials.PLAIN_PREFIX).encode()
         self._key = secrets.token_bytes(32)
         self._verified: dict[bytes, None] = {}

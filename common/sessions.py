@@ -11,9 +11,9 @@ database table (its store module holds that SQL, on SQLite or PostgreSQL alike).
 A session ends ``idle_seconds`` after the last request that renewed it. Two rules, one per
 contract: with ``renew`` (the console's ``JSESSIONID``) each request that uses it pushes it
 forward (in a database at most once a minute, so a busy browser does not turn every read into a
-write); without
-(the results login) nothing does, so it ends that long after sign-in, used or not.
-Times are wall-clock epoch seconds, the one clock replicas share.
+write); without (the results login) nothing does, so it ends that long after sign-in, used or
+not. An expired row is left for the next sign-in or ``purge`` to delete. Times are wall-clock
+epoch seconds, the one clock replicas share.
 
 The cookie itself (:func:`set_cookie`, :func:`clear_cookie`) is ``HttpOnly``, ``SameSite=Lax``, on
 ``/``, and ``Secure`` when the request came over HTTPS. This module must not log or return a
@@ -54,7 +54,7 @@ class NewSession:
 
 
 class SessionRows(Protocol):
-    """Where sessions are kept, by id; nothing here judges expiry but ``delete_expired``."""
+    """Where sessions are kept, by id; nothing here judges expiry but ``delete_expired_sessions``."""
 
     #: Whether a write is a database write (renewals are then spaced out, see ``RENEW_AFTER_S``).
     durable: bool

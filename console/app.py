@@ -20,6 +20,7 @@ from pathlib import Path
 
 from aiohttp import web
 
+from common import tasks
 from common.app import build_app
 from common.config import ConfigError
 from common.db import is_postgresql
@@ -193,11 +194,7 @@ def _clusters_context(
                 following = asyncio.create_task(follow(registry, every_s=every_s))
             yield
         finally:
-            for task in (warming, following, auditing):
-                if task is not None:
-                    task.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await task
+            await tasks.cancel(warming, following, auditing)
             await shared.aclose()
             app[AUTH].sessions.rows = MemorySessionRows()
             await app[CATALOGS].close()

@@ -8,11 +8,10 @@ compared in constant time. Which operations mutate is the spec's ``x-mutating`` 
 
 from __future__ import annotations
 
-import hmac
-
 import attrs
 
 from chartsvc.settings import AccessMode, SecuritySettings
+from common import credentials
 from common.errors import Forbidden, Unauthorized
 
 API_KEY_HEADER = "X-API-Key"
@@ -64,4 +63,4 @@ class AccessPolicy:
     def key_matches(self, presented: str | None) -> bool:
         if not self.api_key or presented is None:
             return False
-        return hmac.compare_digest(presented.encode("utf-8"), self.api_key.encode("utf-8"))
+        return credentials.same_secret(presented, self.api_key)

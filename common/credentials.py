@@ -22,6 +22,8 @@ import secrets
 
 import attrs
 
+from common.config import ConfigError
+
 SCHEME = "scrypt"
 HASHED_PREFIX = "{scrypt}"
 PLAIN_PREFIX = "{noop}"
@@ -97,6 +99,21 @@ def verify_password(password: str, encoded: str) -> bool:
     except InvalidHash:
         return False
     return matches(password, stored)
+
+
+def setting_hash(value: str, *, setting: str) -> ScryptHash | None:
+    """The hash a ``{scrypt}``-marked password setting carries; None for a plain password. A
+    malformed one stops start-up with the same error in every service, naming ``setting``."""
+    if not value.startswith(HASHED_PREFIX):
+        return None
+    try:
+        return parse_hash(value.removeprefix(HASHED_PREFIX))
+    except InvalidHash:
+        service = setting.partition(".")[0]
+        raise ConfigError(
+            setting,
+            f"a plain password or {{scrypt}}scrypt$n$r$p$salt$hash (wharf {service} hash-password)",
+        ) from None
 
 
 def configured_password_hash(value: str) -> str:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import attrs
 from aiohttp import web
 
+from common import tasks
 from common.sse import StreamRegistry
 
 if TYPE_CHECKING:  # only PostgreSQL deployments load its driver
@@ -53,9 +54,7 @@ class Revocations:
             yield
         finally:
             self._db = None
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            await tasks.cancel(task)
 
 
 REVOCATIONS = web.AppKey("wharf.revocations", Revocations)

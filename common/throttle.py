@@ -8,7 +8,8 @@ dictionary lookup each. A success clears the account's key (not the address's: o
 on a shared proxy does not reset the guessing of another account behind it).
 
 Memory is bounded: at most ``max_keys`` keys are kept, the least recently touched dropped first.
-Time comes from a monotonic clock that tests may replace.
+Time comes from a monotonic clock that tests may replace. :meth:`LoginThrottle.attempt` is the one
+order every sign-in follows (check, verify, count the outcome); the services call only that.
 """
 
 from __future__ import annotations
@@ -16,11 +17,14 @@ from __future__ import annotations
 import math
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
+from typing import TypeVar
 
 import attrs
 
-from common.errors import TooManyRequests
+from common.errors import TooManyRequests, Unauthorized
+
+T = TypeVar("T")
 
 
 class TooManyAttempts(TooManyRequests):
@@ -50,6 +54,22 @@ class LoginThrottle:
     max_keys: int = 10_000
     clock: Callable[[], float] = time.monotonic
     _records: OrderedDict[str, _Record] = attrs.field(factory=OrderedDict, init=False)
+
+    async def attempt(
+        self, user: str, address: str | None, verify: Callable[[], Awaitable[T]]
+    ) -> T:
+        """Sign ``user`` in from ``address`` with ``verify``, which raises ``Unauthorized`` on a
+        wrong password: refused at once while locked (before the hash costs anything), a failure
+        counted, a success clearing the account's count."""
+        keys = login_keys(user, address)
+        self.check(keys)
+        try:
+            signed_in = await verify()
+        except Unauthorized:
+            self.failed(keys)
+            raise
+        self.succeeded(keys[0])
+        return signed_in
 
     def check(self, keys: Iterable[str]) -> None:
         """Raise :class:`TooManyAttempts` if any key is locked now."""

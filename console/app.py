@@ -20,17 +20,25 @@ from pathlib import Path
 
 from aiohttp import web
 
+from common import tasks
 from common.app import build_app
 from common.config import ConfigError
 from common.db import is_postgresql
 from common.openapi import Spec
 from common.revocation import REVOCATIONS
+from common.sessions import MemorySessionRows, SessionStore
 from console.audit import AUDIT, AuditLog, keep_durably
 from console.auth import AuthPolicy, auth_middleware
 from console.clusters import ClusterRegistry
 from console.clusters.kubeconfigs import kubeconfig_paths, static_clusters
 from console.clusters.registry import follow
-from console.clusters.store import ClusterStore, MemoryClusterStore, Sealer, SqlClusterStore
+from console.clusters.store import (
+    ClusterStore,
+    MemoryClusterStore,
+    Sealer,
+    SqlClusterStore,
+    SqlSessionRows,
+)
 from console.credentials import AdminCredentials
 from console.http import (
     actions,
@@ -56,7 +64,6 @@ from console.keys import AUTH, CATALOGS, CLUSTERS, FLIGHTS, METRICS, SETTINGS
 from console.resources.discovery import Catalogs
 from console.resources.flights import Flights
 from console.resources.kubeapi import KubeApi
-from console.sessions import SessionStore
 from console.settings import ConsoleSettings, Settings, StoreBackend
 from console.web import pages
 
@@ -91,7 +98,7 @@ def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) 
     policy = AuthPolicy(
         open_mode=svc.security.open_mode,
         credentials=AdminCredentials(svc.security.admin.username, svc.security.admin.password),
-        sessions=SessionStore(idle_seconds=svc.security.session_timeout_minutes * 60),
+        sessions=SessionStore(svc.security.session_timeout_minutes * 60, renew=True),
     )
     app = build_app(
         service="console",
@@ -178,7 +185,7 @@ def _clusters_context(
                 auditing = asyncio.create_task(keep_durably(app[AUDIT], store.db))
             if isinstance(store, SqlClusterStore) and store.backend == "postgresql":
                 # Shared by replicas: sessions live there too, and their changes are taken in.
-                app[AUTH].sessions.use(store.db)
+                app[AUTH].sessions.rows = SqlSessionRows(store.db)
                 from common.db.postgres import PgDatabase  # only PostgreSQL loads its driver
 
                 if isinstance(store.db, PgDatabase):  # a sign-out ends streams on every replica
@@ -187,13 +194,9 @@ def _clusters_context(
                 following = asyncio.create_task(follow(registry, every_s=every_s))
             yield
         finally:
-            for task in (warming, following, auditing):
-                if task is not None:
-                    task.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await task
+            await tasks.cancel(warming, following, auditing)
             await shared.aclose()
-            app[AUTH].sessions.use(None)
+            app[AUTH].sessions.rows = MemorySessionRows()
             await app[CATALOGS].close()
             await app[FLIGHTS].close()
             await registry.close()

@@ -152,16 +152,6 @@ def audited(
     """``with audited(request, action="scale", cluster=cid, target="apps/deployments/ns/web"):``"""
     try:
         yield
-    except WharfError as exc:
-        record(
-            request,
-            action=action,
-            cluster=cluster,
-            target=target,
-            outcome="failure",
-            detail=f"{exc.status} {exc.code or ''}: {exc.detail}".strip(),
-        )
-        raise
     except BaseException as exc:
         record(
             request,
@@ -169,7 +159,14 @@ def audited(
             cluster=cluster,
             target=target,
             outcome="failure",
-            detail=type(exc).__name__,
+            detail=_failure(exc),
         )
         raise
     record(request, action=action, cluster=cluster, target=target)
+
+
+def _failure(exc: BaseException) -> str:
+    """Our error's status, code and detail; of anything else, only its type (it may hold a secret)."""
+    if isinstance(exc, WharfError):
+        return f"{exc.status} {exc.code or ''}: {exc.detail}".strip()
+    return type(exc).__name__

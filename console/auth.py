@@ -28,10 +28,14 @@ from aiohttp.typedefs import Handler, Middleware
 
 from common import sse
 from common.errors import Forbidden, Unauthorized
-from common.throttle import LoginThrottle, login_keys
+from common.sessions import SessionStore
+from common.throttle import LoginThrottle
 from console.credentials import AdminCredentials
-from console.sessions import COOKIE, SessionStore, SignedIn, revocation_key
 from console.web import PUBLIC_PATHS
+
+#: The session cookie (the contract's): a browser cannot attach HTTP Basic to a WebSocket
+#: handshake, so a session stands in for it. It idles out (``SessionStore.renew``).
+COOKIE = "JSESSIONID"
 
 API = "/api/v1"
 SESSION_PATH = f"{API}/auth/session"
@@ -114,32 +118,21 @@ async def identify(request: web.Request, policy: AuthPolicy) -> Principal | None
     scheme, _, value = header.partition(" ")
     if scheme.lower() == "basic":
         user, password = _basic(value.strip())
-        attempt = login_keys(user, request.remote)
-        policy.throttle.check(attempt)  # before the password hash: a locked guess costs nothing
-        if not await policy.credentials.check(user, password):
-            policy.throttle.failed(attempt)
-            raise Unauthorized("bad credentials")
-        policy.throttle.succeeded(attempt[0])
-        return Principal(user, "basic")
-    session_id = request.cookies.get(COOKIE)
-    if session_id:
-        signed_in = await policy.sessions.signed_in(session_id)
-        if signed_in is not None:
-            request[sse.CREDENTIAL] = _stream_credential(policy.sessions, session_id, signed_in)
-            return Principal(signed_in.user, "session")
-    return None
 
+        async def verify() -> Principal:
+            if not await policy.credentials.check(user, password):
+                raise Unauthorized("bad credentials")
+            return Principal(user, "basic")
 
-def _stream_credential(
-    sessions: SessionStore, session_id: str, signed_in: SignedIn
-) -> sse.Credential:
-    """What the request's event streams remember: signed out, or idle past its expiry, the
-    session ends them (HTTP Basic cannot be revoked: its streams end with the process)."""
-
-    async def recheck() -> float | None:
-        return await sessions.expires(session_id)
-
-    return sse.Credential((revocation_key(session_id),), signed_in.expires, recheck)
+        return await policy.throttle.attempt(user, request.remote, verify)
+    cookie = request.cookies.get(COOKIE)
+    signed_in = await policy.sessions.find(cookie) if cookie else None
+    if signed_in is None:
+        return None
+    # Signed out, or idle past its expiry, the session ends the request's event streams (HTTP
+    # Basic cannot be revoked: its streams end with the process).
+    request[sse.CREDENTIAL] = policy.sessions.stream_credential(signed_in.id, signed_in.expires)
+    return Principal(signed_in.subject, "session")
 
 
 def _basic(value: str) -> tuple[str, str]:

@@ -5,7 +5,7 @@ hash-password`` prints). Verifying scrypt costs tens of milliseconds and HTTP Ba
 password on every request, so a verified password is remembered as an HMAC under a per-process
 random key: a repeat costs one HMAC, and memory never holds the password.
 
-This module does no I/O, never logs, and compares secrets only with ``hmac.compare_digest``.
+This module does no I/O, never logs, and compares secrets only in constant time.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ import hmac
 import secrets
 
 from common import credentials
-from common.config import ConfigError
 
 _REMEMBERED = 64
+SETTING = "console.security.admin.password"
 
 
 class AdminCredentials:
@@ -26,21 +26,12 @@ class AdminCredentials:
 
     def __init__(self, username: str, password: str | None) -> None:
         self.username = username
-        self._plain: bytes | None = None
+        self._plain: str | None = None
         self._hash: credentials.ScryptHash | None = None
-        if password is not None and password.startswith(credentials.HASHED_PREFIX):
-            try:
-                self._hash = credentials.parse_hash(
-                    password.removeprefix(credentials.HASHED_PREFIX)
-                )
-            except credentials.InvalidHash:
-                raise ConfigError(
-                    "console.security.admin.password",
-                    "a plain password or {scrypt}scrypt$n$r$p$salt$hash "
-                    "(wharf console hash-password)",
-                ) from None
-        elif password:
-            self._plain = password.removeprefix(credentials.PLAIN_PREFIX).encode()
+        if password is not None:
+            self._hash = credentials.setting_hash(password, setting=SETTING)
+        if password and self._hash is None:
+            self._plain = password.removeprefix(credentials.PLAIN_PREFIX)
         self._key = secrets.token_bytes(32)
         self._verified: dict[bytes, None] = {}
 
@@ -52,13 +43,13 @@ class AdminCredentials:
         return self._plain is not None or self._hash is not None
 
     async def check(self, username: str, password: str) -> bool:
-        user_ok = hmac.compare_digest(username.encode(), self.username.encode())
+        user_ok = credentials.same_secret(username, self.username)
         password_ok = await self._password_ok(password)
         return user_ok and password_ok
 
     async def _password_ok(self, password: str) -> bool:
         if self._plain is not None:
-            return hmac.compare_digest(password.encode(), self._plain)
+            return credentials.same_secret(password, self._plain)
         if self._hash is None:
             return False
         mark = hmac.new(self._key, password.encode(), hashlib.sha256).digest()

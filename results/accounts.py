@@ -20,17 +20,16 @@ import attrs
 
 from common import credentials
 from common.errors import BadRequest, Conflict, NotFound, Unauthorized
+from common.sessions import NewSession, Session, SessionStore
 from results.errors import ProjectNotFound
 from results.runs import Visibility
 from results.users import (
     AccountStore,
     ApiToken,
     Credential,
-    NewSession,
     NewToken,
     Principal,
     Role,
-    Session,
     StoredUser,
     User,
     can_read,
@@ -99,6 +98,18 @@ class Accounts:
     on_revoke: Callable[[str], Awaitable[None]] | None = None
     _slots: asyncio.Semaphore = attrs.field(factory=lambda: asyncio.Semaphore(HASH_SLOTS))
     _dummy: str | None = attrs.field(default=None, repr=False)
+    #: Login sessions: a fixed lifetime, a CSRF value each, rows in ``store``.
+    sessions: SessionStore = attrs.field(init=False)
+
+    def __attrs_post_init__(self) -> None:
+        self.sessions = SessionStore(
+            self.session_ttl.total_seconds(),
+            renew=False,
+            rows=self.store,
+            csrf=True,
+            clock=lambda: self.clock().timestamp(),
+            on_end=self._revoked,
+        )
 
     async def add_user(
         self,
@@ -139,24 +150,10 @@ class Accounts:
             ok = await asyncio.to_thread(credentials.verify_password, password, encoded)
         if stored is None or not ok:
             raise LoginFailed()
-        return stored.user, await self._new_session(stored.user)
-
-    async def _new_session(self, user: User) -> NewSession:
-        now = self.clock()
-        cookie = credentials.new_secret()
-        session = Session(
-            id=credentials.digest(cookie),
-            user_id=user.id,
-            csrf=credentials.new_secret(),
-            created_at=now,
-            expires_at=now + self.session_ttl,
-        )
-        await self.store.add_session(session)
-        return NewSession(session=session, cookie=cookie)
+        return stored.user, await self.sessions.create(str(stored.user.id))
 
     async def logout(self, session_id: str) -> None:
-        await self.store.delete_session(session_id)
-        await self._revoked(revocation_key(Credential.SESSION, session_id))
+        await self.sessions.end(session_id)
 
     async def _revoked(self, key: str) -> None:
         if self.on_revoke is not None:
@@ -164,14 +161,15 @@ class Accounts:
 
     async def session_principal(self, cookie: str) -> Principal | None:
         """The principal of a session cookie, or None for an unknown or expired one."""
-        found = await self.store.session_by_digest(credentials.digest(cookie))
-        if found is None or found[0].expires_at <= self.clock():
+        session = await self.sessions.find(cookie)
+        user = await self.store.user_by_id(int(session.subject)) if session is not None else None
+        if session is None or user is None:
             return None
-        session, user = found
         ids = await self.store.project_ids(user.id)
+        expires_at = dt.datetime.fromtimestamp(session.expires, dt.UTC)
         return Principal(
             user, ids, Credential.SESSION, csrf=session.csrf, session_id=session.id,
-            expires_at=session.expires_at,
+            expires_at=expires_at,
         )  # fmt: skip
 
     async def token_principal(self, value: str) -> Principal | None:
@@ -251,7 +249,7 @@ class Accounts:
         return project_id
 
     async def purge_sessions(self) -> int:
-        return await self.store.delete_expired_sessions(self.clock())
+        return await self.sessions.purge()
 
 
 def check_username(username: str) -> None:

@@ -17,14 +17,13 @@ projects is not decided here but by :func:`results.accounts.can_read` in the han
 
 from __future__ import annotations
 
-import hmac
 from urllib.parse import quote
 
 import attrs
 from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
 
-from common import pages, sse
+from common import credentials, pages, sessions, sse
 from common.errors import Forbidden, Unauthorized
 from common.openapi import SPEC, operation_id
 from results import keys
@@ -178,7 +177,7 @@ def _with_csrf(request: web.Request, found: Principal) -> Principal | None:
     given = request.headers.get(CSRF_HEADER)
     if given is None:
         return None
-    if found.csrf is None or not hmac.compare_digest(given.encode(), found.csrf.encode()):
+    if found.csrf is None or not credentials.same_secret(given, found.csrf):
         raise CsrfRefused()
     return found
 
@@ -203,5 +202,5 @@ def safe_next(target: str | None) -> str:
 def cookie_secure(request: web.Request, mode: CookieSecure) -> bool:
     """AUTO follows the request: HTTPS, or ``X-Forwarded-Proto: https`` from a TLS proxy."""
     if mode is CookieSecure.AUTO:
-        return request.secure or request.headers.get("X-Forwarded-Proto", "") == "https"
+        return sessions.is_https(request)
     return mode is CookieSecure.ALWAYS

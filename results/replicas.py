@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 
+from common import tasks
 from common.db.postgres import PgDatabase
 from results.events import EventHub
 from results.runs import RunSummary
@@ -47,9 +48,7 @@ async def relay(
 
         yield announce
     finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+        await tasks.cancel(task)
 
 
 async def _deliver(store: Store, hub: EventHub, payload: str) -> None:

@@ -2,9 +2,10 @@
 
 Plain immutable records that the accounts service (``results.accounts``), its store
 (``results.store.accounts``), the auth middleware and the event hub pass around, and
-:class:`AccountStore`, the SQL side's interface. Secrets never appear here except in the fields of
-:class:`NewToken` and :class:`NewSession`, which hold a value only on its way to the one response
-that shows it, and are excluded from ``repr``. This module must not do I/O or know HTTP.
+:class:`AccountStore`, the SQL side's interface. Login sessions are ``common.sessions`` ones, whose
+subject is the user's id. Secrets never appear here except in the field of :class:`NewToken`, which
+holds a value only on its way to the one response that shows it, and is excluded from ``repr``.
+This module must not do I/O or know HTTP.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from typing import Protocol
 
 import attrs
 
+from common import sessions
+from common.sessions import SessionRows
 from results.runs import Project, Visibility
 
 
@@ -81,21 +84,6 @@ class NewToken:
 
 
 @attrs.frozen
-class Session:
-    id: str  # SHA-256 of the cookie value
-    user_id: int
-    csrf: str = attrs.field(repr=False)
-    created_at: dt.datetime
-    expires_at: dt.datetime
-
-
-@attrs.frozen
-class NewSession:
-    session: Session
-    cookie: str = attrs.field(repr=False)
-
-
-@attrs.frozen
 class Principal:
     """Who a request runs as; memberships are read when the request authenticates."""
 
@@ -112,7 +100,7 @@ class Principal:
         """What revoking this principal's credential is announced as (``revocation_key``)."""
         if self.via is Credential.TOKEN:
             return revocation_key(Credential.TOKEN, str(self.token_id))
-        return revocation_key(Credential.SESSION, str(self.session_id))
+        return sessions.revocation_key(str(self.session_id))
 
     @property
     def username(self) -> str:
@@ -124,7 +112,7 @@ class Principal:
 
 
 def revocation_key(kind: Credential, ident: str) -> str:
-    """``session:<digest>`` or ``token:<id>``: names a credential without revealing it."""
+    """``token:<id>`` (a session's is ``common.sessions``'): names a credential, not its value."""
     return f"{kind}:{ident}"
 
 
@@ -137,13 +125,15 @@ def can_read(principal: Principal | None, project: Project) -> bool:
     return principal.is_admin or project.id in principal.project_ids
 
 
-class AccountStore(Protocol):
-    """The SQL side of accounts (``results.store.accounts``); times are aware UTC datetimes."""
+class AccountStore(SessionRows, Protocol):
+    """The SQL side of accounts (``results.store.accounts``), login sessions included; times are
+    aware UTC datetimes (a session's, epoch seconds)."""
 
     async def add_user(
         self, *, username: str, display_name: str, email: str, role: Role, password_hash: str
     ) -> User | None: ...  # None when the username is taken
     async def user_by_name(self, username: str) -> StoredUser | None: ...
+    async def user_by_id(self, user_id: int) -> User | None: ...
     async def project_ids(self, user_id: int) -> frozenset[int]: ...
     async def member_ids(self, project_id: int) -> frozenset[int]: ...
     async def add_membership(self, user_id: int, project_id: int, role: Role) -> None: ...
@@ -156,7 +146,3 @@ class AccountStore(Protocol):
     async def token_by_digest(self, sha256: str) -> tuple[ApiToken, User] | None: ...
     async def touch_token(self, token_id: int, at: dt.datetime) -> None: ...
     async def revoke_token(self, user_id: int, token_id: int, at: dt.datetime) -> bool: ...
-    async def add_session(self, session: Session) -> None: ...
-    async def session_by_digest(self, sha256: str) -> tuple[Session, User] | None: ...
-    async def delete_session(self, sha256: str) -> None: ...
-    async def delete_expired_sessions(self, now: dt.datetime) -> int: ...

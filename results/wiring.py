@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 from aiohttp import web
 from aiohttp.typedefs import Middleware
 
+from common import credentials
 from common.config import ConfigError
 from common.db.postgres import PgDatabase
 from common.revocation import REVOCATIONS
@@ -33,6 +34,8 @@ def middlewares(settings: ResultsSettings, *, base_path: str) -> list[Middleware
     admin = settings.security.admin
     if admin.username and not admin.password:
         raise ConfigError("results.security.admin.password", "a password (admin.username is set)")
+    if admin.password:  # a malformed {scrypt} hash stops start-up here, not at the first login
+        credentials.setting_hash(admin.password, setting="results.security.admin.password")
     policy = auth.AuthPolicy(
         open_mode=settings.security.open_mode,
         require_ingest_token=settings.security.require_ingest_token,

@@ -14,7 +14,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import attrs
-import yaml
 
 from chartsvc.deps.chart import read_chart_files, requested_dependencies
 from chartsvc.deps.gocompat import hash_req
@@ -28,6 +27,7 @@ from chartsvc.deps.model import (
     VersionsFor,
 )
 from chartsvc.semver import Constraint, InvalidConstraint, parse_version, sort_newest_first
+from common import yamlio
 
 
 async def resolve_lock(
@@ -145,7 +145,7 @@ _PLAIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/:@+~-]*")
 
 def _yaml_scalar(text: str) -> str:
     """Plain when YAML reads it back as the same string, else double-quoted (JSON is YAML)."""
-    if _PLAIN.fullmatch(text) and yaml.safe_load(text) == text:
+    if _PLAIN.fullmatch(text) and yamlio.load(text) == text:
         return text
     return json.dumps(text, ensure_ascii=False)
 

@@ -113,41 +113,20 @@ class ReleaseEngine:
         ref = ReleaseRef(target.name, namespace, name)
         return await self.runner.run(work, operation=operation, release=ref)
 
-    async def install(
-        self,
-        target: ClusterTarget,
-        namespace: str,
-        name: str,
-        archive: bytes,
-        *,
-        values: dict[str, Any],
-        options: WriteOptions,
-    ) -> Installed:
-        return await self._write("install", target, namespace, name, archive, values, options)
-
-    async def upgrade(
-        self,
-        target: ClusterTarget,
-        namespace: str,
-        name: str,
-        archive: bytes,
-        *,
-        values: dict[str, Any] | None,
-        options: WriteOptions,
-    ) -> Installed:
-        """``helm upgrade``; with no values Helm reuses the release's (its CLI default)."""
-        return await self._write("upgrade", target, namespace, name, archive, values, options)
-
-    async def _write(
+    async def write(
         self,
         action: writes.Action,
         target: ClusterTarget,
         namespace: str,
         name: str,
         archive: bytes,
+        *,
         values: dict[str, Any] | None,
         options: WriteOptions,
     ) -> Installed:
+        """``helm install`` or ``helm upgrade``; an upgrade with no values reuses the release's
+        (Helm's CLI default)."""
+
         def call(config: helm.Config) -> Installed:
             with self.cache.use(archive) as chart:
                 summary = writes.write(

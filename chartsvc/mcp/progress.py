@@ -10,10 +10,11 @@ notification does not fail the work.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Awaitable
 from typing import Protocol, TypeVar
+
+from common import tasks
 
 logger = logging.getLogger(__name__)
 
@@ -39,9 +40,7 @@ async def with_progress(
                 await _send(report, step, None, f"{what}: running for {step * interval:g} s")
     finally:
         if not task.done():  # we were cancelled (the client cancelled the call)
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            await tasks.cancel(task)
     result = task.result()
     await _send(report, step + 1, step + 1, f"{what}: done")
     return result

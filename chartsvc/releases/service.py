@@ -141,8 +141,14 @@ class ReleaseService:
         check_namespace(namespace)
         data = await self._chart(request.chart_ref, request.version, archive)
         async with self._locks.hold(target.key, namespace, name):
-            done = await self.engine.install(
-                target, namespace, name, data, values=dict(request.values), options=request.options
+            done = await self.engine.write(
+                "install",
+                target,
+                namespace,
+                name,
+                data,
+                values=dict(request.values),
+                options=request.options,
             )
         return await self._result(target, done, request.values, dry_run=request.options.dry_run)
 
@@ -157,8 +163,8 @@ class ReleaseService:
         data = await self._upgrade_chart(namespace, name, request, archive)
         values = dict(request.values) if request.values is not None else None
         async with self._locks.hold(target.key, namespace, name):
-            done = await self.engine.upgrade(
-                target, namespace, name, data, values=values, options=request.options
+            done = await self.engine.write(
+                "upgrade", target, namespace, name, data, values=values, options=request.options
             )
         return await self._result(target, done, values or {}, dry_run=request.options.dry_run)
 
@@ -176,8 +182,8 @@ class ReleaseService:
         was = await self.engine.computed_values(target, namespace, name)
         given = dict(request.values) if request.values is not None else None
         options = attrs.evolve(request.options, dry_run_mode="server", wait="none")
-        done = await self.engine.upgrade(
-            target, namespace, name, data, values=given, options=options
+        done = await self.engine.write(
+            "upgrade", target, namespace, name, data, values=given, options=options
         )
         values = preview.next_values(current.config, given, request.options)
         computed = await self.engine.coalesced_values(data, values)

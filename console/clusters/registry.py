@@ -16,9 +16,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import attrs
-import yaml
 
-from common import kube
+from common import kube, yamlio
 from common.kube import KubeConfig
 from console.clusters import connect, kubeconfigs
 from console.clusters.kubeconfigs import StaticClusters
@@ -293,7 +292,7 @@ class ClusterRegistry:
 def _stored(cluster: Cluster) -> StoredCluster:
     assert cluster.config is not None
     assert cluster.context is not None
-    text = yaml.safe_dump(dict(cluster.config.document), sort_keys=False)
+    text = yamlio.dump(dict(cluster.config.document))
     return StoredCluster(cluster.id, cluster.name, cluster.context, text, time.time())
 
 

@@ -15,9 +15,11 @@ import hashlib
 import time
 from typing import Protocol
 
+import attrs
 from cryptography.fernet import Fernet, InvalidToken
 
 from common.db import Database, Schema, is_postgresql, open_database, sqlite_path
+from common.sessions import Session
 from console.clusters.model import StoredCluster
 
 SCHEMA = Schema(
@@ -33,7 +35,7 @@ SCHEMA = Schema(
             updated REAL NOT NULL
         )
         """,
-        # Sign-in sessions, used when the database is shared by replicas (console.sessions).
+        # Sign-in sessions, used when the database is shared by replicas (SqlSessionRows).
         """
         CREATE TABLE sessions (
             id TEXT PRIMARY KEY,
@@ -256,3 +258,30 @@ class SqlClusterStore:
 
     async def delete(self, cluster_id: str) -> None:
         await self.db.write("DELETE FROM clusters WHERE id = ?", (cluster_id,))
+
+
+@attrs.define(eq=False)
+class SqlSessionRows:
+    """The sign-in sessions (``common.sessions``) of replicas sharing a PostgreSQL store: a cookie
+    issued by one works on all, and signing out ends it everywhere."""
+
+    db: Database
+    durable = True
+
+    async def add_session(self, session: Session) -> None:
+        sql = "INSERT INTO sessions (id, username, expires) VALUES (?, ?, ?)"
+        await self.db.write(sql, (session.id, session.subject, session.expires))
+
+    async def session(self, session_id: str) -> Session | None:
+        sql = "SELECT username, expires FROM sessions WHERE id = ?"
+        row = await self.db.fetchone(sql, (session_id,))
+        return Session(session_id, row[0], float(row[1])) if row is not None else None
+
+    async def extend_session(self, session_id: str, expires: float) -> None:
+        await self.db.write("UPDATE sessions SET expires = ? WHERE id = ?", (expires, session_id))
+
+    async def delete_session(self, session_id: str) -> None:
+        await self.db.write("DELETE FROM sessions WHERE id = ?", (session_id,))
+
+    async def delete_expired_sessions(self, now: float) -> int:
+        return (await self.db.write("DELETE FROM sessions WHERE expires <= ?", (now,))).rowcount

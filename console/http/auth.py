@@ -11,10 +11,10 @@ from typing import Any
 
 from aiohttp import web
 
+from common import sessions
 from common.errors import Unauthorized
-from console.auth import PRINCIPAL, Principal
+from console.auth import COOKIE, PRINCIPAL, Principal
 from console.keys import AUTH
-from console.sessions import COOKIE
 
 routes = web.RouteTableDef()
 
@@ -28,20 +28,18 @@ async def create_session(request: web.Request) -> web.Response:
     response = web.json_response(_session(principal, policy.sessions.idle_seconds))
     if principal.via == "basic":
         if old := request.cookies.get(COOKIE):
-            await policy.sessions.end(old)
-        session_id = await policy.sessions.create(principal.user)
-        response.set_cookie(
-            COOKIE, session_id, path="/", httponly=True, samesite="Lax", secure=_https(request)
-        )
+            await policy.sessions.end(sessions.session_id(old))
+        made = await policy.sessions.create(principal.user)
+        sessions.set_cookie(response, COOKIE, made.cookie, secure=sessions.is_https(request))
     return response
 
 
 @routes.delete("/auth/session", name="deleteSession")
 async def delete_session(request: web.Request) -> web.Response:
-    if session_id := request.cookies.get(COOKIE):
-        await request.app[AUTH].sessions.end(session_id)
+    if cookie := request.cookies.get(COOKIE):
+        await request.app[AUTH].sessions.end(sessions.session_id(cookie))
     response = web.Response(status=204)
-    response.del_cookie(COOKIE, path="/", httponly=True, samesite="Lax")
+    sessions.clear_cookie(response, COOKIE)
     return response
 
 
@@ -53,7 +51,3 @@ def _session(principal: Principal, idle_seconds: float) -> dict[str, Any]:
         "via": principal.via,
         "idleTimeoutSeconds": int(idle_seconds),
     }
-
-
-def _https(request: web.Request) -> bool:
-    return request.secure or request.headers.get("X-Forwarded-Proto", "").lower() == "https"

@@ -29,6 +29,7 @@ from typing import Any
 import aiohttp
 import attrs
 
+from common import tasks
 from common.errors import BadRequest, NotFound, WharfError
 from console.resources.kubeapi import KubeApi, path_of
 from console.streams import spdy
@@ -244,9 +245,7 @@ class Forward:
         except TimeoutError:
             pass  # the server never closed the error stream: there was no error to tell
         finally:
-            up.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await up
+            await tasks.cancel(up)
             await tunnel.reset(data)
             await tunnel.reset(error)
 
@@ -283,9 +282,7 @@ class Forward:
         try:
             await self._downstream_channels(ws, writer)
         finally:
-            up.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await up
+            await tasks.cancel(up)
 
     async def _upstream_channels(
         self, ws: aiohttp.ClientWebSocketResponse, reader: asyncio.StreamReader
@@ -318,11 +315,7 @@ class Forward:
     async def close(self) -> None:
         if self.server is not None:
             self.server.close()
-        for task in list(self._tasks):
-            task.cancel()
-        for task in list(self._tasks):
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await tasks.cancel(*self._tasks)
         if self._tunnel is not None:
             await self._tunnel.close()
         if self.server is not None:

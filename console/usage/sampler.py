@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 import attrs
 
+from common import tasks
 from console.resources.kubeapi import KubeApi
 from console.usage import readings
 
@@ -105,6 +106,4 @@ class Sampler:
         try:
             yield self
         finally:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            await tasks.cancel(task)

@@ -15,8 +15,9 @@ import datetime as dt
 import attrs
 
 from common.db import Database, Row
+from common.sessions import Session
 from results.runs import Visibility
-from results.users import ApiToken, Role, Session, StoredUser, User
+from results.users import ApiToken, Role, StoredUser, User
 
 _USER_COLUMNS = "u.id, u.username, u.display_name, u.email, u.role, u.created_at"
 #: The user's columns where a joined table also has ``id`` and ``created_at``.
@@ -64,6 +65,7 @@ def token_from_row(row: Row) -> ApiToken:
 @attrs.define(eq=False)
 class SqliteAccountStore:
     db: Database
+    durable = True
 
     async def add_user(
         self, *, username: str, display_name: str, email: str, role: Role, password_hash: str
@@ -86,6 +88,11 @@ class SqliteAccountStore:
             return None
         # A user without a password (made outside these tables) can never log in with one.
         return StoredUser(user_from_row(row), row["password_hash"] or "")
+
+    async def user_by_id(self, user_id: int) -> User | None:
+        sql = f"SELECT {_USER_COLUMNS} FROM users u WHERE u.id = ?"  # noqa: S608
+        row = await self.db.fetchone(sql, (user_id,))
+        return None if row is None else user_from_row(row)
 
     async def project_ids(self, user_id: int) -> frozenset[int]:
         sql = "SELECT project_id FROM memberships WHERE user_id = ?"
@@ -153,29 +160,28 @@ class SqliteAccountStore:
         sql = """
             INSERT INTO sessions (id, user_id, csrf, created_at, expires_at) VALUES (?, ?, ?, ?, ?)
         """
-        times = (stamp(session.created_at), stamp(session.expires_at))
-        await self.db.write(sql, (session.id, session.user_id, session.csrf, *times))
+        times = (_epoch_stamp(session.created), _epoch_stamp(session.expires))
+        await self.db.write(sql, (session.id, int(session.subject), session.csrf, *times))
 
-    async def session_by_digest(self, sha256: str) -> tuple[Session, User] | None:
-        sql = f"""
-            SELECT s.id AS sid, s.csrf, s.created_at, s.expires_at, {_JOINED_USER}
-            FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id = ?
-        """  # noqa: S608 - column lists are constants
-        row = await self.db.fetchone(sql, (sha256,))
+    async def session(self, session_id: str) -> Session | None:
+        sql = "SELECT user_id, csrf, created_at, expires_at FROM sessions WHERE id = ?"
+        row = await self.db.fetchone(sql, (session_id,))
         if row is None:
             return None
-        session = Session(
-            id=row["sid"],
-            user_id=row["user_id"],
-            csrf=row["csrf"],
-            created_at=parse_stamp(row["created_at"]),
-            expires_at=parse_stamp(row["expires_at"]),
-        )
-        return session, user_from_row(row, joined=True)
+        created, expires = (parse_stamp(row[k]).timestamp() for k in ("created_at", "expires_at"))
+        return Session(session_id, str(row["user_id"]), expires, created, row["csrf"])
 
-    async def delete_session(self, sha256: str) -> None:
-        await self.db.write("DELETE FROM sessions WHERE id = ?", (sha256,))
+    async def extend_session(self, session_id: str, expires: float) -> None:
+        sql = "UPDATE sessions SET expires_at = ? WHERE id = ?"
+        await self.db.write(sql, (_epoch_stamp(expires), session_id))
 
-    async def delete_expired_sessions(self, now: dt.datetime) -> int:
-        written = await self.db.write("DELETE FROM sessions WHERE expires_at <= ?", (stamp(now),))
-        return written.rowcount
+    async def delete_session(self, session_id: str) -> None:
+        await self.db.write("DELETE FROM sessions WHERE id = ?", (session_id,))
+
+    async def delete_expired_sessions(self, now: float) -> int:
+        sql = "DELETE FROM sessions WHERE expires_at <= ?"
+        return (await self.db.write(sql, (_epoch_stamp(now),))).rowcount
+
+
+def _epoch_stamp(seconds: float) -> str:
+    return stamp(dt.datetime.fromtimestamp(seconds, dt.UTC))

@@ -16,11 +16,11 @@ from typing import Any
 
 from aiohttp import web
 
-from common import credentials
+from common import credentials, sessions
 from common.errors import BadRequest, Forbidden
-from common.throttle import TooManyAttempts, login_keys
+from common.throttle import TooManyAttempts
 from results import auth, keys
-from results.accounts import Credential, LoginFailed, Principal
+from results.accounts import Credential, LoginFailed, NewSession, Principal
 from results.web.render import form_text, page, see_other
 
 logger = logging.getLogger(__name__)
@@ -51,21 +51,21 @@ async def login_submit(request: web.Request) -> web.Response:
     if not expected or not given or not credentials.same_secret(given, expected):
         return _login_page(request, next_path=next_path, status=403, error=CsrfRefused().detail)
     username = form_text(form, "username").strip()
-    throttle = request.app[keys.LOGIN_THROTTLE]
-    attempt = login_keys(username, request.remote)
+    password = form_text(form, "password")
+
+    async def verify() -> NewSession:
+        _, new = await request.app[keys.ACCOUNTS].login(username, password)
+        return new
+
     try:
-        throttle.check(attempt)  # before the password hash: a locked guess costs nothing
+        new = await request.app[keys.LOGIN_THROTTLE].attempt(username, request.remote, verify)
     except TooManyAttempts as exc:
         refused = _login_page(request, next_path=next_path, status=429, error=exc.detail)
         refused.headers.update(exc.headers)
         return refused
-    try:
-        _, new = await request.app[keys.ACCOUNTS].login(username, form_text(form, "password"))
     except LoginFailed as exc:
-        throttle.failed(attempt)
         logger.info("failed login for %r", username[:64])
         return _login_page(request, next_path=next_path, status=401, error=exc.detail)
-    throttle.succeeded(attempt[0])
     await _end_previous_session(request)
     response = see_other(auth.safe_next(next_path))
     _set_session_cookie(request, response, new.cookie)
@@ -80,7 +80,7 @@ async def logout(request: web.Request) -> web.Response:
         _check_csrf(who, await request.post())
         await request.app[keys.ACCOUNTS].logout(who.session_id)
     response = see_other(auth.LOGIN_PATH)
-    response.del_cookie(auth.SESSION_COOKIE, path="/")
+    sessions.clear_cookie(response, auth.SESSION_COOKIE)
     return response
 
 
@@ -170,14 +170,8 @@ async def _end_previous_session(request: web.Request) -> None:
 
 def _set_session_cookie(request: web.Request, response: web.Response, value: str) -> None:
     ttl = request.app[keys.ACCOUNTS].session_ttl
-    response.set_cookie(
-        auth.SESSION_COOKIE,
-        value,
-        max_age=int(ttl.total_seconds()),
-        path="/",
-        httponly=True,
-        samesite="Lax",
-        secure=_secure(request),
+    sessions.set_cookie(
+        response, auth.SESSION_COOKIE, value, secure=_secure(request), max_age=ttl.total_seconds()
     )
 
 

@@ -1,6 +1,8 @@
 """What several benchmarks share: a free loopback port, a service's CPU from ``/proc``, the
 results service started as a child process and waited for, timed GETs and percentiles. Imported by the sibling scripts (run
-as scripts, their own folder is on ``sys.path``); the services never import it."""
+as scripts, their own folder is on ``sys.path``); the services never import it. The console
+benchmarks run every process of theirs on the event loop ``wharf serve`` would pick
+(``WHARF_EVENT_LOOP``, :mod:`common.eventloop`)."""
 
 from __future__ import annotations
 
@@ -17,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+
+from common import eventloop
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -76,9 +80,31 @@ async def wait_ready(session: aiohttp.ClientSession, base: str) -> None:
     raise RuntimeError(f"the service at {base} did not become ready")
 
 
+def loop_name() -> str:
+    """The kind of the running event loop: ``uvloop`` or ``asyncio``."""
+    return (
+        "uvloop" if type(asyncio.get_running_loop()).__module__.startswith("uvloop") else "asyncio"
+    )
+
+
+def announce_ready(_: str) -> None:
+    """``run_app``'s ``print``: ``ready`` and the loop, the line :func:`read_ready` waits for."""
+    print(f"ready {loop_name()}", flush=True)
+
+
+def read_ready(line: str, what: str) -> str:
+    """The loop a child announced in ``line`` (:func:`announce_ready`); exits when it did not."""
+    word, _, loop = line.strip().partition(" ")
+    if word != "ready":
+        raise SystemExit(f"the {what} did not start")
+    print(f"{what}: {loop} event loop", file=sys.stderr, flush=True)
+    return loop
+
+
 def serve_console(kubeconfig: str, port: int, data_dir: str, *overrides: str) -> None:
-    """Child side: the console over ``kubeconfig`` on loopback; prints ``ready`` once listening.
-    ``overrides`` are further ``console.*=value`` settings (the admin password is ``bench``)."""
+    """Child side: the console over ``kubeconfig`` on loopback; prints ``ready`` and its event
+    loop once listening. ``overrides`` are further ``console.*=value`` settings (the admin
+    password is ``bench``)."""
     from aiohttp import web
 
     from common.config import load_settings
@@ -87,8 +113,8 @@ def serve_console(kubeconfig: str, port: int, data_dir: str, *overrides: str) ->
 
     given = [f"console.data-dir={data_dir}", "console.security.admin.password=bench", *overrides]
     app = create_app(load_settings(Settings, overrides=given), environ={"KUBECONFIG": kubeconfig})
-    web.run_app(app, host="127.0.0.1", port=port, print=lambda _: print("ready", flush=True),
-                access_log=None)  # fmt: skip
+    loop = eventloop.new_event_loop(eventloop.chosen(os.environ))
+    web.run_app(app, host="127.0.0.1", port=port, print=announce_ready, access_log=None, loop=loop)
 
 
 def start_console(script: str, kubeconfig: Path, port: int, data_dir: str) -> subprocess.Popen[str]:
@@ -97,9 +123,11 @@ def start_console(script: str, kubeconfig: Path, port: int, data_dir: str) -> su
     command = [sys.executable, script, "--serve-console", str(kubeconfig), str(port), data_dir]
     child = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert child.stdout is not None
-    if child.stdout.readline().strip() != "ready":
+    try:
+        read_ready(child.stdout.readline(), "console")
+    except SystemExit:
         child.kill()
-        raise SystemExit("the console did not start")
+        raise
     return child
 
 
@@ -144,10 +172,10 @@ def console_bench_main(
 ) -> None:
     """``main`` of a benchmark whose console runs as its child: this same script started with
     ``--serve-console`` serves it (:func:`start_console`); otherwise ``options`` are parsed and
-    ``bench`` runs with them."""
+    ``bench`` runs with them, on the loop :mod:`common.eventloop` picks."""
     if len(sys.argv) > 1 and sys.argv[1] == "--serve-console":
         serve_console(sys.argv[2], int(sys.argv[3]), sys.argv[4])
         return
     parser = argparse.ArgumentParser(description=(doc or "").splitlines()[0])
     options(parser)
-    asyncio.run(bench(parser.parse_args()))
+    eventloop.run(bench(parser.parse_args()), eventloop.chosen(os.environ))

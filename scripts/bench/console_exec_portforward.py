@@ -8,7 +8,10 @@ measured in the same run against the same simulated cluster (in this process, on
 round by round in turns with the console (which goes first alternates), so that both see the same
 load on a shared machine; the console runs in a child (this script with ``--serve-console``).
 The exec rounds also go through a bare WebSocket relay in a child process of its own (``--serve-
-relay``): its ratio is the floor any proxy hop reaches here, whatever its code.
+relay``): its ratio is the floor any proxy hop reaches here, whatever its code. The console's and
+the relay's CPU per round (``/proc``, user + system) are printed too: on a shared machine they vary
+less than times do. Every process runs on the event loop ``wharf serve`` would pick
+(``WHARF_EVENT_LOOP``), and says which.
 Run: ``.venv/bin/python scripts/bench/console_exec_portforward.py [--rounds 200]``
 """
 

@@ -10,10 +10,12 @@ import argparse
 import asyncio
 import contextlib
 import logging
+import os
 import signal
 import sys
 from pathlib import Path
 
+from common import eventloop
 from common.kubesim.machinery.timings import Timings
 from common.kubesim.scenarios import SCENARIOS
 from common.kubesim.simulator import Simulator
@@ -77,7 +79,7 @@ def _user(given: str) -> tuple[str, tuple[str, ...]]:
     return name, listed
 
 
-async def _run(sim: Simulator) -> None:
+async def _run(sim: Simulator, loop_name: eventloop.Loop) -> None:
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
     assert task is not None
@@ -86,7 +88,7 @@ async def _run(sim: Simulator) -> None:
             loop.add_signal_handler(sig, sim.stop_soon)
 
     def ready() -> None:
-        print(f"kubesim serving {sim.url}", flush=True)
+        print(f"kubesim serving {sim.url} ({loop_name} event loop)", flush=True)
         print(f"kubeconfig: {sim.kubeconfig_path} (context {sim.context})", flush=True)
         for name in sim.user_tokens:
             print(f"user {name}: context {sim.context}-{name}", flush=True)
@@ -104,6 +106,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--user: each name once")
     if users and args.plain_http:
         parser.error("--user needs TLS: --plain-http serves without authentication")
+    try:
+        loop = eventloop.chosen(os.environ)
+    except ValueError as exc:
+        print(f"wharf kubesim: {exc}", file=sys.stderr)
+        return 2
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     kubeconfig = args.kubeconfig.expanduser().resolve()
     sim = Simulator(
@@ -120,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
         users=users,
     )
     try:
-        asyncio.run(_run(sim))
+        eventloop.run(_run(sim, loop), loop)
     except OSError as exc:
         print(f"wharf kubesim: {exc}", file=sys.stderr)
         return 1

@@ -20,6 +20,7 @@ from typing import TypeVar
 
 from aiohttp import web
 
+from common import eventloop
 from common.kubesim.api import seed
 from common.kubesim.api.rbac import AUTHENTICATED, UserInfo
 from common.kubesim.cluster import LiveCluster
@@ -48,7 +49,8 @@ class Simulator:
     ``demo``, which needs nodes) and ``timings`` (default: fast, test-friendly delays) shape it.
     ``users``: more identities, name -> groups; each gets a random bearer token in
     :attr:`user_tokens` and a kubeconfig context ``<context>-<name>``, and may do what RBAC
-    grants it (the admin token may do everything).
+    grants it (the admin token may do everything). ``event_loop``: what :meth:`start`'s thread runs
+    on (``common.eventloop``).
     """
 
     def __init__(
@@ -67,6 +69,7 @@ class Simulator:
         scenario: str = "empty",
         timings: Timings | None = None,
         users: Mapping[str, Sequence[str]] | None = None,
+        event_loop: eventloop.Loop = "asyncio",
     ) -> None:
         self.directory = Path(directory)
         self.token = token if token is not None else secrets.token_urlsafe(24)
@@ -89,6 +92,7 @@ class Simulator:
         self.live: LiveCluster | None = None
         self._users = {name: tuple(groups) for name, groups in (users or {}).items()}
         self.user_tokens = {name: secrets.token_urlsafe(24) for name in self._users}
+        self.event_loop = event_loop
 
     def __repr__(self) -> str:
         return f"Simulator(url={self.url!r}, context={self.context!r})"
@@ -167,9 +171,9 @@ class Simulator:
         started: concurrent.futures.Future[None] = concurrent.futures.Future()
 
         def run() -> None:
-            # asyncio.run: connection handlers still open at the end are cancelled, not leaked.
+            # As asyncio.run: connection handlers still open at the end are cancelled, not leaked.
             try:
-                asyncio.run(self.serve(lambda: started.set_result(None)))
+                eventloop.run(self.serve(lambda: started.set_result(None)), self.event_loop)
             except BaseException as exc:
                 if not started.done():
                     started.set_exception(exc)

@@ -8,7 +8,10 @@ measured in the same run against the same simulated cluster (in this process, on
 round by round in turns with the console (which goes first alternates), so that both see the same
 load on a shared machine; the console runs in a child (this script with ``--serve-console``).
 The exec rounds also go through a bare WebSocket relay in a child process of its own (``--serve-
-relay``): its ratio is the floor any proxy hop reaches here, whatever its code.
+relay``): its ratio is the floor any proxy hop reaches here, whatever its code. The console's and
+the relay's CPU per round (``/proc``, user + system) are printed too: on a shared machine they vary
+less than times do. Every process runs on the event loop ``wharf serve`` would pick
+(``WHARF_EVENT_LOOP``), and says which.
 Run: ``.venv/bin/python scripts/bench/console_exec_portforward.py [--rounds 200]``
 """
 
@@ -18,6 +21,7 @@ import argparse
 import asyncio
 import base64
 import contextlib
+import os
 import statistics
 import subprocess
 import sys
@@ -31,14 +35,18 @@ from urllib.parse import urlencode
 import aiohttp
 import attrs
 from harness import (
+    announce_ready,
     console_bench_main,
     cpu_seconds,
     free_port,
+    loop_name,
     percentile,
+    read_ready,
     start_console,
     stop_child,
 )
 
+from common import eventloop
 from common.kubesim import Simulator
 
 NAMESPACE = "bench"
@@ -108,26 +116,32 @@ class Paired:
     theirs: list[float]
     cpu: float  # the console's CPU seconds per round
     floor: list[float] = attrs.field(factory=list)  # the bare relay's, where it was measured
+    floor_cpu: float = 0.0  # the bare relay's CPU seconds per round
 
 
 async def paired(
-    rounds: int, ours: Round, theirs: Round, *, pid: int, floor: Round | None = None
+    rounds: int, ours: Round, theirs: Round, *, pid: int, floor: tuple[Round, int] | None = None
 ) -> Paired:
     """Times of ``rounds`` rounds of each, interleaved (which goes first rotates), so that all
     see the same load on a shared machine; the first 5 rounds of each warm up and are not kept.
-    ``pid``: the console's process, whose CPU time over the kept rounds is reported."""
-    runs = [ours, theirs, *([floor] if floor is not None else [])]
+    ``pid``: the console's process, whose CPU time over the kept rounds is reported; ``floor``:
+    the bare relay's rounds and process, likewise."""
+    runs = [ours, theirs, *([floor[0]] if floor is not None else [])]
+    pids = [pid, *([floor[1]] if floor is not None else [])]
     times: list[list[float]] = [[] for _ in runs]
-    cpu = 0.0
+    cpu = [0.0 for _ in pids]
     for i in range(rounds + 5):
         if i == 5:
-            cpu = cpu_seconds(pid)
+            cpu = [cpu_seconds(p) for p in pids]
         for j in range(len(runs)):
             which = (i + j) % len(runs)
             took = await runs[which](i)
             if i >= 5:
                 times[which].append(took)
-    return Paired(times[0], times[1], (cpu_seconds(pid) - cpu) / rounds, [*times[2:], []][0])
+    used = [(cpu_seconds(p) - before) / rounds for p, before in zip(pids, cpu, strict=True)]
+    if floor is None:
+        return Paired(times[0], times[1], used[0])
+    return Paired(times[0], times[1], used[0], times[2], used[1])
 
 
 def serve_relay(upstream: str, token: str, cafile: str, port: int) -> None:
@@ -161,15 +175,15 @@ def serve_relay(upstream: str, token: str, cafile: str, port: int) -> None:
 
     app = web.Application()
     app.router.add_get("/relay", relay)
-    web.run_app(app, host="127.0.0.1", port=port, print=lambda _: print("ready", flush=True),
-                access_log=None)  # fmt: skip
+    loop = eventloop.new_event_loop(eventloop.chosen(os.environ))
+    web.run_app(app, host="127.0.0.1", port=port, print=announce_ready, access_log=None, loop=loop)
 
 
 @contextlib.asynccontextmanager
 async def relay_exec(
     sim: Simulator, session: aiohttp.ClientSession
-) -> AsyncIterator[aiohttp.ClientWebSocketResponse]:
-    """The echo program through :func:`serve_relay` (a child process)."""
+) -> AsyncIterator[tuple[aiohttp.ClientWebSocketResponse, int]]:
+    """The echo program through :func:`serve_relay` (a child process), and that process's id."""
     port = free_port()
     args = [sim.url, sim.token, str(sim.directory / "ca.crt"), str(port)]
     child = await asyncio.create_subprocess_exec(
@@ -177,15 +191,14 @@ async def relay_exec(
     )
     try:
         assert child.stdout is not None
-        if (await asyncio.wait_for(child.stdout.readline(), 30)).strip() != b"ready":
-            raise SystemExit("the relay did not start")
+        read_ready((await asyncio.wait_for(child.stdout.readline(), 30)).decode(), "relay")
         query = [("container", "main"), ("stdin", "true"), ("stdout", "true"),
                  ("stderr", "true"), ("tty", "false"), *(("command", c) for c in ECHO)]  # fmt: skip
         path = f"/api/v1/namespaces/{NAMESPACE}/pods/shell/exec?{urlencode(query)}"
         async with session.ws_connect(
             f"http://127.0.0.1:{port}/relay", params={"path": path}
         ) as ws:
-            yield ws
+            yield ws, child.pid
     finally:
         child.terminate()
         await child.wait()
@@ -215,14 +228,14 @@ async def exec_rounds(
     async with (
         exec_direct(api) as direct,
         session.ws_connect(f"{base}/ws/exec", params=params, headers=AUTH) as console,
-        relay_exec(sim, session) as relay,
+        relay_exec(sim, session) as (relay, relay_pid),
     ):
         return await paired(
             rounds,
             lambda i: echo_once(console, f"c{i}\n".encode()),
             lambda i: echo_once(direct, f"d{i}\n".encode()),
             pid=pid,
-            floor=lambda i: echo_once(relay, f"r{i}\n".encode()),
+            floor=(lambda i: echo_once(relay, f"r{i}\n".encode()), relay_pid),
         )
 
 
@@ -279,7 +292,8 @@ def report(what: str, found: Paired, baseline: str) -> None:
     if found.floor:
         floor = statistics.median(found.floor)
         print(f"  the same through a bare WebSocket relay in its own process (the floor of any "
-              f"proxy hop): median {floor * 1000:.2f} ms, ratio {floor / base:.2f}x")  # fmt: skip
+              f"proxy hop): median {floor * 1000:.2f} ms, ratio {floor / base:.2f}x; relay CPU "
+              f"{found.floor_cpu * 1e6:.0f} us per round")  # fmt: skip
 
 
 async def bench(args: argparse.Namespace) -> None:
@@ -287,10 +301,13 @@ async def bench(args: argparse.Namespace) -> None:
 
     port = free_port()
     base = f"http://127.0.0.1:{port}"
+    loop = eventloop.chosen(os.environ)
     with (
         tempfile.TemporaryDirectory() as tmp,
-        Simulator(Path(tmp), context="bench", nodes=1) as sim,
+        Simulator(Path(tmp), context="bench", nodes=1, event_loop=loop) as sim,
     ):
+        print(f"benchmark and simulator: {loop_name()} and {sim.call(lambda _: loop_name())} "
+              "event loops", file=sys.stderr, flush=True)  # fmt: skip
         cfg = client.Configuration()
         await config.load_kube_config(str(sim.kubeconfig_path), client_configuration=cfg)
         async with client.ApiClient(cfg) as api:

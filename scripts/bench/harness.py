@@ -1,7 +1,9 @@
 """What several benchmarks share: a free loopback port, a process's CPU and RSS from ``/proc``,
 the services started as child processes and waited for (``ready`` on stdout or the readiness
 endpoint), timed GETs and percentiles. Imported by the sibling scripts (run as scripts, their own
-folder is on ``sys.path``); the services never import it."""
+folder is on ``sys.path``); the services never import it. The console benchmarks run every process
+of theirs on the event loop ``wharf serve`` would pick (``WHARF_EVENT_LOOP``,
+:mod:`common.eventloop`)."""
 
 from __future__ import annotations
 
@@ -18,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+
+from common import eventloop
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -77,9 +81,31 @@ async def wait_ready(session: aiohttp.ClientSession, base: str) -> None:
     raise RuntimeError(f"the service at {base} did not become ready")
 
 
+def loop_name() -> str:
+    """The kind of the running event loop: ``uvloop`` or ``asyncio``."""
+    return (
+        "uvloop" if type(asyncio.get_running_loop()).__module__.startswith("uvloop") else "asyncio"
+    )
+
+
+def announce_ready(_: str) -> None:
+    """``run_app``'s ``print``: ``ready`` and the loop, the line :func:`read_ready` waits for."""
+    print(f"ready {loop_name()}", flush=True)
+
+
+def read_ready(line: str, what: str) -> str:
+    """The loop a child announced in ``line`` (:func:`announce_ready`); exits when it did not."""
+    word, _, loop = line.strip().partition(" ")
+    if word != "ready":
+        raise SystemExit(f"the {what} did not start")
+    print(f"{what}: {loop} event loop", file=sys.stderr, flush=True)
+    return loop
+
+
 def serve_console(kubeconfig: str, port: int, data_dir: str, *overrides: str) -> None:
-    """Child side: the console over ``kubeconfig`` on loopback; prints ``ready`` once listening.
-    ``overrides`` are further ``console.*=value`` settings (the admin password is ``bench``)."""
+    """Child side: the console over ``kubeconfig`` on loopback; prints ``ready`` and its event
+    loop once listening. ``overrides`` are further ``console.*=value`` settings (the admin
+    password is ``bench``)."""
     from aiohttp import web
 
     from common.config import load_settings
@@ -88,8 +114,8 @@ def serve_console(kubeconfig: str, port: int, data_dir: str, *overrides: str) ->
 
     given = [f"console.data-dir={data_dir}", "console.security.admin.password=bench", *overrides]
     app = create_app(load_settings(Settings, overrides=given), environ={"KUBECONFIG": kubeconfig})
-    web.run_app(app, host="127.0.0.1", port=port, print=lambda _: print("ready", flush=True),
-                access_log=None)  # fmt: skip
+    loop = eventloop.new_event_loop(eventloop.chosen(os.environ))
+    web.run_app(app, host="127.0.0.1", port=port, print=announce_ready, access_log=None, loop=loop)
 
 
 def start_child(script: str, *args: str) -> tuple[subprocess.Popen[str], str]:
@@ -112,7 +138,9 @@ def start_console(
     """Parent side: ``script --serve-console kubeconfig port data_dir [extra...]`` (which calls
     :func:`serve_console`), waited for; stop it with :func:`stop_child`."""
     args = ("--serve-console", str(kubeconfig), str(port), data_dir, *extra)
-    return start_child(script, *args)[0]
+    child, loop = start_child(script, *args)
+    print(f"console: {loop} event loop", file=sys.stderr, flush=True)
+    return child
 
 
 def stop_child(child: subprocess.Popen[str]) -> None:
@@ -166,10 +194,10 @@ def console_bench_main(
 ) -> None:
     """``main`` of a benchmark whose console runs as its child: this same script started with
     ``--serve-console`` serves it (:func:`start_console`); otherwise ``options`` are parsed and
-    ``bench`` runs with them."""
+    ``bench`` runs with them, on the loop :mod:`common.eventloop` picks."""
     if len(sys.argv) > 1 and sys.argv[1] == "--serve-console":
         serve_console(sys.argv[2], int(sys.argv[3]), sys.argv[4])
         return
     parser = argparse.ArgumentParser(description=(doc or "").splitlines()[0])
     options(parser)
-    asyncio.run(bench(parser.parse_args()))
+    eventloop.run(bench(parser.parse_args()), eventloop.chosen(os.environ))

@@ -55,3 +55,13 @@ def test_bad_setting_from_environment_and_file(tmp_path: Path) -> None:
     result = run("serve", "chartsvc", "--config", str(cfg))
     assert result.returncode == 2
     assert "chartsvc.security.modee" in result.stderr
+
+
+def test_unknown_event_loop_stops_startup_with_one_line() -> None:
+    import os
+
+    result = run("serve", "results", env={**os.environ, "WHARF_EVENT_LOOP": "trio"})
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "wharf: WHARF_EVENT_LOOP must be one of auto, uvloop, asyncio, not 'trio'"
+    ]

@@ -42,7 +42,7 @@ async def test_sigterm_closes_streams_and_exits_cleanly(tmp_path: Path) -> None:
     try:
         assert proc.stdout is not None
         line = await asyncio.wait_for(asyncio.to_thread(proc.stdout.readline), 60)
-        assert line.strip() == f"results listening on http://127.0.0.1:{port}"
+        assert line.strip() == f"results listening on http://127.0.0.1:{port} (uvloop event loop)"
         async with aiohttp.ClientSession() as session:
             health = await session.get(f"http://127.0.0.1:{port}/actuator/health/liveness")
             assert (await health.json()) == {"status": "UP"}

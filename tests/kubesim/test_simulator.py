@@ -58,6 +58,11 @@ async def test_plain_http_for_benchmarks(tmp_path: Path) -> None:
         assert "certificate-authority-data" not in doc["clusters"][0]["cluster"]
 
 
+async def test_runs_on_the_event_loop_it_is_given(tmp_path: Path) -> None:
+    async with Simulator(tmp_path, event_loop="uvloop") as sim:
+        assert sim.call(lambda _: type(asyncio.get_running_loop()).__module__).startswith("uvloop")
+
+
 async def test_cli_serves_until_interrupted(tmp_path: Path) -> None:
     kubeconfig = tmp_path / "kc" / "config"
     proc = await asyncio.create_subprocess_exec(
@@ -86,6 +91,7 @@ async def test_cli_serves_until_interrupted(tmp_path: Path) -> None:
         async with asyncio.timeout(20):
             line = (await proc.stdout.readline()).decode()
         assert line.startswith("kubesim serving https://127.0.0.1:"), line
+        assert line.endswith(" (uvloop event loop)\n"), line
         printed = [(await proc.stdout.readline()).decode() for _ in range(3)]
         assert printed[1:] == ["user jane: context demo-jane\n", "user ops: context demo-ops\n"]
         doc = yaml.safe_load(kubeconfig.read_text())

@@ -6,6 +6,7 @@ import hashlib
 import sqlite3
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from common.db import SchemaTooNew
@@ -26,6 +27,7 @@ from results.store import SqlStore, open_store
 from results.store.dashboard import RUN_CASES
 from results.store.linecodec import decode_branches, decode_lines, encode_branches, encode_lines
 from results.store.queries import failing_keys_sql
+from results.store.rows import PASSED_CASE_COLUMNS
 from results.store.schema import MIGRATIONS
 from tests.results.support import RUN_TABLES
 
@@ -334,6 +336,19 @@ async def test_deleting_a_run_deletes_its_cases_and_coverage(store: SqlStore) ->
     for table in ("test_cases", "suites", "uploads", "coverage_files"):
         found = await store.db.fetchall(f"SELECT DISTINCT run_id FROM {table}")  # noqa: S608
         assert [row[0] for row in found] in ([kept.run.run_id], []), table
+
+
+async def test_a_case_must_name_an_upload_that_exists(store: SqlStore) -> None:
+    """SQLite by its foreign key; PostgreSQL by a trigger over all the statement's rows (V5)."""
+    run = (await store.ingest(IngestBatch(target(), (junit(("a", TestStatus.PASSED)),)))).run
+    case = await store.db.fetchone("SELECT upload_id, test_id FROM test_cases")
+    assert case is not None
+    upload_id, test_id = case[0], case[1]
+    rows = [(run.run_id, upload_id, test_id, "passed", 1), (run.run_id, 999, test_id, "passed", 1)]
+    with pytest.raises((sqlite3.IntegrityError, psycopg.errors.ForeignKeyViolation)):
+        async with store.db.transaction() as conn:
+            await conn.copy_rows("test_cases", PASSED_CASE_COLUMNS, rows)
+    assert len(await store.db.fetchall("SELECT id FROM test_cases")) == 1
 
 
 @pytest.mark.parametrize("head", [_NEWEST, _BY_NAME])

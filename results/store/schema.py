@@ -518,14 +518,17 @@ ALTER TABLE test_cases DROP CONSTRAINT test_cases_upload_id_fkey;
 
 CREATE FUNCTION test_cases_check_uploads() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
-    missing BIGINT;
+    named BIGINT[];
+    present BIGINT;
 BEGIN
-    PERFORM FROM uploads WHERE id IN (SELECT upload_id FROM added) FOR KEY SHARE;
-    SELECT a.upload_id INTO missing FROM (SELECT DISTINCT upload_id FROM added) AS a
-    WHERE NOT EXISTS (SELECT FROM uploads u WHERE u.id = a.upload_id) LIMIT 1;
-    IF FOUND THEN
+    SELECT array_agg(DISTINCT upload_id) INTO named FROM added;
+    PERFORM FROM uploads WHERE id = ANY (named) FOR KEY SHARE;
+    GET DIAGNOSTICS present = ROW_COUNT;
+    IF present < cardinality(named) THEN
         RAISE foreign_key_violation USING MESSAGE = format(
-            'insert on table "test_cases" violates its key to "uploads": no upload %s', missing);
+            'insert on table "test_cases" violates its key to "uploads": no upload %s',
+            (SELECT min(n) FROM unnest(named) AS n WHERE NOT EXISTS (
+                SELECT FROM uploads WHERE id = n)));
     END IF;
     RETURN NULL;
 END $$;

@@ -505,46 +505,58 @@ DROP INDEX runs_by_branch;
 ALTER TABLE test_cases DROP CONSTRAINT test_cases_run_id_fkey
 """
 
-# V5, ingest again: the case's key to its upload, checked row by row, still cost 100 of the 170 ms
-# of CPU PostgreSQL spent loading 18,000 cases. PostgreSQL keeps what the key guaranteed with two
-# statement-level triggers: after an insert, one query over all the new rows finds any upload that
-# does not exist (and locks those that do, as the key did, so none is deleted before the commit);
-# after uploads are deleted (a run's, by its cascade), their cases go with them. Nothing updates
-# an upload's id or a case's upload. SQLite keeps its foreign key: V5 changes nothing there.
+# V5, ingest again: PostgreSQL checks a foreign key with a query per inserted row, so the key of
+# each case to its upload still cost 100 of the 170 ms of CPU it spent loading 18,000 cases, and
+# the key of each test to its project as much when a project's catalog first fills. PostgreSQL
+# keeps what those keys guaranteed with statement-level triggers instead: after an insert, one
+# query over all its rows finds any parent that does not exist (and locks those that do, as the
+# key did, so none is deleted before the commit); after parents are deleted (an upload by its
+# run's cascade), their children go with them. Nothing updates an id or a parent column. SQLite
+# keeps its foreign keys: V5 changes nothing there.
 V5 = ""
 
 PG_V5 = """
-ALTER TABLE test_cases DROP CONSTRAINT test_cases_upload_id_fkey;
-
-CREATE FUNCTION test_cases_check_uploads() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION wharf_check_parents() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
+    -- TG_ARGV: the column of the inserted rows, the table whose id it names.
     named BIGINT[];
     present BIGINT;
 BEGIN
-    SELECT array_agg(DISTINCT upload_id) INTO named FROM added;
-    PERFORM FROM uploads WHERE id = ANY (named) FOR KEY SHARE;
-    GET DIAGNOSTICS present = ROW_COUNT;
+    EXECUTE format('SELECT array_agg(DISTINCT %I) FROM added', TG_ARGV[0]) INTO named;
+    EXECUTE format('SELECT count(*) FROM (SELECT FROM %I WHERE id = ANY ($1) FOR KEY SHARE) AS p',
+                   TG_ARGV[1]) INTO present USING named;
     IF present < cardinality(named) THEN
         RAISE foreign_key_violation USING MESSAGE = format(
-            'insert on table "test_cases" violates its key to "uploads": no upload %s',
-            (SELECT min(n) FROM unnest(named) AS n WHERE NOT EXISTS (
-                SELECT FROM uploads WHERE id = n)));
+            'insert on table "%s" names a row of "%s" that does not exist', TG_TABLE_NAME,
+            TG_ARGV[1]);
     END IF;
     RETURN NULL;
 END $$;
-CREATE TRIGGER test_cases_check_uploads AFTER INSERT ON test_cases
-    REFERENCING NEW TABLE AS added
-    FOR EACH STATEMENT EXECUTE FUNCTION test_cases_check_uploads();
 
-CREATE FUNCTION uploads_delete_cases() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION wharf_delete_children() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    DELETE FROM test_cases WHERE upload_id IN (SELECT id FROM removed);
+    -- TG_ARGV: the table of the children, their column naming the deleted rows' ids.
+    EXECUTE format('DELETE FROM %I WHERE %I IN (SELECT id FROM removed)', TG_ARGV[0], TG_ARGV[1]);
     RETURN NULL;
 END $$;
-CREATE TRIGGER uploads_delete_cases AFTER DELETE ON uploads
-    REFERENCING OLD TABLE AS removed
-    FOR EACH STATEMENT EXECUTE FUNCTION uploads_delete_cases()
 """
+
+
+def _statement_key(child: str, column: str, parent: str) -> str:
+    """The foreign key ``child.column`` → ``parent.id`` as the triggers above."""
+    return f"""
+ALTER TABLE {child} DROP CONSTRAINT {child}_{column}_fkey;
+CREATE TRIGGER {child}_check_{parent} AFTER INSERT ON {child}
+    REFERENCING NEW TABLE AS added FOR EACH STATEMENT
+    EXECUTE FUNCTION wharf_check_parents('{column}', '{parent}');
+CREATE TRIGGER {parent}_delete_{child} AFTER DELETE ON {parent}
+    REFERENCING OLD TABLE AS removed FOR EACH STATEMENT
+    EXECUTE FUNCTION wharf_delete_children('{child}', '{column}');
+"""
+
+
+PG_V5 += _statement_key("test_cases", "upload_id", "uploads")
+PG_V5 += _statement_key("tests", "project_id", "projects")
 
 SCHEMA = Schema(
     name="results",

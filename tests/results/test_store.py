@@ -338,17 +338,38 @@ async def test_deleting_a_run_deletes_its_cases_and_coverage(store: SqlStore) ->
         assert [row[0] for row in found] in ([kept.run.run_id], []), table
 
 
-async def test_a_case_must_name_an_upload_that_exists(store: SqlStore) -> None:
-    """SQLite by its foreign key; PostgreSQL by a trigger over all the statement's rows (V5)."""
+async def test_cases_and_tests_must_name_rows_that_exist(store: SqlStore) -> None:
+    """SQLite by its foreign keys; PostgreSQL by triggers over all a statement's rows (V5)."""
     run = (await store.ingest(IngestBatch(target(), (junit(("a", TestStatus.PASSED)),)))).run
     case = await store.db.fetchone("SELECT upload_id, test_id FROM test_cases")
     assert case is not None
     upload_id, test_id = case[0], case[1]
-    rows = [(run.run_id, upload_id, test_id, "passed", 1), (run.run_id, 999, test_id, "passed", 1)]
-    with pytest.raises((sqlite3.IntegrityError, psycopg.errors.ForeignKeyViolation)):
-        async with store.db.transaction() as conn:
-            await conn.copy_rows("test_cases", PASSED_CASE_COLUMNS, rows)
-    assert len(await store.db.fetchall("SELECT id FROM test_cases")) == 1
+    cases = [(run.run_id, upload_id, test_id, "passed", 1), (run.run_id, 999, test_id, "passed", 1)]
+    tests = [(run.project_id, "k1", "s", "C", "n", run.run_id), (999, "k2", "s", "C", "n", 1)]
+    refused = (sqlite3.IntegrityError, psycopg.errors.ForeignKeyViolation)
+    for table, columns, rows in (
+        ("test_cases", PASSED_CASE_COLUMNS, cases),
+        ("tests", ("project_id", "key", "suite", "classname", "name", "first_run_id"), tests),
+    ):
+        with pytest.raises(refused):
+            async with store.db.transaction() as conn:
+                await conn.copy_rows(table, columns, rows)
+        found = await store.db.fetchall(f"SELECT id FROM {table}")  # noqa: S608
+        assert len(found) == 1, table
+
+
+async def test_deleting_a_project_deletes_its_tests_runs_and_cases(store: SqlStore) -> None:
+    kept = await store.ingest(
+        IngestBatch(target(project="kept"), (junit(("a", TestStatus.PASSED)),))
+    )
+    gone = await store.ingest(IngestBatch(target(), (junit(("b", TestStatus.FAILED)),)))
+    await store.db.write("DELETE FROM projects WHERE id = ?", (gone.run.project_id,))
+    tests = await store.db.fetchall("SELECT DISTINCT project_id FROM tests")
+    assert [row[0] for row in tests] == [kept.run.project_id]
+    for table in ("test_cases", "uploads", "runs"):
+        column = "id" if table == "runs" else "run_id"
+        found = await store.db.fetchall(f"SELECT DISTINCT {column} FROM {table}")  # noqa: S608
+        assert [row[0] for row in found] == [kept.run.run_id], table
 
 
 @pytest.mark.parametrize("head", [_NEWEST, _BY_NAME])

@@ -13,7 +13,10 @@ loopback port, but durable: fsync and synchronous commit on, as SQLite syncs eve
   them), with the CPU time our processes got and spent per upload and how busy the machine was.
   Target: two replicas ingest at least 1.6x as many reports per second as one. The machine must
   have the cores for it: a second replica only helps where the first left CPUs idle, so the
-  ceiling on this machine (its CPUs over those one replica and PostgreSQL kept busy) is printed.
+  ceiling on this machine (its CPUs over those one replica and PostgreSQL kept busy) is printed,
+  and the same ceiling from the CPU each upload cost a replica and PostgreSQL (a replica's
+  Python runs on about one CPU: one interpreter lock), which other load changes less; and how
+  much CPU the replicas wanted (running or waiting in the run queue, from ``schedstat``).
 - ``gate``: ``GET /api/v1/gate`` p50 with 100,000 runs (seeded as ``results_gate.py`` does, with
   ``COPY``, then ``ANALYZE``) on PostgreSQL, against the same on SQLite and a liveness round trip;
   and the plan of every statement one gate call runs (``EXPLAIN``): none may scan ``runs`` or
@@ -108,6 +111,18 @@ def postgres_pids(server: pgserver.PgServer) -> list[int]:
             if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == postmaster:
                 pids.append(int(stat.parent.name))
     return pids
+
+
+def scheduled(pids: list[int]) -> tuple[float, float]:
+    """(running, waiting for a CPU) seconds so far, summed over every thread of ``pids``
+    (``/proc/<pid>/task/<tid>/schedstat``): a process that wants more CPU than it gets waits."""
+    running = waiting = 0
+    for pid in pids:
+        for stat in Path(f"/proc/{pid}/task").glob("*/schedstat"):
+            with contextlib.suppress(OSError, ValueError):
+                ran, waited, _ = stat.read_text().split()
+                running, waiting = running + int(ran), waiting + int(waited)
+    return running / 1e9, waiting / 1e9
 
 
 def cpu_of(pids: list[int]) -> float:
@@ -225,16 +240,20 @@ async def throughput(
 
     busy, total = cpu_ticks()
     replicas_before, pg_before = cpu_of(replicas), cpu_of(postgres_pids(server))
+    replicas_waited = scheduled(replicas)[1]
     started = time.perf_counter()
     await asyncio.gather(*(uploader(k) for k in range(UPLOADERS)))
     elapsed = time.perf_counter() - started
     replicas_spent = cpu_of(replicas) - replicas_before
     pg_spent = cpu_of(postgres_pids(server)) - pg_before
+    replicas_waited = scheduled(replicas)[1] - replicas_waited
     busy_after, total_after = cpu_ticks()
     machine = (os.cpu_count() or 1) * (busy_after - busy) / max(total_after - total, 1)
     reports = UPLOADERS * uploads
     return {"rate": reports / elapsed, "cpu_per_report": (replicas_spent + pg_spent) / reports,
+            "replica_per_report": replicas_spent / reports, "pg_per_report": pg_spent / reports,
             "replicas": replicas_spent / elapsed, "postgres": pg_spent / elapsed,
+            "replicas_waiting": replicas_waited / elapsed,
             "ours": (replicas_spent + pg_spent) / elapsed, "machine": machine}  # fmt: skip
 
 
@@ -265,8 +284,11 @@ def report_scaling(f: dict[str, dict[str, float]], uploads: int) -> bool:
     for name, label in (("single", "one replica (baseline)"), ("double", "two replicas")):
         g = f[name]
         print(f"  {label:23} {g['rate']:6.2f} uploads/s   {1000 * g['cpu_per_report']:4.0f} "
-              f"CPU-ms/upload   CPUs busy: replicas {g['replicas']:.2f}, PostgreSQL "
-              f"{g['postgres']:.2f}, whole machine {g['machine']:.2f}")  # fmt: skip
+              f"CPU-ms/upload (replicas {1000 * g['replica_per_report']:.0f}, PostgreSQL "
+              f"{1000 * g['pg_per_report']:.0f})   CPUs busy: replicas {g['replicas']:.2f}, "
+              f"PostgreSQL {g['postgres']:.2f}, whole machine {g['machine']:.2f}")  # fmt: skip
+        print(f"  {'':23} replicas running or waiting for a CPU: "
+              f"{g['replicas'] + g['replicas_waiting']:.2f} CPUs' worth")  # fmt: skip
     scale = f["double"]["rate"] / f["single"]["rate"]
     more_cpu = f["double"]["ours"] / max(f["single"]["ours"], 1e-9)
     print(f"ratio two / one: {scale:.2f}x (target >= {THROUGHPUT_TARGET}x)")
@@ -281,6 +303,14 @@ def report_scaling(f: dict[str, dict[str, float]], uploads: int) -> bool:
     )
     others = f["single"]["machine"] - f["single"]["ours"]
     print(f"  themselves; other processes kept {others:.2f} CPUs busy meanwhile, which lowers it")
+    # A replica runs its Python on about one CPU (one interpreter lock): at best 1 / R uploads
+    # a second; N CPUs shared with PostgreSQL do at best N / (R + P), whatever the replicas.
+    r, p = f["single"]["replica_per_report"], f["single"]["pg_per_report"]
+    model = min(2.0, (cpus or 1) / (r + p) / min(1 / r, (cpus or 1) / (r + p)))
+    print(
+        f"  from CPU per upload, which load changes less: a replica on one CPU ({1000 * r:.0f} ms "
+        f"an upload) and PostgreSQL ({1000 * p:.0f} ms) on {cpus} CPUs allow two at most {model:.2f}x"
+    )
     return scale >= THROUGHPUT_TARGET
 
 

@@ -28,6 +28,7 @@ from results.store.dashboard import RUN_CASES
 from results.store.linecodec import decode_branches, decode_lines, encode_branches, encode_lines
 from results.store.queries import failing_keys_sql
 from results.store.rows import PASSED_CASE_COLUMNS
+from results.store.runs import PATHS_PER_DELETE
 from results.store.schema import MIGRATIONS
 from tests.results.support import RUN_TABLES
 
@@ -227,6 +228,15 @@ async def test_shards_merge_coverage_by_line_union(store: SqlStore) -> None:
         ("b.py", "1", ""),
         ("c.py", "", "1-2"),
     ]
+
+
+async def test_a_shard_replaces_more_files_than_one_delete_takes(store: SqlStore) -> None:
+    paths = [f"f{i}.py" for i in range(PATHS_PER_DELETE + 1)]
+    key = target(run_key="shards")
+    await store.ingest(IngestBatch(key, (coverage({p: ({1}, {2}) for p in paths}),)))
+    await store.ingest(IngestBatch(key, (coverage({p: ({2}, {1}) for p in paths}),)))
+    rows = await store.db.fetchall("SELECT path, covered, uncovered FROM coverage_files")
+    assert sorted(tuple(r) for r in rows) == sorted((p, "1-2", "") for p in paths)
 
 
 async def test_a_known_file_is_skipped_not_added(store: SqlStore) -> None:

@@ -23,7 +23,7 @@ import contextlib
 import functools
 import logging
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from typing import Any
 
 import attrs
@@ -357,13 +357,9 @@ async def migrate(conn: psycopg.AsyncConnection[Any], schema: Schema) -> int:
             )
         for number in range(version, schema.version):
             async with conn.transaction():
-                for statement in _statements(schema.postgresql[number]):
-                    await conn.execute(statement)
+                # One script, one simple-protocol call: function bodies hold semicolons.
+                await conn.execute(schema.postgresql[number])
                 await conn.execute(f"INSERT INTO {table} (version) VALUES (%s)", (number + 1,))  # noqa: S608
     finally:
         await conn.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (table,))
     return schema.version
-
-
-def _statements(script: str) -> Iterator[str]:
-    return (s.strip() for s in script.split(";") if s.strip())

@@ -5,8 +5,9 @@ time, so a project's catalog is kept in memory (key → id) once read, and only 
 seen cost SQL: one insert of the new rows and one read of their ids. The memory copy changes only
 after the transaction that added to it commits (``commit``), so a rolled-back ingest leaves no id
 behind that the database does not hold. Rows are never deleted while their project exists, so a
-held id stays valid; a key that another process added meanwhile is found by re-reading the
-project's catalog when an insert of new keys adds fewer rows than it was given.
+held id stays valid. Another replica may have added keys since a catalog was read: ingests of a
+project hold its lock, and ids only grow, so they are the project's rows above the newest id held,
+read before adding to a catalog held from an earlier transaction.
 
 Memory is bounded: catalogs of the projects least recently ingested are dropped once the total
 passes ``max_keys`` (a dropped one is read again, in one query, at its next ingest).
@@ -61,7 +62,7 @@ class CatalogWrite:
 
     project_id: int
     ids: dict[str, int]  # the committed catalog itself until this transaction adds to it
-    shared: bool
+    shared: bool  # ``ids`` is the committed catalog, as read by an earlier transaction
 
     @classmethod
     async def open(cls, conn: Connection, catalog: TestCatalog, project_id: int) -> CatalogWrite:
@@ -73,31 +74,45 @@ class CatalogWrite:
     async def test_ids(
         self, conn: Connection, run_id: int, cases: Sequence[TestCase], found: CaseKeys
     ) -> list[int]:
-        """The id of every case, adding the keys the catalog lacks (first seen in ``run_id``)."""
+        """The id of every case, adding the keys the catalog lacks (first seen in ``run_id``).
+
+        Runs under the project's ingest lock, so no other transaction adds to its catalog
+        meanwhile, and ids only grow: the rows above the newest id held are all that others
+        added since the catalog was read, and the rows above the newest after that are exactly
+        the ones inserted here, in the order given. So the new keys are inserted without a
+        conflict check, and only their ids are read back."""
         if not found.missing:
             return cast(list[int], found.ids)  # every key was known: no None among them
-        rows = await asyncio.to_thread(_new_rows, self.project_id, run_id, cases, found)
-        newest = await _newest_id(conn)
-        # A key another process added meanwhile is skipped (the only unique key is (project, key)).
-        added_rows = await conn.copy_rows("tests", _TEST_COLUMNS, rows, skip_conflicts=True)
-        if added_rows < len(rows):  # another process added some meanwhile
-            self.ids = await _read(conn, self.project_id)
-        else:
-            added = await _read_after(conn, self.project_id, newest)
-            if self.shared:  # never change the committed catalog before the commit
-                self.ids = dict(self.ids)
-            self.ids.update(added)
-        self.shared = False
+        newest = await asyncio.to_thread(max, self.ids.values(), default=0)
+        if self.shared:  # read in an earlier transaction: other replicas may have added keys
+            later = await _read_after(conn, self.project_id, newest)
+            if later:
+                self._add(later)
+                newest = max(later.values())
+        rows = await asyncio.to_thread(_new_rows, self.project_id, run_id, cases, found, self.ids)
+        if rows:
+            await conn.copy_rows("tests", _TEST_COLUMNS, rows.values())
+            self._add(await _ids_after(conn, self.project_id, newest, list(rows)))
         return await asyncio.to_thread(_all_ids, found.keys, self.ids)
+
+    def _add(self, ids: dict[str, int]) -> None:
+        if self.shared:  # never change the committed catalog before the commit
+            self.ids = dict(self.ids)
+            self.shared = False
+        self.ids.update(ids)
 
 
 def _new_rows(
-    project_id: int, run_id: int, cases: Sequence[TestCase], found: CaseKeys
-) -> list[tuple[object, ...]]:
-    rows: list[tuple[object, ...]] = []
+    project_id: int, run_id: int, cases: Sequence[TestCase], found: CaseKeys, known: dict[str, int]
+) -> dict[str, tuple[object, ...]]:
+    """A row for each key neither the catalog has nor an earlier case of the report took, by key
+    (in the order of the cases)."""
+    rows: dict[str, tuple[object, ...]] = {}
     for i in found.missing:
-        case = cases[i]
-        rows.append((project_id, found.keys[i], case.suite, case.classname, case.name, run_id))
+        key = found.keys[i]
+        if key not in known and key not in rows:
+            case = cases[i]
+            rows[key] = (project_id, key, case.suite, case.classname, case.name, run_id)
     return rows
 
 
@@ -110,15 +125,19 @@ async def _read(conn: Connection, project_id: int) -> dict[str, int]:
     return {row[0]: row[1] for row in (await conn.execute(sql, (project_id,))).rows}
 
 
-async def _newest_id(conn: Connection) -> int:
-    row = (await conn.execute("SELECT coalesce(max(id), 0) FROM tests")).first()
-    return int(row[0]) if row is not None else 0
-
-
 async def _read_after(conn: Connection, project_id: int, newest: int) -> dict[str, int]:
-    """The project's rows above the id that was the newest before: all those this transaction just
-    added (ids only grow), and on PostgreSQL perhaps some another replica committed meanwhile,
-    which are as valid."""
+    """The project's rows above ``newest``: those other processes added since."""
     sql = "SELECT key, id FROM tests WHERE project_id = ? AND id > ?"
     found = await conn.execute(sql, (project_id, newest))
     return {row[0]: row[1] for row in found.rows}
+
+
+async def _ids_after(
+    conn: Connection, project_id: int, newest: int, keys: list[str]
+) -> dict[str, int]:
+    """The ids of ``keys``, just inserted in this order: the project's ids above ``newest``."""
+    sql = "SELECT id FROM tests WHERE project_id = ? AND id > ? ORDER BY id"
+    ids = [row[0] for row in (await conn.execute(sql, (project_id, newest))).rows]
+    if len(ids) != len(keys):  # another writer broke the project's lock: refuse, roll back
+        raise RuntimeError(f"project {project_id}: {len(ids)} new test ids for {len(keys)} keys")
+    return dict(zip(keys, ids, strict=True))

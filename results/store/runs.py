@@ -173,10 +173,22 @@ async def _merge_coverage(
         if stored:
             existing.append(await asyncio.to_thread(_stored_report, stored))
             # Merged below into rows that replace them: a bulk load cannot update in place.
-            sql = "DELETE FROM coverage_files WHERE run_id = ? AND path = ?"
-            await conn.executemany(sql, ((run_id, row[0]) for row in stored))
+            await _delete_coverage(conn, run_id, [row[0] for row in stored])
     rows = await asyncio.to_thread(_merged_rows, run_id, [*existing, *reports])
     await conn.copy_rows("coverage_files", COVERAGE_COLUMNS, rows)
+
+
+#: Paths a statement deletes at most: within the 999 parameters of older SQLite builds.
+PATHS_PER_DELETE = 500
+
+
+async def _delete_coverage(conn: Connection, run_id: int, paths: list[str]) -> None:
+    """Delete the run's rows of ``paths``: a statement per 500, not a statement per path."""
+    for start in range(0, len(paths), PATHS_PER_DELETE):
+        chunk = paths[start : start + PATHS_PER_DELETE]
+        marks = ", ".join("?" * len(chunk))
+        sql = f"DELETE FROM coverage_files WHERE run_id = ? AND path IN ({marks})"  # noqa: S608
+        await conn.execute(sql, (run_id, *chunk))
 
 
 def _stored_report(rows: list[tuple[str, str, str, str]]) -> CoverageReport:

@@ -13,7 +13,11 @@ loopback port, but durable: fsync and synchronous commit on, as SQLite syncs eve
   them), with the CPU time our processes got and spent per upload and how busy the machine was.
   Target: two replicas ingest at least 1.6x as many reports per second as one. The machine must
   have the cores for it: a second replica only helps where the first left CPUs idle, so the
-  ceiling on this machine (its CPUs over those one replica and PostgreSQL kept busy) is printed.
+  ceiling on this machine (its CPUs over those one replica and PostgreSQL kept busy) is printed,
+  and the same ceiling from the CPU each upload cost a replica and PostgreSQL (a replica's
+  Python runs on about one CPU: one interpreter lock), which other load changes less; and how
+  much CPU the replicas wanted (running or waiting in the run queue, from ``schedstat``) and how
+  often a replica had no thread that could run (waiting on the database or its ingest slots).
 - ``gate``: ``GET /api/v1/gate`` p50 with 100,000 runs (seeded as ``results_gate.py`` does, with
   ``COPY``, then ``ANALYZE``) on PostgreSQL, against the same on SQLite and a liveness round trip;
   and the plan of every statement one gate call runs (``EXPLAIN``): none may scan ``runs`` or
@@ -35,12 +39,14 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any, cast
 
 import aiohttp
+import attrs
 import psycopg
 
 HERE = Path(__file__).resolve().parent
@@ -88,11 +94,91 @@ async def replica(
         server.wait(timeout=30)
 
 
+# --- CPU accounting ---------------------------------------------------------------------------
+
+
+def cpu_ticks() -> tuple[int, int]:
+    """(busy, total) jiffies of the whole machine so far, from ``/proc/stat``."""
+    values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = values[3] + values[4]  # idle + iowait
+    return sum(values) - idle, sum(values)
+
+
+def postgres_pids(server: pgserver.PgServer) -> list[int]:
+    """The postmaster and its children (a backend per pooled connection)."""
+    postmaster = int((server.root / "data" / "postmaster.pid").read_text().split()[0])
+    pids = [postmaster]
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == postmaster:
+                pids.append(int(stat.parent.name))
+    return pids
+
+
+def scheduled(pids: list[int]) -> tuple[float, float]:
+    """(running, waiting for a CPU) seconds so far, summed over every thread of ``pids``
+    (``/proc/<pid>/task/<tid>/schedstat``): a process that wants more CPU than it gets waits."""
+    running = waiting = 0
+    for pid in pids:
+        for stat in Path(f"/proc/{pid}/task").glob("*/schedstat"):
+            with contextlib.suppress(OSError, ValueError):
+                ran, waited, _ = stat.read_text().split()
+                running, waiting = running + int(ran), waiting + int(waited)
+    return running / 1e9, waiting / 1e9
+
+
+@contextlib.contextmanager
+def blocked_share(pids: list[int], every_s: float = 0.005) -> Iterator[list[float]]:
+    """The share of the time each process of ``pids`` had no thread running or ready to run
+    (state ``R`` in ``/proc/<pid>/task/*/stat``), averaged over them: time it waited on something
+    other than a CPU (the database, a lock, its ingest slots). Sampled from a thread; the figure
+    is in the list once the block ends."""
+    samples, blocked, stop = [0], [0], threading.Event()
+
+    def sample() -> None:
+        while not stop.wait(every_s):
+            for pid in pids:
+                states = set()
+                for stat in Path(f"/proc/{pid}/task").glob("*/stat"):
+                    with contextlib.suppress(OSError, IndexError):
+                        states.add(stat.read_text().rsplit(")", 1)[1].split()[0])
+                samples[0] += 1
+                blocked[0] += "R" not in states
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    share: list[float] = []
+    sampler.start()
+    try:
+        yield share
+    finally:
+        stop.set()
+        sampler.join()
+        share.append(blocked[0] / max(samples[0], 1))
+
+
+def cpu_of(pids: list[int]) -> float:
+    total = 0.0
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            total += cpu_seconds(pid)
+    return total
+
+
 # --- ingest -----------------------------------------------------------------------------------
 
 
-async def ingests(tmp: Path, pg_url: str, repeats: int) -> dict[str, list[float]]:
-    """Seconds per ingest on each engine, alternating; the first of each fills the catalog."""
+@attrs.define
+class Samples:
+    """An engine's ingests: wall seconds each, and the CPU seconds the service process and
+    PostgreSQL's processes (every backend, the postmaster's children) spent on each."""
+
+    wall: list[float] = attrs.field(factory=list)
+    service_cpu: list[float] = attrs.field(factory=list)
+    postgres_cpu: list[float] = attrs.field(factory=list)
+
+
+async def ingests(tmp: Path, server: pgserver.PgServer, repeats: int) -> dict[str, Samples]:
+    """Each engine's ingests, alternating; the first of each fills the catalog."""
     junit, jacoco = tmp / "junit.xml", tmp / "jacoco.xml"
     write_junit(junit)
     write_jacoco(jacoco)
@@ -100,28 +186,47 @@ async def ingests(tmp: Path, pg_url: str, repeats: int) -> dict[str, list[float]
         "junit": ("junit.xml", junit.read_bytes()),
         "jacoco": ("jacoco.xml", jacoco.read_bytes()),
     }
-    figures: dict[str, list[float]] = {"sqlite": [], "postgresql": []}
+    figures = {"sqlite": Samples(), "postgresql": Samples()}
+    pids: dict[str, list[int]] = {"sqlite": [], "postgresql": []}
     async with (
         aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=600)) as session,
-        replica(session, tmp / "lite", None) as lite,
-        replica(session, tmp / "pg", pg_url) as pg,
+        replica(session, tmp / "lite", None, pids["sqlite"]) as lite,
+        replica(session, tmp / "pg", server.new_database(), pids["postgresql"]) as pg,
     ):
         for n in range(1, repeats + 2):
             for name, base in (("sqlite", lite), ("postgresql", pg)):
+                postgres = postgres_pids(server)
+                service_before, postgres_before = cpu_of(pids[name]), cpu_of(postgres)
                 elapsed, body = await ingest(session, base, files, n)
                 assert body["tests"] == TESTCASES, body
-                figures[name].append(elapsed)
+                samples = figures[name]
+                samples.wall.append(elapsed)
+                samples.service_cpu.append(cpu_of(pids[name]) - service_before)
+                samples.postgres_cpu.append(cpu_of(postgres_pids(server)) - postgres_before)
     return figures
 
 
-def report_ingest(figures: dict[str, list[float]]) -> bool:
-    lite, pg = figures["sqlite"], figures["postgresql"]
+def report_ingest(figures: dict[str, Samples]) -> bool:
+    lite, pg = figures["sqlite"].wall, figures["postgresql"].wall
     print(f"ingest of {TESTCASES} cases + ~5 MB JaCoCo over HTTP, alternating:")
     print(f"  first (fills the catalog)  SQLite {lite[0]:6.3f} s   PostgreSQL {pg[0]:6.3f} s"
           f"   ratio {pg[0] / lite[0]:.2f}x")  # fmt: skip
     best_lite, best_pg = min(lite[1:]), min(pg[1:])
     print(f"  best of {len(lite) - 1}                  SQLite {best_lite:6.3f} s"
           f"   PostgreSQL {best_pg:6.3f} s")  # fmt: skip
+    print(f"  all, in order              SQLite {' '.join(f'{w:.3f}' for w in lite[1:])}"
+          f"   PostgreSQL {' '.join(f'{w:.3f}' for w in pg[1:])}")  # fmt: skip
+    print(
+        "  CPU seconds per ingest, median after the first (what load on the machine changes least):"
+    )
+    cpu = {}
+    for name, label in (("sqlite", "SQLite"), ("postgresql", "PostgreSQL")):
+        service = statistics.median(figures[name].service_cpu[1:])
+        postgres = statistics.median(figures[name].postgres_cpu[1:])
+        cpu[name] = service + postgres
+        print(f"    {label:10} service {service:.3f}   PostgreSQL's processes {postgres:.3f}"
+              f"   together {cpu[name]:.3f}")  # fmt: skip
+    print(f"  CPU ratio PostgreSQL / SQLite: {cpu['postgresql'] / max(cpu['sqlite'], 1e-9):.2f}x")
     ratio = best_pg / best_lite
     print(f"ratio PostgreSQL / SQLite (baseline): {ratio:.2f}x (target <= {INGEST_TARGET}x)")
     return ratio <= INGEST_TARGET
@@ -147,32 +252,6 @@ async def upload(session: aiohttp.ClientSession, base: str, project: str, n: int
             raise RuntimeError(f"ingest answered {resp.status}: {await resp.text()}")
 
 
-def cpu_ticks() -> tuple[int, int]:
-    """(busy, total) jiffies of the whole machine so far, from ``/proc/stat``."""
-    values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
-    idle = values[3] + values[4]  # idle + iowait
-    return sum(values) - idle, sum(values)
-
-
-def postgres_pids(server: pgserver.PgServer) -> list[int]:
-    """The postmaster and its children (a backend per pooled connection)."""
-    postmaster = int((server.root / "data" / "postmaster.pid").read_text().split()[0])
-    pids = [postmaster]
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        with contextlib.suppress(OSError, ValueError, IndexError):
-            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == postmaster:
-                pids.append(int(stat.parent.name))
-    return pids
-
-
-def cpu_of(pids: list[int]) -> float:
-    total = 0.0
-    for pid in pids:
-        with contextlib.suppress(OSError):
-            total += cpu_seconds(pid)
-    return total
-
-
 async def throughput(
     session: aiohttp.ClientSession,
     bases: list[str],
@@ -192,16 +271,21 @@ async def throughput(
 
     busy, total = cpu_ticks()
     replicas_before, pg_before = cpu_of(replicas), cpu_of(postgres_pids(server))
+    replicas_waited = scheduled(replicas)[1]
     started = time.perf_counter()
-    await asyncio.gather(*(uploader(k) for k in range(UPLOADERS)))
+    with blocked_share(replicas) as blocked:
+        await asyncio.gather(*(uploader(k) for k in range(UPLOADERS)))
     elapsed = time.perf_counter() - started
     replicas_spent = cpu_of(replicas) - replicas_before
     pg_spent = cpu_of(postgres_pids(server)) - pg_before
+    replicas_waited = scheduled(replicas)[1] - replicas_waited
     busy_after, total_after = cpu_ticks()
     machine = (os.cpu_count() or 1) * (busy_after - busy) / max(total_after - total, 1)
     reports = UPLOADERS * uploads
     return {"rate": reports / elapsed, "cpu_per_report": (replicas_spent + pg_spent) / reports,
+            "replica_per_report": replicas_spent / reports, "pg_per_report": pg_spent / reports,
             "replicas": replicas_spent / elapsed, "postgres": pg_spent / elapsed,
+            "replicas_waiting": replicas_waited / elapsed, "replicas_blocked": blocked[0],
             "ours": (replicas_spent + pg_spent) / elapsed, "machine": machine}  # fmt: skip
 
 
@@ -232,8 +316,12 @@ def report_scaling(f: dict[str, dict[str, float]], uploads: int) -> bool:
     for name, label in (("single", "one replica (baseline)"), ("double", "two replicas")):
         g = f[name]
         print(f"  {label:23} {g['rate']:6.2f} uploads/s   {1000 * g['cpu_per_report']:4.0f} "
-              f"CPU-ms/upload   CPUs busy: replicas {g['replicas']:.2f}, PostgreSQL "
-              f"{g['postgres']:.2f}, whole machine {g['machine']:.2f}")  # fmt: skip
+              f"CPU-ms/upload (replicas {1000 * g['replica_per_report']:.0f}, PostgreSQL "
+              f"{1000 * g['pg_per_report']:.0f})   CPUs busy: replicas {g['replicas']:.2f}, "
+              f"PostgreSQL {g['postgres']:.2f}, whole machine {g['machine']:.2f}")  # fmt: skip
+        print(f"  {'':23} replicas running or waiting for a CPU: "
+              f"{g['replicas'] + g['replicas_waiting']:.2f} CPUs' worth; a replica had no thread "
+              f"that could run {g['replicas_blocked']:.0%} of the time")  # fmt: skip
     scale = f["double"]["rate"] / f["single"]["rate"]
     more_cpu = f["double"]["ours"] / max(f["single"]["ours"], 1e-9)
     print(f"ratio two / one: {scale:.2f}x (target >= {THROUGHPUT_TARGET}x)")
@@ -248,6 +336,15 @@ def report_scaling(f: dict[str, dict[str, float]], uploads: int) -> bool:
     )
     others = f["single"]["machine"] - f["single"]["ours"]
     print(f"  themselves; other processes kept {others:.2f} CPUs busy meanwhile, which lowers it")
+    # A replica runs its Python on about one CPU (one interpreter lock): at best 1 / R uploads
+    # a second; N CPUs shared with PostgreSQL do at best N / (R + P), whatever the replicas.
+    r, p = f["single"]["replica_per_report"], f["single"]["pg_per_report"]
+    model = min(2.0, (cpus or 1) / (r + p) / min(1 / r, (cpus or 1) / (r + p)))
+    print(
+        f"  from CPU per upload (load changes it less), if a replica's Python is held to one CPU: "
+        f"{1000 * r:.0f} ms a replica and {1000 * p:.0f} ms PostgreSQL an upload on {cpus} CPUs "
+        f"allow two at most {model:.2f}x"
+    )
     return scale >= THROUGHPUT_TARGET
 
 
@@ -350,7 +447,7 @@ def report_gate(f: dict[str, list[float]], indexed: bool, calls: int) -> bool:
 async def run(tmp: Path, server: pgserver.PgServer, args: argparse.Namespace) -> bool:
     met = True
     if args.only in (None, "ingest"):
-        met = report_ingest(await ingests(tmp, server.new_database(), args.repeats)) and met
+        met = report_ingest(await ingests(tmp, server, args.repeats)) and met
     if args.only in (None, "throughput"):
         met = report_scaling(await scaling(tmp, server, args.uploads), args.uploads) and met
     if args.only in (None, "gate"):

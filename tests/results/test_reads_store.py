@@ -84,9 +84,8 @@ async def test_a_rolled_back_ingest_leaves_no_id_in_the_catalog(store: SqlStore)
     assert set(await test_ids(store)) == {"C a"}
 
 
-async def test_keys_another_process_added_are_found(tmp_path: Path) -> None:
-    path = tmp_path / "shared.db"
-    async with open_store(path) as one, open_store(path) as other:
+async def test_keys_another_process_added_are_found(db_url: str) -> None:
+    async with open_store(db_url) as one, open_store(db_url) as other:
         await one.ingest(IngestBatch(target(), (junit("a", "b"),)))  # one's catalog: a, b
         await other.ingest(IngestBatch(target(commit="b" * 7), (junit("a", "b", "c"),)))
         await one.ingest(IngestBatch(target(commit="c" * 7), (junit("a", "c", "d"),)))
@@ -96,6 +95,13 @@ async def test_keys_another_process_added_are_found(tmp_path: Path) -> None:
             "SELECT t.key FROM test_cases c JOIN tests t ON t.id = c.test_id WHERE c.run_id = 3"
         )
         assert sorted(r[0] for r in rows) == ["C a", "C c", "C d"]
+
+
+async def test_a_key_twice_in_one_report_is_one_test(store: SqlStore) -> None:
+    await store.ingest(IngestBatch(target(), (junit("a", "b", "a"),)))
+    assert sorted(await test_ids(store)) == ["C a", "C b"]
+    cases = await store.db.fetchall("SELECT test_id FROM test_cases ORDER BY id")
+    assert [r[0] for r in cases] == [1, 2, 1]
 
 
 def test_the_catalog_memory_is_bounded() -> None:

@@ -6,6 +6,7 @@ import hashlib
 import sqlite3
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from common.db import SchemaTooNew
@@ -26,6 +27,8 @@ from results.store import SqlStore, open_store
 from results.store.dashboard import RUN_CASES
 from results.store.linecodec import decode_branches, decode_lines, encode_branches, encode_lines
 from results.store.queries import failing_keys_sql
+from results.store.rows import PASSED_CASE_COLUMNS
+from results.store.runs import PATHS_PER_DELETE
 from results.store.schema import MIGRATIONS
 from tests.results.stores import sqlite_store, store
 from tests.results.support import RUN_TABLES
@@ -216,6 +219,15 @@ async def test_shards_merge_coverage_by_line_union(store: SqlStore) -> None:
     ]
 
 
+async def test_a_shard_replaces_more_files_than_one_delete_takes(store: SqlStore) -> None:
+    paths = [f"f{i}.py" for i in range(PATHS_PER_DELETE + 1)]
+    key = target(run_key="shards")
+    await store.ingest(IngestBatch(key, (coverage({p: ({1}, {2}) for p in paths}),)))
+    await store.ingest(IngestBatch(key, (coverage({p: ({2}, {1}) for p in paths}),)))
+    rows = await store.db.fetchall("SELECT path, covered, uncovered FROM coverage_files")
+    assert sorted(tuple(r) for r in rows) == sorted((p, "1-2", "") for p in paths)
+
+
 async def test_a_known_file_is_skipped_not_added(store: SqlStore) -> None:
     report = junit(("a", TestStatus.PASSED))
     key = target(run_key="k")
@@ -323,6 +335,40 @@ async def test_deleting_a_run_deletes_its_cases_and_coverage(store: SqlStore) ->
     for table in ("test_cases", "suites", "uploads", "coverage_files"):
         found = await store.db.fetchall(f"SELECT DISTINCT run_id FROM {table}")  # noqa: S608
         assert [row[0] for row in found] in ([kept.run.run_id], []), table
+
+
+async def test_cases_and_tests_must_name_rows_that_exist(store: SqlStore) -> None:
+    """SQLite by its foreign keys; PostgreSQL by triggers over all a statement's rows (V5)."""
+    run = (await store.ingest(IngestBatch(target(), (junit(("a", TestStatus.PASSED)),)))).run
+    case = await store.db.fetchone("SELECT upload_id, test_id FROM test_cases")
+    assert case is not None
+    upload_id, test_id = case[0], case[1]
+    cases = [(run.run_id, upload_id, test_id, "passed", 1), (run.run_id, 999, test_id, "passed", 1)]
+    tests = [(run.project_id, "k1", "s", "C", "n", run.run_id), (999, "k2", "s", "C", "n", 1)]
+    refused = (sqlite3.IntegrityError, psycopg.errors.ForeignKeyViolation)
+    for table, columns, rows in (
+        ("test_cases", PASSED_CASE_COLUMNS, cases),
+        ("tests", ("project_id", "key", "suite", "classname", "name", "first_run_id"), tests),
+    ):
+        with pytest.raises(refused):
+            async with store.db.transaction() as conn:
+                await conn.copy_rows(table, columns, rows)
+        found = await store.db.fetchall(f"SELECT id FROM {table}")  # noqa: S608
+        assert len(found) == 1, table
+
+
+async def test_deleting_a_project_deletes_its_tests_runs_and_cases(store: SqlStore) -> None:
+    kept = await store.ingest(
+        IngestBatch(target(project="kept"), (junit(("a", TestStatus.PASSED)),))
+    )
+    gone = await store.ingest(IngestBatch(target(), (junit(("b", TestStatus.FAILED)),)))
+    await store.db.write("DELETE FROM projects WHERE id = ?", (gone.run.project_id,))
+    tests = await store.db.fetchall("SELECT DISTINCT project_id FROM tests")
+    assert [row[0] for row in tests] == [kept.run.project_id]
+    for table in ("test_cases", "uploads", "runs"):
+        column = "id" if table == "runs" else "run_id"
+        found = await store.db.fetchall(f"SELECT DISTINCT {column} FROM {table}")  # noqa: S608
+        assert [row[0] for row in found] == [kept.run.run_id], table
 
 
 @pytest.mark.parametrize("head", [_NEWEST, _BY_NAME])

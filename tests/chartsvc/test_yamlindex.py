@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import random
+import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
 from chartsvc.repos import index, yamlindex
-from scripts.bench.chartsvc_index import generate_index
 
 # As Helm (go-yaml v2 through sigs.k8s.io/yaml) writes an index: sorted keys, indentless sequences,
 # long plain scalars folded, quoting where needed, block scalars for multi-line text.
@@ -169,6 +169,9 @@ def test_other_shapes_step_aside(text: str) -> None:
 
 def test_a_large_generated_index_takes_the_fast_reader_and_matches_the_library() -> None:
     """The speed-up itself is measured in scripts/bench/chartsvc_index.py, not timed here."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts" / "bench"))
+    from chartsvc_index import generate_index
+
     document = json.loads(generate_index(20, 25))
     raw = yaml.safe_dump(document).encode()
     assert yamlindex.read(raw.decode()) is not None  # the Helm-shape reader accepts it whole

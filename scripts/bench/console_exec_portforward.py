@@ -4,9 +4,11 @@ port-forward, each against the same thing done directly.
 Targets (issue 14): the exec round trip at most 1.5x the same round trip made with
 kubernetes_asyncio's stream client straight to the simulator; a GET through a console
 port-forward at most 1.5x the same GET through ``kubectl port-forward``. Both baselines are
-measured in the same run against the same simulated cluster (in this process, one node alive),
-round by round in turns with the console (which goes first alternates), so that both see the same
-load on a shared machine; the console runs in a child (this script with ``--serve-console``).
+measured in the same run against the same simulated cluster (one node alive), round by round in turns with the console (which goes first alternates), so that both see the same
+load on a shared machine; the console runs in a child (this script with ``--serve-console``). The
+simulator runs in a child of its own (``--serve-sim``), as ``wharf kubesim`` does beside the
+services: a user's client does not share a process, and its interpreter lock, with the API server;
+``--simulator thread`` runs it on a thread of this process instead, as earlier runs did.
 The exec rounds also go through a bare WebSocket relay in a child process of its own (``--serve-
 relay``): its ratio is the floor any proxy hop reaches here, whatever its code. The console's and
 the relay's CPU per round (``/proc``, user + system) are printed too: on a shared machine they vary
@@ -22,6 +24,7 @@ import asyncio
 import base64
 import contextlib
 import os
+import secrets
 import statistics
 import subprocess
 import sys
@@ -42,6 +45,7 @@ from harness import (
     loop_name,
     percentile,
     read_ready,
+    start_child,
     start_console,
     stop_child,
 )
@@ -179,13 +183,61 @@ def serve_relay(upstream: str, token: str, cafile: str, port: int) -> None:
     web.run_app(app, host="127.0.0.1", port=port, print=announce_ready, access_log=None, loop=loop)
 
 
+@attrs.frozen
+class Cluster:
+    """Where the simulated cluster answers: its URL, admin token, CA file and kubeconfig."""
+
+    url: str
+    token: str
+    cafile: str
+    kubeconfig: Path
+
+
+def serve_sim(directory: str, port: int, token: str) -> None:
+    """Child side: the simulator of :func:`bench` on ``port`` with ``token``; prints ``ready`` and
+    its event loop once it answers, then runs until stdin closes."""
+    loop = eventloop.chosen(os.environ)
+    sim = Simulator(Path(directory), token=token, port=port, context="bench", nodes=1,
+                    event_loop=loop)  # fmt: skip
+    sim.start()
+    print(f"ready {loop}", flush=True)
+    sys.stdin.read()
+    sim.stop()
+
+
+@contextlib.asynccontextmanager
+async def simulated_cluster(directory: Path, where: str) -> AsyncIterator[Cluster]:
+    """The bench's simulator, on a thread of this process or in a child process of its own."""
+    port, token = free_port(), secrets.token_urlsafe(24)
+    cluster = Cluster(f"https://127.0.0.1:{port}", token, str(directory / "ca.crt"),
+                      directory / "kubeconfig")  # fmt: skip
+    if where == "thread":
+        loop = eventloop.chosen(os.environ)
+        with Simulator(directory, token=token, port=port, context="bench", nodes=1,
+                       event_loop=loop) as sim:  # fmt: skip
+            print(f"simulator: {sim.call(lambda _: loop_name())} event loop, on a thread of the "
+                  "benchmark's process", file=sys.stderr, flush=True)  # fmt: skip
+            yield cluster
+        return
+    child, announced = await asyncio.to_thread(
+        start_child, __file__, "--serve-sim", str(directory), str(port), token
+    )
+    print(
+        f"simulator: {announced} event loop, in a process of its own", file=sys.stderr, flush=True
+    )
+    try:
+        yield cluster
+    finally:
+        stop_child(child)
+
+
 @contextlib.asynccontextmanager
 async def relay_exec(
-    sim: Simulator, session: aiohttp.ClientSession
+    cluster: Cluster, session: aiohttp.ClientSession
 ) -> AsyncIterator[tuple[aiohttp.ClientWebSocketResponse, int]]:
     """The echo program through :func:`serve_relay` (a child process), and that process's id."""
     port = free_port()
-    args = [sim.url, sim.token, str(sim.directory / "ca.crt"), str(port)]
+    args = [cluster.url, cluster.token, cluster.cafile, str(port)]
     child = await asyncio.create_subprocess_exec(
         sys.executable, __file__, "--serve-relay", *args, stdout=subprocess.PIPE
     )
@@ -221,14 +273,14 @@ async def exec_direct(api: Any) -> AsyncIterator[aiohttp.ClientWebSocketResponse
 
 
 async def exec_rounds(
-    api: Any, sim: Simulator, session: aiohttp.ClientSession, base: str, rounds: int, *, pid: int
+    api: Any, cluster: Cluster, session: aiohttp.ClientSession, base: str, rounds: int, *, pid: int
 ) -> Paired:
     params = [("cluster", "bench"), ("namespace", NAMESPACE), ("pod", "shell")]
     params += [("command", part) for part in ECHO]
     async with (
         exec_direct(api) as direct,
         session.ws_connect(f"{base}/ws/exec", params=params, headers=AUTH) as console,
-        relay_exec(sim, session) as (relay, relay_pid),
+        relay_exec(cluster, session) as (relay, relay_pid),
     ):
         return await paired(
             rounds,
@@ -297,43 +349,52 @@ def report(what: str, found: Paired, baseline: str) -> None:
 
 
 async def bench(args: argparse.Namespace) -> None:
-    from kubernetes_asyncio import client, config
-
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    loop = eventloop.chosen(os.environ)
-    with (
-        tempfile.TemporaryDirectory() as tmp,
-        Simulator(Path(tmp), context="bench", nodes=1, event_loop=loop) as sim,
-    ):
-        print(f"benchmark and simulator: {loop_name()} and {sim.call(lambda _: loop_name())} "
-              "event loops", file=sys.stderr, flush=True)  # fmt: skip
-        cfg = client.Configuration()
-        await config.load_kube_config(str(sim.kubeconfig_path), client_configuration=cfg)
-        async with client.ApiClient(cfg) as api:
-            print("seeding the cluster", file=sys.stderr, flush=True)
-            await seed(api)
-            console = start_console(__file__, sim.kubeconfig_path, port, f"{tmp}/console")
-            try:
-                async with aiohttp.ClientSession() as session:
-                    print("measuring: exec", file=sys.stderr, flush=True)
-                    execs = await exec_rounds(api, sim, session, base, args.rounds, pid=console.pid)
-                    print("measuring: port-forward", file=sys.stderr, flush=True)
-                    gets = await forward_rounds(
-                        session, base, sim.kubeconfig_path, args.rounds, pid=console.pid
-                    )
-            finally:
-                stop_child(console)
+    print(f"benchmark: {loop_name()} event loop", file=sys.stderr, flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "sim").mkdir()
+        async with simulated_cluster(Path(tmp) / "sim", args.simulator) as cluster:
+            execs, gets = await measure(cluster, args.rounds, tmp)
     report("exec echo round trip", execs, "kubernetes_asyncio stream client direct")
     report("HTTP GET through a port-forward", gets, "kubectl port-forward")
 
 
+async def measure(cluster: Cluster, rounds: int, tmp: str) -> tuple[Paired, Paired]:
+    """Seed the cluster, start the console over it, and time both kinds of rounds."""
+    from kubernetes_asyncio import client, config
+
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    cfg = client.Configuration()
+    await config.load_kube_config(str(cluster.kubeconfig), client_configuration=cfg)
+    async with client.ApiClient(cfg) as api:
+        print("seeding the cluster", file=sys.stderr, flush=True)
+        await seed(api)
+        console = start_console(__file__, cluster.kubeconfig, port, f"{tmp}/console")
+        try:
+            async with aiohttp.ClientSession() as session:
+                print("measuring: exec", file=sys.stderr, flush=True)
+                execs = await exec_rounds(api, cluster, session, base, rounds, pid=console.pid)
+                print("measuring: port-forward", file=sys.stderr, flush=True)
+                gets = await forward_rounds(
+                    session, base, cluster.kubeconfig, rounds, pid=console.pid
+                )
+        finally:
+            stop_child(console)
+    return execs, gets
+
+
 def options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rounds", type=int, default=200)
+    parser.add_argument(
+        "--simulator", choices=("process", "thread"), default="process",
+        help="run the simulator in a child process (default) or on a thread of this one",
+    )  # fmt: skip
 
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--serve-relay"]:
         serve_relay(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]))
+    elif sys.argv[1:2] == ["--serve-sim"]:
+        serve_sim(sys.argv[2], int(sys.argv[3]), sys.argv[4])
     else:
         console_bench_main(__doc__, bench, options)

@@ -7,8 +7,10 @@ This is the only module that reads argv. The services come from the literal tabl
 from __future__ import annotations
 
 import argparse
+import asyncio
 import enum
 import errno
+import logging
 import os
 import socket
 import sys
@@ -24,6 +26,8 @@ from common.cli import configure_logging, load_command_settings, settings_args
 from common.config import ConfigError, describe
 from common.logs import AccessLogger
 from wharf.services import SERVICES
+
+logger = logging.getLogger(__name__)
 
 #: Seconds in-flight requests get to finish after SIGTERM before the server stops anyway.
 SHUTDOWN_TIMEOUT_S = 30.0
@@ -120,6 +124,8 @@ def _serve(args: argparse.Namespace) -> int:
     if port_in_use(args.host, port):  # before any state opens
         return _port_taken(args.host, port)
     configure_logging(args.log_level, json_lines=args.log_format == "json")
+    loop = event_loop()
+    logger.info("event loop: %s", loop_name(loop))
     app = service.create_app(settings, dict(os.environ))
 
     def announce(_: str) -> None:
@@ -139,12 +145,25 @@ def _serve(args: argparse.Namespace) -> int:
             shutdown_timeout=SHUTDOWN_TIMEOUT_S,
             handle_signals=True,
             print=announce,
+            loop=loop,
         )
     except OSError as exc:
         if exc.errno != errno.EADDRINUSE:
             raise
         return _port_taken(args.host, port)  # taken between the check and the bind
     return 0
+
+
+def event_loop() -> asyncio.AbstractEventLoop:
+    """The event loop ``wharf serve`` runs a service on: the one place that chooses it (the
+    throughput benchmark runs its hello-world baseline on the same, to compare like with like)."""
+    return asyncio.new_event_loop()
+
+
+def loop_name(loop: asyncio.AbstractEventLoop) -> str:
+    """``module.Class`` of ``loop``, as the start-up log line and the benchmark name it."""
+    kind = type(loop)
+    return f"{kind.__module__}.{kind.__qualname__}"
 
 
 def port_in_use(host: str, port: int) -> bool:

@@ -20,9 +20,13 @@ async def get_gate(request: web.Request) -> web.Response:
     query = gate.read_query(validated(request).query)
     settings = request.app[keys.SETTINGS].gate
     verdict = await gate.evaluate(
-        request.app[keys.STORE], settings, query, can_read=can_read(request)
+        request.app[keys.STORE],
+        settings,
+        query,
+        can_read=can_read(request),
+        cache=request.app[keys.VERDICTS],
     )
-    request.app[keys.METRICS].gate_verdicts.labels(verdict.status).inc()
+    request.app[keys.METRICS].gave(verdict.status)
     return web.json_response(encode_verdict(verdict))
 
 

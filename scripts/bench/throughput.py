@@ -2,8 +2,8 @@
 connections, against a bare aiohttp hello-world (no access log) measured in the same run; the service
 process's CPU time per request (``/proc/<pid>/stat``, user + system, over the measured requests),
 which is the steady figure on a shared machine where req/s swing with the neighbours' load; and what
-each part of Wharf's request path costs, added to the hello-world one at a time (the access log,
-the metrics, the request id and the problem middlewares).
+each part of Wharf's request path costs, added to the hello-world one at a time (the access log, then
+the envelope middleware every service has outermost: request id, problem details and metrics).
 
 Each service runs as ``wharf serve`` in a child process, as deployed: access log on (written to a
 file, as journald would take it), metrics on. Endpoints: chartsvc ``GET /api/v1/repos``, console
@@ -59,26 +59,22 @@ def ensure_wrk() -> str:
 
 
 #: What the hello-world gets, one more at a time, to price each part of Wharf's request path.
-LAYERS = ("access-log", "metrics", "request-id", "problems")
+LAYERS = ("access-log", "envelope")
 
 
 def hello_world(port: int, layers: Sequence[str]) -> None:
     """The baseline server: one handler, on ``wharf serve``'s event loop; with ``layers``, Wharf's
     own middlewares and access log (to stderr, as ``wharf serve`` writes it)."""
     sys.path.insert(0, str(ROOT))
-    from common.app import problem_middleware, request_id_middleware
+    from common.app import envelope_middleware
     from common.logs import AccessLogger, configure_logging
-    from common.metrics import Metrics, metrics_middleware
+    from common.metrics import Metrics
     from wharf.cli import event_loop, loop_name
 
     async def hello(request: web.Request) -> web.Response:
         return web.Response(text="Hello, world")
 
-    middlewares = {
-        "metrics": metrics_middleware(Metrics("bench")),
-        "request-id": request_id_middleware,
-        "problems": problem_middleware,
-    }
+    middlewares = {"envelope": envelope_middleware(Metrics("bench"))}
     app = web.Application(middlewares=[middlewares[m] for m in LAYERS if m in layers[1:]])
     app.router.add_get("/", hello)
     app.router.add_get("/actuator/health/readiness", hello)  # for wait_ready

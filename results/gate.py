@@ -23,7 +23,7 @@ This module must not know HTTP or SQL.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, NoReturn
 
 import attrs
@@ -103,6 +103,9 @@ class VerdictCache:
 
     limit: int = KEPT_VERDICTS
     _kept: dict[GateQuery, tuple[int, Project, Verdict]] = attrs.field(factory=dict)
+    #: What a door made of a verdict (JSON for HTTP), by the verdict's identity: a kept verdict
+    #: is the same object each time, so it is encoded once.
+    _encoded: dict[int, tuple[Verdict, bytes]] = attrs.field(factory=dict)
 
     def get(self, query: GateQuery, version: int | None) -> tuple[Project, Verdict] | None:
         kept = self._kept.get(query)
@@ -119,6 +122,17 @@ class VerdictCache:
         if len(self._kept) >= self.limit:
             del self._kept[next(iter(self._kept))]
         self._kept[query] = (version, project, verdict)
+
+    def encoded(self, verdict: Verdict, encode: Callable[[Verdict], bytes]) -> bytes:
+        """``encode(verdict)``, made once per verdict object."""
+        made = self._encoded.get(id(verdict))
+        if made is not None and made[0] is verdict:
+            return made[1]
+        body = encode(verdict)
+        if len(self._encoded) >= self.limit:
+            del self._encoded[next(iter(self._encoded))]
+        self._encoded[id(verdict)] = (verdict, body)
+        return body
 
 
 async def evaluate(

@@ -26,6 +26,7 @@ from common.openapi import Spec
 from common.throttle import LoginThrottle
 from results import keys, wiring
 from results import web as pages
+from results.gate import VerdictCache
 from results.http import accounts, badges, events, gate, history, ingest, projects, runs
 from results.ingest import Ingestor
 from results.metrics import ResultsMetrics
@@ -85,6 +86,7 @@ def create_app(
     )
     app[keys.SETTINGS] = svc
     app[keys.LOGIN_THROTTLE] = LoginThrottle()
+    app[keys.VERDICTS] = VerdictCache()
     app[keys.METRICS] = ResultsMetrics.register(app[METRICS], subscribers=lambda: _subscribers(app))
     listeners: list[RunListener] = []
     app[keys.RUN_LISTENERS] = listeners

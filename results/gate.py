@@ -12,24 +12,32 @@ Semantics follow the original project where it was right and fix where it was no
 Missing data (no coverage, no baseline, zero tests) is never a silent pass: the rule's detail
 names what is missing, ``missing`` lists it, and a configured policy decides the answer.
 
+CI asks the gate far more often than it uploads, so verdicts are kept (``VerdictCache``) while the
+store's data version stays the same: any commit by anyone (an ingest, an admin command changing a
+project's visibility, whatever comes later) changes it, and a store that cannot tell without a
+round trip (PostgreSQL, whose other replicas commit unseen) gets nothing kept. Who may read the
+project is decided per request, against the project as of the same version.
+
 This module must not know HTTP or SQL.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, NoReturn
 
 import attrs
 
 from results import fields
 from results.errors import CommitOrBranchRequired, NoMatchingRun, ProjectNotFound
-from results.runs import CanRead, RunSummary
+from results.runs import CanRead, Project, RunSummary
 from results.settings import GateSettings, MissingDataPolicy
 from results.store import Store
 
 #: Failing test names listed in a new-failures detail before "and N more".
 LISTED_FAILURES = 5
+#: Verdicts kept at most (the oldest goes first): a few hundred bytes each.
+KEPT_VERDICTS = 1024
 
 
 @attrs.frozen
@@ -89,11 +97,73 @@ def read_query(params: Mapping[str, Any]) -> GateQuery:
     )
 
 
+@attrs.define
+class VerdictCache:
+    """Verdicts (with their project) by query, each valid for the data version it was made at."""
+
+    limit: int = KEPT_VERDICTS
+    _kept: dict[GateQuery, tuple[int, Project, Verdict]] = attrs.field(factory=dict)
+    #: What a door made of a verdict (JSON for HTTP), by the verdict's identity: a kept verdict
+    #: is the same object each time, so it is encoded once.
+    _encoded: dict[int, tuple[Verdict, bytes]] = attrs.field(factory=dict)
+
+    def get(self, query: GateQuery, version: int | None) -> tuple[Project, Verdict] | None:
+        kept = self._kept.get(query)
+        if kept is None or version is None or kept[0] != version:
+            return None
+        return kept[1], kept[2]
+
+    def put(
+        self, query: GateQuery, version: int | None, project: Project, verdict: Verdict
+    ) -> None:
+        if version is None:
+            return
+        self._kept.pop(query, None)
+        if len(self._kept) >= self.limit:
+            del self._kept[next(iter(self._kept))]
+        self._kept[query] = (version, project, verdict)
+
+    def encoded(self, verdict: Verdict, encode: Callable[[Verdict], bytes]) -> bytes:
+        """``encode(verdict)``, made once per verdict object."""
+        made = self._encoded.get(id(verdict))
+        if made is not None and made[0] is verdict:
+            return made[1]
+        body = encode(verdict)
+        if len(self._encoded) >= self.limit:
+            del self._encoded[next(iter(self._encoded))]
+        self._encoded[id(verdict)] = (verdict, body)
+        return body
+
+
 async def evaluate(
-    store: Store, settings: GateSettings, query: GateQuery, *, can_read: CanRead
+    store: Store,
+    settings: GateSettings,
+    query: GateQuery,
+    *,
+    can_read: CanRead,
+    cache: VerdictCache | None = None,
 ) -> Verdict:
+    """The verdict for ``query``; through ``cache`` when given (one per app: ``settings`` are
+    the app's, fixed while it runs)."""
     if query.commit is None and query.branch is None:
         raise CommitOrBranchRequired()
+    # Read before the queries: a commit while they run leaves the kept verdict already stale.
+    version = store.data_version() if cache is not None else None
+    kept = cache.get(query, version) if cache is not None else None
+    if kept is not None:
+        project, verdict = kept
+        if not can_read(project):
+            raise ProjectNotFound(query.project)
+        return verdict
+    project, verdict = await _judge(store, settings, query, can_read)
+    if cache is not None:
+        cache.put(query, version, project, verdict)
+    return verdict
+
+
+async def _judge(
+    store: Store, settings: GateSettings, query: GateQuery, can_read: CanRead
+) -> tuple[Project, Verdict]:
     found = await store.project_run(
         query.project, flag=query.flag, commit=query.commit, branch=query.branch
     )
@@ -109,7 +179,7 @@ async def evaluate(
     rules = [judge.new_failures(), judge.coverage_drop()]
     if settings.min_line_coverage is not None:
         rules.append(judge.min_coverage(settings.min_line_coverage))
-    return Verdict(run, tuple(rules), baseline, tuple(judge.missing), notes)
+    return project, Verdict(run, tuple(rules), baseline, tuple(judge.missing), notes)
 
 
 async def _explain_miss(store: Store, query: GateQuery, can_read: CanRead) -> NoReturn:

@@ -13,6 +13,7 @@ from common.throttle import LoginThrottle
 from results.accounts import Accounts, Principal
 from results.dashboard import Dashboard
 from results.events import EventHub
+from results.gate import VerdictCache
 from results.ingest import Ingestor
 from results.metrics import ResultsMetrics
 from results.reads import ReadStore
@@ -36,4 +37,6 @@ READS: web.AppKey[ReadStore] = web.AppKey("results.reads")
 DASHBOARD = web.AppKey("results.dashboard", Dashboard)
 #: This service's own Prometheus series (``results.metrics``), set in ``app.create_app``.
 METRICS: web.AppKey[ResultsMetrics] = web.AppKey("results.metrics")
+#: Gate verdicts kept while the store's data is unchanged (``results.gate``), set in ``app.create_app``.
+VERDICTS = web.AppKey("results.verdicts", VerdictCache)
 PRINCIPAL = web.RequestKey("results.principal", Principal)

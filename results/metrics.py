@@ -24,6 +24,8 @@ class ResultsMetrics:
     ingest_cases: Counter
     ingest_seconds: Histogram
     gate_verdicts: Counter
+    #: The labelled child per verdict status, looked up once (``labels()`` costs per call).
+    _by_status: dict[str, Counter] = attrs.field(init=False, factory=dict)
 
     @classmethod
     def register(cls, metrics: Metrics, *, subscribers: Callable[[], float]) -> ResultsMetrics:
@@ -34,8 +36,6 @@ class ResultsMetrics:
         verdicts = metrics.counter(
             "results_gate_verdicts", "Quality-gate verdicts given, by status.", ("status",)
         )
-        for status in ("PASSED", "FAILED"):
-            verdicts.labels(status)
         return cls(
             ingest_bytes=metrics.counter(
                 "results_ingest_bytes", "Bytes of report files ingested (as uploaded)."
@@ -50,6 +50,14 @@ class ResultsMetrics:
             ),
             gate_verdicts=verdicts,
         )
+
+    def __attrs_post_init__(self) -> None:
+        for status in ("PASSED", "FAILED"):  # both series exist from the start, at zero
+            self._by_status[status] = self.gate_verdicts.labels(status)
+
+    def gave(self, status: str) -> None:
+        """A gate verdict of ``status`` was given."""
+        self._by_status[status].inc()
 
     def ingested(self, *, size: int, cases: int, seconds: float) -> None:
         self.ingest_bytes.inc(size)

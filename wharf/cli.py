@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import enum
 import errno
+import logging
 import os
 import socket
 import sys
@@ -24,6 +25,8 @@ from common.cli import configure_logging, load_command_settings, settings_args
 from common.config import ConfigError, describe
 from common.logs import AccessLogger
 from wharf.services import SERVICES
+
+logger = logging.getLogger(__name__)
 
 #: Seconds in-flight requests get to finish after SIGTERM before the server stops anyway.
 SHUTDOWN_TIMEOUT_S = 30.0
@@ -129,6 +132,7 @@ def _serve(args: argparse.Namespace) -> int:
     if port_in_use(args.host, port):  # before any state opens
         return _port_taken(args.host, port)
     configure_logging(args.log_level, json_lines=args.log_format == "json")
+    logger.info("event loop: %s", loop)
     app = service.create_app(settings, dict(os.environ))
 
     def announce(_: str) -> None:

@@ -38,6 +38,11 @@ class Services:
     clusters: ClusterSource | None = None
     request: web.Request | None = None
 
+    def for_request(self, request: web.Request) -> Services:
+        """These services for the call ``request`` carries (``attrs.evolve`` costs far more, on
+        every request)."""
+        return Services(self.repos, self.charts, self.hub, self.releases, self.clusters, request)
+
     async def cluster(self) -> ClusterTarget:
         if self.clusters is None:
             raise ResolverFailed("no cluster is configured for the release operations")

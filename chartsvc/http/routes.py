@@ -41,8 +41,7 @@ def _handler(call: Call, *, form: bool) -> Handler:
         args = validated(request)
         if form:
             args = attrs.evolve(args, body=await read_chart_form(request))
-        services = attrs.evolve(request.app[SERVICES], request=request)
-        return render(await call(services, args))
+        return render(await call(request.app[SERVICES].for_request(request), args))
 
     return handle
 

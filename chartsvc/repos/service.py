@@ -67,10 +67,10 @@ class RepoService:
     async def configured(self) -> list[config.Repository]:
         # A stat of the file on the loop (microseconds; a thread hop costs far more); a thread
         # only to read it again after a change.
-        entries = self._repo_file.unchanged(self.repositories_file)
-        if entries is None:
-            entries = await asyncio.to_thread(self._repo_file.read, self.repositories_file)
-        return [config.Repository.from_entry(e) for e in entries]
+        repos = self._repo_file.unchanged(self.repositories_file)
+        if repos is None:
+            repos = await asyncio.to_thread(self._repo_file.read, self.repositories_file)
+        return list(repos)
 
     async def get(self, name: str) -> config.Repository:
         config.check_name(name)

@@ -87,6 +87,12 @@ class Database(Protocol):
     async def write(self, sql: str, params: Params = ()) -> Result: ...
     async def close(self) -> None: ...
 
+    def data_version(self) -> int | None:
+        """A number that differs from the last one read whenever anyone (this process or
+        another) has committed a write since, read without a round trip; None when the engine
+        cannot tell without one (PostgreSQL, whose other replicas commit unseen). What a caller
+        derives from reads may be kept while the number stays the same, never on None."""
+
 
 @attrs.frozen
 class Schema:

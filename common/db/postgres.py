@@ -257,6 +257,10 @@ class PgDatabase:
     async def close(self) -> None:
         await self.pool.close()
 
+    def data_version(self) -> int | None:
+        """None: another replica's commit is seen only by asking the server (a round trip)."""
+        return None
+
     @contextlib.asynccontextmanager
     async def transaction(self) -> AsyncIterator[PgConnection]:
         async with self.pool.connection() as conn, conn.transaction():

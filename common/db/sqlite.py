@@ -4,7 +4,8 @@ Writes go through ``transaction()`` only: it holds the single writer connection 
 the whole ``BEGIN IMMEDIATE … COMMIT``, so no other coroutine's statement can slip into an open
 transaction, and any exception (cancellation included) rolls everything back. Reads go to a
 separate ``query_only`` connection: in WAL mode it sees the last committed state and never a
-half-written transaction, and it does not wait behind a long write.
+half-written transaction, and it does not wait behind a long write. A third connection, used on the
+event loop itself, only reads ``PRAGMA data_version`` (see ``data_version``).
 
 Every connection has foreign keys on and a busy timeout (another process, such as the ``wharf``
 admin commands, may hold the lock briefly). ``synchronous=FULL``: a commit survives power loss, at
@@ -77,6 +78,7 @@ class SqliteDatabase:
     path: Path
     _writer: aiosqlite.Connection
     _reader: aiosqlite.Connection
+    _probe: sqlite3.Connection
     _lock: asyncio.Lock = attrs.field(factory=asyncio.Lock)
     backend = "sqlite"
 
@@ -95,12 +97,31 @@ class SqliteDatabase:
         except BaseException:
             await writer.close()
             raise
-        return cls(path, writer, reader)
+        try:
+            probe = await asyncio.to_thread(_probe, path)
+        except BaseException:
+            await reader.close()
+            await writer.close()
+            raise
+        return cls(path, writer, reader, probe)
 
     async def close(self) -> None:
         async with self._lock:
+            self._probe.close()
             await self._reader.close()
             await self._writer.close()
+
+    def data_version(self) -> int | None:
+        """SQLite's ``PRAGMA data_version`` on a connection that never writes: it changes with
+        every commit of any other connection, this process's writer and other processes (the
+        ``wharf`` admin commands) alike. Read on the event loop: it reads the WAL index in
+        shared memory (microseconds, no disk I/O); it never waits for a lock (busy timeout 0),
+        and a busy database answers None (nothing cached may be used)."""
+        try:
+            version: int = self._probe.execute("PRAGMA data_version").fetchone()[0]
+        except sqlite3.Error:
+            return None
+        return version
 
     @contextlib.asynccontextmanager
     async def transaction(self) -> AsyncIterator[SqliteConnection]:
@@ -167,6 +188,18 @@ async def _connect(path: Path, busy_timeout_ms: int, *, query_only: bool) -> aio
             await conn.execute(pragma)
     except BaseException:
         await conn.close()
+        raise
+    return conn
+
+
+def _probe(path: Path) -> sqlite3.Connection:
+    """The ``data_version`` connection: opened here, used on the event loop thread."""
+    conn = sqlite3.connect(path, isolation_level=None, timeout=0, check_same_thread=False)
+    try:
+        conn.execute("PRAGMA busy_timeout = 0")
+        conn.execute("PRAGMA query_only = ON")
+    except BaseException:
+        conn.close()
         raise
     return conn
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -19,11 +20,17 @@ routes = web.RouteTableDef()
 async def get_gate(request: web.Request) -> web.Response:
     query = gate.read_query(validated(request).query)
     settings = request.app[keys.SETTINGS].gate
+    kept = request.app[keys.VERDICTS]
     verdict = await gate.evaluate(
-        request.app[keys.STORE], settings, query, can_read=can_read(request)
+        request.app[keys.STORE], settings, query, can_read=can_read(request), cache=kept
     )
-    request.app[keys.METRICS].gate_verdicts.labels(verdict.status).inc()
-    return web.json_response(encode_verdict(verdict))
+    request.app[keys.METRICS].gave(verdict.status)
+    body = kept.encoded(verdict, _json)
+    return web.Response(body=body, content_type="application/json", charset="utf-8")
+
+
+def _json(verdict: gate.Verdict) -> bytes:
+    return json.dumps(encode_verdict(verdict)).encode("utf-8")
 
 
 def encode_verdict(verdict: gate.Verdict) -> dict[str, Any]:

@@ -63,6 +63,9 @@ class Store(Protocol):
     async def runs_after(self, run_id: int, *, limit: int) -> list[RunSummary]:
         """Runs newer than ``run_id``, oldest first (Last-Event-ID replay)."""
 
+    def data_version(self) -> int | None:
+        """Changes with every commit, by anyone; None when unknown (``Database.data_version``)."""
+
 
 @attrs.define(eq=False)
 class SqlStore:
@@ -111,6 +114,9 @@ class SqlStore:
 
     async def runs_after(self, run_id: int, *, limit: int) -> list[RunSummary]:
         return await queries.runs_after(self.db, run_id, limit=limit)
+
+    def data_version(self) -> int | None:
+        return self.db.data_version()
 
 
 @contextlib.asynccontextmanager

@@ -1,16 +1,24 @@
 """Benchmark: requests per second of each service's cheapest API endpoint under ``wrk`` with 50
-connections, against a bare aiohttp hello-world (no access log) measured in the same run; and what
-each part of Wharf's request path costs, added to the hello-world one at a time (the access log,
-the metrics, the request id and the problem middlewares).
+connections, against a bare aiohttp hello-world (no access log) measured in the same run; the service
+process's CPU time per request (``/proc/<pid>/stat``, user + system, over the measured requests),
+which is the steady figure on a shared machine where req/s swing with the neighbours' load; and what
+each part of Wharf's request path costs, added to the hello-world one at a time (the access log, then
+the envelope middleware every service has outermost: request id, problem details and metrics).
 
 Each service runs as ``wharf serve`` in a child process, as deployed: access log on (written to a
 file, as journald would take it), metrics on. Endpoints: chartsvc ``GET /api/v1/repos``, console
 ``GET /api/v1/clusters``, results ``GET /api/v1/gate`` on a database with one run, and chartsvc's
-liveness probe. ``wrk`` comes from the Debian package; the script installs it when missing (as
-root) or says how to.
+liveness probe. The hello-world runs on the event loop ``wharf serve`` chooses
+(``wharf.cli.event_loop``), and the loop of every process is printed. ``wrk`` comes from the Debian
+package; the script installs it when missing (as root) or says how to.
+
+The neighbours' load comes and goes within seconds, so everything is measured ``--rounds`` times, the
+hello-world again before each endpoint: an endpoint's share is the median of its shares of the
+hello-world measured just before it, and its CPU time per request the least of its rounds (the one
+the neighbours disturbed least).
 
 Target: every endpoint at least 50% of the hello-world's requests/s. Exits 1 when missed. Usage:
-``.venv/bin/python scripts/bench/throughput.py [--seconds 5 --connections 50]``.
+``.venv/bin/python scripts/bench/throughput.py [--seconds 3 --rounds 3 --connections 50]``.
 This script must not be imported by the service.
 """
 
@@ -21,6 +29,7 @@ import asyncio
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -29,16 +38,19 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import aiohttp
+import attrs
 from aiohttp import web
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 
-from harness import free_port, wait_ready  # noqa: E402 - sibling
+from harness import cpu_seconds, free_port, wait_ready  # noqa: E402 - sibling
 
 TARGET = 0.5
 JUNIT = b'<testsuite name="s" tests="1"><testcase classname="c" name="t"/></testsuite>'
+#: The line each server writes to its stderr at start-up naming its event loop.
+LOOP_LINE = re.compile(r"event loop: (\S+)")
 
 
 def ensure_wrk() -> str:
@@ -53,40 +65,53 @@ def ensure_wrk() -> str:
 
 
 #: What the hello-world gets, one more at a time, to price each part of Wharf's request path.
-LAYERS = ("access-log", "metrics", "request-id", "problems")
+LAYERS = ("access-log", "envelope")
 
 
-def hello_world(port: int, layers: Sequence[str], log: Path | None) -> None:
-    """The baseline server: one handler; with ``layers``, Wharf's own middlewares and access log."""
+def hello_world(port: int, layers: Sequence[str]) -> None:
+    """The baseline server: one handler, on ``wharf serve``'s event loop; with ``layers``, Wharf's
+    own middlewares and access log (to stderr, as ``wharf serve`` writes it)."""
     sys.path.insert(0, str(ROOT))
-    from common.app import problem_middleware, request_id_middleware
+    from common import eventloop
+    from common.app import envelope_middleware
     from common.logs import AccessLogger, configure_logging
-    from common.metrics import Metrics, metrics_middleware
+    from common.metrics import Metrics
 
     async def hello(request: web.Request) -> web.Response:
         return web.Response(text="Hello, world")
 
-    middlewares = {
-        "metrics": metrics_middleware(Metrics("bench")),
-        "request-id": request_id_middleware,
-        "problems": problem_middleware,
-    }
+    middlewares = {"envelope": envelope_middleware(Metrics("bench"))}
     app = web.Application(middlewares=[middlewares[m] for m in LAYERS if m in layers[1:]])
     app.router.add_get("/", hello)
     app.router.add_get("/actuator/health/readiness", hello)  # for wait_ready
+    chosen = eventloop.chosen(os.environ)  # the loop `wharf serve` would run on
+    loop = eventloop.new_event_loop(chosen)
+    print(f"event loop: {chosen}", file=sys.stderr, flush=True)
     logged = "access-log" in layers
     if logged:
-        configure_logging("INFO", stream=(log or Path(os.devnull)).open("a"))
+        configure_logging("INFO")
     access = {"access_log_class": AccessLogger} if logged else {"access_log": None}
-    web.run_app(app, host="127.0.0.1", port=port, print=None, **access)
+    web.run_app(app, host="127.0.0.1", port=port, print=None, loop=loop, **access)
+
+
+@attrs.frozen
+class Server:
+    """A server under test: its process and the file its stderr (and access log) goes to."""
+
+    pid: int
+    log: Path
+
+    def event_loop(self) -> str:
+        found = LOOP_LINE.search(self.log.read_text("utf-8", "replace"))
+        return found.group(1) if found else "?"
 
 
 @contextmanager
-def process(command: Sequence[str], log: Path) -> Iterator[None]:
+def process(command: Sequence[str], log: Path) -> Iterator[Server]:
     with log.open("ab") as out:
         proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=out)
     try:
-        yield
+        yield Server(proc.pid, log)
     finally:
         proc.terminate()
         proc.wait(30)
@@ -99,20 +124,38 @@ def serve(service: str, port: int, *settings: str) -> list[str]:
     return command
 
 
-def wrk(binary: str, url: str, *, seconds: int, connections: int) -> float:
-    """Requests per second over ``seconds`` with ``connections`` (after a one-second warm-up)."""
+@attrs.frozen
+class Measured:
+    rate: float  # requests per second
+    cpu_us: float  # the server's CPU time per request, microseconds
+
+    def line(self, name: str) -> str:
+        return f"{name:40} {self.rate:9.0f} req/s {self.cpu_us:7.0f} us CPU/request"
+
+
+def summary(runs: Sequence[Measured]) -> Measured:
+    """The median rate and the least CPU per request of ``runs``."""
+    return Measured(statistics.median(r.rate for r in runs), min(r.cpu_us for r in runs))
+
+
+def wrk(binary: str, url: str, server: Server, *, seconds: int, connections: int) -> Measured:
+    """Requests per second over ``seconds`` with ``connections`` (after a one-second warm-up), and
+    the CPU ``server`` spent per request meanwhile."""
     run = [binary, "-t2", f"-c{connections}"]
     subprocess.run([*run, "-d1s", url], check=True, capture_output=True)
+    cpu = cpu_seconds(server.pid)
     out = subprocess.run(
         [*run, f"-d{seconds}s", url], check=True, capture_output=True, text=True
     ).stdout
+    cpu = cpu_seconds(server.pid) - cpu
     errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     if errors:
         raise RuntimeError(f"{url}: {errors.group(1)} answers were not 2xx")
     found = re.search(r"Requests/sec:\s+([0-9.]+)", out)
-    if not found:
+    count = re.search(r"(\d+) requests in", out)
+    if not found or not count:
         raise RuntimeError(f"no Requests/sec in wrk's output:\n{out}")
-    return float(found.group(1))
+    return Measured(float(found.group(1)), cpu / max(1, int(count.group(1))) * 1e6)
 
 
 async def wait_all(ports: Iterable[int]) -> None:
@@ -143,70 +186,80 @@ async def prepare(ports: dict[str, int]) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seconds", type=int, default=5)
+    parser.add_argument("--seconds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--connections", type=int, default=50)
     parser.add_argument("--hello", type=int, help=argparse.SUPPRESS)  # run the baseline server
     parser.add_argument("--layers", default="", help=argparse.SUPPRESS)
-    parser.add_argument("--log", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.hello:
-        hello_world(args.hello, [layer for layer in args.layers.split(",") if layer], args.log)
+        hello_world(args.hello, [layer for layer in args.layers.split(",") if layer])
         return 0
     binary = ensure_wrk()
     ports = {name: free_port() for name in ("hello", "chartsvc", "results", "console")}
     layered = {layer: free_port() for layer in LAYERS}
     with tempfile.TemporaryDirectory(prefix="wharf-bench-") as tmp, ExitStack() as stack:
         work = Path(tmp)
-        logs = work / "access.log"
         hello = [sys.executable, __file__, "--hello", str(ports["hello"])]
-        chartsvc = serve("chartsvc", ports["chartsvc"], f"chartsvc.data-dir={work / 'chartsvc'}")
-        results = serve("results", ports["results"], f"results.data-dir={work / 'results'}")
-        console = serve(
-            "console",
-            ports["console"],
-            f"console.data-dir={work / 'console'}",
-            "console.clusters.warm-up=false",
-        )
-        for command in (hello, chartsvc, results, console):
-            stack.enter_context(process(command, logs))
+        commands = {
+            "hello": hello,
+            "chartsvc": serve("chartsvc", ports["chartsvc"], f"chartsvc.data-dir={work / 'c'}"),
+            "results": serve("results", ports["results"], f"results.data-dir={work / 'r'}"),
+            "console": serve(
+                "console",
+                ports["console"],
+                f"console.data-dir={work / 'console'}",
+                "console.clusters.warm-up=false",
+            ),
+        }
         for count, layer in enumerate(LAYERS, start=1):
             on = ",".join(LAYERS[:count])
-            command = [*hello[:-1], str(layered[layer]), "--layers", on, "--log", str(logs)]
-            stack.enter_context(process(command, logs))
+            commands[layer] = [*hello[:-1], str(layered[layer]), "--layers", on]
+        servers = {
+            name: stack.enter_context(process(command, work / f"{name}.log"))
+            for name, command in commands.items()
+        }
         asyncio.run(prepare(ports))
-        for port in layered.values():
-            asyncio.run(wait_all([port]))
+        asyncio.run(wait_all(layered.values()))
+        for name, server in servers.items():
+            print(f"{name:12} event loop {server.event_loop()}")
         base = "http://127.0.0.1:{}"
         targets = [
-            ("chartsvc GET /api/v1/repos", base.format(ports["chartsvc"]) + "/api/v1/repos"),
-            ("console GET /api/v1/clusters", base.format(ports["console"]) + "/api/v1/clusters"),
-            (
-                "results GET /api/v1/gate",
-                base.format(ports["results"]) + "/api/v1/gate?project=demo&branch=main",
-            ),
-            (
-                "chartsvc liveness probe",
-                base.format(ports["chartsvc"]) + "/actuator/health/liveness",
-            ),
+            ("chartsvc GET /api/v1/repos", "chartsvc", "/api/v1/repos"),
+            ("console GET /api/v1/clusters", "console", "/api/v1/clusters"),
+            ("results GET /api/v1/gate", "results", "/api/v1/gate?project=demo&branch=main"),
+            ("chartsvc liveness probe", "chartsvc", "/actuator/health/liveness"),
         ]
         measure = {"seconds": args.seconds, "connections": args.connections}
-        baseline = wrk(binary, base.format(ports["hello"]) + "/", **measure)
-        print(f"{'aiohttp hello-world (no access log)':40} {baseline:9.0f} req/s")
+        hello_url = base.format(ports["hello"]) + "/"
+        names = ["hello", *layered, *(name for name, _, _ in targets)]
+        runs: dict[str, list[Measured]] = {name: [] for name in names}
+        shares: dict[str, list[float]] = {name: [] for name in names}
+        for _ in range(args.rounds):
+            for layer, port in layered.items():
+                runs[layer].append(wrk(binary, base.format(port) + "/", servers[layer], **measure))
+            for name, service, path in targets:
+                before = wrk(binary, hello_url, servers["hello"], **measure)
+                got = wrk(binary, base.format(ports[service]) + path, servers[service], **measure)
+                runs["hello"].append(before)
+                runs[name].append(got)
+                shares[name].append(got.rate / before.rate)
+        baseline = summary(runs["hello"])
+        print(baseline.line("aiohttp hello-world (no access log)"))
         previous = baseline
-        for layer, port in layered.items():  # what each part of the request path costs
-            rate = wrk(binary, base.format(port) + "/", **measure)
-            cost_us = (1 / rate - 1 / previous) * 1e6
-            print(f"{'  + ' + layer:40} {rate:9.0f} req/s  {cost_us:+6.0f} us/request", flush=True)
-            previous = rate
+        for layer in layered:  # what each part of the request path costs
+            got = summary(runs[layer])
+            cost = got.cpu_us - previous.cpu_us
+            print(got.line("  + " + layer) + f"  {cost:+5.0f} us CPU", flush=True)
+            previous = got
         missed = 0
-        for name, url in targets:
-            rate = wrk(binary, url, **measure)
-            ratio = rate / baseline
-            verdict = "ok" if ratio >= TARGET else f"below {TARGET:.0%}"
-            missed += ratio < TARGET
-            print(f"{name:40} {rate:9.0f} req/s  {ratio:6.1%}  {verdict}", flush=True)
-        lines = sum(1 for _ in logs.open("rb"))
-        print(f"access log lines written: {lines}")
+        for name, _, _ in targets:
+            share = statistics.median(shares[name])
+            verdict = "ok" if share >= TARGET else f"below {TARGET:.0%}"
+            missed += share < TARGET
+            print(f"{summary(runs[name]).line(name)}  {share:6.1%}  {verdict}", flush=True)
+        written = sum(s.log.read_bytes().count(b" aiohttp.access ") for s in servers.values())
+        print(f"access log lines written: {written}")
     return 1 if missed else 0
 
 

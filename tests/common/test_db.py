@@ -139,3 +139,22 @@ def test_insert_sql_is_the_row_statement() -> None:
     assert insert_sql("items", ("name", "size"), skip_conflicts=True) == (
         "INSERT INTO items (name, size) VALUES (?, ?) ON CONFLICT DO NOTHING"
     )
+
+
+async def test_data_version_moves_with_every_commit_or_is_unknown(
+    db: Database, db_url: str
+) -> None:
+    """What a store may keep derived from reads: SQLite tells without a round trip, by anyone's
+    commit; PostgreSQL cannot (another replica commits unseen), so it never says."""
+    before = db.data_version()
+    if db.backend == "postgresql":
+        assert before is None
+        return
+    assert before is not None
+    assert db.data_version() == before  # nothing committed: the same number
+    await db.write("INSERT INTO items (name) VALUES ('ours')")
+    ours = db.data_version()
+    assert ours not in (None, before)
+    async with open_database(db_url, SCHEMA) as other:  # another connection, as another process
+        await other.write("INSERT INTO items (name) VALUES ('theirs')")
+    assert db.data_version() not in (None, ours)

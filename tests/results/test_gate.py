@@ -300,3 +300,58 @@ async def test_a_private_project_is_a_404_to_anonymous_callers(
     body = await assert_problem(resp, 404, code="project-not-found")
     unknown = await client.get("/api/v1/gate", params={"project": "other", "commit": "a"})
     assert (await unknown.json())["detail"].replace("other", "demo") == body["detail"]
+
+
+# --- kept verdicts: CI asks again and again; any commit must show in the next answer ------------
+
+
+async def test_an_upload_changes_the_verdict_asked_for_before(client: Any) -> None:
+    first = await seed(client, commit="aaaa1111", cases=[("a", "pass")], pct=80)
+    for _ in range(2):  # the second answer is the kept one
+        verdict = await gate(client, branch="main")
+        assert (verdict["runId"], verdict["status"]) == (first, "PASSED")
+    second = await seed(client, commit="bbbb2222", cases=[("a", "fail")], pct=80)
+    verdict = await gate(client, branch="main")
+    assert (verdict["runId"], verdict["status"]) == (second, "FAILED")
+    assert verdict["baseline"]["runId"] == first
+
+
+async def test_a_second_upload_into_the_same_run_changes_its_kept_verdict(client: Any) -> None:
+    """A sharded CI job uploads its reports into one run (``runKey``): same run, new failures."""
+    shard = {"project": "demo", "commit": "aaaa1111", "runKey": "build-7"}
+    one = await ingest_ok(client, **shard, junit=[junit_xml([("a", "pass")], suite="one")])
+    for _ in range(2):
+        assert (await gate(client, commit="aaaa1111"))["status"] == "PASSED"
+    two = await ingest_ok(client, **shard, junit=[junit_xml([("b", "fail")], suite="two")])
+    assert two["runId"] == one["runId"]
+    verdict = await gate(client, commit="aaaa1111")
+    assert (verdict["runId"], verdict["status"]) == (one["runId"], "FAILED")
+    assert verdict["tests"] == 2
+
+
+async def test_a_commit_by_another_connection_reaches_a_kept_verdict(
+    client: Any, tmp_path: Path
+) -> None:
+    """As ``wharf results project visibility`` does from the shell: another process's commit."""
+    await seed(client, commit="aaaa1111")
+    query = {"project": "demo", "commit": "aaaa1111"}
+    for _ in range(2):
+        assert (await client.get("/api/v1/gate", params=query)).status == 200
+    conn = sqlite3.connect(db_path(settings_for(tmp_path)))
+    with conn:
+        conn.execute("UPDATE projects SET visibility = 'PRIVATE'")
+    conn.close()
+    await assert_problem(await client.get("/api/v1/gate", params=query), 404)
+    conn = sqlite3.connect(db_path(settings_for(tmp_path)))
+    with conn:
+        conn.execute("UPDATE projects SET visibility = 'PUBLIC'")
+    conn.close()
+    assert (await client.get("/api/v1/gate", params=query)).status == 200
+
+
+async def test_kept_verdicts_are_still_counted(client: Any) -> None:
+    await seed(client, commit="aaaa1111")
+    for _ in range(3):
+        await gate(client, commit="aaaa1111")
+    scrape = await (await client.get("/actuator/prometheus")).text()
+    assert 'results_gate_verdicts_total{status="PASSED"} 3.0' in scrape

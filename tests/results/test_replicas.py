@@ -70,13 +70,22 @@ async def test_an_ingest_on_one_replica_reaches_the_other(pg_url: str, tmp_path:
         assert (event["event"], event["id"]) == ("run", str(run["runId"]))
         assert json.loads(event["data"])["project"] == "shop"
         resp.close()
-        gate = await http.get(f"{b}/api/v1/gate", params={"project": "shop", "branch": "main"})
-        assert gate.status == 200
-        assert (await gate.json())["runId"] == run["runId"]
+        query = {"project": "shop", "branch": "main"}
+        for _ in range(2):  # asked again: whatever B may keep must not outlive A's next upload
+            gate = await http.get(f"{b}/api/v1/gate", params=query)
+            assert gate.status == 200
+            assert (await gate.json())["runId"] == run["runId"]
+        failing = junit_xml([("a", "fail"), ("b", "fail")])
+        posted = await http.post(f"{a}/api/v1/ingest", data=form(project="shop", junit=[failing]))
+        assert posted.status == 201, await posted.text()
+        newer = await posted.json()
+        verdict = await (await http.get(f"{b}/api/v1/gate", params=query)).json()
+        assert (verdict["runId"], verdict["status"]) == (newer["runId"], "FAILED")
         replay = await http.get(f"{b}/api/v1/events", headers={"Last-Event-ID": "0"})
         replayed = EventReader(replay)
         assert (await replayed.next(timeout=10))["event"] == "connected"
         assert (await replayed.next(timeout=10))["id"] == str(run["runId"])
+        assert (await replayed.next(timeout=10))["id"] == str(newer["runId"])
         replay.close()
 
 

@@ -1,0 +1,99 @@
+"""Parameter checks in plain Python (``common.openapi.quick_checks``) say exactly what the compiled
+jsonschema validator says, in the same order, for every parameter of the three services' specs."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from common.openapi import Param, Spec, _message, load_document, quick_checks
+
+ROOT = Path(__file__).resolve().parents[2]
+PROBES: tuple[Any, ...] = (
+    "",
+    "a",
+    "demo",
+    "a b",
+    "main/feature-1",
+    "A1B2C3D",
+    "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678",
+    "x" * 64,
+    "x" * 300,
+    "../etc",
+    "default",
+    "Pods",
+    "é",
+    0,
+    -1,
+    1,
+    5,
+    1000,
+    10**9,
+    2.5,
+    True,
+    False,
+)
+
+
+@functools.cache
+def params() -> list[Param]:
+    found = []
+    for service in ("chartsvc", "results", "console"):
+        spec = Spec.from_document(load_document(ROOT / "spec" / f"{service}.yaml"))
+        found += [p for op in spec.operations.values() for p in op.params]
+    return found
+
+
+def test_nearly_every_parameter_takes_the_quick_path() -> None:
+    every = params()
+    quick = [p for p in every if p.quick is not None]
+    assert len(quick) >= 0.9 * len(every)
+
+
+@pytest.mark.parametrize("value", PROBES, ids=repr)
+def test_quick_checks_agree_with_the_validator(value: Any) -> None:
+    for param in params():
+        if param.quick is None:
+            continue
+        slow = [_message(e) for e in param.validator.iter_errors(value)]
+        assert param.quick(value) == slow, (param.name, param.schema)
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "array", "items": {"type": "string"}},
+        {"type": ["string", "null"]},
+        {"type": "string", "format": "date-time"},
+        {"$ref": "#/components/schemas/Name"},
+        {"enum": [1, 2]},
+        {"anyOf": [{"type": "string"}]},
+    ],
+)
+def test_other_schemas_are_left_to_the_validator(schema: dict[str, Any]) -> None:
+    assert quick_checks(schema) is None
+
+
+def test_each_rule_in_schema_order() -> None:
+    check = quick_checks({"type": "string", "pattern": "^[a-z]+$", "maxLength": 3, "default": "a"})
+    assert check is not None
+    assert check("abc") == []
+    assert check("ABCD") == ["must match ^[a-z]+$", "must be at most 3 characters"]
+    assert check(7) == ["must be of type string"]
+    bounded = quick_checks({"type": "integer", "minimum": 1, "maximum": 10})
+    assert bounded is not None
+    assert (bounded(0), bounded(11), bounded(True)) == (
+        ["must be >= 1"],
+        ["must be <= 10"],
+        ["must be of type integer"],
+    )
+    listed = quick_checks({"type": "string", "enum": ["a", "b"]})
+    assert listed is not None
+    assert (listed("a"), listed("c"), listed(1)) == (
+        [],
+        ["must be one of a, b"],
+        ["must be of type string", "must be one of a, b"],
+    )

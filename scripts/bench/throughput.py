@@ -9,7 +9,7 @@ Each service runs as ``wharf serve`` in a child process, as deployed: access log
 file, as journald would take it), metrics on. Endpoints: chartsvc ``GET /api/v1/repos``, console
 ``GET /api/v1/clusters``, results ``GET /api/v1/gate`` on a database with one run, and chartsvc's
 liveness probe. The hello-world runs on the event loop ``wharf serve`` chooses
-(``wharf.cli.event_loop``), and the loop of every process is printed. ``wrk`` comes from the Debian
+(``common.eventloop``), and the loop of every process is printed. ``wrk`` comes from the Debian
 package; the script installs it when missing (as root) or says how to.
 
 The neighbours' load comes and goes within seconds, so everything is measured ``--rounds`` times, the

@@ -3,7 +3,11 @@ apply can delete list items, and ``/openapi/v2`` is served as JSON and as protob
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import uuid
+from pathlib import Path
 
 from tests.kubesim.conftest import Kubectl, Raw
 
@@ -68,3 +72,29 @@ def test_kubectl_reads_the_protobuf_openapi_v2(kubectl: Kubectl) -> None:
     assert "RESOURCE: strategy <Object>" in explained
     assert "rollingUpdate\t<Object>" in explained
     assert 'Type of deployment. Can be "Recreate" or "RollingUpdate".' in explained
+
+
+HASHES = """
+from common.kubesim.http.openapi import OpenAPI
+from common.kubesim.machinery.registry import Registry, load_builtin
+
+api = OpenAPI(Registry(load_builtin()))
+print(api.document("apis/policy/v1")[1], api.document("api/v1")[1], api.v2()[2])
+"""
+
+
+def test_the_documents_and_their_hashes_do_not_change_from_run_to_run() -> None:
+    """A restarted API server must serve the same documents under the same hashes, or every
+    client's OpenAPI cache misses; Python's string hashing differs per process."""
+    seen = {
+        subprocess.run(
+            [sys.executable, "-c", HASHES],
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            cwd=Path(__file__).resolve().parents[2],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in ("1", "2")
+    }
+    assert len(seen) == 1, seen

@@ -209,7 +209,8 @@ def _required(name: str) -> list[str]:
 
 
 def components(roots: list[str], namer: Namer) -> dict[str, Schema]:
-    """Schemas for ``roots`` and everything they reference, keyed by definition name."""
+    """Schemas for ``roots`` and everything they reference, keyed by definition name, in name
+    order (as Go writes a map), so a document and its hash are the same from run to run."""
     out: dict[str, Schema] = {}
     todo, seen = list(roots), set()
     while todo:
@@ -219,8 +220,8 @@ def components(roots: list[str], namer: Namer) -> dict[str, Schema]:
         seen.add(name)
         refs: set[str] = set()
         out[namer.name(name)] = model_schema(name, namer, refs)
-        todo.extend(refs - seen)
-    return out
+        todo.extend(sorted(refs - seen))
+    return dict(sorted(out.items()))
 
 
 @functools.cache

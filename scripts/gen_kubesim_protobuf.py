@@ -14,6 +14,7 @@ Without an argument it uses the ``kubectl`` on PATH (for the Google Cloud SDK's 
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import shutil
@@ -111,7 +112,15 @@ def _messages(package: str, descriptor: bytes, prefix: str, out: dict[str, Any])
 
 
 def main(argv: list[str]) -> int:
-    binary = Path(argv[0]) if argv else _kubectl()
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument(
+        "kubectl",
+        nargs="?",
+        type=Path,
+        help="the kubectl binary to read (default: the one on PATH)",
+    )
+    given = parser.parse_args(argv).kubectl
+    binary = given if given is not None else _kubectl()
     descriptors = _descriptors(binary.read_bytes())
     missing = [p for p in PACKAGES if not any(k.startswith(p) for k in descriptors)]
     if missing:

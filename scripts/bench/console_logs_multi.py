@@ -181,6 +181,8 @@ def report(
     missing = len(expected - delivered)
     rate = len(expected) / (until - since)
     lags.sort()
+    if not lags:
+        raise SystemExit("no line fell in the measured window: follow for longer (--seconds)")
     print(f"multi-source logs: {pods} pods, {rate:.0f} lines/s at the simulator over "
           f"{until - since:.1f} s; {len(delivered)}/{len(expected)} delivered, {missing} missing, "
           f"{duplicates} duplicates, {len(delivered - expected)} not in the pods' logs")  # fmt: skip
@@ -192,7 +194,17 @@ def report(
 
 
 def options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--seconds", type=_follow_seconds, default=20.0)
+
+
+def _follow_seconds(text: str) -> float:
+    """``--seconds``: long enough that lines remain between the settling and the tail margins
+    (the rest of the run, as starting follow-ups, is not measured)."""
+    seconds = float(text)
+    shortest = SETTLE_S + TAIL_S + 3.0
+    if seconds < shortest:
+        raise argparse.ArgumentTypeError(f"must be at least {shortest:g} (got {text})")
+    return seconds
 
 
 if __name__ == "__main__":

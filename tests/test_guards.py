@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from common.config import describe
+from tests.imports import imported
 from wharf.cli import config_docs
 from wharf.services import SERVICES
 
@@ -49,19 +50,6 @@ DOMAIN = [
 ]
 
 
-def _imports(path: Path) -> set[str]:
-    import ast
-
-    names: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
-        if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            names.add(node.module)
-            names.update(f"{node.module}.{alias.name}" for alias in node.names)
-    return names
-
-
 def test_domain_modules_never_import_aiohttp_web() -> None:
     offenders = []
     for entry in DOMAIN:
@@ -70,7 +58,7 @@ def test_domain_modules_never_import_aiohttp_web() -> None:
         assert files, entry
         assert all(f.exists() for f in files), entry
         for file in files:
-            bad = {n for n in _imports(file) if n == "aiohttp.web" or n.startswith("aiohttp.web")}
+            bad = {n for n in imported(file) if n == "aiohttp.web" or n.startswith("aiohttp.web")}
             if bad:
                 offenders.append(f"{file.relative_to(ROOT)}: {sorted(bad)}")
     assert not offenders, offenders

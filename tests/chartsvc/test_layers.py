@@ -7,38 +7,13 @@ layers depend on each other are its contracts in ``pyproject.toml``.
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import chartsvc
+from tests.imports import imported
 
 PACKAGE = Path(chartsvc.__file__).parent
 HTTP_MODULES = {"app.py", "gate.py", "keys.py"}  # plus everything under http/ and mcp/
-
-
-def _type_checking_only(tree: ast.Module) -> set[ast.AST]:
-    """Import nodes under ``if TYPE_CHECKING:``: annotations only, never run."""
-    skipped: set[ast.AST] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            for inner in node.body:
-                skipped.update(ast.walk(inner))
-    return skipped
-
-
-def imported(path: Path) -> set[str]:
-    names: set[str] = set()
-    tree = ast.parse(path.read_text("utf-8"))
-    skipped = _type_checking_only(tree)
-    for node in ast.walk(tree):
-        if node in skipped:
-            continue
-        if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            names.add(node.module)
-            names.update(f"{node.module}.{alias.name}" for alias in node.names)
-    return names
 
 
 def modules() -> list[Path]:

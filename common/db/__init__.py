@@ -58,15 +58,12 @@ class Connection(Protocol):
         table: str,
         columns: Sequence[str],
         rows: Iterable[tuple[Any, ...]],
-        *,
-        skip_conflicts: bool = False,
     ) -> int:
         """Insert ``rows`` (values of ``columns``, in that order) into ``table``: the bulk write
         of an ingest. PostgreSQL streams them in one ``COPY`` instead of a statement per row;
         SQLite, where a statement costs no round trip, runs ``executemany``. Generated ids
-        follow the order of ``rows``. ``rows`` is consumed off the event loop. With
-        ``skip_conflicts`` a row that would break a unique constraint is left out, as with
-        ``ON CONFLICT DO NOTHING``. Returns the number of rows added."""
+        follow the order of ``rows``. ``rows`` is consumed off the event loop. Returns the number
+        of rows added."""
 
     async def lock(self, key: str) -> None:
         """Hold ``key`` until this transaction ends: transactions that lock the same key, in any
@@ -140,12 +137,11 @@ def checked_names(table: str, columns: Sequence[str]) -> None:
         raise ValueError(f"no columns to insert into {table}")
 
 
-def insert_sql(table: str, columns: Sequence[str], *, skip_conflicts: bool = False) -> str:
+def insert_sql(table: str, columns: Sequence[str]) -> str:
     """``INSERT INTO table (columns) VALUES (?, …)``, the row statement ``copy_rows`` stands for."""
     checked_names(table, columns)
     marks = ", ".join("?" * len(columns))
-    conflict = " ON CONFLICT DO NOTHING" if skip_conflicts else ""
-    return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks}){conflict}"  # noqa: S608
+    return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})"  # noqa: S608
 
 
 def is_postgresql(url: str) -> bool:

@@ -180,34 +180,14 @@ class PgConnection:
         table: str,
         columns: Sequence[str],
         rows: Iterable[tuple[Any, ...]],
-        *,
-        skip_conflicts: bool = False,
     ) -> int:
-        """One ``COPY … FROM STDIN`` of the rows, encoded in a worker thread. ``COPY`` knows no
-        ``ON CONFLICT``: with ``skip_conflicts`` the rows go to a temporary table first, then into
-        ``table`` with one ``INSERT … SELECT … ON CONFLICT DO NOTHING``."""
+        """One ``COPY … FROM STDIN`` of the rows, encoded in a worker thread."""
         checked_names(table, columns)
         data = await asyncio.to_thread(copy_text, rows, self.raw.info.encoding)
         if not data:
             return 0
         names = psycopg.sql.SQL(", ").join(map(psycopg.sql.Identifier, columns))
-        if not skip_conflicts:
-            return await self._copy(psycopg.sql.Identifier(table), names, data)
-        staging = psycopg.sql.Identifier(f"wharf_copy_{table}")
-        create = "CREATE TEMPORARY TABLE {} ON COMMIT DROP AS SELECT {} FROM {} WITH NO DATA"
-        await self.raw.execute(
-            psycopg.sql.SQL(create).format(staging, names, psycopg.sql.Identifier(table))
-        )
-        await self._copy(staging, names, data)
-        insert = "INSERT INTO {} ({}) SELECT {} FROM {} ON CONFLICT DO NOTHING"
-        async with self.raw.cursor() as cursor:
-            await cursor.execute(
-                psycopg.sql.SQL(insert).format(psycopg.sql.Identifier(table), names, names, staging)
-            )
-            added = cursor.rowcount
-        # Dropped now rather than at commit: a second call in the same transaction makes it anew.
-        await self.raw.execute(psycopg.sql.SQL("DROP TABLE {}").format(staging))
-        return added
+        return await self._copy(psycopg.sql.Identifier(table), names, data)
 
     async def _copy(
         self, table: psycopg.sql.Identifier, names: psycopg.sql.Composable, data: bytes

@@ -60,11 +60,9 @@ class SqliteConnection:
         table: str,
         columns: Sequence[str],
         rows: Iterable[tuple[Any, ...]],
-        *,
-        skip_conflicts: bool = False,
     ) -> int:
         """An ``executemany`` of the row insert: in-process, a statement per row is the bulk path."""
-        sql = insert_sql(table, columns, skip_conflicts=skip_conflicts)
+        sql = insert_sql(table, columns)
         return await self.executemany(sql, rows)
 
     async def lock(self, key: str) -> None:

@@ -193,14 +193,18 @@ class Cluster:
     kubeconfig: Path
 
 
+def bench_simulator(directory: Path, port: int, token: str) -> Simulator:
+    """The simulator every layout of :func:`bench` runs: one node, ``token``, on ``port``."""
+    return Simulator(directory, token=token, port=port, context="bench", nodes=1,
+                     event_loop=eventloop.chosen(os.environ))  # fmt: skip
+
+
 def serve_sim(directory: str, port: int, token: str) -> None:
-    """Child side: the simulator of :func:`bench` on ``port`` with ``token``; prints ``ready`` and
-    its event loop once it answers, then runs until stdin closes."""
-    loop = eventloop.chosen(os.environ)
-    sim = Simulator(Path(directory), token=token, port=port, context="bench", nodes=1,
-                    event_loop=loop)  # fmt: skip
+    """Child side: :func:`bench_simulator`; prints ``ready`` and its event loop once it answers,
+    then runs until stdin closes."""
+    sim = bench_simulator(Path(directory), port, token)
     sim.start()
-    print(f"ready {loop}", flush=True)
+    print(f"ready {sim.event_loop}", flush=True)
     sys.stdin.read()
     sim.stop()
 
@@ -212,9 +216,7 @@ async def simulated_cluster(directory: Path, where: str) -> AsyncIterator[Cluste
     cluster = Cluster(f"https://127.0.0.1:{port}", token, str(directory / "ca.crt"),
                       directory / "kubeconfig")  # fmt: skip
     if where == "thread":
-        loop = eventloop.chosen(os.environ)
-        with Simulator(directory, token=token, port=port, context="bench", nodes=1,
-                       event_loop=loop) as sim:  # fmt: skip
+        with bench_simulator(directory, port, token) as sim:
             print(f"simulator: {sim.call(lambda _: loop_name())} event loop, on a thread of the "
                   "benchmark's process", file=sys.stderr, flush=True)  # fmt: skip
             yield cluster

@@ -77,24 +77,6 @@ async def test_copy_rows_consumes_a_generator_and_an_empty_one(db: Database) -> 
     assert tuple(found) == (500, 1, 500, sum(range(500)))
 
 
-async def test_copy_rows_skip_conflicts_leaves_out_existing_keys_twice_in_one_transaction(
-    db: Database,
-) -> None:
-    await db.write("INSERT INTO items (name, note) VALUES ('kept', 'first')")
-
-    async with db.transaction() as conn:
-        first = await conn.copy_rows(
-            "items", ("name", "note"), [("kept", "second"), ("new", "x")], skip_conflicts=True
-        )
-        second = await conn.copy_rows(
-            "items", ("name", "note"), [("new", "y"), ("newer", "z")], skip_conflicts=True
-        )
-
-    assert (first, second) == (1, 1)
-    found = await db.fetchall("SELECT name, note FROM items ORDER BY id")
-    assert [tuple(row) for row in found] == [("kept", "first"), ("new", "x"), ("newer", "z")]
-
-
 async def copy_in_one_transaction(
     db: Database, table: str, columns: tuple[str, ...], *loads: list[tuple[Any, ...]]
 ) -> None:
@@ -136,9 +118,7 @@ async def test_copy_rows_takes_plain_names_only(
 
 
 def test_insert_sql_is_the_row_statement() -> None:
-    assert insert_sql("items", ("name", "size"), skip_conflicts=True) == (
-        "INSERT INTO items (name, size) VALUES (?, ?) ON CONFLICT DO NOTHING"
-    )
+    assert insert_sql("items", ("name", "size")) == "INSERT INTO items (name, size) VALUES (?, ?)"
 
 
 async def test_data_version_moves_with_every_commit_or_is_unknown(

@@ -142,6 +142,16 @@ async def install(
     return await client.post(f"{API}/releases", json=body | extra, headers=KEY)
 
 
+async def install_upload(
+    client: Client, archive: bytes, namespace: str, name: str, **extra: Any
+) -> ClientResponse:
+    """POST an install of the uploaded ``archive`` as ``name``; ``extra`` adds request fields."""
+    request = {"releaseName": name, "namespace": namespace} | extra
+    return await client.post(
+        f"{API}/releases/upload", data=upload_form(archive, request), headers=KEY
+    )
+
+
 async def json_of(resp: ClientResponse, status: int = 200) -> Any:
     """The JSON body of ``resp``, after checking its status (the body is the message if not)."""
     assert resp.status == status, await resp.text()

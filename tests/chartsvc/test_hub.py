@@ -164,15 +164,22 @@ async def test_default_is_twenty_and_keyword_is_encoded(hub: tuple[FakeHub, str]
     assert fake.queries[0]["ts_query_web"] == '"cert manager" & -legacy'
 
 
+async def unavailable(
+    base: str, keyword: str = "nginx", size: int = 5, *, timeout_s: float = 10
+) -> str:
+    """The detail of the ``HubUnavailable`` a search through ``base`` ends in, once it is a 502."""
+    async with HubClient(LOOPBACK, base, timeout_s=timeout_s) as client:
+        with pytest.raises(HubUnavailable) as caught:
+            await client.search(keyword, size)
+    assert caught.value.status == 502
+    return caught.value.detail
+
+
 @pytest.mark.parametrize("status", [500, 503, 429, 404, 401])
 async def test_upstream_error_status_is_502(hub: tuple[FakeHub, str], status: int) -> None:
     fake, base = hub
     fake.status = status
-    async with HubClient(LOOPBACK, base) as client:
-        with pytest.raises(HubUnavailable) as caught:
-            await client.search("nginx", 5)
-    assert caught.value.status == 502
-    assert f"HTTP {status}" in caught.value.detail
+    assert f"HTTP {status}" in await unavailable(base)
 
 
 @pytest.mark.parametrize(
@@ -184,19 +191,13 @@ async def test_reply_that_is_not_a_search_result_is_502(
 ) -> None:
     fake, base = hub
     fake.body = body
-    async with HubClient(LOOPBACK, base) as client:
-        with pytest.raises(HubUnavailable) as caught:
-            await client.search("nginx", 5)
-    assert caught.value.status == 502
+    await unavailable(base)
 
 
 async def test_timeout_is_502(hub: tuple[FakeHub, str]) -> None:
     fake, base = hub
     fake.delay = 2
-    async with HubClient(LOOPBACK, base, timeout_s=0.2) as client:
-        with pytest.raises(HubUnavailable) as caught:
-            await client.search("nginx", 5)
-    assert "0.2 s" in caught.value.detail
+    assert "0.2 s" in await unavailable(base, timeout_s=0.2)
 
 
 async def test_unreachable_hub_is_502() -> None:
@@ -204,10 +205,7 @@ async def test_unreachable_hub_is_502() -> None:
     await server.start_server()
     base = str(server.make_url(""))
     await server.close()  # nothing listens there now
-    async with HubClient(LOOPBACK, base) as client:
-        with pytest.raises(HubUnavailable) as caught:
-            await client.search("nginx", 5)
-    assert caught.value.status == 502
+    await unavailable(base)
 
 
 async def test_loopback_hub_is_refused_without_an_explicit_allow(hub: tuple[FakeHub, str]) -> None:
@@ -236,7 +234,4 @@ async def test_a_full_page_of_sixty_arrives_whole(hub: tuple[FakeHub, str]) -> N
 async def test_an_endless_reply_is_502(hub: tuple[FakeHub, str]) -> None:
     fake, base = hub
     fake.body = b'{"packages": [' + b" " * (9 * 1024 * 1024) + b"]}"
-    async with HubClient(LOOPBACK, base) as client:
-        with pytest.raises(HubUnavailable) as caught:
-            await client.search("chart", 60)
-    assert "too large" in caught.value.detail
+    assert "too large" in await unavailable(base, "chart", 60)

@@ -38,6 +38,7 @@ from chartsvc.oci import (
     RegistryUnavailable,
 )
 from chartsvc.oci.auth import parse_challenge
+from common.errors import WharfError
 from common.netguard import AddressPolicy, AddressRefused
 from tests.chartsvc.fixtures_charts import chart_yaml, tgz_bytes
 from tests.chartsvc.fixtures_registry import USERS, Registry, registry
@@ -362,30 +363,33 @@ async def test_blob_redirect_to_a_refused_address_is_refused(
     assert caught.value.address_class == "metadata"
 
 
-async def test_corrupt_blob_is_502(fake: tuple[FakeRegistry, str]) -> None:
+@pytest.mark.parametrize(
+    ("field", "value", "refusal", "status"),
+    [
+        pytest.param("blob", CHART[:-1] + b"x", RegistryProtocolError, 502, id="corrupt-blob"),
+        pytest.param("status", 503, RegistryUnavailable, 502, id="registry-failure"),
+        pytest.param(
+            "config_type",
+            "application/vnd.oci.image.config.v1+json",
+            NotAChart,
+            400,
+            id="container-image-not-a-chart",
+        ),
+    ],
+)
+async def test_a_pull_without_a_good_chart_is_refused(
+    fake: tuple[FakeRegistry, str],
+    field: str,
+    value: object,
+    refusal: type[WharfError],
+    status: int,
+) -> None:
     registry, ref = fake
-    registry.blob = CHART[:-1] + b"x"
+    setattr(registry, field, value)
     async with OciClient(LOOPBACK, plain_http=True) as oci:
-        with pytest.raises(RegistryProtocolError) as caught:
+        with pytest.raises(refusal) as caught:
             await oci.pull(f"{ref}:1.0.0")
-    assert caught.value.status == 502
-
-
-async def test_registry_failure_is_502(fake: tuple[FakeRegistry, str]) -> None:
-    registry, ref = fake
-    registry.status = 503
-    async with OciClient(LOOPBACK, plain_http=True) as oci:
-        with pytest.raises(RegistryUnavailable):
-            await oci.pull(f"{ref}:1.0.0")
-
-
-async def test_container_images_are_not_charts(fake: tuple[FakeRegistry, str]) -> None:
-    registry, ref = fake
-    registry.config_type = "application/vnd.oci.image.config.v1+json"
-    async with OciClient(LOOPBACK, plain_http=True) as oci:
-        with pytest.raises(NotAChart) as caught:
-            await oci.pull(f"{ref}:1.0.0")
-    assert caught.value.status == 400
+    assert caught.value.status == status
 
 
 async def test_tag_lists_follow_link_pagination(fake: tuple[FakeRegistry, str]) -> None:

@@ -20,6 +20,7 @@ from tests.chartsvc.fixtures_cluster import (
     INVALID_SERVICE,
     build_chart,
     install,
+    install_upload,
     json_of,
     kube_api,
     namespace,
@@ -111,10 +112,7 @@ async def test_values_modes_and_max_history_on_upgrade(releases: Client, namespa
 
 async def test_force_replaces_objects(releases: Client, namespace: str, tmp_path: Path) -> None:
     archive = build_chart(tmp_path)  # a ConfigMap: replaceable, unlike a Service's clusterIP
-    request = {"releaseName": "cm", "namespace": namespace}
-    resp = await releases.post(
-        f"{API}/releases/upload", data=upload_form(archive, request), headers=KEY
-    )
+    resp = await install_upload(releases, archive, namespace, "cm")
     await json_of(resp, 201)
     resp = await releases.post(
         f"{API}/releases/cm/upgrade/upload?namespace={namespace}",
@@ -138,10 +136,7 @@ async def test_rollback_on_failure_leaves_no_failed_release(
     releases: Client, namespace: str, tmp_path: Path, undo: bool
 ) -> None:
     archive = build_chart(tmp_path, "broken", templates={"svc.yaml": INVALID_SERVICE})
-    request = {"releaseName": "bad", "namespace": namespace, "rollbackOnFailure": undo}
-    resp = await releases.post(
-        f"{API}/releases/upload", data=upload_form(archive, request), headers=KEY
-    )
+    resp = await install_upload(releases, archive, namespace, "bad", rollbackOnFailure=undo)
     assert resp.status >= 400, await resp.text()
     listed = await json_of(await releases.get(f"{API}/releases?namespace={namespace}"))
     assert [(r["name"], r["info"]["status"]) for r in listed] == (
@@ -153,10 +148,7 @@ async def test_upload_options_are_checked_against_the_spec(
     releases: Client, namespace: str, tmp_path: Path
 ) -> None:
     archive = build_chart(tmp_path)
-    request = {"releaseName": "up", "namespace": namespace, "dryRun": "maybe", "atomik": True}
-    resp = await releases.post(
-        f"{API}/releases/upload", data=upload_form(archive, request), headers=KEY
-    )
+    resp = await install_upload(releases, archive, namespace, "up", dryRun="maybe", atomik=True)
     fields = {e["field"] for e in (await json_of(resp, 400))["errors"]}
     assert fields == {"request.dryRun", "request.atomik"}
 

@@ -28,6 +28,7 @@ from tests.chartsvc.fixtures_cluster import (
     build_chart,
     helm_config,
     install,
+    install_upload,
     json_of,
     kube_api,
     namespace,
@@ -125,10 +126,7 @@ async def test_install_and_upgrade_from_uploads(
     releases: Client, namespace: str, tmp_path: Path
 ) -> None:
     archive = build_chart(tmp_path)
-    request = {"releaseName": "up", "namespace": namespace, "values": {"greeting": "hi"}}
-    resp = await releases.post(
-        f"{API}/releases/upload", data=upload_form(archive, request), headers=KEY
-    )
+    resp = await install_upload(releases, archive, namespace, "up", values={"greeting": "hi"})
     installed = await json_of(resp, 201)
     assert installed["chart"]["metadata"] == {
         "apiVersion": "v2",
@@ -291,10 +289,8 @@ async def test_test_hooks_report_phase_and_logs(
 ) -> None:
     ns = f"?namespace={namespace}"
     for name, script in (("ok", "echo checked"), ("broken", "echo cannot reach it; exit 3")):
-        request = {"releaseName": name, "namespace": namespace, "values": {"testScript": script}}
-        resp = await releases.post(
-            f"{API}/releases/upload", data=upload_form(build_chart(tmp_path), request), headers=KEY
-        )
+        values = {"testScript": script}
+        resp = await install_upload(releases, build_chart(tmp_path), namespace, name, values=values)
         assert resp.status == 201, await resp.text()
 
     ns += "&timeoutSeconds=60"
@@ -316,12 +312,8 @@ async def test_test_hooks_report_phase_and_logs(
 async def test_test_hooks_that_outlast_the_timeout(
     releases: Client, namespace: str, tmp_path: Path
 ) -> None:
-    request: dict[str, Any] = {"releaseName": "slow", "namespace": namespace}
-    request["values"] = {"testScript": "echo started; sleep 600"}
-    archive = build_chart(tmp_path)
-    resp = await releases.post(
-        f"{API}/releases/upload", data=upload_form(archive, request), headers=KEY
-    )
+    values = {"testScript": "echo started; sleep 600"}
+    resp = await install_upload(releases, build_chart(tmp_path), namespace, "slow", values=values)
     assert resp.status == 201, await resp.text()
     url = f"{API}/releases/slow/test?namespace={namespace}&timeoutSeconds=1"
     results = await json_of(await releases.post(url, headers=KEY))

@@ -17,6 +17,7 @@ from tests.chartsvc.fixtures_cluster import (
     build_chart,
     create_namespace,
     install,
+    install_upload,
     kube_api,
     namespace,
     releases,
@@ -92,11 +93,7 @@ async def test_upload_errors(releases: Client, namespace: str, tmp_path: Path) -
         headers=KEY,
     )
     assert "request.dryRun" in (await assert_problem(resp, 400))["message"]
-    resp = await releases.post(
-        f"{API}/releases/upload",
-        data=upload_form(b"not a chart", {"releaseName": "u", "namespace": namespace}),
-        headers=KEY,
-    )
+    resp = await install_upload(releases, b"not a chart", namespace, "u")
     await assert_problem(resp, 400, code="invalid-chart")
 
 
@@ -110,10 +107,7 @@ async def test_cluster_refusals_keep_their_status(
     releases: Client, namespace: str, sim: Simulator, tmp_path: Path
 ) -> None:
     chart = build_chart(tmp_path, name="bad", templates={"svc.yaml": INVALID_SERVICE})
-    request = {"releaseName": "bad", "namespace": namespace}
-    resp = await releases.post(
-        f"{API}/releases/upload", data=upload_form(chart, request), headers=KEY
-    )
+    resp = await install_upload(releases, chart, namespace, "bad")
     body = await assert_problem(resp, 422, code="cluster-invalid")
     assert "is invalid" in body["detail"]
     assert "spec.ports[0].port" in body["detail"]
@@ -209,10 +203,7 @@ async def test_an_unknown_field_is_refused_by_the_cluster_on_install_and_upgrade
 ) -> None:
     # Helm's client-side OpenAPI pass is off (chartsvc.helm.writes): the cluster still refuses.
     bad = build_chart(tmp_path, name="typo", templates={"cm.yaml": UNKNOWN_FIELD})
-    request = {"releaseName": "typo", "namespace": namespace}
-    resp = await releases.post(
-        f"{API}/releases/upload", data=upload_form(bad, request), headers=KEY
-    )
+    resp = await install_upload(releases, bad, namespace, "typo")
     body = await assert_problem(resp, 400, code="cluster-bad-request")
     assert ".bogusField: field not declared in schema" in body["detail"]
 

@@ -15,8 +15,7 @@ import pytest
 import yaml
 
 from common.kubesim import Simulator
-from tests.chartsvc.conftest import KEY
-from tests.chartsvc.fixtures_cluster import namespace, releases, sim, upload_form
+from tests.chartsvc.fixtures_cluster import install_upload, namespace, releases, sim, upload_form
 from tests.typing_support import Client
 
 __all__ = ["namespace", "releases", "sim"]
@@ -63,10 +62,7 @@ async def test_install_into_the_cluster(
     releases: Client, archive: bytes, namespace: str, sim: Simulator, tmp_path: Path
 ) -> None:
     values = {"secrets": {"chartsvcApiKey": "k-123"}, "image": {"tag": "1.2.3"}}
-    request = {"releaseName": "wharf", "namespace": namespace, "values": values}
-    resp = await releases.post(
-        f"{API}/releases/upload", data=upload_form(archive, request), headers=KEY
-    )
+    resp = await install_upload(releases, archive, namespace, "wharf", values=values)
     assert resp.status == 201, await resp.text()
     get = ("get", "-n", namespace, "-l", "app.kubernetes.io/instance=wharf")
     deployments = (await kubectl(sim, tmp_path, *get, "deployments"))["items"]

@@ -5,7 +5,8 @@ test module on their own threads; tests keep to their own namespaces. ``kubeconf
 contexts, so an app made by ``console_app`` registers the clusters ``alpha`` and ``beta``;
 ``kubectl`` is the real one on ``sim``, the oracle of the object tests.
 ``console_app(**settings)`` builds a started test client (response validation on) with the admin
-password ``support.ADMIN_PASSWORD``; ``client`` is one in open mode.
+password ``support.ADMIN_PASSWORD``; ``client`` is one in open mode; ``console_on(fake, *settings)``
+one whose only cluster, ``fake``, is a fake API server.
 """
 
 from __future__ import annotations
@@ -18,12 +19,14 @@ import pytest
 from common.kubesim import Simulator
 from console.app import create_app
 from tests.conftest import ApiClient
+from tests.console.fakeapi import LegacyApiServer, StartFake, fake_kubeconfig
 from tests.console.fakeapi import fake_api as fake_api  # a fixture for every console test
 from tests.console.resources_support import Kubectl
 from tests.console.support import make_settings, merged_kubeconfig
 from tests.typing_support import Client
 
 ConsoleApp = Callable[..., Awaitable[Client]]
+ConsoleOn = Callable[..., Awaitable[Client]]
 
 
 @pytest.fixture(scope="module")
@@ -66,6 +69,18 @@ def console_app(api_client: ApiClient, kubeconfig: Path, tmp_path: Path) -> Cons
         settings = make_settings(data_dir or tmp_path / "console", *overrides)
         env = environ if environ is not None else {"KUBECONFIG": str(kubeconfig)}
         return await api_client(create_app(settings, environ=env))
+
+    return make
+
+
+@pytest.fixture
+def console_on(fake_api: StartFake, console_app: ConsoleApp, tmp_path: Path) -> ConsoleOn:
+    """``await console_on(fake, "clusters.warm-up=false")`` → a started client whose one cluster,
+    ``fake``, is served by the fake API server ``fake``."""
+
+    async def make(fake: LegacyApiServer, *overrides: str) -> Client:
+        kubeconfig = fake_kubeconfig(await fake_api(fake), tmp_path / "fake-kubeconfig")
+        return await console_app(*overrides, environ={"KUBECONFIG": str(kubeconfig)})
 
     return make
 

@@ -23,6 +23,7 @@ from common.kubesim import Simulator
 from common.kubesim.http.state import State
 from common.kubesim.machinery.meta import WriteOptions
 from console.resources.kubeapi import KubeApi, path_of
+from tests.crds import OPEN, crd
 
 KUBECTL = "/usr/bin/kubectl"
 _PLURALS = {
@@ -167,32 +168,15 @@ def namespace(name: str) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
 
 
+WIDGET_COLUMNS: list[dict[str, Any]] = [
+    {"name": "Size", "type": "integer", "jsonPath": ".spec.size"},
+    {"name": "Colour", "type": "string", "jsonPath": ".spec.colour", "priority": 1,
+     "description": "what it looks like"},
+]  # fmt: skip
+
+
 def widget_crd(group: str = "example.com", *, columns: bool = True) -> dict[str, Any]:
-    version: dict[str, Any] = {
-        "name": "v1",
-        "served": True,
-        "storage": True,
-        "schema": {
-            "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
-        },
-    }
-    if columns:
-        version["additionalPrinterColumns"] = [
-            {"name": "Size", "type": "integer", "jsonPath": ".spec.size"},
-            {"name": "Colour", "type": "string", "jsonPath": ".spec.colour", "priority": 1,
-             "description": "what it looks like"},
-        ]  # fmt: skip
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"widgets.{group}"},
-        "spec": {
-            "group": group,
-            "scope": "Namespaced",
-            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
-            "versions": [version],
-        },
-    }
+    return crd(group, "Widget", schema=OPEN, columns=WIDGET_COLUMNS if columns else None)
 
 
 def labels_selector(labels: dict[str, str]) -> dict[str, Any]:

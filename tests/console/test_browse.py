@@ -23,6 +23,7 @@ from tests.console.resources_support import (
     unique,
     widget_crd,
 )
+from tests.crds import OPEN, crd
 from tests.guards import assert_problem
 from tests.typing_support import Client
 
@@ -31,11 +32,8 @@ __all__ = ["sim"]
 BASE = "/api/v1/clusters/alpha"
 
 
-def gateway_crd(plural: str, kind: str) -> dict[str, Any]:
-    crd = widget_crd("gateway.networking.k8s.io", columns=False)
-    crd["metadata"]["name"] = f"{plural}.gateway.networking.k8s.io"
-    crd["spec"]["names"] = {"plural": plural, "singular": kind.lower(), "kind": kind}
-    return crd
+def gateway_crd(kind: str) -> dict[str, Any]:
+    return crd("gateway.networking.k8s.io", kind, schema=OPEN)
 
 
 def config_map(ns: str, name: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
@@ -65,8 +63,8 @@ async def test_nav_sorts_builtin_and_custom_kinds_and_adds_gateway_when_served(
     assert "gateway" not in [c["id"] for c in nav["categories"]]
     assert nav["gateway"] is False
     async with kube(sim_b) as api:
-        await create_all(api, [widget_crd(), gateway_crd("gateways", "Gateway"),
-                               gateway_crd("httproutes", "HTTPRoute")])  # fmt: skip
+        await create_all(api, [widget_crd(), gateway_crd("Gateway"),
+                               gateway_crd("HTTPRoute")])  # fmt: skip
     nav = await (await client.get("/api/v1/clusters/beta/nav")).json()
     assert nav["gateway"] is True
     assert kinds_of(nav, "gateway") == [

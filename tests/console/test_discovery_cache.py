@@ -13,7 +13,7 @@ from typing import Any
 
 from aiohttp import web
 
-from tests.console.conftest import ConsoleApp
+from tests.console.conftest import ConsoleApp, ConsoleOn
 from tests.console.fakeapi import LegacyApiServer, StartFake, fake_kubeconfig
 
 
@@ -39,15 +39,6 @@ class CountingApiServer(LegacyApiServer):
                                   "metadata": {"resourceVersion": "1"}, "items": []})  # fmt: skip
 
 
-async def console_on(
-    fake: CountingApiServer, fake_api: StartFake, console_app: ConsoleApp, tmp_path: Path,
-    *overrides: str,
-) -> Any:  # fmt: skip
-    """A console whose one cluster, ``fake``, is served by ``fake``."""
-    kubeconfig = fake_kubeconfig(await fake_api(fake), tmp_path / "kubeconfig")
-    return await console_app(*overrides, environ={"KUBECONFIG": str(kubeconfig)})
-
-
 async def eventually(condition: Any, timeout: float = 5.0) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
@@ -58,42 +49,34 @@ async def eventually(condition: Any, timeout: float = 5.0) -> None:
 OBJECTS = "/api/v1/clusters/fake/resources/configmaps/objects"
 
 
-async def test_start_up_reads_discovery_before_the_first_request(
-    fake_api: StartFake, console_app: ConsoleApp, tmp_path: Path
-) -> None:
+async def test_start_up_reads_discovery_before_the_first_request(console_on: ConsoleOn) -> None:
     fake = CountingApiServer()
-    client = await console_on(fake, fake_api, console_app, tmp_path)
+    client = await console_on(fake)
     await eventually(lambda: fake.discoveries == 1)
     assert (await client.get(OBJECTS)).status == 200
     assert fake.discoveries == 1
 
 
-async def test_without_warm_up_the_first_request_reads_discovery(
-    fake_api: StartFake, console_app: ConsoleApp, tmp_path: Path
-) -> None:
+async def test_without_warm_up_the_first_request_reads_discovery(console_on: ConsoleOn) -> None:
     fake = CountingApiServer()
-    client = await console_on(fake, fake_api, console_app, tmp_path, "clusters.warm-up=false")
+    client = await console_on(fake, "clusters.warm-up=false")
     await asyncio.sleep(0.2)
     assert fake.discoveries == 0
     assert (await client.get(OBJECTS)).status == 200
     assert fake.discoveries == 1
 
 
-async def test_requests_arriving_together_share_one_discovery(
-    fake_api: StartFake, console_app: ConsoleApp, tmp_path: Path
-) -> None:
+async def test_requests_arriving_together_share_one_discovery(console_on: ConsoleOn) -> None:
     fake = CountingApiServer(delay=0.2)
-    client = await console_on(fake, fake_api, console_app, tmp_path)  # warm-up under way
+    client = await console_on(fake)  # warm-up under way
     answers = await asyncio.gather(*(client.get(OBJECTS) for _ in range(6)))
     assert [a.status for a in answers] == [200] * 6
     assert fake.discoveries == 1
 
 
-async def test_a_kind_served_right_after_discovery_is_found_at_once(
-    fake_api: StartFake, console_app: ConsoleApp, tmp_path: Path
-) -> None:
+async def test_a_kind_served_right_after_discovery_is_found_at_once(console_on: ConsoleOn) -> None:
     fake = CountingApiServer()
-    client = await console_on(fake, fake_api, console_app, tmp_path)
+    client = await console_on(fake)
     await eventually(lambda: fake.discoveries == 1)
     fake.kinds["widgets"] = "Widget"  # a CRD established a moment after the catalog was read
     resp = await client.get("/api/v1/clusters/fake/resources/widgets/objects")

@@ -6,7 +6,6 @@ parses), and a server that ignores ``limit`` or omits ``remainingItemCount`` (co
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -17,8 +16,8 @@ from aiohttp.test_utils import TestServer
 from console.resources.catalog import Kind
 from console.resources.counts import count_kind
 from console.resources.kubeapi import KubeApi
-from tests.console.conftest import ConsoleApp
-from tests.console.fakeapi import LegacyApiServer, StartFake, fake_kubeconfig
+from tests.console.conftest import ConsoleOn
+from tests.console.fakeapi import LegacyApiServer, StartFake
 
 CONFIGMAPS = Kind("configmaps", "", "v1", "configmaps", "ConfigMap", True, frozenset({"list"}))
 
@@ -85,12 +84,8 @@ async def test_counts_page_through_when_the_server_omits_the_remaining_count(
     assert (counted.count, counted.source, counted.exact) == (1234, "paged", True)
 
 
-async def test_a_stream_broken_after_it_started_is_cut_off(
-    fake_api: StartFake, console_app: ConsoleApp, tmp_path: Path
-) -> None:
-    server = await fake_api(FakeApiServer(1200, expire={"500": 2}))
-    kubeconfig = fake_kubeconfig(server, tmp_path / "kubeconfig")
-    client = await console_app(environ={"KUBECONFIG": str(kubeconfig)})
+async def test_a_stream_broken_after_it_started_is_cut_off(console_on: ConsoleOn) -> None:
+    client = await console_on(FakeApiServer(1200, expire={"500": 2}))
     nav = await (await client.get("/api/v1/clusters/fake/nav")).json()  # legacy discovery
     assert [k["resourceId"] for c in nav["categories"] for k in c["kinds"]] == ["configmaps"]
     resp = await client.get("/api/v1/clusters/fake/resources/configmaps/objects")
@@ -99,12 +94,8 @@ async def test_a_stream_broken_after_it_started_is_cut_off(
         await resp.read()
 
 
-async def test_a_stream_that_recovers_is_complete(
-    fake_api: StartFake, console_app: ConsoleApp, tmp_path: Path
-) -> None:
-    server = await fake_api(FakeApiServer(1200, expire={"500": 1}))
-    kubeconfig = fake_kubeconfig(server, tmp_path / "kubeconfig")
-    client = await console_app(environ={"KUBECONFIG": str(kubeconfig)})
+async def test_a_stream_that_recovers_is_complete(console_on: ConsoleOn) -> None:
+    client = await console_on(FakeApiServer(1200, expire={"500": 1}))
     resp = await client.get("/api/v1/clusters/fake/resources/configmaps/objects")
     items = json.loads(await resp.read())
     assert [i["metadata"]["name"] for i in items] == [f"cm-{i:04}" for i in range(1200)]

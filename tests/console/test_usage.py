@@ -4,15 +4,14 @@ on a cluster without any metrics source, where every answer is empty rather than
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
 from aiohttp import web
 
 from common.kubesim import Simulator
-from tests.console.conftest import ConsoleApp
-from tests.console.fakeapi import LegacyApiServer, StartFake, fake_kubeconfig
+from tests.console.conftest import ConsoleApp, ConsoleOn
+from tests.console.fakeapi import LegacyApiServer
 from tests.console.live_cluster import sim
 from tests.console.resources_support import (
     create,
@@ -233,12 +232,8 @@ class _NoMetrics(LegacyApiServer):
         return web.json_response({"kind": "List", "apiVersion": "v1", "items": [], "metadata": {}})
 
 
-async def test_without_any_source_every_answer_is_empty(
-    fake_api: StartFake, console_app: ConsoleApp, tmp_path: Path
-) -> None:
-    fake = _NoMetrics({"nodes": "Node", "services": "Service"})
-    kubeconfig = fake_kubeconfig(await fake_api(fake), tmp_path / "kubeconfig")
-    client = await console_app(environ={"KUBECONFIG": str(kubeconfig)})
+async def test_without_any_source_every_answer_is_empty(console_on: ConsoleOn) -> None:
+    client = await console_on(_NoMetrics({"nodes": "Node", "services": "Service"}))
     base = "/api/v1/clusters/fake/metrics"
     for path in ("/nodes", "/pods", "/nodes/disk"):
         resp = await client.get(base + path)

@@ -22,32 +22,10 @@ from kubernetes_asyncio.client.exceptions import ApiException
 from kubernetes_asyncio.stream import WsApiClient
 
 from common.kubesim import Simulator
+from tests.crds import crd
 
 KUBECTL = "/usr/bin/kubectl"
 C = TypeVar("C", bound=ApiClient)
-
-
-def crd(group: str, kind: str, spec: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """A namespaced CustomResourceDefinition of ``kind`` in ``group`` (``v1``, served and stored,
-    plural ``<kind>s``) whose objects' ``spec`` has the schema ``spec`` (without it: any object)."""
-    plural = kind.lower() + "s"
-    schema: dict[str, Any] = {"type": "object"}
-    if spec is not None:
-        schema["properties"] = {"spec": dict(spec)}
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"{plural}.{group}"},
-        "spec": {
-            "group": group,
-            "scope": "Namespaced",
-            "names": {"plural": plural, "singular": kind.lower(), "kind": kind},
-            "versions": [
-                {"name": "v1", "served": True, "storage": True,
-                 "schema": {"openAPIV3Schema": schema}},
-            ],
-        },
-    }  # fmt: skip
 
 
 def crd_manifest(group: str, kind: str, spec: Mapping[str, Any]) -> str:

@@ -6,7 +6,8 @@ import json
 import uuid
 from typing import Any
 
-from tests.kubesim.conftest import Kubectl, Raw, crd
+from tests.crds import crd
+from tests.kubesim.conftest import Kubectl, Raw
 
 CRD = """
 apiVersion: apiextensions.k8s.io/v1

@@ -8,7 +8,8 @@ import uuid
 from typing import Any
 
 from common.kubesim.encoding import protobuf_kinds
-from tests.kubesim.conftest import Kubectl, Raw, crd
+from tests.crds import crd
+from tests.kubesim.conftest import Kubectl, Raw
 
 PROTOBUF = "application/vnd.kubernetes.protobuf"
 

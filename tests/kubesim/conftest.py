@@ -165,6 +165,20 @@ async def raw(sim: Simulator) -> AsyncIterator[Raw]:
         yield Raw(sim, session)
 
 
+async def create_namespace(raw: Raw) -> str:
+    """A new namespace no other test uses (the simulator lives for the whole module)."""
+    name = f"t-{uuid.uuid4().hex[:8]}"
+    status, _, _ = await raw("POST", "/api/v1/namespaces", {"metadata": {"name": name}})
+    assert status == 201
+    return name
+
+
+@pytest.fixture
+async def namespace(raw: Raw) -> str:
+    """A new namespace for this test."""
+    return await create_namespace(raw)
+
+
 def write_chart(root: Path, chart: str, values: str, templates: Mapping[str, str]) -> Path:
     """A chart directory at ``root``: ``Chart.yaml``, ``values.yaml`` and ``templates/<name>.yaml``."""
     (root / "templates").mkdir(parents=True)

@@ -10,9 +10,8 @@ from collections.abc import AsyncIterator
 import pytest
 
 from common.kubesim.cluster import LiveCluster
-from tests.kubesim.conftest import Kubectl, Raw
+from tests.kubesim.conftest import Kubectl, Raw, create_namespace
 from tests.kubesim.live import DEPLOY, RS, create, deployment, events_for, running_cluster, until
-from tests.kubesim.test_fidelity import namespace
 
 LIMITS = """
 apiVersion: v1
@@ -120,7 +119,7 @@ def test_resource_quota_usage_and_refusals_with_kubectl(kubectl: Kubectl) -> Non
 
 
 async def test_a_cpu_quota_makes_every_container_state_its_request(raw: Raw) -> None:
-    ns = await namespace(raw)
+    ns = await create_namespace(raw)
     await raw(
         "POST",
         f"/api/v1/namespaces/{ns}/resourcequotas",
@@ -147,7 +146,7 @@ async def test_a_cpu_quota_makes_every_container_state_its_request(raw: Raw) -> 
 
 
 async def test_a_claim_larger_than_the_limit_range_allows_is_refused(raw: Raw) -> None:
-    ns = await namespace(raw)
+    ns = await create_namespace(raw)
     item = {"type": "PersistentVolumeClaim", "max": {"storage": "1Gi"}, "min": {"storage": "1Mi"}}
     await raw(
         "POST",

@@ -3,19 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import uuid
 
 import pytest
 
 from common.kubesim import Simulator
-from tests.kubesim.conftest import Raw
-
-
-async def namespace(raw: Raw) -> str:
-    name = f"r-{uuid.uuid4().hex[:8]}"
-    status, _, _ = await raw("POST", "/api/v1/namespaces", {"metadata": {"name": name}})
-    assert status == 201
-    return name
+from tests.kubesim.conftest import Raw, create_namespace
 
 
 def cm(name: str, **extra: object) -> dict[str, object]:
@@ -23,7 +15,7 @@ def cm(name: str, **extra: object) -> dict[str, object]:
 
 
 async def test_status_errors(raw: Raw) -> None:
-    ns = await namespace(raw)
+    ns = await create_namespace(raw)
     base = f"/api/v1/namespaces/{ns}/configmaps"
     status, body, _ = await raw("GET", base + "/nope")
     assert (status, body["reason"], body["details"]) == (
@@ -68,7 +60,7 @@ async def test_status_errors(raw: Raw) -> None:
 
 
 async def test_field_validation(raw: Raw) -> None:
-    ns = await namespace(raw)
+    ns = await create_namespace(raw)
     base = f"/api/v1/namespaces/{ns}/configmaps"
     bad = cm("v", data={"a": "b"}, dataa={"x": "y"})
     status, body, _ = await raw("POST", base, bad, fieldValidation="Strict")
@@ -88,7 +80,7 @@ async def test_field_validation(raw: Raw) -> None:
 
 
 async def test_finalizers_and_deletion_timestamp(raw: Raw) -> None:
-    ns = await namespace(raw)
+    ns = await create_namespace(raw)
     path = f"/api/v1/namespaces/{ns}/configmaps/f"
     await raw(
         "POST",
@@ -110,7 +102,7 @@ async def test_finalizers_and_deletion_timestamp(raw: Raw) -> None:
 
 
 async def test_namespace_lifecycle_waits_for_finalizers(raw: Raw) -> None:
-    ns = await namespace(raw)
+    ns = await create_namespace(raw)
     held = cm("held", metadata={"name": "held", "finalizers": ["example.com/hold"]})
     await raw("POST", f"/api/v1/namespaces/{ns}/configmaps", held)
     status, body, _ = await raw("DELETE", f"/api/v1/namespaces/{ns}")
@@ -130,7 +122,7 @@ async def test_namespace_lifecycle_waits_for_finalizers(raw: Raw) -> None:
 
 
 async def test_deletecollection_and_dry_run(raw: Raw) -> None:
-    ns = await namespace(raw)
+    ns = await create_namespace(raw)
     base = f"/api/v1/namespaces/{ns}/configmaps"
     for name, tier in (("a", "x"), ("b", "x"), ("c", "y")):
         await raw("POST", base, cm(name, metadata={"name": name, "labels": {"tier": tier}}))
@@ -145,7 +137,7 @@ async def test_deletecollection_and_dry_run(raw: Raw) -> None:
 
 
 async def test_field_selectors(raw: Raw) -> None:
-    ns = await namespace(raw)
+    ns = await create_namespace(raw)
     base = f"/api/v1/namespaces/{ns}/configmaps"
     for name in ("one", "two"):
         await raw("POST", base, cm(name))
@@ -160,7 +152,7 @@ async def test_field_selectors(raw: Raw) -> None:
 
 @pytest.mark.parametrize(("ready", "expected"), [(1, 429), (2, 201)])
 async def test_eviction_respects_disruption_budget(raw: Raw, ready: int, expected: int) -> None:
-    ns = await namespace(raw)
+    ns = await create_namespace(raw)
     await raw(
         "POST",
         f"/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets",
@@ -230,7 +222,7 @@ async def test_pods_on_a_node_terminate_gracefully(sim: Simulator, raw: Raw) -> 
 
 
 async def _graceful(raw: Raw) -> None:
-    ns = await namespace(raw)
+    ns = await create_namespace(raw)
     await raw("POST", "/api/v1/nodes", {"metadata": {"name": f"node-{ns}"}})
     pods = f"/api/v1/namespaces/{ns}/pods"
     for name, node in (("bound", f"node-{ns}"), ("pending", None)):
@@ -249,7 +241,7 @@ async def _graceful(raw: Raw) -> None:
 
 
 async def test_binding_assigns_a_node_once(raw: Raw) -> None:
-    ns = await namespace(raw)
+    ns = await create_namespace(raw)
     pods = f"/api/v1/namespaces/{ns}/pods"
     await raw(
         "POST",
@@ -270,7 +262,7 @@ async def test_binding_assigns_a_node_once(raw: Raw) -> None:
 
 
 async def test_terminating_namespace_survives_unrelated_updates(raw: Raw) -> None:
-    ns = await namespace(raw)
+    ns = await create_namespace(raw)
     held = cm("held", metadata={"name": "held", "finalizers": ["example.com/hold"]})
     await raw("POST", f"/api/v1/namespaces/{ns}/configmaps", held)
     await raw("DELETE", f"/api/v1/namespaces/{ns}")
@@ -286,7 +278,7 @@ async def test_terminating_namespace_survives_unrelated_updates(raw: Raw) -> Non
 
 
 async def test_events_are_one_set_in_two_apis(raw: Raw) -> None:
-    ns = await namespace(raw)
+    ns = await create_namespace(raw)
     core = {
         "metadata": {"name": "e1"},
         "involvedObject": {"kind": "Pod", "name": "p", "namespace": ns},
@@ -336,7 +328,7 @@ async def test_yaml_responses(raw: Raw) -> None:
 
 
 async def test_dry_run_on_every_write(raw: Raw) -> None:
-    ns = await namespace(raw)
+    ns = await create_namespace(raw)
     base = f"/api/v1/namespaces/{ns}/configmaps"
     _, created, _ = await raw(
         "POST", base, cm("d", metadata={"name": "d", "labels": {"k": "v"}}, data={"a": "1"})

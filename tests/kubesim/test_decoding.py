@@ -6,9 +6,8 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from tests.kubesim.conftest import Kubectl, Raw, crd_manifest
+from tests.kubesim.conftest import Kubectl, Raw, crd_manifest, create_namespace
 from tests.kubesim.live import Obj
-from tests.kubesim.test_fidelity import namespace
 
 JSON_PATCH = "application/json-patch+json"
 
@@ -37,7 +36,7 @@ def _deployment(**spec: Any) -> Obj:
 
 
 async def test_nulls_in_posted_put_and_json_patched_bodies_are_not_stored(raw: Raw) -> None:
-    ns = await namespace(raw)
+    ns = await create_namespace(raw)
     cms = f"/api/v1/namespaces/{ns}/configmaps"
     body = {
         "metadata": {"name": "c", "labels": {"a": None, "b": "x"}, "annotations": None},
@@ -80,7 +79,7 @@ async def test_nulls_in_posted_put_and_json_patched_bodies_are_not_stored(raw: R
 
 
 async def test_a_raw_extension_keeps_its_nulls(raw: Raw) -> None:
-    ns = await namespace(raw)
+    ns = await create_namespace(raw)
     data = {"spec": {"template": {"metadata": {"creationTimestamp": None}}}}
     status, made, _ = await raw(
         "POST",
@@ -116,7 +115,7 @@ GADGET: Obj = {
 async def test_custom_resource_defaults_and_nulls(kubectl: Kubectl, raw: Raw) -> None:
     group = f"g{uuid.uuid4().hex[:6]}.example.com"
     kubectl.run("apply", "-f", "-", input=crd_manifest(group, "Gadget", GADGET))
-    ns = await namespace(raw)
+    ns = await create_namespace(raw)
     base = f"/apis/{group}/v1/namespaces/{ns}/gadgets"
     status, bare, _ = await raw("POST", base, {"metadata": {"name": "bare"}})
     assert status == 201

@@ -10,15 +10,8 @@ import json
 import uuid
 from typing import Any
 
-from tests.kubesim.conftest import Kubectl, Raw
+from tests.kubesim.conftest import Kubectl, Raw, create_namespace
 from tests.kubesim.live import Obj
-
-
-async def namespace(raw: Raw) -> str:
-    name = f"f-{uuid.uuid4().hex[:8]}"
-    status, _, _ = await raw("POST", "/api/v1/namespaces", {"metadata": {"name": name}})
-    assert status == 201
-    return name
 
 
 def cm(name: str, **extra: Any) -> Obj:
@@ -67,7 +60,7 @@ def test_kubectl_client_side_apply_then_server_side_apply(kubectl: Kubectl, ns: 
 
 
 async def test_conflict_and_invalid_status_bodies(raw: Raw) -> None:
-    ns = await namespace(raw)
+    ns = await create_namespace(raw)
     base = f"/api/v1/namespaces/{ns}/configmaps"
     apply = "application/apply-patch+yaml"
     status, _, _ = await raw(
@@ -116,7 +109,7 @@ async def test_conflict_and_invalid_status_bodies(raw: Raw) -> None:
 
 
 async def test_immutable_fields(raw: Raw) -> None:
-    ns = await namespace(raw)
+    ns = await create_namespace(raw)
     base = f"/api/v1/namespaces/{ns}/configmaps"
     await raw("POST", base, cm("frozen", data={"a": "1"}, immutable=True))
     status, body, _ = await raw(
@@ -165,7 +158,7 @@ async def _events(raw: Raw, path: str, count: int, **params: str) -> list[tuple[
 async def test_an_object_leaving_a_label_selector_is_deleted_with_its_last_matching_state(
     raw: Raw,
 ) -> None:
-    ns = await namespace(raw)
+    ns = await create_namespace(raw)
     base = f"/api/v1/namespaces/{ns}/configmaps"
     _, made, _ = await raw("POST", base, cm("a", data={"v": "1"}, meta={"labels": {"team": "x"}}))
     watching = asyncio.ensure_future(
@@ -217,7 +210,7 @@ async def _gone(raw: Raw, path: str) -> bool:
 
 
 async def test_garbage_collection_with_each_propagation_policy(raw: Raw) -> None:
-    ns = await namespace(raw)
+    ns = await create_namespace(raw)
     owner, child = await _owned_pair(raw, ns, "orphan")
     options = {"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Orphan"}
     status, _, _ = await raw("DELETE", owner, options)
@@ -244,7 +237,7 @@ async def test_garbage_collection_with_each_propagation_policy(raw: Raw) -> None
 
 
 async def test_dangling_owner_references_are_collected(raw: Raw) -> None:
-    ns = await namespace(raw)
+    ns = await create_namespace(raw)
     base = f"/api/v1/namespaces/{ns}/configmaps"
     ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": "ghost", "uid": str(uuid.uuid4())}
     assert (await raw("POST", base, cm("orphaned", meta={"ownerReferences": [ref]})))[0] == 201
@@ -255,7 +248,7 @@ async def test_dangling_owner_references_are_collected(raw: Raw) -> None:
 
 
 async def test_pagination_with_continue_and_remaining_item_count(raw: Raw) -> None:
-    ns = await namespace(raw)
+    ns = await create_namespace(raw)
     base = f"/api/v1/namespaces/{ns}/secrets"
     for i in range(5):
         await raw("POST", base, {"metadata": {"name": f"s{i}"}, "type": "Opaque"})
@@ -279,7 +272,7 @@ async def test_pagination_with_continue_and_remaining_item_count(raw: Raw) -> No
 
 
 async def test_list_items_carry_no_kind_for_built_in_types(raw: Raw) -> None:
-    ns = await namespace(raw)
+    ns = await create_namespace(raw)
     await raw("POST", f"/api/v1/namespaces/{ns}/configmaps", cm("a"))
     _, body, _ = await raw("GET", f"/api/v1/namespaces/{ns}/configmaps")
     assert (body["kind"], body["apiVersion"]) == ("ConfigMapList", "v1")
@@ -287,7 +280,7 @@ async def test_list_items_carry_no_kind_for_built_in_types(raw: Raw) -> None:
 
 
 async def test_field_selectors_a_real_server_supports(raw: Raw) -> None:
-    ns = await namespace(raw)
+    ns = await create_namespace(raw)
     base = f"/api/v1/namespaces/{ns}/secrets"
     await raw("POST", base, {"metadata": {"name": "rel"}, "type": "helm.sh/release.v1"})
     await raw("POST", base, {"metadata": {"name": "plain"}, "type": "Opaque"})

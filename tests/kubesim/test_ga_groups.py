@@ -73,13 +73,6 @@ async def test_helm_installs_a_chart_with_a_webhook_and_a_priority_class(
     assert f"guarded-{ns}" not in {h.metadata.name for h in hooks.items}
 
 
-@pytest.fixture
-async def namespace(raw: Raw) -> str:
-    name = f"ga-{uuid.uuid4().hex[:8]}"
-    assert (await raw("POST", "/api/v1/namespaces", {"metadata": {"name": name}}))[0] == 201
-    return name
-
-
 async def test_an_unknown_priority_class_is_forbidden(raw: Raw, namespace: str) -> None:
     pod = {
         "metadata": {"name": "p"},

@@ -64,45 +64,33 @@ def test_logs_tail_previous_and_follow(kubectl: Kubectl, sim: Simulator) -> None
     assert "is waiting to start: " in waiting.stderr
 
 
+def shop_exec(
+    kubectl: Kubectl, target: str, *command: str, input: str | None = None, check: bool = True
+) -> subprocess.CompletedProcess[str]:
+    """``kubectl exec`` into ``target`` in the shop namespace (``-i`` when there is ``input``)."""
+    stdin = ("-i",) if input is not None else ()
+    return kubectl.run(
+        "exec", *stdin, "-n", "shop", target, "--", *command, input=input, check=check
+    )
+
+
 def test_exec_commands_and_exit_codes(kubectl: Kubectl) -> None:
-    listing = kubectl.run("exec", "-n", "shop", "deploy/frontend", "--", "ls", "-la", "/").stdout
+    listing = shop_exec(kubectl, "deploy/frontend", "ls", "-la", "/").stdout
     assert listing.splitlines()[0].startswith("total ")
     assert any(line.endswith(" etc") and line.startswith("drwx") for line in listing.splitlines())
-    html = kubectl.run(
-        "exec", "-n", "shop", "deploy/frontend", "--", "cat", "/usr/share/nginx/html/index.html"
-    ).stdout
+    html = shop_exec(kubectl, "deploy/frontend", "cat", "/usr/share/nginx/html/index.html").stdout
     assert "Welcome to nginx!" in html
-    env = kubectl.run(
-        "exec",
-        "-n",
-        "shop",
-        "deploy/api",
-        "--",
-        "sh",
-        "-c",
-        "echo $LOG_LEVEL; cat /etc/shop/LOG_LEVEL",
-    ).stdout
-    assert env == "info\ninfo"  # a ConfigMap value has no newline of its own
-    piped = kubectl.run(
-        "exec",
-        "-i",
-        "-n",
-        "shop",
-        "deploy/api",
-        "--",
-        "sh",
-        "-c",
-        "cat > /tmp/x; wc -c < /tmp/x",
-        input="hello\n",
-    ).stdout
-    assert piped.strip() == "6"
-    failed = kubectl.run(
-        "exec", "-n", "shop", "deploy/api", "--", "sh", "-c", "echo oops >&2; exit 3", check=False
+    env = shop_exec(kubectl, "deploy/api", "sh", "-c", "echo $LOG_LEVEL; cat /etc/shop/LOG_LEVEL")
+    assert env.stdout == "info\ninfo"  # a ConfigMap value has no newline of its own
+    piped = shop_exec(
+        kubectl, "deploy/api", "sh", "-c", "cat > /tmp/x; wc -c < /tmp/x", input="hello\n"
     )
+    assert piped.stdout.strip() == "6"
+    failed = shop_exec(kubectl, "deploy/api", "sh", "-c", "echo oops >&2; exit 3", check=False)
     assert failed.returncode == 3
     assert "oops" in failed.stderr
     assert "command terminated with exit code 3" in failed.stderr
-    no_shell = kubectl.run("exec", "-n", "shop", "deploy/payments", "--", "sh", check=False)
+    no_shell = shop_exec(kubectl, "deploy/payments", "sh", check=False)
     assert no_shell.returncode != 0
     assert 'exec: "sh": executable file not found in $PATH' in no_shell.stderr
 

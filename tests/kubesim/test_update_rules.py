@@ -6,18 +6,9 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-import pytest
-
 from tests.kubesim.conftest import Kubectl, Raw, crd_manifest
 
 MERGE = "application/merge-patch+json"
-
-
-@pytest.fixture
-async def namespace(raw: Raw) -> str:
-    name = f"ur-{uuid.uuid4().hex[:8]}"
-    assert (await raw("POST", "/api/v1/namespaces", {"metadata": {"name": name}}))[0] == 201
-    return name
 
 
 def job(name: str, **spec: Any) -> dict[str, Any]:

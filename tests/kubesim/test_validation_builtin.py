@@ -292,13 +292,6 @@ def path_of(obj: Obj, ns: str) -> str:
     return f"{base}/namespaces/{ns}/{plural}"
 
 
-@pytest.fixture
-async def namespace(raw: Raw) -> str:
-    name = f"vb-{uuid.uuid4().hex[:8]}"
-    assert (await raw("POST", "/api/v1/namespaces", {"metadata": {"name": name}}))[0] == 201
-    return name
-
-
 @pytest.mark.parametrize(
     ("case", "obj", "field", "reason", "message"), CASES, ids=[c[0] for c in CASES]
 )

@@ -6,13 +6,7 @@ import base64
 import uuid
 from typing import Any
 
-from tests.kubesim.conftest import Kubectl, Raw
-
-
-async def namespace(raw: Raw) -> str:
-    name = f"v-{uuid.uuid4().hex[:8]}"
-    assert (await raw("POST", "/api/v1/namespaces", {"metadata": {"name": name}}))[0] == 201
-    return name
+from tests.kubesim.conftest import Kubectl, Raw, create_namespace
 
 
 def deployment(labels: dict[str, str], selector: dict[str, str]) -> dict[str, Any]:
@@ -31,7 +25,7 @@ def deployment(labels: dict[str, str], selector: dict[str, str]) -> dict[str, An
 
 
 async def test_selector_must_match_template(raw: Raw) -> None:
-    ns = await namespace(raw)
+    ns = await create_namespace(raw)
     status, body, _ = await raw(
         "POST", f"/apis/apps/v1/namespaces/{ns}/deployments", deployment({"app": "a"}, {"app": "b"})
     )
@@ -42,7 +36,7 @@ async def test_selector_must_match_template(raw: Raw) -> None:
 
 
 async def test_selector_is_immutable(raw: Raw) -> None:
-    ns = await namespace(raw)
+    ns = await create_namespace(raw)
     path = f"/apis/apps/v1/namespaces/{ns}/deployments"
     assert (await raw("POST", path, deployment({"app": "a"}, {"app": "a"})))[0] == 201
     changed = {
@@ -60,7 +54,7 @@ async def test_selector_is_immutable(raw: Raw) -> None:
 
 
 async def test_containers_need_images_and_pods_are_mostly_immutable(raw: Raw) -> None:
-    ns = await namespace(raw)
+    ns = await create_namespace(raw)
     pods = f"/api/v1/namespaces/{ns}/pods"
     status, body, _ = await raw(
         "POST", pods, {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c"}]}}
@@ -81,7 +75,7 @@ async def test_containers_need_images_and_pods_are_mostly_immutable(raw: Raw) ->
 
 
 async def test_labels_are_checked(raw: Raw) -> None:
-    ns = await namespace(raw)
+    ns = await create_namespace(raw)
     status, body, _ = await raw(
         "POST",
         f"/api/v1/namespaces/{ns}/configmaps",
@@ -92,7 +86,7 @@ async def test_labels_are_checked(raw: Raw) -> None:
 
 
 async def test_secrets_fold_string_data_and_reject_bad_base64(raw: Raw) -> None:
-    ns = await namespace(raw)
+    ns = await create_namespace(raw)
     secrets = f"/api/v1/namespaces/{ns}/secrets"
     status, body, _ = await raw(
         "POST", secrets, {"metadata": {"name": "s"}, "stringData": {"user": "admin"}}
@@ -119,7 +113,7 @@ async def test_secrets_fold_string_data_and_reject_bad_base64(raw: Raw) -> None:
 
 
 async def test_jobs_get_a_generated_selector(raw: Raw) -> None:
-    ns = await namespace(raw)
+    ns = await create_namespace(raw)
     status, job, _ = await raw(
         "POST",
         f"/apis/batch/v1/namespaces/{ns}/jobs",
@@ -166,7 +160,7 @@ spec:
 
 
 async def test_node_ports_are_allocated(raw: Raw) -> None:
-    ns = await namespace(raw)
+    ns = await create_namespace(raw)
     status, svc, _ = await raw(
         "POST",
         f"/api/v1/namespaces/{ns}/services",
@@ -178,7 +172,7 @@ async def test_node_ports_are_allocated(raw: Raw) -> None:
 
 
 async def test_payload_limits(raw: Raw) -> None:
-    ns = await namespace(raw)
+    ns = await create_namespace(raw)
     big = "x" * (1024 * 1024)
     status, body, _ = await raw(
         "POST",
@@ -195,7 +189,7 @@ async def test_payload_limits(raw: Raw) -> None:
 
 
 async def test_resource_quota_is_enforced(raw: Raw) -> None:
-    ns = await namespace(raw)
+    ns = await create_namespace(raw)
     quotas = f"/api/v1/namespaces/{ns}/resourcequotas"
     await raw(
         "POST",
@@ -232,7 +226,7 @@ async def test_resource_quota_is_enforced(raw: Raw) -> None:
 
 
 async def test_container_resources(raw: Raw) -> None:
-    ns = await namespace(raw)
+    ns = await create_namespace(raw)
     pods = f"/api/v1/namespaces/{ns}/pods"
 
     def pod(resources: dict[str, Any]) -> dict[str, Any]:

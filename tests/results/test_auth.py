@@ -5,6 +5,8 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
+from aiohttp import ClientResponse
+
 from results import keys
 from results.accounts import Role
 from tests.conftest import ApiClient
@@ -14,6 +16,15 @@ from tests.results.support import form, junit_xml
 from tests.typing_support import Client
 
 REPORT = junit_xml([("ok", "pass"), ("broken", "fail")])
+
+
+async def upload(
+    client: Client, headers: dict[str, str] | None = None, project: str = "demo"
+) -> ClientResponse:
+    """POST ``REPORT`` to the ingest endpoint for ``project``, with ``headers``."""
+    return await client.post(
+        "/api/v1/ingest", data=form(project=project, junit=[REPORT]), headers=headers or {}
+    )
 
 
 async def test_me_needs_a_credential_even_in_open_mode(
@@ -73,23 +84,21 @@ async def test_wrong_revoked_and_expired_tokens_are_401(
 
 async def test_ingest_token_requirement(api_client: ApiClient, tmp_path: Path) -> None:
     open_client = await start(api_client, tmp_path / "open")
-    assert (await open_client.post("/api/v1/ingest", data=form(junit=[REPORT]))).status == 201
+    assert (await upload(open_client)).status == 201
 
     client = await start(
         api_client, tmp_path / "strict", "results.security.require-ingest-token=true"
     )
     await make_user(client, "ci")
-    resp = await client.post("/api/v1/ingest", data=form(junit=[REPORT]))
+    resp = await upload(client)
     await assert_problem(resp, 401, code="token-required")
     await login(client, "ci")  # a session cookie is not a token
-    resp = await client.post("/api/v1/ingest", data=form(junit=[REPORT]))
+    resp = await upload(client)
     await assert_problem(resp, 401, code="token-required")
     token = await make_token(client, "ci")
-    resp = await client.post("/api/v1/ingest", data=form(junit=[REPORT]), headers=bearer(token))
+    resp = await upload(client, bearer(token))
     assert resp.status == 201
-    resp = await client.post(
-        "/api/v1/ingest", data=form(junit=[REPORT]), headers={"X-Results-Token": token}
-    )
+    resp = await upload(client, {"X-Results-Token": token})
     assert resp.status == 201
     # Reads stay open in open mode.
     assert (
@@ -104,7 +113,7 @@ async def test_closed_mode_needs_credentials_for_api_and_pages(
     await make_user(client, "alice")
     query = {"project": "demo", "branch": "main"}
     await assert_problem(await client.get("/api/v1/gate", params=query), 401, code="login-required")
-    resp = await client.post("/api/v1/ingest", data=form(junit=[REPORT]))
+    resp = await upload(client)
     await assert_problem(resp, 401)
     resp = await client.get("/runs/1", allow_redirects=False)
     assert resp.status == 302
@@ -113,7 +122,7 @@ async def test_closed_mode_needs_credentials_for_api_and_pages(
         assert (await client.get(public)).status == 200, public
     assert 'href="/ui/wharf.css"' in await (await client.get("/login")).text()
     token = await make_token(client, "alice")
-    resp = await client.post("/api/v1/ingest", data=form(junit=[REPORT]), headers=bearer(token))
+    resp = await upload(client, bearer(token))
     assert resp.status == 201
     assert (await client.get("/api/v1/gate", params=query, headers=bearer(token))).status == 200
     await login(client, "alice")
@@ -127,11 +136,7 @@ async def private_setup(client: Client) -> dict[str, dict[str, str]]:
     await make_user(client, "member")
     await make_user(client, "outsider")
     tokens = {name: await make_token(client, name) for name in ("admin", "member", "outsider")}
-    resp = await client.post(
-        "/api/v1/ingest",
-        data=form(project="secret", junit=[REPORT]),
-        headers=bearer(tokens["admin"]),
-    )
+    resp = await upload(client, bearer(tokens["admin"]), project="secret")
     assert resp.status == 201
     await client.app[keys.ACCOUNTS].grant("member", "secret")
     headers = {name: bearer(token) for name, token in tokens.items()}
@@ -147,9 +152,7 @@ async def test_private_project_is_invisible_to_anonymous_and_non_members(
     for name in ("anonymous", "outsider"):
         resp = await client.get("/api/v1/gate", params=query, headers=callers[name])
         await assert_problem(resp, 404)
-        resp = await client.post(
-            "/api/v1/ingest", data=form(project="secret", junit=[REPORT]), headers=callers[name]
-        )
+        resp = await upload(client, callers[name], project="secret")
         await assert_problem(resp, 404)
         assert (await client.get("/runs/1", headers=callers[name])).status == 404
         assert (await client.get("/projects/1", headers=callers[name])).status == 404
@@ -189,15 +192,11 @@ async def test_a_session_ingests_with_its_csrf_header_in_closed_mode(
     csrf = me.headers["X-CSRF-Token"]
     assert me.headers["Cache-Control"] == "no-store"
     # Without the header the cookie does not count for a write: a cross-site form cannot upload.
-    resp = await client.post("/api/v1/ingest", data=form(junit=[REPORT]))
+    resp = await upload(client)
     await assert_problem(resp, 401, code="login-required")
-    resp = await client.post(
-        "/api/v1/ingest", data=form(junit=[REPORT]), headers={"X-CSRF-Token": csrf[::-1]}
-    )
+    resp = await upload(client, {"X-CSRF-Token": csrf[::-1]})
     await assert_problem(resp, 403, code="csrf-refused")
-    resp = await client.post(
-        "/api/v1/ingest", data=form(junit=[REPORT]), headers={"X-CSRF-Token": csrf}
-    )
+    resp = await upload(client, {"X-CSRF-Token": csrf})
     assert resp.status == 201
     # A token's /me carries no CSRF value.
     token = await make_token(client, "alice")
@@ -211,7 +210,5 @@ async def test_require_ingest_token_still_refuses_a_session_with_its_csrf(
     await make_user(client, "alice")
     await login(client, "alice")
     csrf = (await client.get("/api/v1/me")).headers["X-CSRF-Token"]
-    resp = await client.post(
-        "/api/v1/ingest", data=form(junit=[REPORT]), headers={"X-CSRF-Token": csrf}
-    )
+    resp = await upload(client, {"X-CSRF-Token": csrf})
     await assert_problem(resp, 401, code="token-required")

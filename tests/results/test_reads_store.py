@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
 from common.db import Row
-from common.db.sqlite import apply_migration
 from results.batch import IngestBatch, ParsedReport, ReportKind, RunTarget
 from results.browse import RunFilter
 from results.parsers.model import JUnitReport, TestCase, TestCounts, TestStatus
@@ -26,8 +24,7 @@ from results.store.reads import (
     _run_filter,
 )
 from results.store.rows import case_keys
-from results.store.schema import MIGRATIONS
-from tests.results.stores import sqlite_store, store
+from tests.results.stores import old_database, sqlite_store, store
 
 __all__ = ["sqlite_store", "store"]
 
@@ -119,12 +116,7 @@ def test_the_catalog_memory_is_bounded() -> None:
 async def test_version_2_databases_gain_the_catalog_and_count_flaky_as_passed(
     tmp_path: Path,
 ) -> None:
-    path = tmp_path / "old.db"
-    conn = sqlite3.connect(path, isolation_level=None)
-    conn.execute("PRAGMA foreign_keys = ON")
-    for number in (1, 2):
-        apply_migration(conn, number, MIGRATIONS[number - 1])
-    conn.executescript("""
+    path = old_database(tmp_path / "old.db", 2, """
         INSERT INTO projects (id, name, created_at) VALUES (1, 'p', 'x'), (2, 'q', 'x');
         INSERT INTO runs (id, project_id, branch, commit_sha, created_at, updated_at, status,
                           tests, passed, flaky)
@@ -142,7 +134,6 @@ async def test_version_2_databases_gain_the_catalog_and_count_flaky_as_passed(
                    (2, 2, 's2', 'C', 't1', 'C t1', 'passed', 0),
                    (3, 3, 's', 'C', 't1', 'C t1', 'passed', 0);
     """)  # fmt: skip
-    conn.close()
     async with open_store(path) as store:
         run = await store.get_run(1)
         assert run is not None

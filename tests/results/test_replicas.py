@@ -11,10 +11,8 @@ import asyncio
 import contextlib
 import json
 import os
-import signal
 import subprocess
 import sys
-import textwrap
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -24,6 +22,7 @@ from results.store import open_store
 from results.store.schema import SCHEMA
 from tests.pgserver import free_port
 from tests.results.people import EventReader
+from tests.results.stores import kill_mid_ingest
 from tests.results.support import RUN_TABLES, form, junit_xml
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -91,41 +90,9 @@ async def test_an_ingest_on_one_replica_reaches_the_other(pg_url: str, tmp_path:
 
 async def test_a_replica_killed_mid_ingest_leaves_nothing(pg_url: str, tmp_path: Path) -> None:
     """SIGKILL while the ingest transaction is open (and holds the project's ingest lock)."""
-    script = textwrap.dedent(
-        """
-        import asyncio, sys
-        from results.store import open_store
-
-        async def main():
-            async with open_store(sys.argv[1]) as store:
-                async with store.db.transaction() as conn:
-                    await conn.lock("results.ingest:shop")
-                    await conn.execute(
-                        "INSERT INTO projects (name, created_at) VALUES ('shop', 'now')")
-                    await conn.executemany(
-                        "INSERT INTO runs (project_id, branch, commit_sha, created_at,"
-                        " updated_at, status) SELECT id, 'b', ?, 'now', 'now', 'PASSED'"
-                        " FROM projects WHERE name = 'shop'",
-                        [(str(n),) for n in range(2000)])
-                    print("inside", flush=True)
-                    await asyncio.sleep(60)
-
-        asyncio.run(main())
-        """
-    )
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     async with open_store(pg_url):  # migrated before the killed writer starts
         pass
-    proc = subprocess.Popen(
-        [sys.executable, "-c", script, pg_url], stdout=subprocess.PIPE, text=True, env=env
-    )
-    try:
-        assert proc.stdout is not None
-        line = await asyncio.wait_for(asyncio.to_thread(proc.stdout.readline), 60)
-        assert line.strip() == "inside"
-    finally:
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
+    await kill_mid_ingest(pg_url, "shop", 2000)
     async with replica(pg_url, tmp_path / "b") as b, aiohttp.ClientSession() as http:
         posted = await http.post(f"{b}/api/v1/ingest", data=form(project="shop", junit=[REPORT]))
         assert posted.status == 201, await posted.text()  # the dead writer's lock went with it

@@ -10,7 +10,6 @@ import psycopg
 import pytest
 
 from common.db import SchemaTooNew
-from common.db.sqlite import apply_migration
 from results.batch import IngestBatch, ParsedReport, ReportKind, RunTarget
 from results.errors import RunKeyConflict
 from results.parsers.model import (
@@ -30,7 +29,7 @@ from results.store.queries import failing_keys_sql
 from results.store.rows import PASSED_CASE_COLUMNS
 from results.store.runs import PATHS_PER_DELETE
 from results.store.schema import MIGRATIONS
-from tests.results.stores import sqlite_store, store
+from tests.results.stores import old_database, sqlite_store, store
 from tests.results.support import RUN_TABLES
 
 __all__ = ["sqlite_store", "store"]
@@ -102,12 +101,7 @@ async def test_a_database_from_a_newer_build_is_refused(tmp_path: Path) -> None:
 async def test_a_version_1_database_keeps_its_cases_and_gains_per_upload_counts(
     tmp_path: Path,
 ) -> None:
-    path = tmp_path / "results.db"
-    conn = sqlite3.connect(path, isolation_level=None)
-    conn.execute("PRAGMA journal_mode = WAL")
-    conn.execute("PRAGMA foreign_keys = ON")
-    apply_migration(conn, 1, MIGRATIONS[0])
-    conn.executescript("""
+    path = old_database(tmp_path / "results.db", 1, """
         INSERT INTO projects (id, name, created_at) VALUES (1, 'p', 'x');
         INSERT INTO runs (id, project_id, branch, commit_sha, created_at, updated_at, status)
             VALUES (1, 1, 'main', 'abc', 'x', 'x', 'FAILED');
@@ -118,7 +112,6 @@ async def test_a_version_1_database_keeps_its_cases_and_gains_per_upload_counts(
             VALUES (1, 1, 's', 'C', 't1', 'C t1', 'passed', NULL, 1200),
                    (1, 1, 's', 'C', 't2', 'C t2', 'failed', 'at C.t2', 34);
     """)  # fmt: skip
-    conn.close()
     async with open_store(path):
         pass
     conn = sqlite3.connect(path, isolation_level=None)

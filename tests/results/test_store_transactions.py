@@ -3,21 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
 import sqlite3
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 
 from results.store import SqlStore
-from tests.results.stores import sqlite_store, store
+from tests.results.stores import kill_mid_ingest, sqlite_store, store
 from tests.results.support import RUN_TABLES, row_counts
-
-ROOT = Path(__file__).resolve().parents[2]
 
 __all__ = ["sqlite_store", "store"]
 
@@ -69,40 +62,8 @@ async def test_a_cancelled_transaction_rolls_back_and_frees_the_writer(
     assert await store.find_project("later") is not None
 
 
-def test_a_process_killed_mid_ingest_leaves_nothing(tmp_path: Path) -> None:
+async def test_a_process_killed_mid_ingest_leaves_nothing(tmp_path: Path) -> None:
     """SIGKILL while the ingest transaction is open: the next open sees no trace of it."""
     path = tmp_path / "results.db"
-    script = textwrap.dedent(
-        """
-        import asyncio, sys
-        from pathlib import Path
-        from results.store import open_store
-
-        async def main():
-            async with open_store(Path(sys.argv[1])) as store:
-                async with store.db.transaction() as conn:
-                    await conn.execute(
-                        "INSERT INTO projects (name, created_at) VALUES ('killed', 'now')")
-                    await conn.executemany(
-                        "INSERT INTO runs (project_id, branch, commit_sha, created_at,"
-                        " updated_at, status) VALUES (1, 'b', ?, 'now', 'now', 'PASSED')",
-                        [(str(n),) for n in range(5000)])
-                    print("inside", flush=True)
-                    await asyncio.sleep(60)
-
-        asyncio.run(main())
-        """
-    )
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen(
-        [sys.executable, "-c", script, str(path)], stdout=subprocess.PIPE, env=env, cwd=ROOT
-    )
-    try:
-        assert proc.stdout is not None
-        assert proc.stdout.readline().strip() == b"inside"
-        proc.send_signal(signal.SIGKILL)
-    finally:
-        proc.wait(timeout=30)
-        if proc.stdout is not None:
-            proc.stdout.close()
+    await kill_mid_ingest(str(path), "killed", 5000)
     assert row_counts(path) == dict.fromkeys(RUN_TABLES, 0)

@@ -1,5 +1,5 @@
-"""Helpers for the live-half tests: an SSE reader over a real response, and the simulator's own
-count of open watches."""
+"""Helpers for the live-half tests: an SSE stream opened and read over a real response, and the
+simulator's own count of open watches."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import aiohttp
 import attrs
 
 from common.kubesim import Simulator
+from tests.typing_support import Client
 
 
 @attrs.frozen
@@ -58,6 +59,17 @@ class SseReader:
             found = await self.next(timeout)
             if found.event == event:
                 return found
+
+
+async def open_stream(
+    client: Client, path: str, headers: dict[str, str] | None = None, **params: str
+) -> SseReader:
+    """GET ``path`` (with ``params`` as its query) as an event stream: it must answer 200 with
+    ``text/event-stream``."""
+    resp = await client.get(path, params=params, headers=headers or {})
+    assert resp.status == 200, await resp.text()
+    assert resp.content_type == "text/event-stream"
+    return SseReader(resp)
 
 
 def upstream_watches(sim: Simulator, group: str, resource: str) -> int:

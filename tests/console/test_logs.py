@@ -10,7 +10,7 @@ from common.kubesim import Simulator
 from console.streams.logmux import Interleaver, plan
 from console.streams.logs import LogLine, Source
 from tests.console.live_cluster import sim
-from tests.console.live_support import Event, SseReader
+from tests.console.live_support import Event, SseReader, open_stream
 from tests.console.resources_support import create, eventually, kube, namespace, unique
 from tests.guards import assert_problem
 from tests.typing_support import Client
@@ -47,13 +47,6 @@ async def started(client: Client, ns: str, name: str, *, restarts: int = 0) -> N
             s.get("restartCount", 0) >= restarts for s in statuses)  # fmt: skip
 
     await eventually(check, what=f"pod {name} to run")
-
-
-async def stream(client: Client, path: str, headers: dict[str, str] | None = None,
-                 **params: str) -> SseReader:  # fmt: skip
-    resp = await client.get(path, params=params, headers=headers or {})
-    assert resp.status == 200, await resp.text()
-    return SseReader(resp)
 
 
 async def log_events(reader: SseReader, count: int) -> list[Event]:
@@ -115,7 +108,7 @@ async def test_one_container_followed_and_resumed(client: Client, sim: Simulator
         await create(api, namespace(ns))
         await create(api, pod(ns, "ticker", TICKS))
     await started(client, ns, "ticker")
-    reader = await stream(client, f"{BASE}/pods/{ns}/ticker/log/stream", tailLines="1000")
+    reader = await open_stream(client, f"{BASE}/pods/{ns}/ticker/log/stream", tailLines="1000")
     sources = await reader.until("sources")
     assert sources.json()["sources"] == [{"pod": "ticker", "container": "main", "init": False}]
     events = await log_events(reader, 5)
@@ -124,7 +117,7 @@ async def test_one_container_followed_and_resumed(client: Client, sim: Simulator
     assert all(e.id == e.json()["time"] for e in events)
     reader.resp.close()
 
-    resumed = await stream(client, f"{BASE}/pods/{ns}/ticker/log/stream",
+    resumed = await open_stream(client, f"{BASE}/pods/{ns}/ticker/log/stream",
                            headers={"Last-Event-ID": events[2].id or ""})  # fmt: skip
     following = await log_events(resumed, 3)
     assert following[0].id == events[3].id  # right after the last one received, nothing repeated
@@ -148,7 +141,7 @@ async def test_a_deployment_streams_every_pod_interleaved_and_new_pods_join(
         listed = await two_sources()
         listed = listed or await eventually(two_sources, what="two pods")
         assert listed["truncated"] is False
-        reader = await stream(client, f"{BASE}/logs/stream", namespace=ns,
+        reader = await open_stream(client, f"{BASE}/logs/stream", namespace=ns,
                               resourceId="deployments", name="web")  # fmt: skip
         events = await log_events(reader, 40)
         pods = {e.json()["pod"] for e in events}
@@ -175,7 +168,7 @@ async def test_init_containers_are_sources_when_asked(client: Client, sim: Simul
     resp = await client.get(f"{BASE}/logs/sources", params={"namespace": ns, "pod": "app",
                                                              "initContainers": "true"})  # fmt: skip
     assert [s["container"] for s in (await resp.json())["sources"]] == ["setup", "main"]
-    reader = await stream(client, f"{BASE}/logs/stream", namespace=ns, pod="app",
+    reader = await open_stream(client, f"{BASE}/logs/stream", namespace=ns, pod="app",
                           initContainers="true")  # fmt: skip
     lines = {(e.json()["container"], e.json()["line"]) for e in await log_events(reader, 10)}
     assert ("setup", "prepared") in lines

@@ -11,7 +11,7 @@ import pytest
 from common.kubesim import Simulator
 from console.keys import AUTH
 from tests.console.conftest import ConsoleApp
-from tests.console.live_support import SseReader
+from tests.console.live_support import SseReader, open_stream
 from tests.console.support import ADMIN
 from tests.typing_support import Client
 
@@ -26,9 +26,7 @@ async def session_of(client: Client) -> dict[str, str]:
 
 
 async def watching(client: Client, headers: dict[str, str]) -> SseReader:
-    resp = await client.get(WATCH, headers=headers, params={"namespace": "default"})
-    assert resp.status == 200, await resp.text()
-    return SseReader(resp)
+    return await open_stream(client, WATCH, headers, namespace="default")
 
 
 async def ended(stream: SseReader) -> None:

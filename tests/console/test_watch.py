@@ -12,7 +12,7 @@ from common import sse
 from common.kubesim import Simulator
 from console.keys import WATCHES
 from tests.console.conftest import ConsoleApp
-from tests.console.live_support import SseReader, upstream_watches
+from tests.console.live_support import open_stream, upstream_watches
 from tests.console.resources_support import create, eventually, kube, namespace, unique
 from tests.guards import assert_problem
 from tests.typing_support import Client
@@ -25,13 +25,6 @@ def config_map(ns: str, name: str, **data: str) -> dict[str, Any]:
             "data": data}  # fmt: skip
 
 
-async def watching(client: Client, path: str, **params: str) -> SseReader:
-    resp = await client.get(path, params=params)
-    assert resp.status == 200, await resp.text()
-    assert resp.content_type == "text/event-stream"
-    return SseReader(resp)
-
-
 async def test_subscribers_share_one_upstream_watch_and_see_state_then_changes(
     client: Client, sim: Simulator
 ) -> None:
@@ -40,8 +33,10 @@ async def test_subscribers_share_one_upstream_watch_and_see_state_then_changes(
         await create(api, namespace(ns))
         await create(api, config_map(ns, "first", secret="s3cr3t"))
         before = upstream_watches(sim, "", "configmaps")
-        objects = await watching(client, f"{BASE}/resources/configmaps/objects/watch", namespace=ns)
-        rows = await watching(client, f"{BASE}/resources/configmaps/watch", namespace=ns)
+        objects = await open_stream(
+            client, f"{BASE}/resources/configmaps/objects/watch", namespace=ns
+        )
+        rows = await open_stream(client, f"{BASE}/resources/configmaps/watch", namespace=ns)
         first = await objects.next()
         assert (first.event, first.json()["metadata"]["name"]) == ("ADDED", "first")
         assert first.json()["data"] == {"secret": None}  # projected: values are not sent
@@ -71,10 +66,12 @@ async def test_a_late_subscriber_starts_from_the_shared_cache(
     ns = unique("late")
     async with kube(sim) as api:
         await create(api, namespace(ns))
-        early = await watching(client, f"{BASE}/resources/configmaps/objects/watch", namespace=ns)
+        early = await open_stream(
+            client, f"{BASE}/resources/configmaps/objects/watch", namespace=ns
+        )
         await create(api, config_map(ns, "a"))
         assert (await early.next()).json()["metadata"]["name"] == "a"
-        late = await watching(client, f"{BASE}/resources/configmaps/objects/watch", namespace=ns)
+        late = await open_stream(client, f"{BASE}/resources/configmaps/objects/watch", namespace=ns)
         assert (await late.next()).json()["metadata"]["name"] == "a"  # from the cache
         await create(api, config_map(ns, "b"))
         assert [(await r.next()).json()["metadata"]["name"] for r in (early, late)] == ["b", "b"]
@@ -91,7 +88,7 @@ async def test_the_upstream_watch_closes_after_the_last_subscriber_leaves(
         await create(api, namespace(ns))
         before = upstream_watches(sim, "", "secrets")
         readers = [
-            await watching(client, f"{BASE}/resources/secrets/watch", namespace=ns)
+            await open_stream(client, f"{BASE}/resources/secrets/watch", namespace=ns)
             for _ in range(3)
         ]
         await eventually(_async(lambda: upstream_watches(sim, "", "secrets") == before + 1))
@@ -110,7 +107,7 @@ async def test_the_upstream_watch_closes_after_the_last_subscriber_leaves(
 async def test_streams_write_keepalive_comments(console_app: ConsoleApp, sim: Simulator) -> None:
     client = await console_app()
     client.app[sse.STREAMS].interval = 0.05
-    reader = await watching(client, f"{BASE}/resources/namespaces/watch")
+    reader = await open_stream(client, f"{BASE}/resources/namespaces/watch")
     with contextlib.suppress(TimeoutError):
         async with asyncio.timeout(0.5):  # the namespaces, then keepalives
             while ":keepalive" not in reader.comments:

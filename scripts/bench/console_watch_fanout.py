@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-from harness import console_bench_main, free_port, percentile, start_console, stop_child
+from harness import console_bench_main, free_port, kube_api, percentile, running_console
 
 from common.kubesim import Simulator
 
@@ -123,20 +123,15 @@ async def cycles(session: aiohttp.ClientSession, url: str, count: int) -> None:
 
 
 async def bench(args: argparse.Namespace) -> None:
-    from kubernetes_asyncio import client, config
-
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     url = f"{base}/api/v1/clusters/bench/resources/pods/objects/watch?namespace={NAMESPACE}"
     with tempfile.TemporaryDirectory() as tmp, Simulator(Path(tmp), context="bench") as sim:
-        cfg = client.Configuration()
-        await config.load_kube_config(str(sim.kubeconfig_path), client_configuration=cfg)
-        async with client.ApiClient(cfg) as api:
+        async with kube_api(sim.kubeconfig_path) as api:
             await seed(api)
-            console = start_console(__file__, sim.kubeconfig_path, port, f"{tmp}/console")
-            connector = aiohttp.TCPConnector(limit=0)
-            timeout = aiohttp.ClientTimeout(total=None)
-            try:
+            with running_console(__file__, sim.kubeconfig_path, port, f"{tmp}/console") as console:
+                connector = aiohttp.TCPConnector(limit=0)
+                timeout = aiohttp.ClientTimeout(total=None)
                 async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
                     idle_tasks = await gauge(session, base, "wharf_asyncio_tasks")
                     one = [await subscribe(session, url)]
@@ -162,8 +157,6 @@ async def bench(args: argparse.Namespace) -> None:
                     left = upstream(sim)
                     console_left = await gauge(session, base, "console_watches_upstream")
                     tasks_left = await gauge(session, base, "wharf_asyncio_tasks")
-            finally:
-                stop_child(console)
     n = len(subs)
     print(f"{n} subscribers on one (cluster, pods, namespace): upstream watches at the simulator: "
           f"{held} (target 1)")  # fmt: skip

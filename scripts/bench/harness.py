@@ -15,13 +15,16 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
 
 from common import eventloop
+
+if TYPE_CHECKING:
+    from kubernetes_asyncio.client import ApiClient
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -132,15 +135,31 @@ def start_child(script: str, *args: str) -> tuple[subprocess.Popen[str], str]:
     return child, line.removeprefix("ready").strip()
 
 
-def start_console(
+@contextlib.contextmanager
+def running_console(
     script: str, kubeconfig: Path | str, port: int, data_dir: str, *extra: str
-) -> subprocess.Popen[str]:
+) -> Iterator[subprocess.Popen[str]]:
     """Parent side: ``script --serve-console kubeconfig port data_dir [extra...]`` (which calls
-    :func:`serve_console`), waited for; stop it with :func:`stop_child`."""
+    :func:`serve_console`), waited for, and stopped when the block ends."""
     args = ("--serve-console", str(kubeconfig), str(port), data_dir, *extra)
     child, loop = start_child(script, *args)
     print(f"console: {loop} event loop", file=sys.stderr, flush=True)
-    return child
+    try:
+        yield child
+    finally:
+        stop_child(child)
+
+
+@contextlib.asynccontextmanager
+async def kube_api(kubeconfig: Path | str) -> AsyncIterator[ApiClient]:
+    """A kubernetes_asyncio client of the cluster ``kubeconfig`` names (imported here, not at the
+    top, so that a benchmark's ``--serve-…`` children never load it for nothing)."""
+    from kubernetes_asyncio import client, config
+
+    cfg = client.Configuration()
+    await config.load_kube_config(str(kubeconfig), client_configuration=cfg)
+    async with client.ApiClient(cfg) as api:
+        yield api
 
 
 def stop_child(child: subprocess.Popen[str]) -> None:
@@ -193,7 +212,7 @@ def console_bench_main(
     options: Callable[[argparse.ArgumentParser], None],
 ) -> None:
     """``main`` of a benchmark whose console runs as its child: this same script started with
-    ``--serve-console`` serves it (:func:`start_console`); otherwise ``options`` are parsed and
+    ``--serve-console`` serves it (:func:`running_console`); otherwise ``options`` are parsed and
     ``bench`` runs with them, on the loop :mod:`common.eventloop` picks."""
     if len(sys.argv) > 1 and sys.argv[1] == "--serve-console":
         serve_console(sys.argv[2], int(sys.argv[3]), sys.argv[4])

@@ -15,9 +15,9 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import aiohttp
 
@@ -60,16 +60,39 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def start_results(
-    data_dir: Path, port: int, *, db_url: str | None = None
-) -> subprocess.Popen[bytes]:
-    """``wharf serve results`` on loopback with its own data directory (and ``db_url``'s database
-    when given); wait with :func:`wait_ready`."""
+class Served(NamedTuple):
+    """A service running as a child process: where it answers, and its process id."""
+
+    base: str
+    pid: int
+
+
+@contextlib.asynccontextmanager
+async def running_results(
+    data_dir: Path, *, db_url: str | None = None, sets: Sequence[str] = ()
+) -> AsyncIterator[Served]:
+    """``wharf serve results`` on a free loopback port with its own data directory (and
+    ``db_url``'s database when given; ``sets`` are further ``--set`` values), ready to answer;
+    stopped when the block ends."""
+    port = free_port()
     command = [sys.executable, "-m", "wharf", "serve", "results", "--port", str(port)]
     command += ["--host", "127.0.0.1", "--set", f"results.data-dir={data_dir}"]
     if db_url is not None:
         command += ["--set", f"results.db.url={db_url}"]
-    return subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for item in sets:
+        command += ["--set", item]
+    server = await asyncio.create_subprocess_exec(
+        *command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        async with aiohttp.ClientSession() as session:
+            await wait_ready(session, base)
+        yield Served(base, server.pid)
+    finally:
+        with contextlib.suppress(ProcessLookupError):  # it has already exited
+            server.terminate()
+        await asyncio.wait_for(server.wait(), 30)
 
 
 async def wait_ready(session: aiohttp.ClientSession, base: str) -> None:

@@ -43,7 +43,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 
-from harness import free_port, wait_ready  # noqa: E402 - sibling script
+from harness import running_results  # noqa: E402 - sibling script
 
 CONNECT_TARGET_S = 1.0
 RSS_FLOOD_TARGET_MB = 40.0
@@ -55,14 +55,6 @@ def rss_mb(pid: int) -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     raise RuntimeError("no VmRSS")
-
-
-def start(data_dir: Path, port: int, sets: list[str]) -> subprocess.Popen[bytes]:
-    command = [sys.executable, "-m", "wharf", "serve", "results", "--port", str(port),
-               "--host", "127.0.0.1", "--set", f"results.data-dir={data_dir}"]  # fmt: skip
-    for item in sets:
-        command += ["--set", item]
-    return subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def make_token(data_dir: Path) -> str:
@@ -149,16 +141,11 @@ async def idle_streams(url: str, count: int, token: str, pid: int) -> float:
 
 async def bench(args: argparse.Namespace, data_dir: Path) -> bool:
     token = make_token(data_dir)
-    port = free_port()
     sets = (
         [f"results.events.max-subscribers={args.max_subscribers}"] if args.max_subscribers else []
     )
-    server = start(data_dir, port, sets)
-    base = f"http://127.0.0.1:{port}"
-    url = f"{base}/api/v1/events"
-    try:
-        async with aiohttp.ClientSession() as session:
-            await wait_ready(session, base)
+    async with running_results(data_dir, sets=sets) as server:
+        url = f"{server.base}/api/v1/events"
         calm, _ = await normal_client(url)
         idle = min(args.idle, args.max_subscribers // 2) if args.max_subscribers else args.idle
         per_idle = await idle_streams(url, idle, token, server.pid)
@@ -168,9 +155,6 @@ async def bench(args: argparse.Namespace, data_dir: Path) -> bool:
         took = time.perf_counter() - started
         after_s, attempts = await normal_client(url)
         rss_after = rss_mb(server.pid)
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
     said = ", ".join(f"{n} x {status}" for status, n in sorted(statuses.items()))
     print(f"flood: {args.drops} anonymous open-and-drops, {args.concurrency} at a time, "
           f"in {took:.1f} s: {said}")  # fmt: skip

@@ -22,19 +22,19 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-from harness import console_bench_main, free_port, kube_api, percentile, running_console
+from harness import (
+    console_bench_main,
+    free_port,
+    kube_api,
+    percentile,
+    rss_kib,
+    running_console,
+)
 
 from common.kubesim import Simulator
 
 NAMESPACE = "bench"
 PODS = 5
-
-
-def rss_kb(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    raise RuntimeError("no VmRSS")
 
 
 def upstream(sim: Simulator) -> int:
@@ -136,7 +136,7 @@ async def bench(args: argparse.Namespace) -> None:
                     idle_tasks = await gauge(session, base, "wharf_asyncio_tasks")
                     one = [await subscribe(session, url)]
                     alone = [(await change(api, f"bench-mark-a{i:08d}", one))[0] for i in range(5)]
-                    before = rss_kb(console.pid)
+                    before = rss_kib(console.pid)["VmRSS"]
                     subs = one
                     for start in range(1, args.subscribers, 100):
                         batch = min(100, args.subscribers - start)
@@ -144,7 +144,7 @@ async def bench(args: argparse.Namespace) -> None:
                             *(subscribe(session, url) for _ in range(batch))
                         )
                     await asyncio.sleep(1.0)
-                    after = rss_kb(console.pid)
+                    after = rss_kib(console.pid)["VmRSS"]
                     held = upstream(sim)
                     lags: list[float] = []
                     for i in range(3):

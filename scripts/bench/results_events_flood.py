@@ -43,18 +43,11 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 
-from harness import running_results  # noqa: E402 - sibling script
+from harness import rss_kib, running_results  # noqa: E402 - sibling script
 
 CONNECT_TARGET_S = 1.0
 RSS_FLOOD_TARGET_MB = 40.0
 IDLE_TARGET_KIB = 30.0
-
-
-def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    raise RuntimeError("no VmRSS")
 
 
 def make_token(data_dir: Path) -> str:
@@ -116,7 +109,7 @@ async def idle_streams(url: str, count: int, token: str, pid: int) -> float:
     headers = {"Authorization": f"Bearer {token}"}
     timeout = aiohttp.ClientTimeout(total=None)
     async with aiohttp.ClientSession(connector=connector, headers=headers, timeout=timeout) as s:
-        before = rss_mb(pid)
+        before = rss_kib(pid)["VmRSS"]
         ready: list[asyncio.Event] = []
         hold = asyncio.Event()
 
@@ -133,10 +126,10 @@ async def idle_streams(url: str, count: int, token: str, pid: int) -> float:
         await asyncio.sleep(0)
         await asyncio.wait_for(asyncio.gather(*(e.wait() for e in ready)), 120)
         await asyncio.sleep(0.5)
-        grown = rss_mb(pid) - before
+        grown = rss_kib(pid)["VmRSS"] - before
         hold.set()
         await asyncio.gather(*tasks)
-    return grown * 1024 / count
+    return grown / count
 
 
 async def bench(args: argparse.Namespace, data_dir: Path) -> bool:
@@ -149,12 +142,12 @@ async def bench(args: argparse.Namespace, data_dir: Path) -> bool:
         calm, _ = await normal_client(url)
         idle = min(args.idle, args.max_subscribers // 2) if args.max_subscribers else args.idle
         per_idle = await idle_streams(url, idle, token, server.pid)
-        rss_before = rss_mb(server.pid)
+        rss_before = rss_kib(server.pid)["VmRSS"] / 1024
         started = time.perf_counter()
         statuses = await flood(url, args.drops, args.concurrency)
         took = time.perf_counter() - started
         after_s, attempts = await normal_client(url)
-        rss_after = rss_mb(server.pid)
+        rss_after = rss_kib(server.pid)["VmRSS"] / 1024
     said = ", ".join(f"{n} x {status}" for status, n in sorted(statuses.items()))
     print(f"flood: {args.drops} anonymous open-and-drops, {args.concurrency} at a time, "
           f"in {took:.1f} s: {said}")  # fmt: skip

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 import aiohttp
-from harness import kube_api, running_console, serve_console, start_child, stop_child
+from harness import kube_api, running_child, running_console, serve_console
 
 
 def serve_sim(directory: str) -> None:
@@ -73,24 +73,23 @@ def _warm_up(on: str) -> str:
 
 
 async def bench(args: argparse.Namespace) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        sim, kubeconfig = start_child(__file__, "--serve-sim", f"{tmp}/sim")
-        try:
-            cold = {
-                warm_up: [
-                    await first_call(kubeconfig, args.port, f"{tmp}/c{warm_up}{i}", warm_up)
-                    for i in range(args.starts)
-                ]
-                for warm_up in ("true", "false")
-            }
-            with running_console(__file__, kubeconfig, args.port, f"{tmp}/c", _warm_up("true")):
-                url = f"http://127.0.0.1:{args.port}/api/v1/clusters/demo/counts"
-                async with aiohttp.ClientSession() as session:
-                    _, body = await timed_counts(session, url)
-                    warm = [(await timed_counts(session, url))[0] for _ in range(args.rounds)]
-            floor = await one_count_request(kubeconfig, args.rounds)
-        finally:
-            stop_child(sim)
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        running_child(__file__, "--serve-sim", f"{tmp}/sim") as (_, kubeconfig),
+    ):
+        cold = {
+            warm_up: [
+                await first_call(kubeconfig, args.port, f"{tmp}/c{warm_up}{i}", warm_up)
+                for i in range(args.starts)
+            ]
+            for warm_up in ("true", "false")
+        }
+        with running_console(__file__, kubeconfig, args.port, f"{tmp}/c", _warm_up("true")):
+            url = f"http://127.0.0.1:{args.port}/api/v1/clusters/demo/counts"
+            async with aiohttp.ClientSession() as session:
+                _, body = await timed_counts(session, url)
+                warm = [(await timed_counts(session, url))[0] for _ in range(args.rounds)]
+        floor = await one_count_request(kubeconfig, args.rounds)
     kinds = len(body["counts"])
     total = sum(int(str(c["count"])) for c in body["counts"])
     print(f"kinds counted: {kinds} ({total} objects), failed: {len(body['failed'])}")

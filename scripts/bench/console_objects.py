@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import aiohttp
-from harness import kube_api, rss_kib, running_console, serve_console, start_child, stop_child
+from harness import kube_api, rss_kib, running_child, running_console, serve_console
 
 NAMESPACES = 20
 
@@ -122,14 +122,12 @@ async def console_stream(url: str) -> tuple[float, int, int]:
 
 async def bench(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        sim, kubeconfig = start_child(
-            __file__, "--serve-sim", f"{tmp}/sim", str(args.pods), "empty"
-        )
-        try:
-            with running_console(__file__, kubeconfig, args.port, f"{tmp}/console") as console:
-                await _measure(args, kubeconfig, console.pid)
-        finally:
-            stop_child(sim)
+        sim_args = ("--serve-sim", f"{tmp}/sim", str(args.pods), "empty")
+        with (
+            running_child(__file__, *sim_args) as (_, kubeconfig),
+            running_console(__file__, kubeconfig, args.port, f"{tmp}/console") as console,
+        ):
+            await _measure(args, kubeconfig, console.pid)
 
 
 async def _measure(args: argparse.Namespace, kubeconfig: str, console_pid: int) -> None:

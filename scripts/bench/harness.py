@@ -165,10 +165,17 @@ def running_console(
     """Parent side: ``script --serve-console kubeconfig port data_dir [extra...]`` (which calls
     :func:`serve_console`), waited for, and stopped when the block ends."""
     args = ("--serve-console", str(kubeconfig), str(port), data_dir, *extra)
-    child, loop = start_child(script, *args)
-    print(f"console: {loop} event loop", file=sys.stderr, flush=True)
-    try:
+    with running_child(script, *args) as (child, loop):
+        print(f"console: {loop} event loop", file=sys.stderr, flush=True)
         yield child
+
+
+@contextlib.contextmanager
+def running_child(script: str, *args: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """:func:`start_child` for the length of a block, stopped with :func:`stop_child` after."""
+    child, what = start_child(script, *args)
+    try:
+        yield child, what
     finally:
         stop_child(child)
 

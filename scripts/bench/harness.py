@@ -1,6 +1,7 @@
 """What several benchmarks share: a free loopback port, a process's CPU and RSS from ``/proc``,
-the services started as child processes and waited for (``ready`` on stdout or the readiness
-endpoint), timed GETs and percentiles. Imported by the sibling scripts (run as scripts, their own
+the services started as child processes for the length of a block and waited for (``ready`` on
+stdout or the readiness endpoint), a kubernetes_asyncio client of a kubeconfig, timed GETs and
+percentiles. Imported by the sibling scripts (run as scripts, their own
 folder is on ``sys.path``); the services never import it. The console benchmarks run every process
 of theirs on the event loop ``wharf serve`` would pick (``WHARF_EVENT_LOOP``,
 :mod:`common.eventloop`)."""

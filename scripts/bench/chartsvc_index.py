@@ -28,7 +28,7 @@ from typing import Any
 import aiohttp
 import yaml
 from aiohttp import web
-from harness import rss_kib, start_child, stop_child
+from harness import rss_kib, running_child
 
 KEY = "bench-key"
 
@@ -134,12 +134,11 @@ async def bench(args: argparse.Namespace) -> None:
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()
     repo_port = runner.addresses[0][1]
-    with tempfile.TemporaryDirectory() as data:
-        child, _ = start_child(__file__, "--serve", str(args.port), data)
-        try:
-            await _measure(args, child.pid, repo_port, raw, state)
-        finally:
-            stop_child(child)
+    with (
+        tempfile.TemporaryDirectory() as data,
+        running_child(__file__, "--serve", str(args.port), data) as (child, _),
+    ):
+        await _measure(args, child.pid, repo_port, raw, state)
     await runner.cleanup()
 
 

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 import aiohttp
-from harness import serve_console, start_child, start_console, stop_child
+from harness import kube_api, running_child, running_console, serve_console
 
 
 def serve_sim(directory: str) -> None:
@@ -37,12 +37,10 @@ def serve_sim(directory: str) -> None:
 
 
 async def one_count_request(kubeconfig: str, rounds: int) -> float:
-    from kubernetes_asyncio import client, config
+    from kubernetes_asyncio import client
 
-    cfg = client.Configuration()
-    await config.load_kube_config(config_file=kubeconfig, client_configuration=cfg)
     times = []
-    async with client.ApiClient(cfg) as api:
+    async with kube_api(kubeconfig) as api:
         core = client.CoreV1Api(api)
         await core.list_pod_for_all_namespaces(limit=1)
         for _ in range(rounds):
@@ -64,13 +62,10 @@ async def timed_counts(
 
 async def first_call(kubeconfig: str, port: int, data_dir: str, warm_up: str) -> float:
     """A console started afresh, called the moment it says it is ready."""
-    console = start_console(__file__, kubeconfig, port, data_dir, _warm_up(warm_up))
-    try:
+    with running_console(__file__, kubeconfig, port, data_dir, _warm_up(warm_up)):
         async with aiohttp.ClientSession() as session:
             url = f"http://127.0.0.1:{port}/api/v1/clusters/demo/counts"
             return (await timed_counts(session, url))[0]
-    finally:
-        stop_child(console)
 
 
 def _warm_up(on: str) -> str:
@@ -78,27 +73,23 @@ def _warm_up(on: str) -> str:
 
 
 async def bench(args: argparse.Namespace) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        sim, kubeconfig = start_child(__file__, "--serve-sim", f"{tmp}/sim")
-        try:
-            cold = {
-                warm_up: [
-                    await first_call(kubeconfig, args.port, f"{tmp}/c{warm_up}{i}", warm_up)
-                    for i in range(args.starts)
-                ]
-                for warm_up in ("true", "false")
-            }
-            console = start_console(__file__, kubeconfig, args.port, f"{tmp}/c", _warm_up("true"))
-            try:
-                url = f"http://127.0.0.1:{args.port}/api/v1/clusters/demo/counts"
-                async with aiohttp.ClientSession() as session:
-                    _, body = await timed_counts(session, url)
-                    warm = [(await timed_counts(session, url))[0] for _ in range(args.rounds)]
-            finally:
-                stop_child(console)
-            floor = await one_count_request(kubeconfig, args.rounds)
-        finally:
-            stop_child(sim)
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        running_child(__file__, "--serve-sim", f"{tmp}/sim") as (_, kubeconfig),
+    ):
+        cold = {
+            warm_up: [
+                await first_call(kubeconfig, args.port, f"{tmp}/c{warm_up}{i}", warm_up)
+                for i in range(args.starts)
+            ]
+            for warm_up in ("true", "false")
+        }
+        with running_console(__file__, kubeconfig, args.port, f"{tmp}/c", _warm_up("true")):
+            url = f"http://127.0.0.1:{args.port}/api/v1/clusters/demo/counts"
+            async with aiohttp.ClientSession() as session:
+                _, body = await timed_counts(session, url)
+                warm = [(await timed_counts(session, url))[0] for _ in range(args.rounds)]
+        floor = await one_count_request(kubeconfig, args.rounds)
     kinds = len(body["counts"])
     total = sum(int(str(c["count"])) for c in body["counts"])
     print(f"kinds counted: {kinds} ({total} objects), failed: {len(body['failed'])}")

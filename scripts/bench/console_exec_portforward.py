@@ -42,11 +42,12 @@ from harness import (
     console_bench_main,
     cpu_seconds,
     free_port,
+    kube_api,
     loop_name,
     percentile,
     read_ready,
+    running_console,
     start_child,
-    start_console,
     stop_child,
 )
 
@@ -362,17 +363,12 @@ async def bench(args: argparse.Namespace) -> None:
 
 async def measure(cluster: Cluster, rounds: int, tmp: str) -> tuple[Paired, Paired]:
     """Seed the cluster, start the console over it, and time both kinds of rounds."""
-    from kubernetes_asyncio import client, config
-
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    cfg = client.Configuration()
-    await config.load_kube_config(str(cluster.kubeconfig), client_configuration=cfg)
-    async with client.ApiClient(cfg) as api:
+    async with kube_api(cluster.kubeconfig) as api:
         print("seeding the cluster", file=sys.stderr, flush=True)
         await seed(api)
-        console = start_console(__file__, cluster.kubeconfig, port, f"{tmp}/console")
-        try:
+        with running_console(__file__, cluster.kubeconfig, port, f"{tmp}/console") as console:
             async with aiohttp.ClientSession() as session:
                 print("measuring: exec", file=sys.stderr, flush=True)
                 execs = await exec_rounds(api, cluster, session, base, rounds, pid=console.pid)
@@ -380,8 +376,6 @@ async def measure(cluster: Cluster, rounds: int, tmp: str) -> tuple[Paired, Pair
                 gets = await forward_rounds(
                     session, base, cluster.kubeconfig, rounds, pid=console.pid
                 )
-        finally:
-            stop_child(console)
     return execs, gets
 
 

@@ -32,9 +32,9 @@ from harness import (
     console_bench_main,
     cpu_seconds,
     free_port,
+    kube_api,
     percentile,
-    start_console,
-    stop_child,
+    running_console,
 )
 
 from common.kubesim import Simulator
@@ -127,8 +127,6 @@ async def truth(api: Any, pods: list[str], since: float, until: float) -> set[tu
 
 
 async def bench(args: argparse.Namespace) -> None:
-    from kubernetes_asyncio import client, config
-
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     query = f"namespace={NAMESPACE}&resourceId=deployments&name=logger&tailLines=0"
@@ -138,13 +136,10 @@ async def bench(args: argparse.Namespace) -> None:
         tempfile.TemporaryDirectory() as tmp,
         Simulator(Path(tmp), context="bench", nodes=1, timings=timings) as sim,
     ):
-        cfg = client.Configuration()
-        await config.load_kube_config(str(sim.kubeconfig_path), client_configuration=cfg)
-        async with client.ApiClient(cfg) as api:
+        async with kube_api(sim.kubeconfig_path) as api:
             print("seeding the cluster", file=sys.stderr, flush=True)
             await seed(api)
-            console = start_console(__file__, sim.kubeconfig_path, port, f"{tmp}/console")
-            try:
+            with running_console(__file__, sim.kubeconfig_path, port, f"{tmp}/console") as console:
                 timeout = aiohttp.ClientTimeout(total=None)
                 async with aiohttp.ClientSession(timeout=timeout) as session:
                     print(f"following for {args.seconds:.0f} s", file=sys.stderr, flush=True)
@@ -153,8 +148,6 @@ async def bench(args: argparse.Namespace) -> None:
                     got = await follow(session, url, args.seconds)
                     cpu, own = cpu_seconds(console.pid) - cpu, time.process_time() - own
                     ended = time.time()
-            finally:
-                stop_child(console)
             if got.followed_at is None:
                 raise SystemExit("the stream never followed all 24 pods")
             pods = sorted({pod for pod, _, _ in got.lines})

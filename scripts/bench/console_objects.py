@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import aiohttp
-from harness import rss_kib, serve_console, start_child, start_console, stop_child
+from harness import kube_api, rss_kib, running_child, running_console, serve_console
 
 NAMESPACES = 20
 
@@ -89,22 +89,18 @@ def serve_sim(directory: str, pods: int, scenario: str) -> None:
 
 
 async def direct_typed(kubeconfig: str) -> tuple[float, int]:
-    from kubernetes_asyncio import client, config
+    from kubernetes_asyncio import client
 
-    cfg = client.Configuration()
-    await config.load_kube_config(config_file=kubeconfig, client_configuration=cfg)
-    async with client.ApiClient(cfg) as api:
+    async with kube_api(kubeconfig) as api:
         start_t = time.perf_counter()
         pods = await client.CoreV1Api(api).list_pod_for_all_namespaces()
         return time.perf_counter() - start_t, len(pods.items)
 
 
 async def direct_raw(kubeconfig: str) -> tuple[float, int]:
-    from kubernetes_asyncio import client, config
+    from kubernetes_asyncio import client
 
-    cfg = client.Configuration()
-    await config.load_kube_config(config_file=kubeconfig, client_configuration=cfg)
-    async with client.ApiClient(cfg) as api:
+    async with kube_api(kubeconfig) as api:
         start_t = time.perf_counter()
         # Without preloading, the client hands back its raw aiohttp response, not a V1PodList.
         raw = await client.CoreV1Api(api).list_pod_for_all_namespaces(_preload_content=False)
@@ -126,15 +122,12 @@ async def console_stream(url: str) -> tuple[float, int, int]:
 
 async def bench(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        sim, kubeconfig = start_child(
-            __file__, "--serve-sim", f"{tmp}/sim", str(args.pods), "empty"
-        )
-        console = start_console(__file__, kubeconfig, args.port, f"{tmp}/console")
-        try:
+        sim_args = ("--serve-sim", f"{tmp}/sim", str(args.pods), "empty")
+        with (
+            running_child(__file__, *sim_args) as (_, kubeconfig),
+            running_console(__file__, kubeconfig, args.port, f"{tmp}/console") as console,
+        ):
             await _measure(args, kubeconfig, console.pid)
-        finally:
-            for child in (console, sim):
-                stop_child(child)
 
 
 async def _measure(args: argparse.Namespace, kubeconfig: str, console_pid: int) -> None:

@@ -22,19 +22,19 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-from harness import console_bench_main, free_port, percentile, start_console, stop_child
+from harness import (
+    console_bench_main,
+    free_port,
+    kube_api,
+    percentile,
+    rss_kib,
+    running_console,
+)
 
 from common.kubesim import Simulator
 
 NAMESPACE = "bench"
 PODS = 5
-
-
-def rss_kb(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    raise RuntimeError("no VmRSS")
 
 
 def upstream(sim: Simulator) -> int:
@@ -123,25 +123,20 @@ async def cycles(session: aiohttp.ClientSession, url: str, count: int) -> None:
 
 
 async def bench(args: argparse.Namespace) -> None:
-    from kubernetes_asyncio import client, config
-
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     url = f"{base}/api/v1/clusters/bench/resources/pods/objects/watch?namespace={NAMESPACE}"
     with tempfile.TemporaryDirectory() as tmp, Simulator(Path(tmp), context="bench") as sim:
-        cfg = client.Configuration()
-        await config.load_kube_config(str(sim.kubeconfig_path), client_configuration=cfg)
-        async with client.ApiClient(cfg) as api:
+        async with kube_api(sim.kubeconfig_path) as api:
             await seed(api)
-            console = start_console(__file__, sim.kubeconfig_path, port, f"{tmp}/console")
-            connector = aiohttp.TCPConnector(limit=0)
-            timeout = aiohttp.ClientTimeout(total=None)
-            try:
+            with running_console(__file__, sim.kubeconfig_path, port, f"{tmp}/console") as console:
+                connector = aiohttp.TCPConnector(limit=0)
+                timeout = aiohttp.ClientTimeout(total=None)
                 async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
                     idle_tasks = await gauge(session, base, "wharf_asyncio_tasks")
                     one = [await subscribe(session, url)]
                     alone = [(await change(api, f"bench-mark-a{i:08d}", one))[0] for i in range(5)]
-                    before = rss_kb(console.pid)
+                    before = rss_kib(console.pid)["VmRSS"]
                     subs = one
                     for start in range(1, args.subscribers, 100):
                         batch = min(100, args.subscribers - start)
@@ -149,7 +144,7 @@ async def bench(args: argparse.Namespace) -> None:
                             *(subscribe(session, url) for _ in range(batch))
                         )
                     await asyncio.sleep(1.0)
-                    after = rss_kb(console.pid)
+                    after = rss_kib(console.pid)["VmRSS"]
                     held = upstream(sim)
                     lags: list[float] = []
                     for i in range(3):
@@ -162,8 +157,6 @@ async def bench(args: argparse.Namespace) -> None:
                     left = upstream(sim)
                     console_left = await gauge(session, base, "console_watches_upstream")
                     tasks_left = await gauge(session, base, "wharf_asyncio_tasks")
-            finally:
-                stop_child(console)
     n = len(subs)
     print(f"{n} subscribers on one (cluster, pods, namespace): upstream watches at the simulator: "
           f"{held} (target 1)")  # fmt: skip

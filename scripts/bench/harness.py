@@ -1,6 +1,7 @@
 """What several benchmarks share: a free loopback port, a process's CPU and RSS from ``/proc``,
-the services started as child processes and waited for (``ready`` on stdout or the readiness
-endpoint), timed GETs and percentiles. Imported by the sibling scripts (run as scripts, their own
+the services started as child processes for the length of a block and waited for (``ready`` on
+stdout or the readiness endpoint), a kubernetes_asyncio client of a kubeconfig, timed GETs and
+percentiles. Imported by the sibling scripts (run as scripts, their own
 folder is on ``sys.path``); the services never import it. The console benchmarks run every process
 of theirs on the event loop ``wharf serve`` would pick (``WHARF_EVENT_LOOP``,
 :mod:`common.eventloop`)."""
@@ -15,13 +16,16 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import aiohttp
 
 from common import eventloop
+
+if TYPE_CHECKING:
+    from kubernetes_asyncio.client import ApiClient
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -57,16 +61,39 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def start_results(
-    data_dir: Path, port: int, *, db_url: str | None = None
-) -> subprocess.Popen[bytes]:
-    """``wharf serve results`` on loopback with its own data directory (and ``db_url``'s database
-    when given); wait with :func:`wait_ready`."""
+class Served(NamedTuple):
+    """A service running as a child process: where it answers, and its process id."""
+
+    base: str
+    pid: int
+
+
+@contextlib.asynccontextmanager
+async def running_results(
+    data_dir: Path, *, db_url: str | None = None, sets: Sequence[str] = ()
+) -> AsyncIterator[Served]:
+    """``wharf serve results`` on a free loopback port with its own data directory (and
+    ``db_url``'s database when given; ``sets`` are further ``--set`` values), ready to answer;
+    stopped when the block ends."""
+    port = free_port()
     command = [sys.executable, "-m", "wharf", "serve", "results", "--port", str(port)]
     command += ["--host", "127.0.0.1", "--set", f"results.data-dir={data_dir}"]
     if db_url is not None:
         command += ["--set", f"results.db.url={db_url}"]
-    return subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for item in sets:
+        command += ["--set", item]
+    server = await asyncio.create_subprocess_exec(
+        *command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        async with aiohttp.ClientSession() as session:
+            await wait_ready(session, base)
+        yield Served(base, server.pid)
+    finally:
+        with contextlib.suppress(ProcessLookupError):  # it has already exited
+            server.terminate()
+        await asyncio.wait_for(server.wait(), 30)
 
 
 async def wait_ready(session: aiohttp.ClientSession, base: str) -> None:
@@ -132,15 +159,38 @@ def start_child(script: str, *args: str) -> tuple[subprocess.Popen[str], str]:
     return child, line.removeprefix("ready").strip()
 
 
-def start_console(
+@contextlib.contextmanager
+def running_console(
     script: str, kubeconfig: Path | str, port: int, data_dir: str, *extra: str
-) -> subprocess.Popen[str]:
+) -> Iterator[subprocess.Popen[str]]:
     """Parent side: ``script --serve-console kubeconfig port data_dir [extra...]`` (which calls
-    :func:`serve_console`), waited for; stop it with :func:`stop_child`."""
+    :func:`serve_console`), waited for, and stopped when the block ends."""
     args = ("--serve-console", str(kubeconfig), str(port), data_dir, *extra)
-    child, loop = start_child(script, *args)
-    print(f"console: {loop} event loop", file=sys.stderr, flush=True)
-    return child
+    with running_child(script, *args) as (child, loop):
+        print(f"console: {loop} event loop", file=sys.stderr, flush=True)
+        yield child
+
+
+@contextlib.contextmanager
+def running_child(script: str, *args: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """:func:`start_child` for the length of a block, stopped with :func:`stop_child` after."""
+    child, what = start_child(script, *args)
+    try:
+        yield child, what
+    finally:
+        stop_child(child)
+
+
+@contextlib.asynccontextmanager
+async def kube_api(kubeconfig: Path | str) -> AsyncIterator[ApiClient]:
+    """A kubernetes_asyncio client of the cluster ``kubeconfig`` names (imported here, not at the
+    top, so that a benchmark's ``--serve-…`` children never load it for nothing)."""
+    from kubernetes_asyncio import client, config
+
+    cfg = client.Configuration()
+    await config.load_kube_config(str(kubeconfig), client_configuration=cfg)
+    async with client.ApiClient(cfg) as api:
+        yield api
 
 
 def stop_child(child: subprocess.Popen[str]) -> None:
@@ -193,7 +243,7 @@ def console_bench_main(
     options: Callable[[argparse.ArgumentParser], None],
 ) -> None:
     """``main`` of a benchmark whose console runs as its child: this same script started with
-    ``--serve-console`` serves it (:func:`start_console`); otherwise ``options`` are parsed and
+    ``--serve-console`` serves it (:func:`running_console`); otherwise ``options`` are parsed and
     ``bench`` runs with them, on the loop :mod:`common.eventloop` picks."""
     if len(sys.argv) > 1 and sys.argv[1] == "--serve-console":
         serve_console(sys.argv[2], int(sys.argv[3]), sys.argv[4])

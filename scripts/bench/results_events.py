@@ -28,8 +28,7 @@ import time
 from pathlib import Path
 
 import aiohttp
-from harness import free_port, wait_ready
-from harness import start_results as start_server
+from harness import running_results
 
 TARGET_S = 1.0
 REPORT = (
@@ -111,18 +110,11 @@ def report(label: str, times: list[float], origin: float, expected: int) -> bool
 
 
 async def bench(subscribers: int, rounds: int) -> bool:
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
     with tempfile.TemporaryDirectory() as data:
-        server = start_server(Path(data), port)
-        connector = aiohttp.TCPConnector(limit=0)
-        try:
+        async with running_results(Path(data)) as server:
+            connector = aiohttp.TCPConnector(limit=0)
             async with aiohttp.ClientSession(connector=connector) as session:
-                await wait_ready(session, base)
-                return await measure(session, base, subscribers, rounds)
-        finally:
-            server.terminate()
-            server.wait(timeout=30)
+                return await measure(session, server.base, subscribers, rounds)
 
 
 async def measure(session: aiohttp.ClientSession, base: str, count: int, rounds: int) -> bool:

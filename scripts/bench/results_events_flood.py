@@ -43,26 +43,11 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 
-from harness import free_port, wait_ready  # noqa: E402 - sibling script
+from harness import rss_kib, running_results  # noqa: E402 - sibling script
 
 CONNECT_TARGET_S = 1.0
 RSS_FLOOD_TARGET_MB = 40.0
 IDLE_TARGET_KIB = 30.0
-
-
-def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    raise RuntimeError("no VmRSS")
-
-
-def start(data_dir: Path, port: int, sets: list[str]) -> subprocess.Popen[bytes]:
-    command = [sys.executable, "-m", "wharf", "serve", "results", "--port", str(port),
-               "--host", "127.0.0.1", "--set", f"results.data-dir={data_dir}"]  # fmt: skip
-    for item in sets:
-        command += ["--set", item]
-    return subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def make_token(data_dir: Path) -> str:
@@ -124,7 +109,7 @@ async def idle_streams(url: str, count: int, token: str, pid: int) -> float:
     headers = {"Authorization": f"Bearer {token}"}
     timeout = aiohttp.ClientTimeout(total=None)
     async with aiohttp.ClientSession(connector=connector, headers=headers, timeout=timeout) as s:
-        before = rss_mb(pid)
+        before = rss_kib(pid)["VmRSS"]
         ready: list[asyncio.Event] = []
         hold = asyncio.Event()
 
@@ -141,36 +126,28 @@ async def idle_streams(url: str, count: int, token: str, pid: int) -> float:
         await asyncio.sleep(0)
         await asyncio.wait_for(asyncio.gather(*(e.wait() for e in ready)), 120)
         await asyncio.sleep(0.5)
-        grown = rss_mb(pid) - before
+        grown = rss_kib(pid)["VmRSS"] - before
         hold.set()
         await asyncio.gather(*tasks)
-    return grown * 1024 / count
+    return grown / count
 
 
 async def bench(args: argparse.Namespace, data_dir: Path) -> bool:
     token = make_token(data_dir)
-    port = free_port()
     sets = (
         [f"results.events.max-subscribers={args.max_subscribers}"] if args.max_subscribers else []
     )
-    server = start(data_dir, port, sets)
-    base = f"http://127.0.0.1:{port}"
-    url = f"{base}/api/v1/events"
-    try:
-        async with aiohttp.ClientSession() as session:
-            await wait_ready(session, base)
+    async with running_results(data_dir, sets=sets) as server:
+        url = f"{server.base}/api/v1/events"
         calm, _ = await normal_client(url)
         idle = min(args.idle, args.max_subscribers // 2) if args.max_subscribers else args.idle
         per_idle = await idle_streams(url, idle, token, server.pid)
-        rss_before = rss_mb(server.pid)
+        rss_before = rss_kib(server.pid)["VmRSS"] / 1024
         started = time.perf_counter()
         statuses = await flood(url, args.drops, args.concurrency)
         took = time.perf_counter() - started
         after_s, attempts = await normal_client(url)
-        rss_after = rss_mb(server.pid)
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+        rss_after = rss_kib(server.pid)["VmRSS"] / 1024
     said = ", ".join(f"{n} x {status}" for status, n in sorted(statuses.items()))
     print(f"flood: {args.drops} anonymous open-and-drops, {args.concurrency} at a time, "
           f"in {took:.1f} s: {said}")  # fmt: skip

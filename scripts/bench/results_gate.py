@@ -33,8 +33,7 @@ ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
-from harness import free_port, percentile, timed_get, wait_ready  # noqa: E402 - sibling
-from harness import start_results as start_server  # noqa: E402
+from harness import percentile, running_results, timed_get  # noqa: E402 - sibling
 
 from results.store import open_store  # noqa: E402 - after the path set-up above
 from tests import pgserver  # noqa: E402 - the suite's PostgreSQL launcher
@@ -125,20 +124,16 @@ def queries(runs: list[Run], calls: int) -> list[dict[str, str]]:
 async def measure(
     data_dir: Path, runs: list[Run], calls: int, db_url: str | None
 ) -> dict[str, Any]:
-    port = free_port()
-    server = start_server(data_dir, port, db_url=db_url)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        async with aiohttp.ClientSession() as session:
-            await wait_ready(session, base)
-            plan = queries(runs, calls)
-            for params in plan[:50]:  # warm-up: imports, page cache, prepared statements
-                await timed_get(session, f"{base}/api/v1/gate", params)
-            gate = [await timed_get(session, f"{base}/api/v1/gate", q) for q in plan]
-            live = [await timed_get(session, f"{base}/actuator/health/liveness", {}) for _ in plan]
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+    async with (
+        running_results(data_dir, db_url=db_url) as server,
+        aiohttp.ClientSession() as session,
+    ):
+        base = server.base
+        plan = queries(runs, calls)
+        for params in plan[:50]:  # warm-up: imports, page cache, prepared statements
+            await timed_get(session, f"{base}/api/v1/gate", params)
+        gate = [await timed_get(session, f"{base}/api/v1/gate", q) for q in plan]
+        live = [await timed_get(session, f"{base}/actuator/health/liveness", {}) for _ in plan]
     return {"gate": gate, "liveness": live}
 
 

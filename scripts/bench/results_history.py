@@ -39,8 +39,7 @@ ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
-from harness import free_port, percentile, timed_get, wait_ready  # noqa: E402 - sibling
-from harness import start_results as start_server  # noqa: E402
+from harness import percentile, running_results, timed_get  # noqa: E402 - sibling
 
 from results.store import open_store  # noqa: E402 - after the path set-up above
 
@@ -189,33 +188,26 @@ def targets(project: int, test: int, run: int) -> dict[str, str]:
 
 
 async def measure(data_dir: Path, runs: int, tests: int, calls: int) -> dict[str, list[float]]:
-    port = free_port()
-    server = start_server(data_dir, port)
-    base = f"http://127.0.0.1:{port}"
     figures: dict[str, list[float]] = {}
-    try:
-        async with aiohttp.ClientSession() as session:
-            await wait_ready(session, base)
-            for n in range(3):
-                await ingest(session, base, tests, n)
-            plans = {
-                "big": targets(1, 8, runs // 2),
-                "small": targets(2, tests + 8, runs + SMALL_RUNS // 2),
-            }
-            plans["base"] = {"liveness": "/actuator/health/liveness"}
-            for plan in plans.values():  # warm-up: imports, templates, the page cache
-                for path in plan.values():
-                    for _ in range(5):
+    async with running_results(data_dir) as server, aiohttp.ClientSession() as session:
+        base = server.base
+        for n in range(3):
+            await ingest(session, base, tests, n)
+        plans = {
+            "big": targets(1, 8, runs // 2),
+            "small": targets(2, tests + 8, runs + SMALL_RUNS // 2),
+        }
+        plans["base"] = {"liveness": "/actuator/health/liveness"}
+        for plan in plans.values():  # warm-up: imports, templates, the page cache
+            for path in plan.values():
+                for _ in range(5):
+                    await timed_get(session, base + path)
+        for _ in range(calls):  # interleaved, so machine load weighs on all alike
+            for size, plan in plans.items():
+                for name, path in plan.items():
+                    figures.setdefault(f"{size}:{name}", []).append(
                         await timed_get(session, base + path)
-            for _ in range(calls):  # interleaved, so machine load weighs on all alike
-                for size, plan in plans.items():
-                    for name, path in plan.items():
-                        figures.setdefault(f"{size}:{name}", []).append(
-                            await timed_get(session, base + path)
-                        )
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+                    )
     return figures
 
 

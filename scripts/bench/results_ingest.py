@@ -35,8 +35,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 
-from harness import cpu_seconds, free_port, wait_ready  # noqa: E402 - a sibling, as below
-from harness import start_results as start_server  # noqa: E402
+from harness import cpu_seconds, rss_kib, running_results  # noqa: E402 - a sibling, as below
 from results_parse import (  # noqa: E402 - a sibling script, importable once HERE is on the path
     JACOCO_BYTES,
     TESTCASES,
@@ -48,13 +47,6 @@ from results_parse import (  # noqa: E402 - a sibling script, importable once HE
 RATIO_TARGET = 2.0
 RSS_TARGET_MB = 150.0
 SMALL = b'<testsuite name="warm"><testcase classname="c" name="t"/></testsuite>'
-
-
-def memory_kb(pid: int, field: str) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith(field + ":"):
-            return int(line.split()[1])
-    raise RuntimeError(f"{field} not in /proc/{pid}/status")
 
 
 async def ingest(
@@ -90,33 +82,28 @@ def child(paths: list[Path]) -> None:
 
 async def run(paths: list[Path], repeats: int, data_dir: Path) -> dict[str, float]:
     """Baseline samples and ingests alternate, so both see the same load on a shared machine."""
-    port = free_port()
-    server = start_server(data_dir, port)
-    base = f"http://127.0.0.1:{port}"
     # The reports are read once: the timing is the service's, not the client's disk.
     files = {
         "junit": ("junit.xml", paths[0].read_bytes()),
         "jacoco": ("jacoco.xml", paths[1].read_bytes()),
     }
     figures: dict[str, list[float]] = {"bare": [], "bare_cpu": [], "ingest": [], "ingest_cpu": []}
-    try:
-        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=300)) as session:
-            await wait_ready(session, base)
-            await ingest(session, base, {"junit": ("warm.xml", SMALL)}, 0)
-            rss_before = memory_kb(server.pid, "VmRSS")
-            for n in range(1, repeats + 1):
-                wall, cpu = await asyncio.to_thread(iterparse_sample, paths)
-                figures["bare"].append(wall)
-                figures["bare_cpu"].append(cpu)
-                cpu_before = cpu_seconds(server.pid)
-                elapsed, body = await ingest(session, base, files, n)
-                figures["ingest_cpu"].append(cpu_seconds(server.pid) - cpu_before)
-                figures["ingest"].append(elapsed)
-                assert body["tests"] == TESTCASES, body
-            peak = memory_kb(server.pid, "VmHWM")
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+    async with (
+        running_results(data_dir) as server,
+        aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=300)) as session,
+    ):
+        await ingest(session, server.base, {"junit": ("warm.xml", SMALL)}, 0)
+        rss_before = rss_kib(server.pid)["VmRSS"]
+        for n in range(1, repeats + 1):
+            wall, cpu = await asyncio.to_thread(iterparse_sample, paths)
+            figures["bare"].append(wall)
+            figures["bare_cpu"].append(cpu)
+            cpu_before = cpu_seconds(server.pid)
+            elapsed, body = await ingest(session, server.base, files, n)
+            figures["ingest_cpu"].append(cpu_seconds(server.pid) - cpu_before)
+            figures["ingest"].append(elapsed)
+            assert body["tests"] == TESTCASES, body
+        peak = rss_kib(server.pid)["VmHWM"]
     best = {name: min(values) for name, values in figures.items()}
     best["ingest_median"] = statistics.median(figures["ingest"])
     best["rss_growth_mb"] = (peak - rss_before) / 1024

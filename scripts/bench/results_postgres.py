@@ -36,12 +36,11 @@ import contextlib
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
 
@@ -55,8 +54,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
 import results_gate  # noqa: E402 - a sibling, as below
-from harness import cpu_seconds, free_port, percentile, wait_ready  # noqa: E402
-from harness import start_results as start_server  # noqa: E402
+from harness import Served, cpu_seconds, percentile, running_results  # noqa: E402
 from results_ingest import ingest  # noqa: E402
 from results_parse import TESTCASES, write_jacoco, write_junit  # noqa: E402
 
@@ -71,27 +69,6 @@ INGEST_TARGET, THROUGHPUT_TARGET, GATE_TARGET_MS = 1.5, 1.6, 10.0
 UPLOADERS, SMALL_CASES = 8, 2000
 #: Tables a gate must never read whole: they grow with every run.
 BIG_TABLES = ("runs", "test_cases", "uploads")
-
-
-@contextlib.asynccontextmanager
-async def replica(
-    session: aiohttp.ClientSession,
-    data_dir: Path,
-    db_url: str | None,
-    pids: list[int] | None = None,
-) -> AsyncIterator[str]:
-    """A ``wharf serve results`` child process; its pid goes into ``pids`` when given."""
-    port = free_port()
-    server: subprocess.Popen[bytes] = start_server(data_dir, port, db_url=db_url)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        await wait_ready(session, base)
-        if pids is not None:
-            pids.append(server.pid)
-        yield base
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
 
 
 # --- CPU accounting ---------------------------------------------------------------------------
@@ -187,21 +164,20 @@ async def ingests(tmp: Path, server: pgserver.PgServer, repeats: int) -> dict[st
         "jacoco": ("jacoco.xml", jacoco.read_bytes()),
     }
     figures = {"sqlite": Samples(), "postgresql": Samples()}
-    pids: dict[str, list[int]] = {"sqlite": [], "postgresql": []}
     async with (
         aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=600)) as session,
-        replica(session, tmp / "lite", None, pids["sqlite"]) as lite,
-        replica(session, tmp / "pg", server.new_database(), pids["postgresql"]) as pg,
+        running_results(tmp / "lite") as lite,
+        running_results(tmp / "pg", db_url=server.new_database()) as pg,
     ):
         for n in range(1, repeats + 2):
-            for name, base in (("sqlite", lite), ("postgresql", pg)):
+            for name, replica in (("sqlite", lite), ("postgresql", pg)):
                 postgres = postgres_pids(server)
-                service_before, postgres_before = cpu_of(pids[name]), cpu_of(postgres)
-                elapsed, body = await ingest(session, base, files, n)
+                service_before, postgres_before = cpu_of([replica.pid]), cpu_of(postgres)
+                elapsed, body = await ingest(session, replica.base, files, n)
                 assert body["tests"] == TESTCASES, body
                 samples = figures[name]
                 samples.wall.append(elapsed)
-                samples.service_cpu.append(cpu_of(pids[name]) - service_before)
+                samples.service_cpu.append(cpu_of([replica.pid]) - service_before)
                 samples.postgres_cpu.append(cpu_of(postgres_pids(server)) - postgres_before)
     return figures
 
@@ -254,15 +230,15 @@ async def upload(session: aiohttp.ClientSession, base: str, project: str, n: int
 
 async def throughput(
     session: aiohttp.ClientSession,
-    bases: list[str],
+    replicas: list[Served],
     uploads: int,
-    replicas: list[int],
     server: pgserver.PgServer,
 ) -> dict[str, float]:
-    """Reports ingested per second by ``UPLOADERS`` concurrent uploaders spread over ``bases``;
-    CPU seconds our processes (the ``replicas`` and PostgreSQL) spent per report; how many of
+    """Reports ingested per second by ``UPLOADERS`` concurrent uploaders spread over ``replicas``;
+    CPU seconds our processes (the replicas and PostgreSQL) spent per report; how many of
     the machine's CPUs the replicas, PostgreSQL and every process (other sessions too) kept busy
     meanwhile."""
+    bases, pids = [r.base for r in replicas], [r.pid for r in replicas]
 
     async def uploader(k: int) -> None:
         base = bases[k % len(bases)]
@@ -270,15 +246,15 @@ async def throughput(
             await upload(session, base, f"load-{len(bases)}-{k}", n)
 
     busy, total = cpu_ticks()
-    replicas_before, pg_before = cpu_of(replicas), cpu_of(postgres_pids(server))
-    replicas_waited = scheduled(replicas)[1]
+    replicas_before, pg_before = cpu_of(pids), cpu_of(postgres_pids(server))
+    replicas_waited = scheduled(pids)[1]
     started = time.perf_counter()
-    with blocked_share(replicas) as blocked:
+    with blocked_share(pids) as blocked:
         await asyncio.gather(*(uploader(k) for k in range(UPLOADERS)))
     elapsed = time.perf_counter() - started
-    replicas_spent = cpu_of(replicas) - replicas_before
+    replicas_spent = cpu_of(pids) - replicas_before
     pg_spent = cpu_of(postgres_pids(server)) - pg_before
-    replicas_waited = scheduled(replicas)[1] - replicas_waited
+    replicas_waited = scheduled(pids)[1] - replicas_waited
     busy_after, total_after = cpu_ticks()
     machine = (os.cpu_count() or 1) * (busy_after - busy) / max(total_after - total, 1)
     reports = UPLOADERS * uploads
@@ -294,18 +270,16 @@ async def scaling(
 ) -> dict[str, dict[str, float]]:
     load_url = server.new_database()
     async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=600)) as session:
-        pids: list[int] = []
-        async with replica(session, tmp / "one", load_url, pids) as one:
-            await upload(session, one, "warm", 0)
-            single = await throughput(session, [one], uploads, pids, server)
-        pids.clear()
+        async with running_results(tmp / "one", db_url=load_url) as one:
+            await upload(session, one.base, "warm", 0)
+            single = await throughput(session, [one], uploads, server)
         async with (
-            replica(session, tmp / "a", load_url, pids) as a,
-            replica(session, tmp / "b", load_url, pids) as b,
+            running_results(tmp / "a", db_url=load_url) as a,
+            running_results(tmp / "b", db_url=load_url) as b,
         ):
-            await upload(session, a, "warm", 1)
-            await upload(session, b, "warm", 2)
-            double = await throughput(session, [a, b], uploads, pids, server)
+            await upload(session, a.base, "warm", 1)
+            await upload(session, b.base, "warm", 2)
+            double = await throughput(session, [a, b], uploads, server)
     return {"single": single, "double": double}
 
 

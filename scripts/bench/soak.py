@@ -31,7 +31,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 import aiohttp
-from harness import child, free_port, percentile, wait_ready
+from harness import child, free_port, percentile, rss_kib, wait_ready
 
 SERVICES = ("chartsvc", "results", "console")
 RSS_GROWTH_MB = 20
@@ -44,13 +44,6 @@ JUNIT = (
     b'<testcase classname="c" name="b"><failure message="boom">trace</failure></testcase>'
     b'<testcase classname="c" name="c"/></testsuite>'
 )
-
-
-def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    raise RuntimeError(f"no VmRSS for {pid}")
 
 
 def wharf(*args: str) -> list[str]:
@@ -154,9 +147,9 @@ async def soak(
             await asyncio.gather(*(client(n, until, record) for n in range(clients)))
 
         await run(WARM_UP_S, record=False)
-        before = {name: rss_mb(pid) for name, pid in pids.items()}
+        before = {name: rss_kib(pid)["VmRSS"] / 1024 for name, pid in pids.items()}
         await run(seconds, record=True)
-        after = {name: rss_mb(pid) for name, pid in pids.items()}
+        after = {name: rss_kib(pid)["VmRSS"] / 1024 for name, pid in pids.items()}
     return latencies, errors, {name: (before[name], after[name]) for name in pids}
 
 

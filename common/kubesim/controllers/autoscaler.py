@@ -116,8 +116,7 @@ class AutoscalerController(Controller):
     watches = (HPA,)
 
     def __init__(self, client: Client, recorder: Recorder, usage: Usage) -> None:
-        super().__init__()
-        self.client = client
+        super().__init__(client)
         self.recorder = recorder
         self.usage = usage
         self._recommendations: dict[Key, list[tuple[float, int]]] = {}

@@ -6,7 +6,8 @@ state and writing the difference. A reconcile may ask to be called again after a
 becomes ready in 2 s, a CronJob's next schedule); nothing polls. Reconciles are synchronous and run
 on the simulator's loop, so they never interleave with API writes.
 
-This module must not know any Kubernetes kind; it only moves keys around.
+This module must not know any Kubernetes kind; it only moves keys around, and hands each controller
+the client it reads and writes through.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import contextlib
 import logging
 from collections.abc import Iterable
 
+from common.kubesim.controllers.client import Client
 from common.kubesim.machinery.status import KubeError
 from common.kubesim.store import Event, GroupResource, Store, Subscription
 
@@ -75,13 +77,15 @@ class WorkQueue:
 
 
 class Controller:
-    """Subclasses set ``name`` and ``watches`` and implement :meth:`keys` and :meth:`reconcile`."""
+    """Subclasses set ``name`` and ``watches`` and implement :meth:`keys` and :meth:`reconcile`,
+    reading and writing through ``client``."""
 
     name = "controller"
     watches: tuple[GroupResource, ...] = ()
 
-    def __init__(self) -> None:
+    def __init__(self, client: Client) -> None:
         self.queue = WorkQueue()
+        self.client = client
 
     def keys(self, event: Event) -> Iterable[Key]:
         """The keys an event makes worth reconciling (default: the object itself)."""

@@ -13,7 +13,6 @@ from collections.abc import Iterable
 from common.kubesim.controllers.base import Controller, Key
 from common.kubesim.controllers.client import (
     PODS,
-    Client,
     fmt_time,
     now_utc,
     pod_active,
@@ -34,10 +33,6 @@ def _amount(value: object, total: int) -> int:
 class DisruptionController(Controller):
     name = "disruption"
     watches = (PDB, PODS)
-
-    def __init__(self, client: Client) -> None:
-        super().__init__()
-        self.client = client
 
     def keys(self, event: Event) -> Iterable[Key]:
         if event.gr == PDB:

@@ -16,7 +16,6 @@ from common.kubesim.controllers.base import Controller, Key
 from common.kubesim.controllers.client import (
     NODES,
     PODS,
-    Client,
     owner_ref,
     pod_ready,
     suffix,
@@ -47,10 +46,6 @@ def _target_port(port: Obj, pod: Obj | None) -> int | None:
 class EndpointsController(Controller):
     name = "endpoints"
     watches = (SERVICES, PODS)
-
-    def __init__(self, client: Client) -> None:
-        super().__init__()
-        self.client = client
 
     def keys(self, event: Event) -> Iterable[Key]:
         if event.gr == SERVICES:

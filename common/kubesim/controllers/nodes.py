@@ -160,10 +160,6 @@ class NodeLifecycle(Controller):
     name = "node-lifecycle"
     watches = (NODES,)
 
-    def __init__(self, client: Client) -> None:
-        super().__init__()
-        self.client = client
-
     def reconcile(self, key: Key) -> float | None:
         node = self.client.get(NODES, *key)
         if node is None:

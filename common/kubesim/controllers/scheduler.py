@@ -118,8 +118,7 @@ class Scheduler(Controller):
     watches = (PODS, NODES)
 
     def __init__(self, client: Client, recorder: Recorder) -> None:
-        super().__init__()
-        self.client = client
+        super().__init__(client)
         self.recorder = recorder
 
     def keys(self, event: Event) -> Iterable[Key]:

@@ -21,8 +21,8 @@ class NamespaceDefaults(Controller):
     watches = (NAMESPACES, SERVICEACCOUNTS, CONFIGMAPS)
 
     def __init__(self, client: Client, ca_pem: str) -> None:
-        super().__init__()
-        self.client, self.ca_pem = client, ca_pem
+        super().__init__(client)
+        self.ca_pem = ca_pem
 
     def keys(self, event: Event) -> Iterable[Key]:
         meta = event.obj["metadata"]

@@ -25,8 +25,8 @@ class WorkloadController(Controller):
     component: str
 
     def __init__(self, client: Client, recorder: Recorder) -> None:
-        super().__init__()
-        self.client, self.recorder = client, recorder
+        super().__init__(client)
+        self.recorder = recorder
 
     def keys(self, event: Event) -> Iterable[Key]:
         if event.gr == self.resource:

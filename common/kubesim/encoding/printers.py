@@ -326,8 +326,9 @@ def node_roles(o: Obj) -> str:
     return ",".join(sorted(roles)) or "<none>"
 
 
-def number(*path: str) -> Callable[[Obj], Any]:
-    return lambda o: cell(o, *path, default=0)
+def integer(name: str, *path: str) -> Column:
+    """An integer column showing the field at ``path`` (0 when unset)."""
+    return col(name, lambda o: cell(o, *path, default=0), kind="integer")
 
 
 def text(*path: str, default: str = "<none>") -> Callable[[Obj], Any]:

@@ -33,8 +33,8 @@ class Kubelet(Controller):
     watches = (PODS,)
 
     def __init__(self, client: Client, recorder: Recorder, timings: Timings) -> None:
-        super().__init__()
-        self.client, self.recorder, self.timings = client, recorder, timings
+        super().__init__(client)
+        self.recorder, self.timings = recorder, timings
         self.pods: dict[Key, PodRuntime] = {}
         self.images: dict[str, set[str]] = {}
         self._ips: dict[str, set[int]] = {}

@@ -42,59 +42,77 @@ def _ts(t: float, fmt: str) -> str:
     return time.strftime(fmt.replace("{ms}", "@MS@"), time.gmtime(t)).replace("@MS@", millis)
 
 
-def startup(flavor: str, image: str, t: float) -> list[str]:
-    version = image.rsplit(":", 1)[-1] if ":" in image.rsplit("/", 1)[-1] else "latest"
-
-    def release(default: str) -> str:
-        """The image tag when it is a version number, else the release that tag stands for."""
-        return version if version[0].isdigit() else default
-
-    if flavor == "nginx":
-        stamp = _ts(t, "%Y/%m/%d %H:%M:%S")
-        return [
+# Startup banners: the timestamp format (``_ts``), the release an untagged image stands for, and
+# the lines, with ``{stamp}``, ``{release}`` and ``{program}`` (the image's last path segment).
+_BANNERS: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    "nginx": (
+        "%Y/%m/%d %H:%M:%S",
+        "1.27.3",
+        (
             "/docker-entrypoint.sh: /docker-entrypoint.d/ is not empty, will attempt to perform configuration",
             "/docker-entrypoint.sh: Looking for shell scripts in /docker-entrypoint.d/",
             "/docker-entrypoint.sh: Launching /docker-entrypoint.d/10-listen-on-ipv6-by-default.sh",
             "10-listen-on-ipv6-by-default.sh: info: Enabled listen on IPv6 in /etc/nginx/conf.d/default.conf",
             "/docker-entrypoint.sh: Configuration complete; ready for start up",
-            f'{stamp} [notice] 1#1: using the "epoll" event method',
-            f"{stamp} [notice] 1#1: nginx/{release('1.27.3')}",
-            f"{stamp} [notice] 1#1: start worker processes",
-        ]
-    if flavor == "redis":
-        stamp = _ts(t, "%d %b %Y %H:%M:%S.{ms}")
-        return [
-            f"1:C {stamp} * oO0OoO0OoO0Oo Redis is starting oO0OoO0OoO0Oo",
-            f"1:C {stamp} * Redis version={release('7.4.1')}, bits=64, pid=1, just started",
-            f"1:M {stamp} * Server initialized",
-            f"1:M {stamp} * Ready to accept connections tcp",
-        ]
-    if flavor == "postgres":
-        stamp = _ts(t, "%Y-%m-%d %H:%M:%S.{ms} UTC")
-        return [
-            f"{stamp} [1] LOG:  starting PostgreSQL {release('16.4')} on x86_64-pc-linux-gnu",
-            f'{stamp} [1] LOG:  listening on IPv4 address "0.0.0.0", port 5432',
-            f"{stamp} [1] LOG:  database system is ready to accept connections",
-        ]
-    if flavor == "coredns":
-        return [
+            '{stamp} [notice] 1#1: using the "epoll" event method',
+            "{stamp} [notice] 1#1: nginx/{release}",
+            "{stamp} [notice] 1#1: start worker processes",
+        ),
+    ),
+    "redis": (
+        "%d %b %Y %H:%M:%S.{ms}",
+        "7.4.1",
+        (
+            "1:C {stamp} * oO0OoO0OoO0Oo Redis is starting oO0OoO0OoO0Oo",
+            "1:C {stamp} * Redis version={release}, bits=64, pid=1, just started",
+            "1:M {stamp} * Server initialized",
+            "1:M {stamp} * Ready to accept connections tcp",
+        ),
+    ),
+    "postgres": (
+        "%Y-%m-%d %H:%M:%S.{ms} UTC",
+        "16.4",
+        (
+            "{stamp} [1] LOG:  starting PostgreSQL {release} on x86_64-pc-linux-gnu",
+            '{stamp} [1] LOG:  listening on IPv4 address "0.0.0.0", port 5432',
+            "{stamp} [1] LOG:  database system is ready to accept connections",
+        ),
+    ),
+    "coredns": (
+        "",
+        "",
+        (
             ".:53",
             "[INFO] plugin/reload: Running configuration SHA512 = 591cf3287c1d4cb6cc25ad6a0b5e5d4d4b4f6c3c",
             "CoreDNS-1.11.3",
             "linux/amd64, go1.21.11, a6338e9",
-        ]
-    if flavor == "klog":
-        stamp = _ts(t, "%m%d %H:%M:%S.{ms}000")
+        ),
+    ),
+    "klog": (
+        "%m%d %H:%M:%S.{ms}000",
+        "",
+        (
+            "I{stamp}       1 main.go:42] Starting {program}",
+            "I{stamp}       1 server.go:161] Serving securely on [::]:10250",
+        ),
+    ),
+    "shell": ("", "", ()),
+}
+
+
+def startup(flavor: str, image: str, t: float) -> list[str]:
+    program = image.rsplit("/", 1)[-1]
+    version = image.rsplit(":", 1)[-1] if ":" in program else "latest"
+    if flavor not in _BANNERS:
         return [
-            f"I{stamp}       1 main.go:42] Starting {image.rsplit('/', 1)[-1]}",
-            f"I{stamp}       1 server.go:161] Serving securely on [::]:10250",
+            _app_line(t, "INFO", "starting server", f'"version":"{version}","addr":":8080"'),
+            _app_line(t, "INFO", "connected to dependencies", '"db":"ok","cache":"ok"'),
         ]
-    if flavor == "shell":
-        return []
-    return [
-        _app_line(t, "INFO", "starting server", f'"version":"{version}","addr":":8080"'),
-        _app_line(t, "INFO", "connected to dependencies", '"db":"ok","cache":"ok"'),
-    ]
+    stamp_format, default_release, lines = _BANNERS[flavor]
+    # The image tag when it is a version number, else the release that tag stands for.
+    release = version if version[0].isdigit() else default_release
+    stamp = _ts(t, stamp_format)
+    return [line.format(stamp=stamp, release=release, program=program) for line in lines]
 
 
 def _app_line(t: float, level: str, msg: str, extra: str) -> str:

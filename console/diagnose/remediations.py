@@ -53,16 +53,6 @@ class Proposal:
     description: str
     params: Mapping[str, Any] = attrs.field(factory=dict)
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "action": self.action,
-            "namespace": self.namespace,
-            "target": self.target,
-            "finding": self.finding,
-            "description": self.description,
-            "params": dict(self.params),
-        }
-
 
 @attrs.frozen
 class Outcome:
@@ -73,17 +63,6 @@ class Outcome:
     message: str
     object: Obj | None
     diff: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "action": self.action,
-            "namespace": self.namespace,
-            "target": self.target,
-            "dryRun": self.dry_run,
-            "message": self.message,
-            "object": self.object,
-            "diff": self.diff,
-        }
 
 
 async def propose(api: KubeApi, catalogs: Catalogs, findings: list[Finding]) -> list[Proposal]:

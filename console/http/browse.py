@@ -10,6 +10,7 @@ from aiohttp import web
 
 from common.openapi import validated
 from console.http.clusterapi import target, target_kind
+from console.http.encode.browse import encode_counts, encode_nav, encode_search
 from console.keys import FLIGHTS
 from console.resources import columns, counts, diagnostics, events, nav, overview, schema, search
 
@@ -20,7 +21,7 @@ routes = web.RouteTableDef()
 async def get_nav(request: web.Request) -> web.Response:
     found = await target(request)
     catalog = await found.catalogs.fresh(found.api)  # shows new CRDs at once
-    return web.json_response(nav.encode(nav.build(catalog)))
+    return web.json_response(encode_nav(nav.build(catalog)))
 
 
 @routes.get("/clusters/{clusterId}/counts", name="getCounts")
@@ -32,7 +33,7 @@ async def get_counts(request: web.Request) -> web.Response:
         ("counts", found.api.client, namespace),
         lambda: counts.count_all(found.api, catalog, namespace),
     )
-    return web.json_response(counts.encode(result))
+    return web.json_response(encode_counts(result))
 
 
 @routes.get("/clusters/{clusterId}/resources/{resourceId}/columns", name="getColumns")
@@ -49,7 +50,7 @@ async def search_objects(request: web.Request) -> web.Response:
     result = await search.search(
         found.api, catalog, query["q"], namespace=query.get("namespace"), limit=query["limit"]
     )
-    return web.json_response(search.encode(result))
+    return web.json_response(encode_search(result))
 
 
 @routes.get("/clusters/{clusterId}/diagnostics", name="getDiagnostics")

@@ -15,7 +15,6 @@ from contextlib import ExitStack, contextmanager
 from aiohttp import web
 
 from chartsvc.encoders import (
-    encode_chart_version,
     encode_release,
     encode_resource,
     encode_summary,
@@ -29,6 +28,7 @@ from common.openapi import validated
 from console.audit import audited
 from console.helm.desk import HelmDesk, helm_failures, open_desk
 from console.http.encode import YAML_TYPE
+from console.http.encode.helm import encode_catalogue_entry
 from console.keys import CLUSTERS, HELM, METRICS, OUTBOUND_ALLOW, SETTINGS
 
 routes = web.RouteTableDef()
@@ -162,7 +162,7 @@ async def uninstall_helm_release(request: web.Request) -> web.Response:
 async def list_helm_charts(request: web.Request) -> web.Response:
     desk, _, _ = _context(request)
     charts = await desk.catalogue(validated(request).query.get("query"))
-    return web.json_response([{"repo": repo, **encode_chart_version(c)} for repo, c in charts])
+    return web.json_response([encode_catalogue_entry(repo, c) for repo, c in charts])
 
 
 @contextmanager

@@ -1,4 +1,4 @@
-"""JSON encoders for clusters and the store: fields named one by one, never a kubeconfig.
+"""Clusters and the store (``spec/console.yaml``): fields named one by one, never a kubeconfig.
 
 Shared by the clusters, about and config views so they describe the store the same way, including
 what an anonymous caller in open mode is not shown.
@@ -6,20 +6,47 @@ what an anonymous caller in open mode is not shown.
 
 from __future__ import annotations
 
-import json
-from typing import Any
+from typing import TypedDict
 
 from aiohttp import web
 
+from common.kube import KubeConfig
 from console.auth import current_user
 from console.clusters import Cluster, ClusterRegistry
 from console.keys import AUTH
 
-#: The media type of every YAML answer (object exports, values, manifests).
-YAML_TYPE = "application/yaml"
+
+class ClusterEntry(TypedDict):
+    id: str
+    name: str
+    masterUrl: str | None
+    origin: str
 
 
-def cluster_entry(cluster: Cluster) -> dict[str, Any]:
+class ClusterConfig(ClusterEntry):
+    context: str | None
+    contexts: list[str]
+    storage: str
+    persistent: bool
+    kubeconfigStored: bool
+    serverVersion: str | None
+    simulator: bool | None
+
+
+class ContextEntry(TypedDict):
+    name: str
+    cluster: str
+    user: str
+    namespace: str | None
+    server: str | None
+
+
+class ContextList(TypedDict):
+    currentContext: str | None
+    contexts: list[ContextEntry]
+
+
+def encode_cluster(cluster: Cluster) -> ClusterEntry:
     return {
         "id": cluster.id,
         "name": cluster.name,
@@ -41,10 +68,10 @@ def storage_text(registry: ClusterRegistry, *, withhold: bool) -> str:
     return f"{store.backend}:{store.location}"
 
 
-def cluster_config(registry: ClusterRegistry, cluster: Cluster) -> dict[str, Any]:
+def encode_cluster_config(registry: ClusterRegistry, cluster: Cluster) -> ClusterConfig:
     probe = registry.probe_result(cluster.id)
     return {
-        **cluster_entry(cluster),
+        **encode_cluster(cluster),
         "context": cluster.context,
         "contexts": cluster.contexts(),
         "storage": storage_text(registry, withhold=False),
@@ -55,6 +82,15 @@ def cluster_config(registry: ClusterRegistry, cluster: Cluster) -> dict[str, Any
     }
 
 
-def event_data(value: Any) -> str:
-    """Compact JSON for the ``data`` of a Server-Sent Event (watches, logs)."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+def encode_contexts(config: KubeConfig) -> ContextList:
+    contexts: list[ContextEntry] = [
+        {
+            "name": c.name,
+            "cluster": c.cluster,
+            "user": c.user,
+            "namespace": c.namespace,
+            "server": c.server,
+        }
+        for c in config.contexts()
+    ]
+    return {"currentContext": config.current_context, "contexts": contexts}

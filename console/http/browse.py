@@ -9,7 +9,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from common.openapi import validated
-from console.http.clusterapi import target, target_kind
+from console.http.clusterapi import target, target_catalog, target_kind
 from console.http.encode.browse import encode_counts, encode_nav, encode_search
 from console.keys import FLIGHTS
 from console.resources import columns, counts, diagnostics, events, nav, overview, schema, search
@@ -26,8 +26,7 @@ async def get_nav(request: web.Request) -> web.Response:
 
 @routes.get("/clusters/{clusterId}/counts", name="getCounts")
 async def get_counts(request: web.Request) -> web.Response:
-    found = await target(request)
-    catalog = await found.catalogs.get(found.api)
+    found, catalog = await target_catalog(request)
     namespace = validated(request).query.get("namespace")
     result = await request.app[FLIGHTS].run(
         ("counts", found.api.client, namespace),
@@ -44,9 +43,8 @@ async def get_columns(request: web.Request) -> web.Response:
 
 @routes.get("/clusters/{clusterId}/search", name="searchObjects")
 async def search_objects(request: web.Request) -> web.Response:
-    found = await target(request)
+    found, catalog = await target_catalog(request)
     query = validated(request).query
-    catalog = await found.catalogs.get(found.api)
     result = await search.search(
         found.api, catalog, query["q"], namespace=query.get("namespace"), limit=query["limit"]
     )
@@ -61,9 +59,8 @@ async def get_diagnostics(request: web.Request) -> web.Response:
 
 @routes.get("/clusters/{clusterId}/overview/{category}", name="getOverview")
 async def get_overview(request: web.Request) -> web.Response:
-    found = await target(request)
+    found, catalog = await target_catalog(request)
     given = validated(request)
-    catalog = await found.catalogs.get(found.api)
     body = await overview.overview(
         found.api, catalog, given.path["category"], given.query.get("namespace")
     )
@@ -72,9 +69,8 @@ async def get_overview(request: web.Request) -> web.Response:
 
 @routes.get("/clusters/{clusterId}/events", name="listEvents")
 async def list_events(request: web.Request) -> web.Response:
-    found = await target(request)
+    found, catalog = await target_catalog(request)
     query = validated(request).query
-    catalog = await found.catalogs.get(found.api)
     body = await events.list_events(
         found.api,
         catalog,

@@ -10,7 +10,7 @@ from aiohttp import web
 
 from common.openapi import validated
 from console.http.clusterapi import target, target_catalog, target_kind
-from console.http.encode.browse import encode_counts, encode_nav, encode_search
+from console.http.encode.browse import encode_counts, encode_nav, encode_overview, encode_search
 from console.keys import FLIGHTS
 from console.resources import columns, counts, diagnostics, events, nav, overview, schema, search
 
@@ -61,10 +61,10 @@ async def get_diagnostics(request: web.Request) -> web.Response:
 async def get_overview(request: web.Request) -> web.Response:
     found, catalog = await target_catalog(request)
     given = validated(request)
-    body = await overview.overview(
+    health = await overview.overview(
         found.api, catalog, given.path["category"], given.query.get("namespace")
     )
-    return web.json_response(body)
+    return web.json_response(encode_overview(health))
 
 
 @routes.get("/clusters/{clusterId}/events", name="listEvents")

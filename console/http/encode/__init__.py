@@ -13,8 +13,9 @@ imports; where a domain path needs the same JSON:
   the domain error :class:`~console.actions.nodes.DrainFailed`, so ``encode_pod`` stays with
   :class:`~console.actions.PodOutcome` and is re-used from here.
 
-The views the domain computes straight from Kubernetes objects (rows, details, events, overviews,
-diagnostics) are already in the API's shape and are not encoded again.
+The projections of the cluster's own JSON (object rows, details, events, printer columns, schemas,
+diagnostics) are built in the API's shape by ``console.resources``: they reshape Kubernetes
+objects rather than encode a value object of ours, and are not encoded again here.
 """
 
 from __future__ import annotations

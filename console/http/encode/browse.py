@@ -1,8 +1,6 @@
-"""Browsing (``spec/console.browse.yaml``): the left nav, object counts, search results.
-
-The views computed straight from Kubernetes objects (rows, details, events, overviews,
-diagnostics) are built by ``console.resources`` in the API's shape already: they project the
-cluster's own JSON rather than encode a value object of ours.
+"""Browsing (``spec/console.browse.yaml``): the left nav, object counts, health overviews, search
+results. (Rows, details, events and diagnostics are projections of the cluster's own JSON, built
+in the API's shape by ``console.resources``.)
 """
 
 from __future__ import annotations
@@ -12,6 +10,7 @@ from typing import TypedDict
 from console.resources.catalog import Kind
 from console.resources.counts import Counts, Failure
 from console.resources.nav import Nav
+from console.resources.overview import ATTENTION, IDLE, OK, SUSPENDED, KindHealth, Overview
 from console.resources.search import Hit, Results
 
 
@@ -55,6 +54,31 @@ class KindCount(TypedDict):
 class CountsBody(TypedDict):
     namespace: str | None
     counts: list[KindCount]
+    failed: list[KindFailure]
+
+
+class FlaggedObject(TypedDict):
+    namespace: str | None
+    name: str
+    state: str
+    reason: str
+
+
+class KindOverview(TypedDict):
+    resourceId: str
+    kind: str
+    total: int
+    ok: int
+    attention: int
+    suspended: int
+    idle: int
+    objects: list[FlaggedObject]
+
+
+class OverviewBody(TypedDict):
+    category: str
+    namespace: str | None
+    summaries: list[KindOverview]
     failed: list[KindFailure]
 
 
@@ -139,4 +163,29 @@ def encode_search(results: Results) -> SearchResults:
         "searched": list(results.searched),
         "notSearched": list(results.not_searched),
         "failed": [encode_failure(f) for f in results.failed],
+    }
+
+
+def encode_kind_health(health: KindHealth) -> KindOverview:
+    return {
+        "resourceId": health.kind.id,
+        "kind": health.kind.kind,
+        "total": health.total,
+        "ok": health.states[OK],
+        "attention": health.states[ATTENTION],
+        "suspended": health.states[SUSPENDED],
+        "idle": health.states[IDLE],
+        "objects": [
+            {"namespace": f.namespace, "name": f.name, "state": f.state, "reason": f.reason}
+            for f in health.flagged
+        ],
+    }
+
+
+def encode_overview(found: Overview) -> OverviewBody:
+    return {
+        "category": found.category,
+        "namespace": found.namespace,
+        "summaries": [encode_kind_health(k) for k in found.kinds],
+        "failed": [encode_failure(f) for f in found.failed],
     }

@@ -10,7 +10,13 @@ from aiohttp import web
 
 from common.openapi import validated
 from console.http.clusterapi import target, target_catalog, target_kind
-from console.http.encode.browse import encode_counts, encode_nav, encode_overview, encode_search
+from console.http.encode.browse import (
+    encode_counts,
+    encode_event,
+    encode_nav,
+    encode_overview,
+    encode_search,
+)
 from console.keys import FLIGHTS
 from console.resources import columns, counts, diagnostics, events, nav, overview, schema, search
 
@@ -71,7 +77,7 @@ async def get_overview(request: web.Request) -> web.Response:
 async def list_events(request: web.Request) -> web.Response:
     found, catalog = await target_catalog(request)
     query = validated(request).query
-    body = await events.list_events(
+    newest = await events.list_events(
         found.api,
         catalog,
         namespace=query.get("namespace"),
@@ -79,7 +85,7 @@ async def list_events(request: web.Request) -> web.Response:
         name=query.get("name"),
         limit=query["limit"],
     )
-    return web.json_response(body)
+    return web.json_response([encode_event(e) for e in newest])
 
 
 @routes.get("/clusters/{clusterId}/schema", name="getSchema")

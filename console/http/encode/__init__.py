@@ -13,9 +13,10 @@ imports; where a domain path needs the same JSON:
   the domain error :class:`~console.actions.nodes.DrainFailed`, so ``encode_pod`` stays with
   :class:`~console.actions.PodOutcome` and is re-used from here.
 
-The projections of the cluster's own JSON (object rows, details, events, printer columns, schemas,
-diagnostics) are built in the API's shape by ``console.resources``: they reshape Kubernetes
-objects rather than encode a value object of ours, and are not encoded again here.
+The reshapings of the cluster's own JSON (object rows, projected objects, relations, printer
+columns, schemas, diagnostics) are built in the API's shape by ``console.resources``, because
+the domain's own results carry them (an action's result holds the object's row); they are not
+encoded again here.
 """
 
 from __future__ import annotations

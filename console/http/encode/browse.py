@@ -1,14 +1,18 @@
 """Browsing (``spec/console.browse.yaml``): the left nav, object counts, health overviews, search
-results. (Rows, details, events and diagnostics are projections of the cluster's own JSON, built
-in the API's shape by ``console.resources``.)
+results, an object's detail and events. (Rows, projected objects, relations and diagnostics are
+reshaped from the cluster's own JSON by ``console.resources``, already in the API's shape.)
 """
 
 from __future__ import annotations
 
-from typing import TypedDict
+from collections.abc import Mapping
+from typing import Any, TypedDict
 
+from console.resources import rows
 from console.resources.catalog import Kind
 from console.resources.counts import Counts, Failure
+from console.resources.detail import Detail
+from console.resources.events import event_time
 from console.resources.nav import Nav
 from console.resources.overview import ATTENTION, IDLE, OK, SUSPENDED, KindHealth, Overview
 from console.resources.search import Hit, Results
@@ -80,6 +84,36 @@ class OverviewBody(TypedDict):
     namespace: str | None
     summaries: list[KindOverview]
     failed: list[KindFailure]
+
+
+class InvolvedObject(TypedDict):
+    kind: str | None
+    namespace: str | None
+    name: str | None
+    fieldPath: str | None
+
+
+class Event(TypedDict):
+    namespace: str | None
+    name: str | None
+    type: str
+    reason: str
+    message: str
+    count: int
+    firstTimestamp: str | None
+    lastTimestamp: str | None
+    age: str | None
+    source: str
+    involvedObject: InvolvedObject
+
+
+class DetailBody(TypedDict):
+    resourceId: str
+    row: dict[str, Any]
+    object: Mapping[str, Any]
+    owners: list[dict[str, Any]]
+    relations: dict[str, list[dict[str, Any]]]
+    events: list[Event]
 
 
 class SearchHit(TypedDict):
@@ -188,4 +222,42 @@ def encode_overview(found: Overview) -> OverviewBody:
         "namespace": found.namespace,
         "summaries": [encode_kind_health(k) for k in found.kinds],
         "failed": [encode_failure(f) for f in found.failed],
+    }
+
+
+def encode_event(event: dict[str, Any]) -> Event:
+    """A core/v1 Event as kubectl shows it: ``count`` from its series, time its newest stamp."""
+    meta = event.get("metadata") or {}
+    involved = event.get("involvedObject") or {}
+    source = event.get("source") or {}
+    last = event_time(event)
+    series = event.get("series") or {}
+    return {
+        "namespace": meta.get("namespace"),
+        "name": meta.get("name"),
+        "type": event.get("type") or "Normal",
+        "reason": event.get("reason") or "",
+        "message": event.get("message") or "",
+        "count": int(series.get("count") or event.get("count") or 1),
+        "firstTimestamp": event.get("firstTimestamp") or event.get("eventTime"),
+        "lastTimestamp": last or None,
+        "age": rows.age(last),
+        "source": source.get("component") or event.get("reportingComponent") or "",
+        "involvedObject": {
+            "kind": involved.get("kind"),
+            "namespace": involved.get("namespace"),
+            "name": involved.get("name"),
+            "fieldPath": involved.get("fieldPath"),
+        },
+    }
+
+
+def encode_detail(found: Detail) -> DetailBody:
+    return {
+        "resourceId": found.kind.id,
+        "row": found.row,
+        "object": found.object,
+        "owners": found.owners,
+        "relations": found.relations,
+        "events": [encode_event(e) for e in found.events],
     }

@@ -1,7 +1,6 @@
-"""Clusters and the store (``spec/console.yaml``): fields named one by one, never a kubeconfig.
-
-Shared by the clusters, about and config views so they describe the store the same way, including
-what an anonymous caller in open mode is not shown.
+"""Clusters, their config view and a kubeconfig's contexts (``spec/console.yaml``): fields named
+one by one, never a kubeconfig. :func:`withholding` decides, for ``/about`` too
+(``console.http.encode.instance``), what an anonymous caller in open mode is not shown.
 """
 
 from __future__ import annotations

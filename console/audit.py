@@ -18,8 +18,6 @@ import time
 from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
-from typing import Any
 
 import attrs
 from aiohttp import web
@@ -42,18 +40,6 @@ class AuditEntry:
     target: str | None
     outcome: str
     detail: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        stamp = datetime.fromtimestamp(self.time, UTC).isoformat(timespec="milliseconds")
-        return {
-            "time": stamp.replace("+00:00", "Z"),
-            "user": self.user,
-            "cluster": self.cluster,
-            "action": self.action,
-            "target": self.target,
-            "outcome": self.outcome,
-            "detail": self.detail,
-        }
 
 
 class AuditLog:

@@ -9,7 +9,7 @@ modules know nothing of HTTP or of the audit trail (the routes record outcomes).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict
 
 import attrs
 
@@ -43,23 +43,18 @@ def dry_run_query(dry_run: bool) -> list[tuple[str, str]]:
     return [("dryRun", "All")] if dry_run else []
 
 
-def encode(result: ActionResult) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "action": result.action,
-        "resourceId": result.resource_id,
-        "namespace": result.namespace,
-        "name": result.name,
-        "message": result.message,
-        "row": result.row,
-    }
-    if result.created is not None:
-        out["created"] = result.created
-    if result.action == "drain":
-        out["pods"] = [encode_pod(p) for p in result.pods]
-    return out
+class PodOutcomeBody(TypedDict):
+    """``PodOutcome`` of ``spec/console.actions.yaml``."""
+
+    namespace: str
+    name: str
+    outcome: str
+    reason: str
 
 
-def encode_pod(pod: PodOutcome) -> dict[str, Any]:
+def encode_pod(pod: PodOutcome) -> PodOutcomeBody:
+    """A pod's outcome as a drain's answer and its ``drain-failed`` problem both list it: here,
+    not in ``console.http.encode``, because the problem is built by :class:`nodes.DrainFailed`."""
     return {
         "namespace": pod.namespace,
         "name": pod.name,

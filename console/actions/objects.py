@@ -6,6 +6,8 @@
 - restart: a strategic merge patch setting the pod template annotation
   ``kubectl.kubernetes.io/restartedAt`` to the time in RFC 3339; a paused Deployment is refused
   with kubectl's message.
+- set memory limit (a remediation's): a strategic merge patch of one container's
+  ``resources.limits.memory``, as ``kubectl set resources --limits=memory=...`` sends it.
 - suspend/resume: a merge patch of ``spec.suspend``.
 - trigger: ``kubectl create job --from=cronjob/NAME``: the job template's spec and labels, its
   annotations plus ``cronjob.kubernetes.io/instantiate: manual``, and a controller ownerReference
@@ -92,11 +94,41 @@ async def restart(
     if kind.kind == "Deployment" and (obj.get("spec") or {}).get("paused"):
         raise Conflict(f"can't restart paused deployment (run rollout resume first): {name}")
     patch = {"spec": {"template": {"metadata": {"annotations": {RESTARTED_AT: restarted_at()}}}}}
-    path = object_path(kind, namespace, name)
-    query = dry_run_query(dry_run)
-    patched = await api.send("PATCH", path, patch, content_type=STRATEGIC_PATCH, query=query)
+    patched = await _strategic_patch(api, kind, namespace, name, patch, dry_run=dry_run)
     message = f"{kubectl_name(kind.kind, kind.group)}/{name} restarted"
     return _result("restart", kind, namespace, name, message, patched, stored=patched)
+
+
+async def set_memory_limit(
+    api: KubeApi,
+    kind: Kind,
+    namespace: str | None,
+    name: str,
+    container: str,
+    memory: str,
+    *,
+    dry_run: bool = False,
+) -> ActionResult:
+    """One container's memory limit in the pod template, as ``kubectl set resources
+    --limits=memory=...`` patches it."""
+    patch = {"spec": {"template": {"spec": {"containers": [
+        {"name": container, "resources": {"limits": {"memory": memory}}}
+    ]}}}}  # fmt: skip
+    patched = await _strategic_patch(api, kind, namespace, name, patch, dry_run=dry_run)
+    message = (
+        f"{kubectl_name(kind.kind, kind.group)}/{name} container {container} memory limit {memory}"
+    )
+    return _result("set-memory-limit", kind, namespace, name, message, patched, stored=patched)
+
+
+async def _strategic_patch(
+    api: KubeApi, kind: Kind, namespace: str | None, name: str, patch: Any, *, dry_run: bool
+) -> Any:
+    """A strategic merge patch of the object (a server-side dry run when ``dry_run``): the object
+    as the cluster stored it, or would have."""
+    path = object_path(kind, namespace, name)
+    query = dry_run_query(dry_run)
+    return await api.send("PATCH", path, patch, content_type=STRATEGIC_PATCH, query=query)
 
 
 async def suspend(

@@ -45,9 +45,6 @@ class ObjectRef:
     namespace: str | None
     name: str
 
-    def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "namespace": self.namespace, "name": self.name}
-
     def __str__(self) -> str:
         where = f"{self.namespace}/" if self.namespace else ""
         return f"{self.kind} {where}{self.name}"
@@ -61,16 +58,6 @@ class EventNote:
     message: str
     count: int
     last_seen: str | None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "object": self.object,
-            "type": self.type,
-            "reason": self.reason,
-            "message": self.message,
-            "count": self.count,
-            "lastSeen": self.last_seen,
-        }
 
 
 @attrs.frozen
@@ -87,20 +74,6 @@ class Evidence:
     message: str | None = None
     endpoints: Mapping[str, Any] | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "pods": list(self.pods),
-            "container": self.container,
-            "events": [e.to_json() for e in self.events],
-            "lastState": dict(self.last_state) if self.last_state is not None else None,
-            "exitCode": self.exit_code,
-            "restarts": self.restarts,
-            "previousLog": self.previous_log,
-            "message": self.message,
-            "endpoints": dict(self.endpoints) if self.endpoints is not None else None,
-        }
-        return body
-
 
 @attrs.frozen
 class Finding:
@@ -112,15 +85,6 @@ class Finding:
     @property
     def severity(self) -> Severity:
         return CODES[self.code][0]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "code": self.code,
-            "severity": self.severity.value,
-            "object": self.object.to_json(),
-            "reason": self.reason,
-            "evidence": self.evidence.to_json(),
-        }
 
 
 def sort_key(finding: Finding) -> tuple[int, str, str, str, str]:

@@ -23,12 +23,12 @@ import attrs
 
 from common import yamlio
 from common.errors import BadRequest
-from console.actions import dry_run_query, objects, rollback
+from console.actions import objects, rollback
 from console.diagnose.model import Finding
 from console.resources.catalog import Kind
 from console.resources.discovery import Catalogs
-from console.resources.kubeapi import STRATEGIC_PATCH, KubeApi
-from console.resources.listing import get_object, object_path
+from console.resources.kubeapi import KubeApi
+from console.resources.listing import get_object
 from console.usage import quantity
 
 ACTIONS = ("rollback", "raise-memory-limit", "restart", "delete-pod")
@@ -53,16 +53,6 @@ class Proposal:
     description: str
     params: Mapping[str, Any] = attrs.field(factory=dict)
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "action": self.action,
-            "namespace": self.namespace,
-            "target": self.target,
-            "finding": self.finding,
-            "description": self.description,
-            "params": dict(self.params),
-        }
-
 
 @attrs.frozen
 class Outcome:
@@ -73,17 +63,6 @@ class Outcome:
     message: str
     object: Obj | None
     diff: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "action": self.action,
-            "namespace": self.namespace,
-            "target": self.target,
-            "dryRun": self.dry_run,
-            "message": self.message,
-            "object": self.object,
-            "diff": self.diff,
-        }
 
 
 async def propose(api: KubeApi, catalogs: Catalogs, findings: list[Finding]) -> list[Proposal]:
@@ -155,22 +134,16 @@ async def run(
     before = await get_object(api, kind, namespace, name)
     if action == "rollback":
         result = await rollback.rollback(api, kind, namespace, name, dry_run=dry_run)
-        message, after = result.message, result.stored
     elif action == "restart":
         result = await objects.restart(api, kind, namespace, name, dry_run=dry_run)
-        message, after = result.message, result.stored
     elif action == "delete-pod":
         result = await objects.delete(api, kind, namespace, name, dry_run=dry_run)
-        message, after = result.message, result.stored
     else:
         container, memory = _memory_params(params, before)
-        patch = {"spec": {"template": {"spec": {"containers": [
-            {"name": container, "resources": {"limits": {"memory": memory}}}
-        ]}}}}  # fmt: skip
-        path = object_path(kind, namespace, name)
-        query = dry_run_query(dry_run)
-        after = await api.send("PATCH", path, patch, content_type=STRATEGIC_PATCH, query=query)
-        message = f"{kind.kind.lower()}.apps/{name} container {container} memory limit {memory}"
+        result = await objects.set_memory_limit(
+            api, kind, namespace, name, container, memory, dry_run=dry_run
+        )
+    message, after = result.message, result.stored
     if dry_run:
         message += " (dry run: nothing changed)"
     return Outcome(action, namespace, target, dry_run, message, after, _diff(before, after))

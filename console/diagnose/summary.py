@@ -14,11 +14,13 @@ import json
 import re
 import time
 from collections import OrderedDict
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
 
 from console.diagnose.llm import ChatClient
+from console.diagnose.model import Finding
 from console.diagnose.service import Diagnosis
 
 MAX_CACHED = 256
@@ -59,8 +61,13 @@ def redact(text: str) -> str:
     return text
 
 
-def prompt(diagnosis: Diagnosis, cluster: str) -> list[dict[str, str]]:
-    findings = [f.to_json() for f in diagnosis.findings]
+#: How a finding is written into the prompt: the API's own JSON of it, which the HTTP layer owns
+#: (``console.http.encode.diagnose.encode_finding``) and hands to :class:`Summaries`.
+Describe = Callable[[Finding], Mapping[str, Any]]
+
+
+def prompt(diagnosis: Diagnosis, cluster: str, describe: Describe) -> list[dict[str, str]]:
+    findings = [describe(f) for f in diagnosis.findings]
     scope = f"namespace {diagnosis.namespace}" if diagnosis.namespace else "the whole cluster"
     text = f"Cluster {cluster}, {scope}. Findings (JSON):\n" + json.dumps(findings, indent=1)
     return [
@@ -78,21 +85,11 @@ class Summary:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.created))
-        return {
-            "fingerprint": self.fingerprint,
-            "text": self.text,
-            "model": self.model,
-            "createdAt": stamp,
-            "promptTokens": self.prompt_tokens,
-            "completionTokens": self.completion_tokens,
-        }
-
 
 @attrs.define
 class Summaries:
     client: ChatClient | None
+    describe: Describe
     _cache: OrderedDict[tuple[str, str | None], Summary] = attrs.field(factory=OrderedDict)
 
     def cached(self, cluster: str, diagnosis: Diagnosis) -> Summary | None:
@@ -106,7 +103,7 @@ class Summaries:
             return known
         assert self.client is not None, "callers check that a model is configured"
         answer = await self.client.complete(
-            prompt(diagnosis, cluster), max_tokens=MAX_ANSWER_TOKENS
+            prompt(diagnosis, cluster, self.describe), max_tokens=MAX_ANSWER_TOKENS
         )
         made = Summary(
             diagnosis.fingerprint,

@@ -13,9 +13,10 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 
 from common.openapi import validated
-from console.actions import ActionResult, encode, nodes, objects, rollback
+from console.actions import ActionResult, nodes, objects, rollback
 from console.audit import audited
 from console.http.clusterapi import Target, audit_target, target_kind
+from console.http.encode.actions import encode_action
 from console.resources.catalog import Kind
 
 routes = web.RouteTableDef()
@@ -33,7 +34,7 @@ async def _run(
     where = audit_target(kind, namespace, path["name"])
     with audited(request, action=action, cluster=found.cluster_id, target=where):
         result = await do(found, kind, namespace, path["name"])
-    return web.json_response(encode(result))
+    return web.json_response(encode_action(result))
 
 
 @routes.post(OBJECT + "/delete", name="deleteObject")

@@ -7,13 +7,12 @@ a cookie planted before it is worth nothing after (session fixation).
 
 from __future__ import annotations
 
-from typing import Any
-
 from aiohttp import web
 
 from common import sessions
 from common.errors import Unauthorized
-from console.auth import COOKIE, PRINCIPAL, Principal
+from console.auth import COOKIE, PRINCIPAL
+from console.http.encode.instance import encode_session
 from console.keys import AUTH
 
 routes = web.RouteTableDef()
@@ -25,7 +24,7 @@ async def create_session(request: web.Request) -> web.Response:
     if principal is None:
         raise Unauthorized("not signed in: send HTTP Basic credentials to sign in")
     policy = request.app[AUTH]
-    response = web.json_response(_session(principal, policy.sessions.idle_seconds))
+    response = web.json_response(encode_session(principal, policy.sessions.idle_seconds))
     if principal.via == "basic":
         if old := request.cookies.get(COOKIE):
             await policy.sessions.end(sessions.session_id(old))
@@ -41,13 +40,3 @@ async def delete_session(request: web.Request) -> web.Response:
     response = web.Response(status=204)
     sessions.clear_cookie(response, COOKIE)
     return response
-
-
-def _session(principal: Principal, idle_seconds: float) -> dict[str, Any]:
-    return {
-        "authenticated": True,
-        "user": principal.user,
-        "username": principal.user,
-        "via": principal.via,
-        "idleTimeoutSeconds": int(idle_seconds),
-    }

@@ -9,7 +9,14 @@ from __future__ import annotations
 from aiohttp import web
 
 from common.openapi import validated
-from console.http.clusterapi import target, target_kind
+from console.http.clusterapi import target, target_catalog, target_kind
+from console.http.encode.browse import (
+    encode_counts,
+    encode_event,
+    encode_nav,
+    encode_overview,
+    encode_search,
+)
 from console.keys import FLIGHTS
 from console.resources import columns, counts, diagnostics, events, nav, overview, schema, search
 
@@ -20,19 +27,18 @@ routes = web.RouteTableDef()
 async def get_nav(request: web.Request) -> web.Response:
     found = await target(request)
     catalog = await found.catalogs.fresh(found.api)  # shows new CRDs at once
-    return web.json_response(nav.encode(nav.build(catalog)))
+    return web.json_response(encode_nav(nav.build(catalog)))
 
 
 @routes.get("/clusters/{clusterId}/counts", name="getCounts")
 async def get_counts(request: web.Request) -> web.Response:
-    found = await target(request)
-    catalog = await found.catalogs.get(found.api)
+    found, catalog = await target_catalog(request)
     namespace = validated(request).query.get("namespace")
     result = await request.app[FLIGHTS].run(
         ("counts", found.api.client, namespace),
         lambda: counts.count_all(found.api, catalog, namespace),
     )
-    return web.json_response(counts.encode(result))
+    return web.json_response(encode_counts(result))
 
 
 @routes.get("/clusters/{clusterId}/resources/{resourceId}/columns", name="getColumns")
@@ -43,13 +49,12 @@ async def get_columns(request: web.Request) -> web.Response:
 
 @routes.get("/clusters/{clusterId}/search", name="searchObjects")
 async def search_objects(request: web.Request) -> web.Response:
-    found = await target(request)
+    found, catalog = await target_catalog(request)
     query = validated(request).query
-    catalog = await found.catalogs.get(found.api)
     result = await search.search(
         found.api, catalog, query["q"], namespace=query.get("namespace"), limit=query["limit"]
     )
-    return web.json_response(search.encode(result))
+    return web.json_response(encode_search(result))
 
 
 @routes.get("/clusters/{clusterId}/diagnostics", name="getDiagnostics")
@@ -60,21 +65,19 @@ async def get_diagnostics(request: web.Request) -> web.Response:
 
 @routes.get("/clusters/{clusterId}/overview/{category}", name="getOverview")
 async def get_overview(request: web.Request) -> web.Response:
-    found = await target(request)
+    found, catalog = await target_catalog(request)
     given = validated(request)
-    catalog = await found.catalogs.get(found.api)
-    body = await overview.overview(
+    health = await overview.overview(
         found.api, catalog, given.path["category"], given.query.get("namespace")
     )
-    return web.json_response(body)
+    return web.json_response(encode_overview(health))
 
 
 @routes.get("/clusters/{clusterId}/events", name="listEvents")
 async def list_events(request: web.Request) -> web.Response:
-    found = await target(request)
+    found, catalog = await target_catalog(request)
     query = validated(request).query
-    catalog = await found.catalogs.get(found.api)
-    body = await events.list_events(
+    newest = await events.list_events(
         found.api,
         catalog,
         namespace=query.get("namespace"),
@@ -82,7 +85,7 @@ async def list_events(request: web.Request) -> web.Response:
         name=query.get("name"),
         limit=query["limit"],
     )
-    return web.json_response(body)
+    return web.json_response([encode_event(e) for e in newest])
 
 
 @routes.get("/clusters/{clusterId}/schema", name="getSchema")

@@ -13,9 +13,9 @@ from aiohttp import web
 from aiohttp.typedefs import Handler
 
 from chartsvc.calls import CALLS, Reply
-from chartsvc.encoders import encode_update
 from common.openapi import validated
 from console.audit import audited
+from console.http.encode.helm import encode_refreshed
 from console.keys import HELM
 
 routes = web.RouteTableDef()
@@ -64,4 +64,4 @@ async def refresh_repository(request: web.Request) -> web.Response:
     name = validated(request).path["name"]
     with audited(request, action="helm.repo.refresh", target=name):
         refreshed = await request.app[HELM].library.charts.refresh(name)
-    return web.json_response({**encode_update(refreshed.update), "evicted": refreshed.evicted})
+    return web.json_response(encode_refreshed(refreshed))

@@ -22,7 +22,7 @@ from common.errors import Unauthorized, WharfError
 from common.openapi import validated
 from console.auth import current_user
 from console.keys import CATALOGS, CLUSTERS
-from console.resources.catalog import Kind
+from console.resources.catalog import Catalog, Kind
 from console.resources.discovery import Catalogs
 from console.resources.kubeapi import KubeApi
 
@@ -40,6 +40,12 @@ async def target(request: web.Request) -> Target:
     cluster_id = validated(request).path["clusterId"]
     client = await request.app[CLUSTERS].client(cluster_id)
     return Target(cluster_id, KubeApi(client), request.app[CATALOGS])
+
+
+async def target_catalog(request: web.Request) -> tuple[Target, Catalog]:
+    """The cluster and its kinds (discovery, cached for a few seconds)."""
+    found = await target(request)
+    return found, await found.catalogs.get(found.api)
 
 
 async def target_kind(request: web.Request, resource_id: str | None = None) -> tuple[Target, Kind]:

@@ -12,7 +12,7 @@ from console import audit
 from console.about import PROBE_BUDGET_S
 from console.clusters import ClusterDefinition
 from console.clusters.kubeconfigs import parse_posted
-from console.http.encode import cluster_config, cluster_entry
+from console.http.encode.clusters import encode_cluster, encode_cluster_config, encode_contexts
 from console.keys import CLUSTERS
 
 routes = web.RouteTableDef()
@@ -20,7 +20,7 @@ routes = web.RouteTableDef()
 
 @routes.get("/clusters", name="listClusters")
 async def list_clusters(request: web.Request) -> web.Response:
-    return web.json_response([cluster_entry(c) for c in request.app[CLUSTERS].list()])
+    return web.json_response([encode_cluster(c) for c in request.app[CLUSTERS].list()])
 
 
 @routes.post("/clusters", name="addCluster")
@@ -29,7 +29,7 @@ async def add_cluster(request: web.Request) -> web.Response:
     target = body.get("id") or body.get("context")
     with audit.audited(request, action="cluster.add", cluster=target, target=target):
         cluster = await request.app[CLUSTERS].add(_definition(body, body.get("id")))
-    return web.json_response(cluster_entry(cluster), status=201)
+    return web.json_response(encode_cluster(cluster), status=201)
 
 
 @routes.put("/clusters/{clusterId}", name="updateCluster")
@@ -42,7 +42,7 @@ async def update_cluster(request: web.Request) -> web.Response:
         cluster = await request.app[CLUSTERS].update(
             cluster_id, _definition(given.body, cluster_id)
         )
-    return web.json_response(cluster_entry(cluster))
+    return web.json_response(encode_cluster(cluster))
 
 
 @routes.delete("/clusters/{clusterId}", name="removeCluster")
@@ -59,25 +59,14 @@ async def get_cluster_config(request: web.Request) -> web.Response:
     cluster = registry.get(validated(request).path["clusterId"])
     await registry.probe(cluster.id, timeout=PROBE_BUDGET_S)  # server version, simulator or not
     # Where runtime clusters are stored is shown here to every caller; only /about withholds.
-    return web.json_response(cluster_config(registry, cluster))
+    return web.json_response(encode_cluster_config(registry, cluster))
 
 
 @routes.post("/clusters/contexts", name="listKubeconfigContexts")
 async def list_kubeconfig_contexts(request: web.Request) -> web.Response:
     body = validated(request).body
     text = body["kubeconfig"] if isinstance(body, dict) else await request.text()
-    config = parse_posted(text)
-    contexts = [
-        {
-            "name": c.name,
-            "cluster": c.cluster,
-            "user": c.user,
-            "namespace": c.namespace,
-            "server": c.server,
-        }
-        for c in config.contexts()
-    ]
-    return web.json_response({"currentContext": config.current_context, "contexts": contexts})
+    return web.json_response(encode_contexts(parse_posted(text)))
 
 
 def _definition(body: dict[str, Any], cluster_id: str | None) -> ClusterDefinition:

@@ -20,11 +20,16 @@ from common.openapi import validated
 from console.audit import audited
 from console.diagnose import remediations
 from console.diagnose.llm import ChatClient, ModelEndpoint
-from console.diagnose.model import Severity
-from console.diagnose.service import Diagnosis, diagnose
-from console.diagnose.summary import Summaries, Summary
+from console.diagnose.service import diagnose
+from console.diagnose.summary import Summaries
 from console.errors import AiUnavailable
 from console.http.clusterapi import target
+from console.http.encode.diagnose import (
+    encode_diagnosis,
+    encode_finding,
+    encode_outcome,
+    encode_proposals,
+)
 from console.keys import OUTBOUND_ALLOW, SETTINGS, SUMMARIES
 
 routes = web.RouteTableDef()
@@ -46,23 +51,11 @@ async def _summaries(app: web.Application) -> AsyncIterator[None]:
         )
         policy = AddressPolicy(allow=app.get(OUTBOUND_ALLOW, ()))
         client = ChatClient(policy, endpoint=endpoint)
-    app[SUMMARIES] = summaries = Summaries(client)
+    app[SUMMARIES] = summaries = Summaries(client, encode_finding)
     try:
         yield
     finally:
         await summaries.close()
-
-
-def encode(cluster: str, found: Diagnosis, summary: Summary | None) -> dict[str, Any]:
-    findings = [f.to_json() for f in found.findings]
-    return {
-        "cluster": cluster,
-        "namespace": found.namespace,
-        "fingerprint": found.fingerprint,
-        "counts": {s.value: sum(f.severity is s for f in found.findings) for s in Severity},
-        "findings": findings,
-        "summary": summary.to_json() if summary is not None else None,
-    }
 
 
 @routes.get(DIAGNOSE, name="diagnose")
@@ -70,7 +63,7 @@ async def diagnose_cluster(request: web.Request) -> web.Response:
     found = await target(request)
     result = await diagnose(found.api, validated(request).query.get("namespace"))
     summary = request.app[SUMMARIES].cached(found.cluster_id, result)
-    return web.json_response(encode(found.cluster_id, result, summary))
+    return web.json_response(encode_diagnosis(found.cluster_id, result, summary))
 
 
 @routes.post(DIAGNOSE + "/summary", name="summariseDiagnosis")
@@ -84,7 +77,7 @@ async def summarise_diagnosis(request: web.Request) -> web.Response:
     with audited(request, action="diagnose.summary", cluster=found.cluster_id, target=where):
         result = await diagnose(found.api, namespace)
         summary = await summaries.summarise(found.cluster_id, result)
-    return web.json_response(encode(found.cluster_id, result, summary))
+    return web.json_response(encode_diagnosis(found.cluster_id, result, summary))
 
 
 REMEDIATIONS = "/clusters/{clusterId}/remediations"
@@ -95,21 +88,14 @@ async def list_remediations(request: web.Request) -> web.Response:
     found = await target(request)
     result = await diagnose(found.api, validated(request).query.get("namespace"))
     proposals = await remediations.propose(found.api, found.catalogs, result.findings)
-    return web.json_response(
-        {
-            "cluster": found.cluster_id,
-            "namespace": result.namespace,
-            "fingerprint": result.fingerprint,
-            "proposals": [p.to_json() for p in proposals],
-        }
-    )
+    return web.json_response(encode_proposals(found.cluster_id, result, proposals))
 
 
 @routes.post(REMEDIATIONS + "/preview", name="previewRemediation")
 async def preview_remediation(request: web.Request) -> web.Response:
     found, body = await target(request), validated(request).body
     outcome = await remediations.run(found.api, found.catalogs, **_order(body), dry_run=True)
-    return web.json_response(outcome.to_json())
+    return web.json_response(encode_outcome(outcome))
 
 
 @routes.post(REMEDIATIONS + "/apply", name="applyRemediation")
@@ -126,7 +112,7 @@ async def apply_remediation(request: web.Request) -> web.Response:
     action = f"remediate.{order['action']}"
     with audited(request, action=action, cluster=found.cluster_id, target=where):
         outcome = await remediations.run(found.api, found.catalogs, **order, dry_run=False)
-    return web.json_response(outcome.to_json())
+    return web.json_response(encode_outcome(outcome))
 
 
 def _order(body: dict[str, Any]) -> dict[str, Any]:

@@ -9,31 +9,35 @@ desk (chart library, release service, values library) opens in this group's clea
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import ExitStack, contextmanager
+from typing import TypeVar
 
 from aiohttp import web
 
 from chartsvc.encoders import (
-    encode_chart_version,
     encode_release,
     encode_resource,
     encode_summary,
     encode_uninstalled,
 )
 from chartsvc.metrics import helm_observer
-from chartsvc.releases import ClusterTarget, InstallRequest, UpgradeRequest
+from chartsvc.releases import ClusterTarget, InstallRequest, ReleaseService, UpgradeRequest
 from chartsvc.releases.model import write_options
 from common import yamlio
 from common.openapi import validated
 from console.audit import audited
 from console.helm.desk import HelmDesk, helm_failures, open_desk
 from console.http.encode import YAML_TYPE
+from console.http.encode.helm import encode_catalogue_entry
 from console.keys import CLUSTERS, HELM, METRICS, OUTBOUND_ALLOW, SETTINGS
 
 routes = web.RouteTableDef()
 RELEASES = "/clusters/{clusterId}/helm/releases"
 RELEASE = RELEASES + "/{namespace}/{name}"
+T = TypeVar("T")
+#: A read of one release: ``(releases, cluster, namespace, name)``.
+Read = Callable[[ReleaseService, ClusterTarget, str, str], Awaitable[T]]
 
 
 def setup(app: web.Application) -> None:
@@ -59,6 +63,13 @@ def _where(request: web.Request) -> tuple[str, str]:
     return path["namespace"], path["name"]
 
 
+async def _read(request: web.Request, read: Read[T]) -> T:
+    """One read of the release the path names (``ReleaseService.status``, ``.history``, ...)."""
+    desk, _, target = _context(request)
+    with helm_failures():
+        return await read(desk.releases, target, *_where(request))
+
+
 @routes.get(RELEASES, name="listHelmReleases")
 async def list_helm_releases(request: web.Request) -> web.Response:
     desk, _, target = _context(request)
@@ -69,25 +80,18 @@ async def list_helm_releases(request: web.Request) -> web.Response:
 
 @routes.get(RELEASE, name="getHelmRelease")
 async def get_helm_release(request: web.Request) -> web.Response:
-    desk, _, target = _context(request)
-    with helm_failures():
-        release = await desk.releases.status(target, *_where(request))
-    return web.json_response(encode_release(release))
+    return web.json_response(encode_release(await _read(request, ReleaseService.status)))
 
 
 @routes.get(RELEASE + "/history", name="getHelmReleaseHistory")
 async def get_helm_release_history(request: web.Request) -> web.Response:
-    desk, _, target = _context(request)
-    with helm_failures():
-        revisions = await desk.releases.history(target, *_where(request))
+    revisions = await _read(request, ReleaseService.history)
     return web.json_response([encode_summary(r) for r in revisions])
 
 
 @routes.get(RELEASE + "/resources", name="getHelmReleaseResources")
 async def get_helm_release_resources(request: web.Request) -> web.Response:
-    desk, _, target = _context(request)
-    with helm_failures():
-        statuses = await desk.releases.resources(target, *_where(request))
+    statuses = await _read(request, ReleaseService.resources)
     return web.json_response([encode_resource(s) for s in statuses])
 
 
@@ -103,9 +107,7 @@ async def get_helm_release_values(request: web.Request) -> web.Response:
 
 @routes.get(RELEASE + "/manifest", name="getHelmReleaseManifest")
 async def get_helm_release_manifest(request: web.Request) -> web.Response:
-    desk, _, target = _context(request)
-    with helm_failures():
-        release = await desk.releases.status(target, *_where(request))
+    release = await _read(request, ReleaseService.status)
     return web.Response(text=release.manifest, content_type=YAML_TYPE)
 
 
@@ -162,7 +164,7 @@ async def uninstall_helm_release(request: web.Request) -> web.Response:
 async def list_helm_charts(request: web.Request) -> web.Response:
     desk, _, _ = _context(request)
     charts = await desk.catalogue(validated(request).query.get("query"))
-    return web.json_response([{"repo": repo, **encode_chart_version(c)} for repo, c in charts])
+    return web.json_response([encode_catalogue_entry(repo, c) for repo, c in charts])
 
 
 @contextmanager

@@ -8,22 +8,16 @@ Install and upgrade use a file by ``valuesName``.
 
 from __future__ import annotations
 
-from typing import Any
-
 from aiohttp import web
 
 from common.errors import BadRequest, UnsupportedMediaType
 from common.openapi import validated
 from console.audit import audited
-from console.helm.values import ValuesFile
 from console.http.encode import YAML_TYPE
+from console.http.encode.helm import encode_values_file
 from console.keys import HELM
 
 routes = web.RouteTableDef()
-
-
-def _entry(found: ValuesFile) -> dict[str, Any]:
-    return {"name": found.name, "size": found.size, "modified": found.modified}
 
 
 #: The media types a values file may be sent as (the YAML text itself).
@@ -40,12 +34,14 @@ async def _text(request: web.Request) -> str:
 async def _save(request: web.Request, name: str, text: str) -> web.Response:
     with audited(request, action="helm.values.save", target=name):
         saved, created = await request.app[HELM].values.save(name, text)
-    return web.json_response(_entry(saved), status=201 if created else 200)
+    return web.json_response(encode_values_file(saved), status=201 if created else 200)
 
 
 @routes.get("/helm/values", name="listValuesFiles")
 async def list_values_files(request: web.Request) -> web.Response:
-    return web.json_response([_entry(f) for f in await request.app[HELM].values.entries()])
+    return web.json_response(
+        [encode_values_file(f) for f in await request.app[HELM].values.entries()]
+    )
 
 
 @routes.put("/helm/values", name="saveValuesFileByBody")

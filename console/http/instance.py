@@ -8,7 +8,8 @@ from common.openapi import validated
 from console import about
 from console.audit import AUDIT
 from console.auth import current_user
-from console.http.encode import withholding
+from console.http.encode.clusters import withholding
+from console.http.encode.instance import encode_about, encode_audit_entry
 from console.keys import CLUSTERS, SETTINGS
 
 routes = web.RouteTableDef()
@@ -18,7 +19,7 @@ routes = web.RouteTableDef()
 async def get_about(request: web.Request) -> web.Response:
     registry = request.app[CLUSTERS]
     await about.probe_clusters(registry)
-    body = about.describe(
+    body = encode_about(
         request.app[SETTINGS],
         registry,
         authenticated=current_user(request) is not None,
@@ -31,4 +32,4 @@ async def get_about(request: web.Request) -> web.Response:
 async def list_audit(request: web.Request) -> web.Response:
     limit = validated(request).query.get("limit")
     entries = request.app[AUDIT].newest_first(limit)
-    return web.json_response([e.to_json() for e in entries])
+    return web.json_response([encode_audit_entry(e) for e in entries])

@@ -19,6 +19,7 @@ from common.errors import BadRequest
 from common.openapi import validated
 from console.http.clusterapi import Target, target
 from console.http.encode import event_data
+from console.http.encode.logs import encode_line, encode_sources
 from console.keys import WATCHES
 from console.streams import logs
 from console.streams.logmux import LogMux, Selection, Sources, plan, select
@@ -73,12 +74,12 @@ async def stream_logs(request: web.Request) -> web.StreamResponse:
 
 
 @routes.get("/clusters/{clusterId}/logs/sources", name="listLogSources")
-async def list_log_sources(request: web.Request) -> web.Response:
+async def list_logencode_sources(request: web.Request) -> web.Response:
     found = await target(request)
     query = validated(request).query
     selection = await _selection(found, query)
     pods = await selection.pods(found.api, query["namespace"])
-    return web.json_response(_sources(plan(pods, init=query["initContainers"])))
+    return web.json_response(encode_sources(plan(pods, init=query["initContainers"])))
 
 
 async def _selection(found: Target, query: Any) -> Selection:
@@ -106,28 +107,11 @@ async def _stream(
             async with sse.event_stream(request) as stream:
                 async for item in mux.lines():
                     if isinstance(item, Sources):
-                        await stream.send(event_data(_sources(item)), event="sources")
+                        await stream.send(event_data(encode_sources(item)), event="sources")
                     else:
-                        data = event_data(_line(item))
+                        data = event_data(encode_line(item))
                         await stream.send(data, event="log", event_id=item.time)
             watcher.cancel()
     finally:
         await mux.close(*([watcher] if watcher is not None else []))
     return stream.response
-
-
-def _line(line: logs.LogLine) -> dict[str, Any]:
-    return {
-        "pod": line.source.pod,
-        "container": line.source.container,
-        "time": line.time,
-        "line": line.text,
-    }
-
-
-def _sources(found: Sources) -> dict[str, Any]:
-    return {
-        "sources": logs.describe(found.followed),
-        "total": found.total,
-        "truncated": found.truncated,
-    }

@@ -10,6 +10,7 @@ from aiohttp import web
 
 from common.openapi import validated
 from console.http.clusterapi import Target, json_array, target_kind, target_whole_kind
+from console.http.encode.browse import encode_detail
 from console.keys import FLIGHTS
 from console.resources import listing
 from console.resources.catalog import Kind
@@ -75,5 +76,5 @@ async def get_detail(request: web.Request) -> web.Response:
     found, kind = await target_kind(request)
     path = validated(request).path
     catalog = await found.catalogs.get(found.api)
-    body = await detail(found.api, catalog, kind, path["namespace"], path["name"])
-    return web.json_response(body)
+    shown = await detail(found.api, catalog, kind, path["namespace"], path["name"])
+    return web.json_response(encode_detail(shown))

@@ -8,14 +8,13 @@ answers 404 ``files-disabled`` unless ``console.files.enabled``; writes and dele
 
 from __future__ import annotations
 
-import base64
-
 from aiohttp import web
 
 from common.app import read_capped
 from common.openapi import validated
 from console.audit import audited
 from console.http.clusterapi import Target, target
+from console.http.encode.files import encode_content, encode_entry, encode_listing, encode_written
 from console.keys import SETTINGS
 from console.streams import podfiles
 from console.streams.podfiles import FilesDisabled, FilesReadOnly, FileTooLarge, Limits, Place
@@ -29,24 +28,14 @@ async def list_pod_files(request: web.Request) -> web.Response:
     found, place, limits = await _open(request)
     path = validated(request).query.get("path") or "/"
     listing = await podfiles.list_dir(found.api, place, path, limits)
-    body = {
-        "path": listing.path,
-        "entries": [e.to_json() for e in listing.entries],
-        "truncated": listing.truncated,
-    }
-    return web.json_response(body)
+    return web.json_response(encode_listing(listing))
 
 
 @routes.get(FILES + "/content", name="readPodFile")
 async def read_pod_file(request: web.Request) -> web.Response:
     found, place, limits = await _open(request)
     path, data = await podfiles.read_file(found.api, place, _path(request), limits)
-    try:
-        content, encoding = data.decode("utf-8"), "utf-8"
-    except UnicodeDecodeError:
-        content, encoding = base64.b64encode(data).decode(), "base64"
-    body = {"path": path, "size": len(data), "encoding": encoding, "content": content}
-    return web.json_response(body)
+    return web.json_response(encode_content(path, data))
 
 
 @routes.get(FILES + "/download", name="downloadPodFile")
@@ -68,7 +57,7 @@ async def write_pod_file(request: web.Request) -> web.Response:
     data = await read_capped(request, limits.max_write, too_large=FileTooLarge)
     with audited(request, action="file-write", cluster=found.cluster_id, target=_audit(request)):
         path, size = await podfiles.write_file(found.api, place, _path(request), data, limits)
-    return web.json_response({"path": path, "size": size})
+    return web.json_response(encode_written(path, size))
 
 
 @routes.delete(FILES, name="deletePodFile")
@@ -76,7 +65,7 @@ async def delete_pod_file(request: web.Request) -> web.Response:
     found, place, limits = await _open(request, write=True)
     with audited(request, action="file-delete", cluster=found.cluster_id, target=_audit(request)):
         entry = await podfiles.delete(found.api, place, _path(request), limits)
-    return web.json_response(entry.to_json())
+    return web.json_response(encode_entry(entry))
 
 
 async def _open(request: web.Request, *, write: bool = False) -> tuple[Target, Place, Limits]:

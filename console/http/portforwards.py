@@ -8,16 +8,15 @@ shutdown (``setup``).
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
-from typing import Any
 
 from aiohttp import web
 
 from common.openapi import validated
 from console.audit import audited
 from console.http.clusterapi import target
+from console.http.encode.portforwards import encode_forward
 from console.keys import CLUSTERS, PORT_FORWARDS, SETTINGS
-from console.streams.portforward import Forward, ForwardRequest, PortForwards
+from console.streams.portforward import ForwardRequest, PortForwards
 
 routes = web.RouteTableDef()
 BASE = "/clusters/{clusterId}/port-forwards"
@@ -27,7 +26,7 @@ BASE = "/clusters/{clusterId}/port-forwards"
 async def list_port_forwards(request: web.Request) -> web.Response:
     found = await target(request)
     forwards = request.app[PORT_FORWARDS].of_cluster(found.cluster_id)
-    return web.json_response([encode(f) for f in forwards])
+    return web.json_response([encode_forward(f) for f in forwards])
 
 
 @routes.post(BASE, name="startPortForward")
@@ -44,7 +43,7 @@ async def start_port_forward(request: web.Request) -> web.Response:
     where = f"{wanted.kind}/{wanted.namespace}/{wanted.name}:{wanted.remote_port}"
     with audited(request, action="port-forward", cluster=found.cluster_id, target=where):
         forward = await request.app[PORT_FORWARDS].start(found.cluster_id, found.api, wanted)
-    return web.json_response(encode(forward), status=201)
+    return web.json_response(encode_forward(forward), status=201)
 
 
 @routes.post(BASE + "/{id}/stop", name="stopPortForward")
@@ -54,32 +53,7 @@ async def stop_port_forward(request: web.Request) -> web.Response:
     forwards = request.app[PORT_FORWARDS]
     with audited(request, action="port-forward-stop", cluster=found.cluster_id, target=forward_id):
         forward = await forwards.stop(found.cluster_id, forward_id)
-    return web.json_response(encode(forward, stopped=True))
-
-
-def encode(forward: Forward, *, stopped: bool = False) -> dict[str, Any]:
-    wanted = forward.wanted
-    host, port = forward.address
-    created = datetime.fromtimestamp(forward.created, UTC).isoformat(timespec="seconds")
-    return {
-        "id": forward.id,
-        "cluster": forward.cluster_id,
-        "kind": wanted.kind,
-        "namespace": wanted.namespace,
-        "name": wanted.name,
-        "remotePort": wanted.remote_port,
-        "localAddress": host,
-        "localPort": port,
-        "pod": forward.target.pod,
-        "targetPort": forward.target.port,
-        "state": "stopped" if stopped else "active",
-        "bytesIn": forward.bytes_in,
-        "bytesOut": forward.bytes_out,
-        "connections": forward.connections,
-        "activeConnections": forward.active,
-        "lastError": forward.last_error,
-        "createdAt": created.replace("+00:00", "Z"),
-    }
+    return web.json_response(encode_forward(forward, stopped=True))
 
 
 def setup(app: web.Application) -> None:

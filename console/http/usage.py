@@ -15,6 +15,7 @@ from aiohttp import web
 from common.errors import BadRequest
 from common.openapi import validated
 from console.http.clusterapi import target
+from console.http.encode.usage import encode_backends, encode_disk, encode_graph, encode_usage
 from console.keys import CLUSTERS, METRICS_BACKENDS, SAMPLER, SETTINGS
 from console.resources.kubeapi import KubeApi
 from console.usage import graphs, prometheus, readings
@@ -64,33 +65,26 @@ async def _sampler(app: web.Application) -> AsyncIterator[None]:
 @routes.get(METRICS + "/nodes", name="nodeMetrics")
 async def node_metrics(request: web.Request) -> web.Response:
     found = await target(request)
-    return web.json_response([u.to_json() for u in await readings.nodes(found.api)])
+    return web.json_response([encode_usage(u) for u in await readings.nodes(found.api)])
 
 
 @routes.get(METRICS + "/pods", name="podMetrics")
 async def pod_metrics(request: web.Request) -> web.Response:
     found, namespace = await target(request), validated(request).query.get("namespace")
-    return web.json_response([u.to_json() for u in await readings.pods(found.api, namespace)])
+    return web.json_response([encode_usage(u) for u in await readings.pods(found.api, namespace)])
 
 
 @routes.get(METRICS + "/nodes/disk", name="nodeDiskMetrics")
 async def node_disk_metrics(request: web.Request) -> web.Response:
     found = await target(request)
-    return web.json_response([d.to_json() for d in await readings.disks(found.api)])
+    return web.json_response([encode_disk(d) for d in await readings.disks(found.api)])
 
 
 @routes.get(METRICS + "/prometheus", name="metricsBackend")
 async def metrics_backend(request: web.Request) -> web.Response:
     found = await target(request)
     candidates = await request.app[METRICS_BACKENDS].detect(found.cluster_id, found.api, fresh=True)
-    chosen = candidates[0].to_json() if candidates else None
-    return web.json_response(
-        {
-            "found": chosen is not None,
-            "chosen": chosen,
-            "candidates": [c.to_json() for c in candidates],
-        }
-    )
+    return web.json_response(encode_backends(candidates))
 
 
 @routes.get(METRICS + "/graph", name="metricsGraph")
@@ -114,19 +108,4 @@ async def metrics_graph(request: web.Request) -> web.Response:
         sampler=request.app[SAMPLER],
         detections=request.app[METRICS_BACKENDS],
     )
-    return web.json_response(
-        {
-            "target": kind,
-            "namespace": key[2],
-            "name": key[3],
-            "minutes": minutes,
-            "source": drawn.source,
-            "backend": drawn.backend.to_json() if drawn.backend is not None else None,
-            "warning": drawn.warning,
-            "intervalSeconds": drawn.interval,
-            "series": [
-                {"metric": "cpu", "unit": "cores", "points": [list(p) for p in drawn.cpu]},
-                {"metric": "memory", "unit": "bytes", "points": [list(p) for p in drawn.memory]},
-            ],
-        }
-    )
+    return web.json_response(encode_graph(drawn, key, minutes))

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import Any
 
 import attrs
 
@@ -89,17 +88,3 @@ async def count_kind(api: KubeApi, kind: Kind, namespace: str | None) -> Count:
         async for chunk in pages:
             total += len(chunk.get("items") or [])
     return Count(kind.id, total, "paged")
-
-
-def encode(result: Counts) -> dict[str, Any]:
-    return {
-        "namespace": result.namespace,
-        "counts": [
-            {"resourceId": c.resource_id, "count": c.count, "exact": c.exact, "source": c.source}
-            for c in result.counts
-        ],
-        "failed": [
-            {"resourceId": f.resource_id, "status": f.status, "reason": f.reason}
-            for f in result.failed
-        ],
-    }

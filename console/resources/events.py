@@ -4,7 +4,8 @@ The object is selected server-side (``involvedObject.kind``/``name`` field selec
 be a kind (``Pod``) or a resource id (``pods``). Time is the newest of ``series.lastObservedTime``,
 ``lastTimestamp``, ``eventTime``, ``firstTimestamp`` and the creation time, as kubectl sorts them.
 A busy cluster holds tens of thousands of events: they are read in chunks and only the newest
-``limit`` are kept, so memory does not grow with the cluster's event count.
+``limit`` are kept, so memory does not grow with the cluster's event count. The events are the
+cluster's own objects; ``console.http.encode.browse.encode_event`` shapes them for the API.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ import heapq
 import itertools
 from typing import Any
 
-from console.resources import rows
 from console.resources.catalog import Catalog
 from console.resources.kubeapi import KubeApi, path_of, selector_query
 
@@ -64,30 +64,4 @@ async def list_events(
                     heapq.heappush(newest, entry)
                 elif entry[:2] > newest[0][:2]:
                     heapq.heapreplace(newest, entry)
-    return [encode(e) for _, _, e in sorted(newest, key=lambda n: n[:2], reverse=True)]
-
-
-def encode(event: dict[str, Any]) -> dict[str, Any]:
-    meta = event.get("metadata") or {}
-    involved = event.get("involvedObject") or {}
-    source = event.get("source") or {}
-    last = event_time(event)
-    series = event.get("series") or {}
-    return {
-        "namespace": meta.get("namespace"),
-        "name": meta.get("name"),
-        "type": event.get("type") or "Normal",
-        "reason": event.get("reason") or "",
-        "message": event.get("message") or "",
-        "count": int(series.get("count") or event.get("count") or 1),
-        "firstTimestamp": event.get("firstTimestamp") or event.get("eventTime"),
-        "lastTimestamp": last or None,
-        "age": rows.age(last),
-        "source": source.get("component") or event.get("reportingComponent") or "",
-        "involvedObject": {
-            "kind": involved.get("kind"),
-            "namespace": involved.get("namespace"),
-            "name": involved.get("name"),
-            "fieldPath": involved.get("fieldPath"),
-        },
-    }
+    return [e for _, _, e in sorted(newest, key=lambda n: n[:2], reverse=True)]

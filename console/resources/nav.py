@@ -8,8 +8,6 @@ joins Autoscaling. Pure: it reads a :class:`Catalog`, never a cluster.
 
 from __future__ import annotations
 
-from typing import Any
-
 import attrs
 
 from console.resources.catalog import GATEWAY_GROUP, VPA_GROUP, Catalog, Kind
@@ -132,28 +130,3 @@ def build(catalog: Catalog) -> Nav:
 def _sort_key(kind: Kind) -> tuple[int, str, str]:
     rank = _ORDER.get((kind.group, kind.resource), len(_ORDER))
     return (rank, kind.group, kind.kind)
-
-
-def encode_kind(kind: Kind) -> dict[str, Any]:
-    return {
-        "resourceId": kind.id,
-        "kind": kind.kind,
-        "group": kind.group,
-        "version": kind.version,
-        "apiVersion": kind.api_version,
-        "resource": kind.resource,
-        "namespaced": kind.namespaced,
-        "builtin": kind.builtin,
-        "verbs": sorted(kind.verbs),
-        "shortNames": list(kind.short_names),
-    }
-
-
-def encode(nav: Nav) -> dict[str, Any]:
-    return {
-        "categories": [
-            {"id": cid, "label": label, "kinds": [encode_kind(k) for k in kinds]}
-            for cid, label, kinds in nav.categories
-        ],
-        "gateway": any(cid == "gateway" for cid, _, _ in nav.categories),
-    }

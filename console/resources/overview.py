@@ -163,23 +163,47 @@ def _ingress(obj: Obj, services: set[tuple[str, str]]) -> Verdict:
     return (ATTENTION, "no service " + ", ".join(missing)) if missing else (OK, "")
 
 
+@attrs.frozen
+class Flagged:
+    """An object that is not OK, and why."""
+
+    namespace: str | None
+    name: str
+    state: str
+    reason: str
+
+
+@attrs.frozen
+class KindHealth:
+    """One kind's objects counted by state (``STATES``), the first ``MAX_NAMED`` not OK named."""
+
+    kind: Kind
+    total: int
+    states: dict[str, int]
+    flagged: tuple[Flagged, ...]
+
+
+@attrs.frozen
+class Overview:
+    category: str
+    namespace: str | None
+    kinds: tuple[KindHealth, ...]
+    failed: tuple[Failure, ...]
+
+
 async def overview(
     api: KubeApi, catalog: Catalog, category: str, namespace: str | None
-) -> dict[str, Any]:
+) -> Overview:
     if category not in CATEGORIES:
         raise UnknownCategory(category)
     kinds = [k for rid in CATEGORIES[category] if (k := catalog.find(rid)) is not None]
     results = await asyncio.gather(*(_summarise(api, k, namespace) for k in kinds))
-    return {
-        "category": category,
-        "namespace": namespace,
-        "summaries": [r for r in results if not isinstance(r, Failure)],
-        "failed": [
-            {"resourceId": f.resource_id, "status": f.status, "reason": f.reason}
-            for f in results
-            if isinstance(f, Failure)
-        ],
-    }
+    return Overview(
+        category=category,
+        namespace=namespace,
+        kinds=tuple(r for r in results if isinstance(r, KindHealth)),
+        failed=tuple(r for r in results if isinstance(r, Failure)),
+    )
 
 
 @attrs.define
@@ -189,7 +213,7 @@ class _Tally:
     kind: Kind
     total: int = 0
     states: dict[str, int] = attrs.field(factory=lambda: dict.fromkeys(STATES, 0))
-    named: list[Obj] = attrs.field(factory=list)
+    named: list[Flagged] = attrs.field(factory=list)
 
     def add(self, items: list[Obj], verdicts: list[Verdict]) -> None:
         for item, (state, reason) in zip(items, verdicts, strict=True):
@@ -197,15 +221,14 @@ class _Tally:
             self.states[state] += 1
             if state != OK and len(self.named) < MAX_NAMED:
                 meta = item.get("metadata") or {}
-                self.named.append({"namespace": meta.get("namespace"), "name": meta.get("name"),
-                                   "state": state, "reason": reason})  # fmt: skip
+                name = str(meta.get("name", ""))
+                self.named.append(Flagged(meta.get("namespace"), name, state, reason))
 
-    def encode(self) -> Obj:
-        return {"resourceId": self.kind.id, "kind": self.kind.kind, "total": self.total,
-                **{k.lower(): v for k, v in self.states.items()}, "objects": self.named}  # fmt: skip
+    def health(self) -> KindHealth:
+        return KindHealth(self.kind, self.total, dict(self.states), tuple(self.named))
 
 
-async def _summarise(api: KubeApi, kind: Kind, namespace: str | None) -> Obj | Failure:
+async def _summarise(api: KubeApi, kind: Kind, namespace: str | None) -> KindHealth | Failure:
     """Judged page by page, so a kind with thousands of objects is never held whole."""
     tally = _Tally(kind)
     try:
@@ -217,7 +240,7 @@ async def _summarise(api: KubeApi, kind: Kind, namespace: str | None) -> Obj | F
                 tally.add(items, await _judge_page(api, kind, items, services))
     except WharfError as exc:
         return failure(kind.id, exc)
-    return tally.encode()
+    return tally.health()
 
 
 async def _service_names(api: KubeApi, namespace: str | None) -> set[tuple[str, str]]:

@@ -55,26 +55,26 @@ def human_duration(seconds_f: float) -> str:
         return f"{seconds}s"
     minutes = seconds // 60
     if minutes < 10:
-        s = seconds % 60
-        return f"{minutes}m" if s == 0 else f"{minutes}m{s}s"
+        return _units(minutes, "m", seconds % 60, "s")
     if minutes < 180:
         return f"{minutes}m"
     hours = seconds // 3600
     if hours < 8:
-        m = minutes % 60
-        return f"{hours}h" if m == 0 else f"{hours}h{m}m"
+        return _units(hours, "h", minutes % 60, "m")
     if hours < 48:
         return f"{hours}h"
     if hours < 24 * 8:
-        h = hours % 24
-        return f"{hours // 24}d" if h == 0 else f"{hours // 24}d{h}h"
+        return _units(hours // 24, "d", hours % 24, "h")
     if hours < 24 * 365 * 2:
         return f"{hours // 24}d"
     if hours < 24 * 365 * 8:
-        dy = (hours // 24) % 365
-        years = hours // 24 // 365
-        return f"{years}y" if dy == 0 else f"{years}y{dy}d"
+        return _units(hours // 24 // 365, "y", (hours // 24) % 365, "d")
     return f"{hours // 24 // 365}y"
+
+
+def _units(big: int, big_unit: str, small: int, small_unit: str) -> str:
+    """``3m`` or ``3m20s``: kubectl leaves the smaller unit out when it is zero."""
+    return f"{big}{big_unit}" if small == 0 else f"{big}{big_unit}{small}{small_unit}"
 
 
 def status_of(kind: str, obj: Obj) -> str | None:

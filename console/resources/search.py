@@ -183,29 +183,3 @@ def _hit(kind: Kind, item: Any, needle: str) -> Hit | None:
 def _rank(hit: Hit) -> tuple[int, int, str, str]:
     kind_rank = SEARCHED.index(hit.resource_id) if hit.resource_id in SEARCHED else 99
     return (-hit.score, kind_rank, hit.namespace or "", hit.name)
-
-
-def encode(results: Results) -> dict[str, Any]:
-    return {
-        "query": results.query,
-        "total": results.total,
-        "truncated": results.total > len(results.hits),
-        "hits": [
-            {
-                "resourceId": h.resource_id,
-                "kind": h.kind,
-                "namespace": h.namespace,
-                "name": h.name,
-                "score": h.score,
-                "matched": h.matched,
-                "age": h.age,
-            }
-            for h in results.hits
-        ],
-        "searched": list(results.searched),
-        "notSearched": list(results.not_searched),
-        "failed": [
-            {"resourceId": f.resource_id, "status": f.status, "reason": f.reason}
-            for f in results.failed
-        ],
-    }

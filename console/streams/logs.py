@@ -12,7 +12,7 @@ This module must not know HTTP.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -184,7 +184,3 @@ async def follow(
 def _whole_seconds(stamp: str) -> str:
     """``sinceTime`` is a ``metav1.Time``: whole seconds (the stream drops what came before)."""
     return datetime.fromtimestamp(time_key(stamp)[0], UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def describe(sources: Sequence[Source]) -> list[dict[str, Any]]:
-    return [{"pod": s.pod, "container": s.container, "init": s.init} for s in sources]

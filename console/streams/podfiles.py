@@ -16,7 +16,6 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
 
 import attrs
 
@@ -100,9 +99,6 @@ class Entry:
     size: int
     mode: str
     modified: str
-
-    def to_json(self) -> dict[str, Any]:
-        return attrs.asdict(self)
 
 
 @attrs.frozen

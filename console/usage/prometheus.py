@@ -44,15 +44,6 @@ class Backend:
     def proxy_path(self) -> str:
         return f"/api/v1/namespaces/{self.namespace}/services/{self.service}:{self.port}/proxy"
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "backend": self.kind,
-            "namespace": self.namespace,
-            "service": self.service,
-            "port": self.port,
-            "proxyPath": self.proxy_path,
-        }
-
 
 async def detect(api: KubeApi) -> list[Backend]:
     """Every candidate, the preferred first; empty when there is none."""

@@ -33,23 +33,6 @@ class Usage:
     window: str | None
     containers: tuple[tuple[str, float, int], ...] = ()
 
-    def to_json(self) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "name": self.name,
-            "cpuCores": round(self.cpu, 6),
-            "cpuMillicores": round(self.cpu * 1000),
-            "memoryBytes": self.memory,
-            "timestamp": self.timestamp,
-            "window": self.window,
-        }
-        if self.kind == "Pod":
-            body["namespace"] = self.namespace
-            body["containers"] = [
-                {"name": n, "cpuMillicores": round(c * 1000), "memoryBytes": m}
-                for n, c, m in self.containers
-            ]
-        return body
-
 
 @attrs.frozen
 class DiskUsage:
@@ -58,17 +41,6 @@ class DiskUsage:
     used: int | None
     available: int | None
     image_fs_used: int | None
-
-    def to_json(self) -> dict[str, Any]:
-        share = self.used / self.capacity if self.used is not None and self.capacity else None
-        return {
-            "node": self.node,
-            "capacityBytes": self.capacity,
-            "usedBytes": self.used,
-            "availableBytes": self.available,
-            "usedFraction": round(share, 4) if share is not None else None,
-            "imageFsUsedBytes": self.image_fs_used,
-        }
 
 
 async def _items(api: KubeApi, path: str) -> list[dict[str, Any]]:

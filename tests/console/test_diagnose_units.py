@@ -5,6 +5,7 @@ from __future__ import annotations
 from console.diagnose.model import Evidence, Finding, ObjectRef, fingerprint
 from console.diagnose.service import Diagnosis
 from console.diagnose.summary import prompt, redact
+from console.http.encode.diagnose import encode_finding
 
 
 def test_credentials_never_reach_the_prompt() -> None:
@@ -21,7 +22,7 @@ def test_credentials_never_reach_the_prompt() -> None:
         "container app keeps crashing: exit code 1 (Error)",
         Evidence(pods=("api-1",), previous_log=log),
     )
-    text = prompt(Diagnosis("broken", [finding]), "alpha")[1]["content"]
+    text = prompt(Diagnosis("broken", [finding]), "alpha", encode_finding)[1]["content"]
     for secret in ("hunter2", "abc def", "eyJhbGciOi", "s3cr3t", "AKIAXYZ", "aGVsbG8g", "MIIEow"):
         assert secret not in text
     assert "Deployment" in text

@@ -8,7 +8,10 @@ an owner that is gone (reported ``missing``) or at a depth of eight, which no re
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from typing import Any
+
+import attrs
 
 from console.resources import rows
 from console.resources.catalog import Catalog, Kind
@@ -22,23 +25,35 @@ from console.resources.listing import get_object, project
 MAX_OWNER_DEPTH = 8
 
 
+@attrs.frozen
+class Detail:
+    """One object with what surrounds it; ``events`` are the cluster's Event objects."""
+
+    kind: Kind
+    row: Obj
+    object: Mapping[str, Any]
+    owners: list[Obj]
+    relations: dict[str, list[Obj]]
+    events: list[Obj]
+
+
 async def detail(
     api: KubeApi, catalog: Catalog, kind: Kind, namespace: str | None, name: str
-) -> dict[str, Any]:
+) -> Detail:
     namespace = namespace if kind.namespaced else None
     obj = await get_object(api, kind, namespace, name)
     look = Lookup(api, catalog)
     relator = RELATORS.get(kind.kind)
     relations = await relator(look, obj, kind.kind) if relator is not None else {}
     events = await list_events(api, catalog, namespace=namespace, kind=kind.kind, name=name)
-    return {
-        "resourceId": kind.id,
-        "row": rows.row(obj, kind=kind.kind),
-        "object": project(copy.deepcopy(obj), kind),
-        "owners": await owner_chain(look, obj),
-        "relations": relations,
-        "events": events,
-    }
+    return Detail(
+        kind=kind,
+        row=rows.row(obj, kind=kind.kind),
+        object=project(copy.deepcopy(obj), kind),
+        owners=await owner_chain(look, obj),
+        relations=relations,
+        events=events,
+    )
 
 
 async def owner_chain(look: Lookup, obj: Obj) -> list[Obj]:

@@ -82,6 +82,13 @@ class Metrics:
     ) -> Histogram:
         return Histogram(name, help_text, labels, buckets=buckets, registry=self.registry)
 
+    def tally(self, name: str, help_text: str, label: str, values: Iterable[str]) -> Tally:
+        """A counter with one label, for a request path: counting is a dict addition, with no
+        lock (the event loop is the only writer). Each of ``values`` is a series from the start."""
+        tally = Tally(name, help_text, label, dict.fromkeys(values, 0.0))
+        self.registry.register(tally)
+        return tally
+
     def gauge(self, name: str, help_text: str, read: Callable[[], float]) -> Gauge:
         """A gauge read when scraped (``read`` must be cheap and must not block)."""
         gauge = Gauge(name, help_text, registry=self.registry)
@@ -133,6 +140,25 @@ class _RequestSeries(Collector):
     def describe(self) -> Iterable[Metric]:
         yield CounterMetricFamily(*REQUESTS, labels=REQUEST_LABELS)
         yield HistogramMetricFamily(*LATENCY, labels=REQUEST_LABELS)
+
+
+class Tally(Collector):
+    """Counts per label value (``Metrics.tally``), a counter family when scraped."""
+
+    def __init__(self, name: str, help_text: str, label: str, counts: dict[str, float]) -> None:
+        self.name, self.help_text, self.label, self.counts = name, help_text, label, counts
+
+    def inc(self, value: str) -> None:
+        self.counts[value] = self.counts.get(value, 0.0) + 1
+
+    def collect(self) -> Iterable[CounterMetricFamily]:
+        family = CounterMetricFamily(self.name, self.help_text, labels=[self.label])
+        for value, count in list(self.counts.items()):
+            family.add_metric([value], count)
+        yield family
+
+    def describe(self) -> Iterable[CounterMetricFamily]:
+        yield CounterMetricFamily(self.name, self.help_text, labels=[self.label])
 
 
 class _LabelledGauge(Collector):

@@ -22,6 +22,7 @@ import jsonschema
 import referencing
 from aiohttp import web
 from aiohttp.typedefs import Handler
+from multidict import MultiMapping
 from referencing.jsonschema import DRAFT202012
 
 from common import yamlio
@@ -56,6 +57,9 @@ def operation_id(request: web.Request) -> str | None:
     return name if name and name in request.app[SPEC].operations else None
 
 
+_NO_DEFAULT: Any = object()
+
+
 @attrs.frozen
 class Param:
     name: str
@@ -65,6 +69,24 @@ class Param:
     validator: jsonschema.protocols.Validator
     #: The same checks in plain Python when the schema is a simple one (see ``quick_checks``).
     quick: Callable[[Any], list[str]] | None = None
+    # Read from the schema once, not on every request:
+    #: A comma-separated list (``type: array``), which may also come as repeated parameters.
+    array: bool = attrs.field(init=False)
+    #: Whether the text sent becomes another type (``_coerce``); strings stay as they are.
+    coerced: bool = attrs.field(init=False)
+    default: Any = attrs.field(init=False)
+
+    @array.default
+    def _array(self) -> bool:
+        return bool(self.schema.get("type") == "array")
+
+    @coerced.default
+    def _coerced(self) -> bool:
+        return bool(self.schema.get("type", "string") != "string")
+
+    @default.default
+    def _default(self) -> Any:
+        return self.schema.get("default", _NO_DEFAULT)
 
 
 @attrs.frozen
@@ -295,7 +317,7 @@ def quick_checks(schema: Mapping[str, Any]) -> Callable[[Any], list[str]] | None
         checks.append(check)
 
     def run(value: Any) -> list[str]:
-        return [m for m in (check(value) for check in checks) if m is not None]
+        return [m for check in checks if (m := check(value)) is not None]
 
     return run
 
@@ -344,11 +366,18 @@ def _rebase_refs(node: Any) -> Any:
 async def validate_request(request: web.Request, op: Operation) -> Validated:
     errors: list[dict[str, str]] = []
     values: dict[str, dict[str, Any]] = {"path": {}, "query": {}, "header": {}}
+    sources: dict[str, Mapping[str, Any]] = {
+        "path": request.match_info,
+        "query": request.query,
+        "header": request.headers,
+    }
     for param in op.params:
-        if param.location not in values:
-            continue
-        present, raw = _raw_param(request, param)
-        if present:
+        source = sources.get(param.location)
+        if source is None:
+            continue  # a cookie: read by whoever needs it
+        present = param.name in source
+        raw = _raw_param(source, param) if present else None
+        if present and param.coerced:
             try:
                 raw = _coerce(raw, param.schema)
             except ValueError as exc:
@@ -395,26 +424,24 @@ def _check_param(
     if not present:
         if param.required:
             errors.append(_error(param.location, param.name, "is required"))
-        elif "default" in param.schema:
-            into[param.name] = param.schema["default"]
+        elif param.default is not _NO_DEFAULT:
+            into[param.name] = param.default
         return
     if param.quick is not None:
         bad = param.quick(value)
     else:
         bad = [_message(e) for e in param.validator.iter_errors(value)]
-    errors.extend(_error(param.location, param.name, m) for m in bad)
+    if bad:
+        errors.extend(_error(param.location, param.name, m) for m in bad)
     into[param.name] = value
 
 
-def _raw_param(request: web.Request, param: Param) -> tuple[bool, Any]:
-    if param.location == "path":
-        return param.name in request.match_info, request.match_info.get(param.name)
-    source: Any = request.query if param.location == "query" else request.headers
-    if param.name not in source:
-        return False, None
-    if param.schema.get("type") == "array":
-        return True, [v for item in source.getall(param.name) for v in item.split(",")]
-    return True, source.get(param.name)
+def _raw_param(source: Mapping[str, Any], param: Param) -> Any:
+    """The text of a parameter that is present in ``source`` (its location's mapping)."""
+    if param.array and param.location != "path":
+        assert isinstance(source, MultiMapping)
+        return [v for item in source.getall(param.name) for v in item.split(",")]
+    return source[param.name]
 
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1

@@ -94,16 +94,39 @@ def _paths(request: web.Request) -> tuple[str, ...]:
     return (request.path, template) if template else (request.path,)
 
 
+#: What the rules say of a request: (public whatever is sent, refused without a credential).
+Rules = tuple[bool, bool]
+
+
+def _rules(method: str, paths: tuple[str, ...], *, open_mode: bool) -> Rules:
+    public = any(ALWAYS_PUBLIC.match(p) for p in paths)
+    return public, not public and needs_auth(method, paths, open_mode=open_mode)
+
+
 def auth_middleware(policy: AuthPolicy) -> Middleware:
+    #: The rules per (method, route) of routes without variables: their path is their template,
+    #: so the answer is the same for every request (routes are few: this stays small).
+    fixed: dict[tuple[str, web.AbstractResource], Rules] = {}
+
+    def rules_of(request: web.Request) -> Rules:
+        resource = request.match_info.route.resource
+        if not isinstance(resource, web.PlainResource):
+            return _rules(request.method, _paths(request), open_mode=policy.open_mode)
+        key = (request.method, resource)
+        known = fixed.get(key)
+        if known is None:
+            known = fixed[key] = _rules(request.method, _paths(request), open_mode=policy.open_mode)
+        return known
+
     @web.middleware
     async def authenticate(request: web.Request, handler: Handler) -> web.StreamResponse:
-        paths = _paths(request)
-        if any(ALWAYS_PUBLIC.match(p) for p in paths):
+        public, refused_anonymous = rules_of(request)
+        if public:
             return await handler(request)  # probes: public in both modes, credentials unread
         principal = await identify(request, policy)
         if principal is not None:
             request[PRINCIPAL] = principal
-        elif needs_auth(request.method, paths, open_mode=policy.open_mode):
+        elif refused_anonymous:
             raise Unauthorized("authentication required: HTTP Basic or a session cookie")
         if principal is not None and principal.via == "session":
             _check_origin(request)

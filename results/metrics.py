@@ -12,7 +12,7 @@ from collections.abc import Callable
 import attrs
 from prometheus_client import Counter, Histogram
 
-from common.metrics import Metrics
+from common.metrics import Metrics, Tally
 
 #: Seconds; an ingest parses and stores up to hundreds of MB of XML.
 INGEST_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
@@ -23,9 +23,8 @@ class ResultsMetrics:
     ingest_bytes: Counter
     ingest_cases: Counter
     ingest_seconds: Histogram
-    gate_verdicts: Counter
-    #: The labelled child per verdict status, looked up once (``labels()`` costs per call).
-    _by_status: dict[str, Counter] = attrs.field(init=False, factory=dict)
+    #: Counted on the gate's path, which CI calls again and again: no lock per verdict.
+    gate_verdicts: Tally
 
     @classmethod
     def register(cls, metrics: Metrics, *, subscribers: Callable[[], float]) -> ResultsMetrics:
@@ -33,8 +32,11 @@ class ResultsMetrics:
         metrics.gauge(
             "results_events_subscribers", "Open live-event streams (/events).", subscribers
         )
-        verdicts = metrics.counter(
-            "results_gate_verdicts", "Quality-gate verdicts given, by status.", ("status",)
+        verdicts = metrics.tally(
+            "results_gate_verdicts",
+            "Quality-gate verdicts given, by status.",
+            "status",
+            ("PASSED", "FAILED"),  # both series exist from the start, at zero
         )
         return cls(
             ingest_bytes=metrics.counter(
@@ -51,13 +53,9 @@ class ResultsMetrics:
             gate_verdicts=verdicts,
         )
 
-    def __attrs_post_init__(self) -> None:
-        for status in ("PASSED", "FAILED"):  # both series exist from the start, at zero
-            self._by_status[status] = self.gate_verdicts.labels(status)
-
     def gave(self, status: str) -> None:
         """A gate verdict of ``status`` was given."""
-        self._by_status[status].inc()
+        self.gate_verdicts.inc(status)
 
     def ingested(self, *, size: int, cases: int, seconds: float) -> None:
         self.ingest_bytes.inc(size)

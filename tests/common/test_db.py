@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import enum
+import mmap
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from common.db import Database, Schema, insert_sql, open_database
+from common.db.sqlite import WAL_INDEX_HEADER, SqliteDatabase, WalIndex
 
 TABLES = """
 CREATE TABLE items (
@@ -138,3 +143,79 @@ async def test_data_version_moves_with_every_commit_or_is_unknown(
     async with open_database(db_url, SCHEMA) as other:  # another connection, as another process
         await other.write("INSERT INTO items (name) VALUES ('theirs')")
     assert db.data_version() not in (None, ours)
+
+
+# --- the WAL index: what ``data_version`` reads on SQLite, without a lock or a statement ---------
+
+
+def _insert_from_another_process(path: Path, name: str) -> None:
+    """As ``wharf results`` admin commands write: another process, its own connection."""
+    code = (
+        "import sqlite3, sys; c = sqlite3.connect(sys.argv[1], isolation_level=None); "
+        "c.execute('INSERT INTO items (name) VALUES (?)', (sys.argv[2],)); c.close()"
+    )
+    subprocess.run([sys.executable, "-c", code, str(path), name], check=True)
+
+
+async def test_sqlite_reads_the_wal_index_and_sees_other_processes_commit(tmp_path: Path) -> None:
+    path = tmp_path / "store.db"
+    async with open_database(path, SCHEMA) as db:
+        assert isinstance(db, SqliteDatabase)
+        index = WalIndex.open(path)
+        assert index is not None
+        first = db.data_version()
+        assert first == index.version()
+        assert first is not None
+        _insert_from_another_process(path, "theirs")
+        second = db.data_version()
+        assert second not in (None, first)
+        await db.write("INSERT INTO items (name) VALUES ('ours')")
+        third = db.data_version()
+        assert third not in (None, first, second)
+        assert db.data_version() == third  # nothing committed: the same number
+        _checkpoint_from_another_process(path)  # the WAL starts over: it must not look unchanged
+        assert db.data_version() != third
+        index.close()
+
+
+def _checkpoint_from_another_process(path: Path) -> None:
+    code = (
+        "import sqlite3, sys; c = sqlite3.connect(sys.argv[1], isolation_level=None); "
+        "c.execute('PRAGMA wal_checkpoint(TRUNCATE)'); "
+        "c.execute('INSERT INTO items (name) VALUES (?)', ('after',)); c.close()"
+    )
+    subprocess.run([sys.executable, "-c", code, str(path)], check=True)
+
+
+def test_a_header_being_written_or_never_initialised_has_no_version() -> None:
+    """SQLite's own reader rule: both copies of the header must agree, and be initialised."""
+    header = bytearray(WAL_INDEX_HEADER)
+    header[12] = 1  # initialised
+    header[8] = 7  # a change counter
+    cases = {
+        "agree": bytes(header) * 2,
+        "torn": bytes(header) + bytes(header[:8]) + b"\x08" + bytes(header[9:]),
+        "uninitialised": bytes(WAL_INDEX_HEADER) * 2,
+    }
+    versions = {}
+    for name, data in cases.items():
+        shared = mmap.mmap(-1, 2 * WAL_INDEX_HEADER)
+        shared.write(data)
+        versions[name] = WalIndex(shared).version()
+        shared.close()
+    assert versions["agree"] is not None
+    assert versions["torn"] is None
+    assert versions["uninitialised"] is None
+
+
+async def test_a_database_outside_wal_mode_answers_through_the_pragma(tmp_path: Path) -> None:
+    assert WalIndex.open(tmp_path / "nothing.db") is None  # no shared memory to read
+    path = tmp_path / "store.db"
+    async with open_database(path, SCHEMA) as db:
+        assert isinstance(db, SqliteDatabase)
+        assert db._wal_index is not None
+        db._wal_index.close()
+        db._wal_index = None  # as on a file system without shared memory
+        before = db.data_version()
+        _insert_from_another_process(path, "theirs")
+        assert db.data_version() not in (None, before)

@@ -27,7 +27,7 @@ from results.ci import commands as ci
 from results.runs import Visibility
 from results.settings import Settings
 from results.store import open_store
-from results.store.accounts import SqliteAccountStore
+from results.store.accounts import SqlAccountStore
 
 Action = Callable[[Accounts, argparse.Namespace], Awaitable[int]]
 
@@ -116,7 +116,7 @@ async def _with_accounts(settings: Any, action: Action, args: argparse.Namespace
         busy_timeout_ms=settings.db.busy_timeout_ms,
         pool_size=settings.db.pool_size,
     ) as store:
-        return await action(Accounts(SqliteAccountStore(store.db)), args)
+        return await action(Accounts(SqlAccountStore(store.db)), args)
 
 
 async def _user_add(accounts: Accounts, args: argparse.Namespace) -> int:

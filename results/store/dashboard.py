@@ -37,7 +37,7 @@ _COVERAGE = """
 
 
 @attrs.define(eq=False)
-class SqliteDashboardStore:
+class SqlDashboardStore:
     db: Database
 
     async def projects(self) -> list[ProjectOverview]:

@@ -26,7 +26,7 @@ from results.flakiness import Outcome
 from results.history import TestRef
 from results.runs import Project, RunSummary
 from results.store import queries
-from results.store.dashboard import SqliteDashboardStore
+from results.store.dashboard import SqlDashboardStore
 from results.store.rows import RUN_COLUMNS, RUN_FROM, summary_from_row
 
 _SELECT_RUN = f"SELECT {RUN_COLUMNS} FROM {RUN_FROM}"  # noqa: S608 - constants only
@@ -82,23 +82,23 @@ _LIKE_ESCAPE = str.maketrans({"\\": "\\\\", "%": "\\%", "_": "\\_"})
 
 
 @attrs.define(eq=False)
-class SqliteReadStore:
+class SqlReadStore:
     db: Database
 
     async def projects(self) -> list[ProjectOverview]:
-        return await SqliteDashboardStore(self.db).projects()
+        return await SqlDashboardStore(self.db).projects()
 
     async def project(self, project_id: int) -> Project | None:
-        return await SqliteDashboardStore(self.db).project(project_id)
+        return await SqlDashboardStore(self.db).project(project_id)
 
     async def project_overview(self, project_id: int) -> ProjectOverview | None:
-        return await SqliteDashboardStore(self.db).project_overview(project_id)
+        return await SqlDashboardStore(self.db).project_overview(project_id)
 
     async def get_run(self, run_id: int) -> RunSummary | None:
         return await queries.get_run(self.db, run_id)
 
     async def problem_cases(self, run_id: int, *, limit: int) -> list[CaseRow]:
-        return await SqliteDashboardStore(self.db).problem_cases(run_id, limit=limit)
+        return await SqlDashboardStore(self.db).problem_cases(run_id, limit=limit)
 
     async def list_runs(
         self, project_id: int, runs: RunFilter, *, before: int | None, limit: int

@@ -21,7 +21,7 @@ from results.store.reads import (
     _EVIDENCE,
     _OUTCOMES,
     _SELECT_RUN,
-    SqliteReadStore,
+    SqlReadStore,
     _newest_first,
     _run_filter,
 )
@@ -185,7 +185,7 @@ async def test_run_lists_read_an_index_newest_first(
     sqlite_store: SqlStore, runs: RunFilter, index: str
 ) -> None:
     store = sqlite_store
-    reads = SqliteReadStore(store.db)
+    reads = SqlReadStore(store.db)
     await reads.list_runs(1, runs, before=None, limit=5)  # it runs
     where, params = _run_filter(1, runs)
     order = _newest_first(runs)

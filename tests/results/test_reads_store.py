@@ -20,12 +20,11 @@ from results.store.catalog import CatalogWrite, TestCatalog
 from results.store.reads import (
     _EVIDENCE,
     _OUTCOMES,
-    _SELECT_RUN,
     SqlReadStore,
     _newest_first,
     _run_filter,
 )
-from results.store.rows import case_keys
+from results.store.rows import SELECT_RUN, case_keys
 from results.store.schema import MIGRATIONS
 from tests.results.stores import sqlite_store, store
 
@@ -189,7 +188,7 @@ async def test_run_lists_read_an_index_newest_first(
     await reads.list_runs(1, runs, before=None, limit=5)  # it runs
     where, params = _run_filter(1, runs)
     order = _newest_first(runs)
-    sql = f"EXPLAIN QUERY PLAN {_SELECT_RUN} WHERE {' AND '.join(where)} ORDER BY {order} LIMIT 5"
+    sql = f"EXPLAIN QUERY PLAN {SELECT_RUN} WHERE {' AND '.join(where)} ORDER BY {order} LIMIT 5"
     plan = plan_of(await store.db.fetchall(sql, tuple(params)))
     assert f"INDEX {index}" in plan
     if runs.commit is None:

@@ -1,6 +1,6 @@
 """The results store: a small async interface, and its implementation on ``common.db``.
 
-Domain code (ingest, gate, events) depends on the ``Store`` protocol only. ``open_store(url)``
+Domain code (ingest, gate) depends on the ``Store`` protocol only. ``open_store(url)``
 opens the database (SQLite file or PostgreSQL server, migrations applied) and closes it on exit;
 the SQL is written once for both engines. The accounts tables have their own SQL in
 ``results.store.accounts`` against the same ``Database`` (``SqlStore.db``).

@@ -1,4 +1,4 @@
-"""Reads of projects and runs for the gate, ingest's duplicate pre-check and event replay.
+"""The reads of the ``Store``: projects and runs for the gate, ingest and the read pages.
 
 All reads use the reader connection, which sees only committed data. "Latest" means the highest
 run id: ids grow with every new run and, unlike timestamps, do not depend on the clock. Every

@@ -36,20 +36,22 @@ class EventStore(Protocol):
 
 
 class TooManySubscribers(ServiceUnavailable):
+    default_code = "too-many-subscribers"
+
     def __init__(self, limit: int) -> None:
         super().__init__(
             f"the event stream is at its limit of {limit} subscribers; retry later",
-            code="too-many-subscribers",
             headers={"Retry-After": "10"},
         )
 
 
 class TooManyFromAddress(TooManyRequests):
+    default_code = "too-many-streams"
+
     def __init__(self, limit: int) -> None:
         super().__init__(
             f"this address already holds {limit} anonymous event streams; close some, log in, "
             "or retry later",
-            code="too-many-streams",
             headers={"Retry-After": "10"},
         )
 

@@ -6,6 +6,8 @@ extra properties, so a key renamed in an encoder would pass there; this pins the
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import typing
 from pathlib import Path
 from typing import Any
@@ -17,10 +19,15 @@ from results import encoders
 
 SPEC = Path(__file__).resolve().parents[2] / "spec" / "results.yaml"
 SCHEMAS: dict[str, Any] = load_document(SPEC)["components"]["schemas"]
+MODULES = [
+    importlib.import_module(f"{encoders.__name__}.{m.name}")
+    for m in pkgutil.iter_modules(encoders.__path__)
+]
 BODIES = {
     name: value
-    for name, value in vars(encoders).items()
-    if typing.is_typeddict(value) and value.__module__ == encoders.__name__
+    for module in MODULES
+    for name, value in vars(module).items()
+    if typing.is_typeddict(value) and value.__module__ == module.__name__
 }
 
 

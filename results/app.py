@@ -34,7 +34,7 @@ from results.parsers.model import ParseLimits
 from results.runs import RunListener
 from results.settings import IngestSettings, Settings
 from results.store import open_store
-from results.store.reads import SqliteReadStore
+from results.store.reads import SqlReadStore
 
 SPEC_PATH = Path(__file__).resolve().parent.parent / "spec" / "results.yaml"
 BASE_PATH = "/api/v1"
@@ -110,7 +110,7 @@ async def store_context(app: web.Application) -> AsyncIterator[None]:
     ) as store:
         app[keys.STORE] = store
         app[keys.DATABASE] = store.db
-        app[keys.READS] = SqliteReadStore(store.db)
+        app[keys.READS] = SqlReadStore(store.db)
         app[keys.INGESTOR] = Ingestor(
             store=store,
             limits=parse_limits(svc.ingest),

@@ -62,10 +62,11 @@ class AuthenticationRequired(Unauthorized):
 
 
 class InvalidToken(Unauthorized):
+    default_code = "invalid-token"
+
     def __init__(self) -> None:
         super().__init__(
             "the API token is not valid: unknown, revoked or expired",
-            code="invalid-token",
             headers={"WWW-Authenticate": 'Bearer realm="results", error="invalid_token"'},
         )
 
@@ -76,11 +77,12 @@ def principal(request: web.Request) -> Principal | None:
 
 
 class CsrfRefused(Forbidden):
+    default_code = "csrf-refused"
+
     def __init__(self) -> None:
         super().__init__(
             f"the {CSRF_HEADER} header does not match this session's CSRF value "
             "(GET /api/v1/me returns it)",
-            code="csrf-refused",
         )
 
 

@@ -27,7 +27,7 @@ from results.ci import commands as ci
 from results.runs import Visibility
 from results.settings import Settings
 from results.store import open_store
-from results.store.accounts import SqliteAccountStore
+from results.store.accounts import SqlAccountStore
 
 Action = Callable[[Accounts, argparse.Namespace], Awaitable[int]]
 
@@ -51,51 +51,54 @@ def register(subparsers: Any) -> None:
 
 
 def _user_commands(sub: Any) -> None:
-    user = sub.add_parser("user", help="users").add_subparsers(
-        dest="user_command", metavar="COMMAND", required=True
-    )
-    add = user.add_parser("add", help="create a user; the password is read from stdin")
+    add = _command(sub, "user", "users", "add", "create a user; the password is read from stdin")
     add.add_argument("name")
     add.add_argument("--role", choices=[r.value for r in Role], default=Role.MEMBER.value)
     add.add_argument("--password-stdin", action="store_true", required=True)
     add.add_argument("--email", default="")
     add.add_argument("--display-name", default="")
-    settings_args(add)
-    add.set_defaults(func=_runner(_user_add))
+    _runs(add, _user_add)
 
 
 def _token_commands(sub: Any) -> None:
-    token = sub.add_parser("token", help="API tokens").add_subparsers(
-        dest="token_command", metavar="COMMAND", required=True
-    )
-    create = token.add_parser("create", help="create an API token and print it (only this once)")
+    help_ = "create an API token and print it (only this once)"
+    create = _command(sub, "token", "API tokens", "create", help_)
     create.add_argument("--user", required=True)
     create.add_argument("--name", required=True, help="label, e.g. ci-upload")
     create.add_argument("--expires-days", type=int, help="days until it expires (default never)")
-    settings_args(create)
-    create.set_defaults(func=_runner(_token_create))
+    _runs(create, _token_create)
 
 
 def _member_commands(sub: Any) -> None:
-    member = sub.add_parser("member", help="project memberships").add_subparsers(
-        dest="member_command", metavar="COMMAND", required=True
-    )
-    add = member.add_parser("add", help="let a user read a project (needed when it is PRIVATE)")
+    help_ = "let a user read a project (needed when it is PRIVATE)"
+    add = _command(sub, "member", "project memberships", "add", help_)
     add.add_argument("--user", required=True)
     add.add_argument("--project", required=True)
-    settings_args(add)
-    add.set_defaults(func=_runner(_member_add))
+    _runs(add, _member_add)
 
 
 def _project_commands(sub: Any) -> None:
-    project = sub.add_parser("project", help="projects").add_subparsers(
-        dest="project_command", metavar="COMMAND", required=True
-    )
-    vis = project.add_parser("visibility", help="make a project PUBLIC or PRIVATE")
+    vis = _command(sub, "project", "projects", "visibility", "make a project PUBLIC or PRIVATE")
     vis.add_argument("project")
     vis.add_argument("visibility", choices=[v.value for v in Visibility])
-    settings_args(vis)
-    vis.set_defaults(func=_runner(_project_visibility))
+    _runs(vis, _project_visibility)
+
+
+def _command(
+    sub: Any, group: str, group_help: str, name: str, help_: str
+) -> argparse.ArgumentParser:
+    """``wharf results GROUP NAME``: a group of commands holding the one named ``name``."""
+    commands = sub.add_parser(group, help=group_help).add_subparsers(
+        dest=f"{group}_command", metavar="COMMAND", required=True
+    )
+    parser: argparse.ArgumentParser = commands.add_parser(name, help=help_)
+    return parser
+
+
+def _runs(parser: argparse.ArgumentParser, action: Action) -> None:
+    """``parser``'s command runs ``action`` on the accounts of the configured database."""
+    settings_args(parser)
+    parser.set_defaults(func=_runner(action))
 
 
 def _runner(action: Action) -> Callable[[argparse.Namespace], int]:
@@ -116,7 +119,7 @@ async def _with_accounts(settings: Any, action: Action, args: argparse.Namespace
         busy_timeout_ms=settings.db.busy_timeout_ms,
         pool_size=settings.db.pool_size,
     ) as store:
-        return await action(Accounts(SqliteAccountStore(store.db)), args)
+        return await action(Accounts(SqlAccountStore(store.db)), args)
 
 
 async def _user_add(accounts: Accounts, args: argparse.Namespace) -> int:

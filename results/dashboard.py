@@ -74,13 +74,17 @@ class DashboardStore(Protocol):
 
 
 class ProjectNotFound(NotFound):
+    default_code = "project-not-found"
+
     def __init__(self, project_id: int) -> None:
-        super().__init__(f"no project {project_id}", code="project-not-found")
+        super().__init__(f"no project {project_id}")
 
 
 class RunNotFound(NotFound):
+    default_code = "run-not-found"
+
     def __init__(self, run_id: int) -> None:
-        super().__init__(f"no run {run_id}", code="run-not-found")
+        super().__init__(f"no run {run_id}")
 
 
 def project_of(run: RunSummary) -> Project:

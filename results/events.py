@@ -16,7 +16,7 @@ import asyncio
 import logging
 from collections import Counter
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Protocol
 
 import attrs
 
@@ -25,29 +25,6 @@ from results.runs import RunSummary, Visibility
 from results.users import Principal
 
 logger = logging.getLogger(__name__)
-
-
-def run_payload(run: RunSummary) -> dict[str, Any]:
-    """The ``data`` of a ``run`` event: the contract's fields, then ours."""
-    return {
-        "projectId": run.project_id,
-        "runId": run.run_id,
-        "branch": run.branch,
-        "status": run.status.value,
-        "passRatePct": _round(run.pass_rate_pct),
-        "lineCoveragePct": _round(run.line_coverage_pct),
-        "tests": run.tests,
-        "failures": run.failures,
-        "errors": run.errors,
-        "skipped": run.skipped,
-        "flag": run.flag,
-        "commit": run.commit,
-        "project": run.project,
-    }
-
-
-def _round(pct: float | None) -> float | None:
-    return None if pct is None else round(pct, 2)
 
 
 class EventStore(Protocol):
@@ -59,20 +36,22 @@ class EventStore(Protocol):
 
 
 class TooManySubscribers(ServiceUnavailable):
+    default_code = "too-many-subscribers"
+
     def __init__(self, limit: int) -> None:
         super().__init__(
             f"the event stream is at its limit of {limit} subscribers; retry later",
-            code="too-many-subscribers",
             headers={"Retry-After": "10"},
         )
 
 
 class TooManyFromAddress(TooManyRequests):
+    default_code = "too-many-streams"
+
     def __init__(self, limit: int) -> None:
         super().__init__(
             f"this address already holds {limit} anonymous event streams; close some, log in, "
             "or retry later",
-            code="too-many-streams",
             headers={"Retry-After": "10"},
         )
 

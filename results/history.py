@@ -102,8 +102,10 @@ class FlakyList:
 
 
 class TestNotFound(NotFound):
+    default_code = "test-not-found"
+
     def __init__(self, test: int | str) -> None:
-        super().__init__(f"no test {test!r} in this project", code="test-not-found")
+        super().__init__(f"no test {test!r} in this project")
 
 
 class HistoryStore(BrowseStore, Protocol):

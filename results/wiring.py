@@ -23,9 +23,9 @@ from results.accounts import Accounts
 from results.dashboard import Dashboard
 from results.events import EventHub
 from results.settings import ResultsSettings
-from results.store.accounts import SqliteAccountStore
-from results.store.dashboard import SqliteDashboardStore
-from results.store.events import SqliteEventStore
+from results.store.accounts import SqlAccountStore
+from results.store.dashboard import SqlDashboardStore
+from results.store.events import SqlEventStore
 
 logger = logging.getLogger(__name__)
 
@@ -47,7 +47,7 @@ def middlewares(settings: ResultsSettings, *, base_path: str) -> list[Middleware
 async def accounts_context(app: web.Application) -> AsyncIterator[None]:
     security = app[keys.SETTINGS].security
     accounts = Accounts(
-        SqliteAccountStore(app[keys.DATABASE]),
+        SqlAccountStore(app[keys.DATABASE]),
         session_ttl=dt.timedelta(hours=security.session_hours),
     )
     if security.admin.username and security.admin.password:
@@ -58,7 +58,7 @@ async def accounts_context(app: web.Application) -> AsyncIterator[None]:
     revocations = app[REVOCATIONS]
     accounts.on_revoke = revocations.revoke
     app[keys.ACCOUNTS] = accounts
-    app[keys.DASHBOARD] = Dashboard(SqliteDashboardStore(app[keys.DATABASE]))
+    app[keys.DASHBOARD] = Dashboard(SqlDashboardStore(app[keys.DATABASE]))
     db = app[keys.DATABASE]
     if isinstance(db, PgDatabase):  # a sign-out on one replica ends the streams of every one
         async with revocations.shared(db):
@@ -70,7 +70,7 @@ async def accounts_context(app: web.Application) -> AsyncIterator[None]:
 async def events_context(app: web.Application) -> AsyncIterator[None]:
     events = app[keys.SETTINGS].events
     hub = EventHub(
-        SqliteEventStore(app[keys.DATABASE]),
+        SqlEventStore(app[keys.DATABASE]),
         queue_size=events.queue_size,
         max_subscribers=events.max_subscribers,
         replay_limit=events.replay_limit,

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from aiohttp import web
 
 from results import auth
-from results.users import Principal
+from results.encoders import encode_principal
 
 routes = web.RouteTableDef()
 
@@ -21,14 +19,3 @@ async def get_me(request: web.Request) -> web.Response:
         response.headers[auth.CSRF_HEADER] = found.csrf
         response.headers["Cache-Control"] = "no-store"
     return response
-
-
-def encode_principal(principal: Principal) -> dict[str, Any]:
-    user = principal.user
-    return {
-        "username": user.username,
-        "displayName": user.display_name,
-        "email": user.email,
-        "role": user.role.value,
-        "authenticatedBy": principal.via.value,
-    }

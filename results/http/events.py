@@ -15,7 +15,8 @@ from aiohttp import web
 
 from common import sse
 from results import auth, keys
-from results.events import EventHub, Subscription, run_payload
+from results.encoders import encode_run_event
+from results.events import EventHub, Subscription
 from results.runs import RunSummary
 
 routes = web.RouteTableDef()
@@ -55,4 +56,4 @@ async def _pump(stream: sse.EventStream, sub: Subscription, missed: list[RunSumm
 
 
 async def _send_run(stream: sse.EventStream, run: RunSummary) -> None:
-    await stream.send(json.dumps(run_payload(run)), event="run", event_id=str(run.run_id))
+    await stream.send(json.dumps(encode_run_event(run)), event="run", event_id=str(run.run_id))

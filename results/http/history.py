@@ -9,7 +9,7 @@ from aiohttp import web
 
 from common.openapi import validated
 from results import fields, history, keys
-from results.http.encode import encode_flakiness, encode_outcome, encode_test
+from results.encoders import encode_flaky_list, encode_test, encode_test_history
 from results.http.viewer import can_read
 
 routes = web.RouteTableDef()
@@ -45,16 +45,7 @@ async def get_test_history(request: web.Request) -> web.Response:
         query,
         can_read=can_read(request),
     )
-    body = {
-        "test": encode_test(found.test),
-        "flag": query.flag,
-        "branch": query.branch,
-        "outcomes": [encode_outcome(o) for o in found.outcomes],
-        "flakiness": encode_flakiness(found.flakiness),
-        "medianDurationMs": found.duration_ms(0.5),
-        "p90DurationMs": found.duration_ms(0.9),
-    }
-    return web.json_response(body)
+    return web.json_response(encode_test_history(found))
 
 
 @routes.get("/projects/{projectId}/flaky", name="listFlakyTests")
@@ -70,17 +61,4 @@ async def list_flaky_tests(request: web.Request) -> web.Response:
     found = await history.flaky_tests(
         request.app[keys.READS], args.path["projectId"], query, can_read=can_read(request)
     )
-    body = {
-        "projectId": found.project.id,
-        "flag": query.flag,
-        "branch": query.branch,
-        "runs": len(found.runs),
-        "oldestRunId": found.runs[-1].run_id if found.runs else None,
-        "newestRunId": found.runs[0].run_id if found.runs else None,
-        "tests": [
-            {"test": encode_test(t.test), "flakiness": encode_flakiness(t.flakiness)}
-            for t in found.tests
-        ],
-        "total": found.total,
-    }
-    return web.json_response(body)
+    return web.json_response(encode_flaky_list(found))

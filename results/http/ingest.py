@@ -7,15 +7,14 @@ The upload limits (parts, bytes per part, bytes in all) are enforced while strea
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from aiohttp import web
 
 from common.uploads import MultipartForm, UploadLimits, read_multipart
 from results import keys
-from results.http.encode import encode_run
+from results.encoders import encode_ingest_result
 from results.http.viewer import can_read
-from results.ingest import IngestForm, IngestResult, ReportFile
+from results.ingest import IngestForm, ReportFile
 from results.settings import IngestSettings
 
 routes = web.RouteTableDef()
@@ -35,7 +34,7 @@ async def ingest(request: web.Request) -> web.Response:
         cases=result.cases,
         seconds=time.perf_counter() - started,
     )
-    return web.json_response(encode_result(result), status=201)
+    return web.json_response(encode_ingest_result(result), status=201)
 
 
 def upload_limits(settings: IngestSettings) -> UploadLimits:
@@ -53,34 +52,3 @@ def ingest_form(form: MultipartForm) -> IngestForm:
         for f in parts
     )
     return IngestForm(fields=dict(form.fields), files=files, text_parts=tuple(form.fields))
-
-
-def encode_result(result: IngestResult) -> dict[str, Any]:
-    outcome = result.outcome
-    run = outcome.run
-    diagnostics = [
-        _diagnostic(report.part, report.filename, d.code, d.message, d.count)
-        for report, d in result.diagnostics
-    ]
-    diagnostics += [
-        _diagnostic(
-            r.part,
-            r.filename,
-            "duplicate-upload",
-            f"the run already holds a file with this SHA-256 ({r.sha256[:12]}…); skipped",
-            1,
-        )
-        for r in outcome.duplicates
-    ]
-    return {
-        **encode_run(run),
-        "created": outcome.created,
-        "duplicates": len(outcome.duplicates),
-        "diagnostics": diagnostics,
-    }
-
-
-def _diagnostic(
-    part: str, filename: str | None, code: str, message: str, count: int
-) -> dict[str, Any]:
-    return {"part": part, "filename": filename, "code": code, "message": message, "count": count}

@@ -1,18 +1,16 @@
 """Read API of projects and runs: ``/projects``, ``/projects/{id}``, its runs and its trends.
 
 Handlers read the validated query, call ``results.browse`` or ``results.trends``, and encode
-(``results.http.encode``). This module must not decide visibility or hold SQL.
+(``results.encoders``). This module must not decide visibility or hold SQL.
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 from aiohttp import web
 
 from common.openapi import validated
 from results import browse, fields, keys, trends
-from results.http.encode import encode_project, encode_run
+from results.encoders import encode_project, encode_project_detail, encode_run, encode_trend
 from results.http.viewer import can_read
 
 routes = web.RouteTableDef()
@@ -31,9 +29,7 @@ async def list_projects(request: web.Request) -> web.Response:
 async def get_project(request: web.Request) -> web.Response:
     project_id = validated(request).path["projectId"]
     found = await browse.project_detail(request.app[keys.READS], project_id, can_read(request))
-    return web.json_response(
-        {**encode_project(found.overview), "flags": found.flags, "branches": found.branches}
-    )
+    return web.json_response(encode_project_detail(found))
 
 
 @routes.get("/projects/{projectId}/runs", name="listRuns")
@@ -67,13 +63,3 @@ async def get_trends(request: web.Request) -> web.Response:
         request.app[keys.READS], args.path["projectId"], query, can_read=can_read(request)
     )
     return web.json_response(encode_trend(found))
-
-
-def encode_trend(found: trends.Trend) -> dict[str, Any]:
-    return {
-        "projectId": found.project.id,
-        "project": found.project.name,
-        "flag": found.query.flag,
-        "branch": found.query.branch,
-        "points": [encode_run(run) for run in found.runs],
-    }

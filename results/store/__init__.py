@@ -1,6 +1,6 @@
 """The results store: a small async interface, and its implementation on ``common.db``.
 
-Domain code (ingest, gate, events) depends on the ``Store`` protocol only. ``open_store(url)``
+Domain code (ingest, gate) depends on the ``Store`` protocol only. ``open_store(url)``
 opens the database (SQLite file or PostgreSQL server, migrations applied) and closes it on exit;
 the SQL is written once for both engines. The accounts tables have their own SQL in
 ``results.store.accounts`` against the same ``Database`` (``SqlStore.db``).
@@ -20,8 +20,8 @@ import attrs
 from common.db import Database, open_database
 from results.batch import IngestBatch, IngestOutcome
 from results.runs import Project, RunSummary
-from results.store import queries
 from results.store.catalog import TestCatalog
+from results.store.queries import SqlRunQueries
 from results.store.runs import write_batch
 from results.store.schema import SCHEMA
 
@@ -60,60 +60,18 @@ class Store(Protocol):
     async def run_hashes(self, project: str, run_key: str) -> frozenset[str]:
         """sha256 of the files already in the run ``run_key`` names (empty if none)."""
 
-    async def runs_after(self, run_id: int, *, limit: int) -> list[RunSummary]:
-        """Runs newer than ``run_id``, oldest first (Last-Event-ID replay)."""
-
     def data_version(self) -> int | None:
         """Changes with every commit, by anyone; None when unknown (``Database.data_version``)."""
 
 
 @attrs.define(eq=False)
-class SqlStore:
-    db: Database
+class SqlStore(SqlRunQueries):
+    """``Store`` on ``common.db``: the reads of ``SqlRunQueries``, and ingest's write."""
+
     catalog: TestCatalog = attrs.field(factory=TestCatalog)
 
     async def ingest(self, batch: IngestBatch) -> IngestOutcome:
         return await write_batch(self.db, batch, self.catalog)
-
-    async def find_project(self, name: str) -> Project | None:
-        return await queries.find_project(self.db, name)
-
-    async def get_run(self, run_id: int) -> RunSummary | None:
-        return await queries.get_run(self.db, run_id)
-
-    async def latest_run(
-        self,
-        project_id: int,
-        *,
-        flag: str,
-        commit: str | None = None,
-        branch: str | None = None,
-        exclude_run_id: int | None = None,
-        before_run_id: int | None = None,
-    ) -> RunSummary | None:
-        return await queries.latest_run(
-            self.db,
-            project_id,
-            flag=flag,
-            commit=commit,
-            branch=branch,
-            exclude_run_id=exclude_run_id,
-            before_run_id=before_run_id,
-        )
-
-    async def project_run(
-        self, project: str, *, flag: str, commit: str | None, branch: str | None
-    ) -> tuple[Project, RunSummary] | None:
-        return await queries.project_run(self.db, project, flag=flag, commit=commit, branch=branch)
-
-    async def failing_keys(self, run_ids: Sequence[int]) -> Mapping[int, frozenset[str]]:
-        return await queries.failing_keys(self.db, run_ids)
-
-    async def run_hashes(self, project: str, run_key: str) -> frozenset[str]:
-        return await queries.run_hashes(self.db, project, run_key)
-
-    async def runs_after(self, run_id: int, *, limit: int) -> list[RunSummary]:
-        return await queries.runs_after(self.db, run_id, limit=limit)
 
     def data_version(self) -> int | None:
         return self.db.data_version()

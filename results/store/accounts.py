@@ -63,7 +63,7 @@ def token_from_row(row: Row) -> ApiToken:
 
 
 @attrs.define(eq=False)
-class SqliteAccountStore:
+class SqlAccountStore:
     db: Database
     durable = True
 

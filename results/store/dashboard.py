@@ -10,8 +10,8 @@ import attrs
 from common.db import Database, Row
 from results.dashboard import CaseRow, CoverageRow, ProjectOverview
 from results.runs import Project, RunSummary, Visibility
-from results.store import queries
-from results.store.rows import RUN_COLUMNS, RUN_FROM, project_from_row, summary_from_row
+from results.store.queries import SqlRunQueries
+from results.store.rows import RUN_COLUMNS, SELECT_RUN, project_from_row, summary_from_row
 
 _PROJECTS = f"""
     SELECT p.id AS pid, p.name AS pname, p.visibility AS pvis, p.created_at AS pcreated,
@@ -19,7 +19,7 @@ _PROJECTS = f"""
     FROM projects p
     LEFT JOIN runs r ON r.id = (SELECT max(id) FROM runs m WHERE m.project_id = p.id)
 """  # noqa: S608 - constants only
-_RECENT = f"SELECT {RUN_COLUMNS} FROM {RUN_FROM} WHERE r.project_id = ? ORDER BY r.id DESC LIMIT ?"  # noqa: S608
+_RECENT = f"{SELECT_RUN} WHERE r.project_id = ? ORDER BY r.id DESC LIMIT ?"
 #: A run's cases that did not pass (``status <> 'passed'`` picks the partial index).
 RUN_CASES = """
     SELECT t.suite, t.classname, t.name, c.status, c.duration_ms, c.message, c.failure_type,
@@ -37,7 +37,7 @@ _COVERAGE = """
 
 
 @attrs.define(eq=False)
-class SqliteDashboardStore:
+class SqlDashboardStore:
     db: Database
 
     async def projects(self) -> list[ProjectOverview]:
@@ -57,7 +57,7 @@ class SqliteDashboardStore:
         return [summary_from_row(row) for row in rows]
 
     async def get_run(self, run_id: int) -> RunSummary | None:
-        return await queries.get_run(self.db, run_id)
+        return await SqlRunQueries(self.db).get_run(run_id)
 
     async def problem_cases(self, run_id: int, *, limit: int) -> list[CaseRow]:
         rows = await self.db.fetchall(RUN_CASES, (run_id, limit))

@@ -10,23 +10,23 @@ import attrs
 
 from common.db import Database
 from results.runs import RunSummary
-from results.store.accounts import SqliteAccountStore
-from results.store.rows import RUN_COLUMNS, RUN_FROM, summary_from_row
+from results.store.accounts import SqlAccountStore
+from results.store.rows import SELECT_RUN, summary_from_row
 
 # The newest ``limit`` runs above the id, handed out oldest first.
 _RECENT = f"""
     SELECT * FROM (
-        SELECT {RUN_COLUMNS} FROM {RUN_FROM} WHERE r.id > ? ORDER BY r.id DESC LIMIT ?
+        {SELECT_RUN} WHERE r.id > ? ORDER BY r.id DESC LIMIT ?
     ) AS recent ORDER BY id
 """  # noqa: S608 - constants only
 
 
 @attrs.define(eq=False)
-class SqliteEventStore:
+class SqlEventStore:
     db: Database
 
     async def member_ids(self, project_id: int) -> frozenset[int]:
-        return await SqliteAccountStore(self.db).member_ids(project_id)
+        return await SqlAccountStore(self.db).member_ids(project_id)
 
     async def recent_runs_after(self, run_id: int, *, limit: int) -> list[RunSummary]:
         rows = await self.db.fetchall(_RECENT, (run_id, limit))

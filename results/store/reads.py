@@ -25,11 +25,10 @@ from results.dashboard import CaseRow, ProjectOverview
 from results.flakiness import Outcome
 from results.history import TestRef
 from results.runs import Project, RunSummary
-from results.store import queries
-from results.store.dashboard import SqliteDashboardStore
-from results.store.rows import RUN_COLUMNS, RUN_FROM, summary_from_row
+from results.store.dashboard import SqlDashboardStore
+from results.store.queries import SqlRunQueries, commit_clause
+from results.store.rows import SELECT_RUN, summary_from_row
 
-_SELECT_RUN = f"SELECT {RUN_COLUMNS} FROM {RUN_FROM}"  # noqa: S608 - constants only
 _TEST_COLUMNS = "t.id, t.project_id, t.key, t.suite, t.classname, t.name, t.first_run_id"
 _OUTCOMES = """
     SELECT r.id, r.branch, r.commit_sha, r.flag, r.created_at, c.status, c.duration_ms,
@@ -82,23 +81,23 @@ _LIKE_ESCAPE = str.maketrans({"\\": "\\\\", "%": "\\%", "_": "\\_"})
 
 
 @attrs.define(eq=False)
-class SqliteReadStore:
+class SqlReadStore:
     db: Database
 
     async def projects(self) -> list[ProjectOverview]:
-        return await SqliteDashboardStore(self.db).projects()
+        return await SqlDashboardStore(self.db).projects()
 
     async def project(self, project_id: int) -> Project | None:
-        return await SqliteDashboardStore(self.db).project(project_id)
+        return await SqlDashboardStore(self.db).project(project_id)
 
     async def project_overview(self, project_id: int) -> ProjectOverview | None:
-        return await SqliteDashboardStore(self.db).project_overview(project_id)
+        return await SqlDashboardStore(self.db).project_overview(project_id)
 
     async def get_run(self, run_id: int) -> RunSummary | None:
-        return await queries.get_run(self.db, run_id)
+        return await SqlRunQueries(self.db).get_run(run_id)
 
     async def problem_cases(self, run_id: int, *, limit: int) -> list[CaseRow]:
-        return await SqliteDashboardStore(self.db).problem_cases(run_id, limit=limit)
+        return await SqlDashboardStore(self.db).problem_cases(run_id, limit=limit)
 
     async def list_runs(
         self, project_id: int, runs: RunFilter, *, before: int | None, limit: int
@@ -107,7 +106,7 @@ class SqliteReadStore:
         if before is not None:
             where.append("r.id < ?")
             params.append(before)
-        sql = f"{_SELECT_RUN} WHERE {' AND '.join(where)} ORDER BY {_newest_first(runs)} LIMIT ?"
+        sql = f"{SELECT_RUN} WHERE {' AND '.join(where)} ORDER BY {_newest_first(runs)} LIMIT ?"
         return [summary_from_row(row) for row in await self.db.fetchall(sql, (*params, limit))]
 
     async def trend_runs(
@@ -120,7 +119,7 @@ class SqliteReadStore:
         self, project_id: int, *, flag: str, branch: str | None, after: int, limit: int
     ) -> list[RunSummary]:
         where, params = _run_filter(project_id, RunFilter(branch=branch, flag=flag))
-        sql = f"{_SELECT_RUN} WHERE {' AND '.join(where)} AND r.id > ? ORDER BY r.id LIMIT ?"
+        sql = f"{SELECT_RUN} WHERE {' AND '.join(where)} AND r.id > ? ORDER BY r.id LIMIT ?"
         rows = await self.db.fetchall(sql, (*params, after, limit))
         return [summary_from_row(row) for row in rows]
 
@@ -222,7 +221,7 @@ def _run_filter(project_id: int, runs: RunFilter) -> tuple[list[str], list[objec
         where.append("r.branch = ?")
         params.append(runs.branch)
     if runs.commit is not None:
-        clause, values = queries.commit_clause(runs.commit)
+        clause, values = commit_clause(runs.commit)
         where.append(clause)
         params.extend(values)
     return where, params

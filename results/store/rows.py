@@ -23,6 +23,7 @@ RUN_COLUMNS = """
     r.branches_valid, r.uploads, r.created_at, p.created_at AS project_created_at
 """
 RUN_FROM = "runs r JOIN projects p ON p.id = r.project_id"
+SELECT_RUN = f"SELECT {RUN_COLUMNS} FROM {RUN_FROM}"  # noqa: S608 - constants only
 
 
 def summary_from_row(row: Row) -> RunSummary:
@@ -51,22 +52,13 @@ def summary_from_row(row: Row) -> RunSummary:
     )
 
 
-def project_of_run_row(row: Row) -> Project:
-    """The project of a row selected with ``RUN_COLUMNS``."""
+def project_from_row(row: Row, *, of_run: bool = False) -> Project:
+    """A ``projects`` row; ``of_run``: the project of a row selected with ``RUN_COLUMNS``."""
     return Project(
-        id=row["project_id"],
-        name=row["project"],
+        id=row["project_id" if of_run else "id"],
+        name=row["project" if of_run else "name"],
         visibility=Visibility(row["visibility"]),
-        created_at=row["project_created_at"],
-    )
-
-
-def project_from_row(row: Row) -> Project:
-    return Project(
-        id=row["id"],
-        name=row["name"],
-        visibility=Visibility(row["visibility"]),
-        created_at=row["created_at"],
+        created_at=row["project_created_at" if of_run else "created_at"],
     )
 
 

@@ -32,8 +32,7 @@ from results.store.rows import (
     CASE_COLUMNS,
     COVERAGE_COLUMNS,
     PASSED_CASE_COLUMNS,
-    RUN_COLUMNS,
-    RUN_FROM,
+    SELECT_RUN,
     SUITE_COLUMNS,
     case_keys,
     case_rows,
@@ -248,7 +247,7 @@ async def _update_totals(conn: Connection, run_id: int) -> None:
     await conn.execute(_COUNTERS_FALLBACK, {"run": run_id})
 
 
-_SUMMARY = f"SELECT {RUN_COLUMNS} FROM {RUN_FROM} WHERE r.id = ?"  # noqa: S608 - constants only
+_SUMMARY = f"{SELECT_RUN} WHERE r.id = ?"
 
 
 async def _summary(conn: Connection, run_id: int) -> RunSummary:

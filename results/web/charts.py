@@ -7,7 +7,7 @@ This module must not fetch data or know HTTP.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import attrs
 from markupsafe import Markup
@@ -34,14 +34,12 @@ def trend_charts(
     def point(run: RunSummary, value: float | None, shown: str) -> svg.Point:
         return svg.Point(value, run.run_path, _tip(run, shown), run.run_id == highlight)
 
+    def percents(key: str, title: str, of: Callable[[RunSummary], float | None]) -> Chart:
+        points = [point(r, of(r), _pct(of(r))) for r in runs]
+        return _line(f"{prefix}-{key}", f"{title}, {scope}", points, _pct, percent=True)
+
     return [
-        _line(
-            f"{prefix}-pass",
-            f"Pass rate, {scope}",
-            [point(r, r.pass_rate_pct, _pct(r.pass_rate_pct)) for r in runs],
-            _pct,
-            percent=True,
-        ),
+        percents("pass", "Pass rate", lambda r: r.pass_rate_pct),
         Chart(
             f"{prefix}-fail",
             f"Failures, {scope}",
@@ -58,13 +56,7 @@ def trend_charts(
             [point(r, float(r.duration_ms), duration(r.duration_ms)) for r in runs],
             lambda v: duration(round(v)),
         ),
-        _line(
-            f"{prefix}-cov",
-            f"Line coverage, {scope}",
-            [point(r, r.line_coverage_pct, _pct(r.line_coverage_pct)) for r in runs],
-            _pct,
-            percent=True,
-        ),
+        percents("cov", "Line coverage", lambda r: r.line_coverage_pct),
     ]
 
 

@@ -30,10 +30,11 @@ LOGIN_CSRF_SECONDS = 3600
 
 
 class CsrfRefused(Forbidden):
+    default_code = "csrf-refused"
+
     def __init__(self) -> None:
         super().__init__(
             "the form's CSRF token is missing or does not match; reload the page and try again",
-            code="csrf-refused",
         )
 
 

@@ -23,7 +23,7 @@ from results.accounts import (
 from results.app import create_app
 from results.runs import Project, Visibility
 from results.store import open_store
-from results.store.accounts import SqliteAccountStore
+from results.store.accounts import SqlAccountStore
 from tests.results.support import settings_for
 
 FAST = {"n": 2**10, "r": 8, "p": 1}  # hash cost for tests that make many hashes
@@ -45,7 +45,7 @@ def clock() -> Clock:
 @pytest.fixture
 async def accounts(db_url: str, clock: Clock) -> AsyncIterator[Accounts]:
     async with open_store(db_url) as store:
-        yield Accounts(SqliteAccountStore(store.db), clock=clock)
+        yield Accounts(SqlAccountStore(store.db), clock=clock)
 
 
 async def alice(accounts: Accounts, password: str = "correct horse") -> User:  # noqa: S107

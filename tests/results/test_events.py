@@ -16,7 +16,7 @@ from results.app import create_app
 from results.events import EventHub
 from results.runs import RunStatus, RunSummary, Visibility
 from results.store import open_store
-from results.store.events import SqliteEventStore
+from results.store.events import SqlEventStore
 from tests.common.serving import served
 from tests.conftest import ApiClient
 from tests.guards import assert_problem
@@ -186,7 +186,7 @@ async def test_a_dropped_laggard_is_closed_and_others_go_on(
 
 async def test_publish_never_waits_for_a_full_queue(tmp_path: Path) -> None:
     async with open_store(tmp_path / "results.db") as store:
-        hub = EventHub(SqliteEventStore(store.db), queue_size=2)
+        hub = EventHub(SqlEventStore(store.db), queue_size=2)
         summary = sample_summary()
         lagging, keeping_up = hub.subscribe(None), hub.subscribe(None)
         dropped: list[bool] = []

@@ -18,12 +18,11 @@ from results.store.catalog import CatalogWrite, TestCatalog
 from results.store.reads import (
     _EVIDENCE,
     _OUTCOMES,
-    _SELECT_RUN,
-    SqliteReadStore,
+    SqlReadStore,
     _newest_first,
     _run_filter,
 )
-from results.store.rows import case_keys
+from results.store.rows import SELECT_RUN, case_keys
 from tests.results.stores import old_database, sqlite_store, store
 
 __all__ = ["sqlite_store", "store"]
@@ -176,11 +175,11 @@ async def test_run_lists_read_an_index_newest_first(
     sqlite_store: SqlStore, runs: RunFilter, index: str
 ) -> None:
     store = sqlite_store
-    reads = SqliteReadStore(store.db)
+    reads = SqlReadStore(store.db)
     await reads.list_runs(1, runs, before=None, limit=5)  # it runs
     where, params = _run_filter(1, runs)
     order = _newest_first(runs)
-    sql = f"EXPLAIN QUERY PLAN {_SELECT_RUN} WHERE {' AND '.join(where)} ORDER BY {order} LIMIT 5"
+    sql = f"EXPLAIN QUERY PLAN {SELECT_RUN} WHERE {' AND '.join(where)} ORDER BY {order} LIMIT 5"
     plan = plan_of(await store.db.fetchall(sql, tuple(params)))
     assert f"INDEX {index}" in plan
     if runs.commit is None:

@@ -115,6 +115,7 @@ def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) 
     app[AUDIT] = AuditLog()
     app[CATALOGS] = Catalogs()  # discovery cache of the browse/objects/apply/actions routes
     app[FLIGHTS] = Flights()
+    clusters.install(app)
     app[METRICS].gauge(
         "console_audit_entries", "Entries in the audit ring.", lambda: len(app[AUDIT])
     )

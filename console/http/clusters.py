@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from typing import Any
 
 from aiohttp import web
 
 from common.errors import BadRequest
+from common.memo import Remade
 from common.openapi import validated
 from console import audit
 from console.about import PROBE_BUDGET_S
-from console.clusters import ClusterDefinition
+from console.clusters import Cluster, ClusterDefinition
 from console.clusters.kubeconfigs import parse_posted
 from console.http.encode.clusters import encode_cluster, encode_cluster_config, encode_contexts
 from console.keys import CLUSTERS
@@ -18,9 +21,23 @@ from console.keys import CLUSTERS
 routes = web.RouteTableDef()
 
 
+def _list_body(clusters: Sequence[Cluster]) -> bytes:
+    return json.dumps([encode_cluster(c) for c in clusters]).encode()
+
+
+#: The list's JSON, made again only when a cluster was added, changed or removed: every change
+#: replaces the registry's (frozen) Cluster objects. Scripts and dashboards poll this list.
+LIST_BODY = web.AppKey("console.cluster_list_body", Remade[Cluster, bytes])
+
+
+def install(app: web.Application) -> None:
+    app[LIST_BODY] = Remade(_list_body)
+
+
 @routes.get("/clusters", name="listClusters")
 async def list_clusters(request: web.Request) -> web.Response:
-    return web.json_response([encode_cluster(c) for c in request.app[CLUSTERS].list()])
+    body = request.app[LIST_BODY](request.app[CLUSTERS].list())
+    return web.Response(body=body, content_type="application/json", charset="utf-8")
 
 
 @routes.post("/clusters", name="addCluster")

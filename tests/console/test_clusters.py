@@ -57,6 +57,7 @@ async def test_add_edit_remove_and_restart(
     console_app: ConsoleApp, sim: Simulator, sim_b: Simulator, data_dir: Path
 ) -> None:
     client = await console_app(data_dir=data_dir)
+    assert await ids(client) == ["alpha", "beta"]  # the list is kept: every change must show
     resp = await client.post(
         "/api/v1/clusters", json=definition(sim_b, name="Gamma"), headers=ADMIN
     )
@@ -71,6 +72,8 @@ async def test_add_edit_remove_and_restart(
 
     resp = await client.put("/api/v1/clusters/gamma", json={"name": "Renamed"}, headers=ADMIN)
     assert (await resp.json())["name"] == "Renamed"
+    listed = await (await client.get("/api/v1/clusters")).json()
+    assert [c["name"] for c in listed if c["id"] == "gamma"] == ["Renamed"]
     resp = await client.put(
         "/api/v1/clusters/gamma", json={"kubeconfig": kubeconfig_text(sim)}, headers=ADMIN
     )
@@ -85,8 +88,10 @@ async def test_add_edit_remove_and_restart(
     assert config["context"] == "alpha"
     assert config["origin"] == "RUNTIME"
     assert config["kubeconfigStored"] is True
+    assert await ids(client) == ["alpha", "beta", "gamma"]
     resp = await client.delete("/api/v1/clusters/gamma", headers=ADMIN)
     assert resp.status == 204
+    assert await ids(client) == ["alpha", "beta"]
     await assert_problem(
         await client.get("/api/v1/clusters/gamma/config"), 404, code="unknown-cluster"
     )

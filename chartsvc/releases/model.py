@@ -15,6 +15,7 @@ from typing import Any
 
 import attrs
 
+from chartsvc.clusters import ReleaseRef
 from chartsvc.helm import WriteOptions
 from common.errors import BadRequest, ValidationFailed
 
@@ -47,6 +48,12 @@ def check_namespace(namespace: str) -> None:
             f"invalid namespace {namespace[:80]!r}: a DNS-1123 label (lower case letters, "
             "digits and '-') of at most 63 characters"
         )
+
+
+def check_release(release: ReleaseRef) -> None:
+    """Both names of ``release`` follow Helm's rules (the namespace is checked first)."""
+    check_namespace(release.namespace)
+    check_release_name(release.name)
 
 
 @attrs.frozen

@@ -22,7 +22,7 @@ from chartsvc.encoders import (
     encode_uninstalled,
 )
 from chartsvc.metrics import helm_observer
-from chartsvc.releases import ClusterTarget, InstallRequest, UpgradeRequest
+from chartsvc.releases import ClusterTarget, InstallRequest, ReleaseRef, UpgradeRequest
 from chartsvc.releases.model import write_options
 from common import yamlio
 from common.openapi import validated
@@ -54,9 +54,9 @@ def _context(request: web.Request) -> tuple[HelmDesk, str, ClusterTarget]:
     return desk, cluster_id, desk.target(request.app[CLUSTERS].get(cluster_id))
 
 
-def _where(request: web.Request) -> tuple[str, str]:
+def _release(request: web.Request, target: ClusterTarget) -> ReleaseRef:
     path = validated(request).path
-    return path["namespace"], path["name"]
+    return ReleaseRef(target, path["namespace"], path["name"])
 
 
 @routes.get(RELEASES, name="listHelmReleases")
@@ -71,7 +71,7 @@ async def list_helm_releases(request: web.Request) -> web.Response:
 async def get_helm_release(request: web.Request) -> web.Response:
     desk, _, target = _context(request)
     with helm_failures():
-        release = await desk.releases.status(target, *_where(request))
+        release = await desk.releases.status(_release(request, target))
     return web.json_response(encode_release(release))
 
 
@@ -79,7 +79,7 @@ async def get_helm_release(request: web.Request) -> web.Response:
 async def get_helm_release_history(request: web.Request) -> web.Response:
     desk, _, target = _context(request)
     with helm_failures():
-        revisions = await desk.releases.history(target, *_where(request))
+        revisions = await desk.releases.history(_release(request, target))
     return web.json_response([encode_summary(r) for r in revisions])
 
 
@@ -87,7 +87,7 @@ async def get_helm_release_history(request: web.Request) -> web.Response:
 async def get_helm_release_resources(request: web.Request) -> web.Response:
     desk, _, target = _context(request)
     with helm_failures():
-        statuses = await desk.releases.resources(target, *_where(request))
+        statuses = await desk.releases.resources(_release(request, target))
     return web.json_response([encode_resource(s) for s in statuses])
 
 
@@ -96,7 +96,7 @@ async def get_helm_release_values(request: web.Request) -> web.Response:
     everything = validated(request).query["all"]
     desk, _, target = _context(request)
     with helm_failures():
-        values = await desk.releases.values(target, *_where(request), all_values=everything)
+        values = await desk.releases.values(_release(request, target), all_values=everything)
     text = yamlio.dump(dict(values))  # no values: "{}", an empty mapping
     return web.Response(text=text, content_type=YAML_TYPE)
 
@@ -105,7 +105,7 @@ async def get_helm_release_values(request: web.Request) -> web.Response:
 async def get_helm_release_manifest(request: web.Request) -> web.Response:
     desk, _, target = _context(request)
     with helm_failures():
-        release = await desk.releases.status(target, *_where(request))
+        release = await desk.releases.status(_release(request, target))
     return web.Response(text=release.manifest, content_type=YAML_TYPE)
 
 
@@ -129,10 +129,10 @@ async def upgrade_helm_release(request: web.Request) -> web.Response:
     desk, cluster_id, target = _context(request)
     values = await desk.values_for(body.get("valuesName"), body.get("values"))
     upgrade = UpgradeRequest.from_body({**body, "values": values})
-    namespace, name = _where(request)
+    ref = _release(request, target)
     dry_run = upgrade.options.dry_run
-    with _write(request, "upgrade", cluster_id, f"{namespace}/{name}", dry_run=dry_run):
-        release = await desk.releases.upgrade(target, namespace, name, upgrade)
+    with _write(request, "upgrade", cluster_id, f"{ref.namespace}/{ref.name}", dry_run=dry_run):
+        release = await desk.releases.upgrade(ref, upgrade)
     return web.json_response(encode_release(release))
 
 
@@ -141,20 +141,18 @@ async def rollback_helm_release(request: web.Request) -> web.Response:
     body = validated(request).body or {}
     dry_run = write_options(body).dry_run
     desk, cluster_id, target = _context(request)
-    namespace, name = _where(request)
-    with _write(request, "rollback", cluster_id, f"{namespace}/{name}", dry_run=dry_run):
-        release = await desk.releases.rollback(
-            target, namespace, name, body.get("revision"), dry_run=dry_run
-        )
+    ref = _release(request, target)
+    with _write(request, "rollback", cluster_id, f"{ref.namespace}/{ref.name}", dry_run=dry_run):
+        release = await desk.releases.rollback(ref, body.get("revision"), dry_run=dry_run)
     return web.json_response(encode_release(release))
 
 
 @routes.post(RELEASE + "/uninstall", name="uninstallHelmRelease")
 async def uninstall_helm_release(request: web.Request) -> web.Response:
     desk, cluster_id, target = _context(request)
-    namespace, name = _where(request)
-    with _write(request, "uninstall", cluster_id, f"{namespace}/{name}", dry_run=False):
-        release, info = await desk.releases.uninstall(target, namespace, name)
+    ref = _release(request, target)
+    with _write(request, "uninstall", cluster_id, f"{ref.namespace}/{ref.name}", dry_run=False):
+        release, info = await desk.releases.uninstall(ref)
     return web.json_response(encode_uninstalled(release, info))
 
 

@@ -17,6 +17,7 @@ import attrs
 
 from chartsvc.clusters import ReleaseRef
 from chartsvc.helm import WriteOptions
+from chartsvc.releases.kstatus import Readiness
 from common.errors import BadRequest, ValidationFailed
 
 DEFAULT_NAMESPACE = "default"
@@ -230,10 +231,10 @@ class TestResult:
 
 @attrs.frozen
 class ResourceStatus:
+    """One object of a release's manifest and whether it is ready (kstatus's verdict)."""
+
     api_version: str
     kind: str
     name: str
     namespace: str | None
-    status: str
-    ready: bool
-    message: str
+    readiness: Readiness

@@ -139,7 +139,7 @@ class ReleaseService:
             done = await self.engine.write(
                 "install", release, data, values=dict(request.values), options=request.options
             )
-        return await self._result(target, done, request.values, dry_run=request.options.dry_run)
+        return await self._result(release, done, request.values, dry_run=request.options.dry_run)
 
     async def upgrade(
         self, release: ReleaseRef, request: UpgradeRequest, archive: bytes | None = None
@@ -150,9 +150,7 @@ class ReleaseService:
             done = await self.engine.write(
                 "upgrade", release, data, values=values, options=request.options
             )
-        return await self._result(
-            release.target, done, values or {}, dry_run=request.options.dry_run
-        )
+        return await self._result(release, done, values or {}, dry_run=request.options.dry_run)
 
     async def preview_upgrade(
         self, release: ReleaseRef, request: UpgradeRequest, archive: bytes | None = None
@@ -236,18 +234,12 @@ class ReleaseService:
         return await self.charts.archive(ref, version)
 
     async def _result(
-        self,
-        target: ClusterTarget,
-        done: Installed,
-        values: Mapping[str, Any],
-        *,
-        dry_run: bool,
+        self, release: ReleaseRef, done: Installed, values: Mapping[str, Any], *, dry_run: bool
     ) -> Release:
+        """The revision Helm stored (as read back), or for a dry run the one it computed."""
         summary = done.summary
         if not dry_run:
-            stored = await self.reads.revision(
-                target, summary["namespace"], summary["name"], int(summary["revision"])
-            )
+            stored = await self.reads.revision(release, int(summary["revision"]))
             if stored is not None:
                 return Release.from_record(await stored.decode())
         description = "Dry run complete" if dry_run else ""

@@ -29,11 +29,18 @@ def route_tables(spec: Spec, operations: Mapping[str, Operation]) -> dict[str, w
     if missing:
         raise ValueError(f"operations without an implementation: {', '.join(missing)}")
     tables: dict[str, web.RouteTableDef] = {}
+    forms = form_operations(spec)
     for op_id, op in operations.items():
-        form = MULTIPART in spec.operations[op_id].other_body_types
         table = tables.setdefault(op.group, web.RouteTableDef())
-        table.route(op.method, op.path, name=op_id)(_handler(CALLS[op_id], form=form))
+        table.route(op.method, op.path, name=op_id)(_handler(CALLS[op_id], form=op_id in forms))
     return tables
+
+
+def form_operations(spec: Spec) -> frozenset[str]:
+    """The operations that take a multipart form (their routes read uploads)."""
+    return frozenset(
+        op_id for op_id, op in spec.operations.items() if MULTIPART in op.other_body_types
+    )
 
 
 def _handler(call: Call, *, form: bool) -> Handler:

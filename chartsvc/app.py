@@ -175,8 +175,8 @@ def _with_info(spec: Spec, api_info: Mapping[str, Any] | None) -> Spec:
 
 
 async def _repositories_ready(app: web.Application) -> Mapping[str, Any]:
-    """Ready when repositories.yaml (if any) reads; a corrupt file fails the check."""
-    return {"configured": len(await app[REPOS].configured())}
+    """Ready when repositories.yaml (if any) reads as it is now; a corrupt file fails the check."""
+    return {"configured": len(await app[REPOS].configured(fresh=True))}
 
 
 async def _services(app: web.Application) -> AsyncIterator[None]:

@@ -22,6 +22,10 @@ from chartsvc.keys import SERVICES
 from chartsvc.operations import Operation
 from common.openapi import MULTIPART, Spec, validated
 
+#: The type ``web.json_response`` gives a JSON body, whole: a fraction of the cost of aiohttp
+#: putting it together from ``content_type`` and ``charset`` for every response.
+JSON_HEADERS = {"Content-Type": "application/json; charset=utf-8"}
+
 
 def route_tables(spec: Spec, operations: Mapping[str, Operation]) -> dict[str, web.RouteTableDef]:
     """A route table per group; ValueError when an operation of the spec has no call."""

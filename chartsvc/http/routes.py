@@ -69,12 +69,7 @@ def render(reply: Reply) -> web.Response:
             headers={"Content-Type": reply.media},
         )
     if reply.encoded is not None:
-        return web.Response(
-            body=reply.encoded,
-            status=reply.status,
-            content_type="application/json",
-            charset="utf-8",
-        )
+        return web.Response(body=reply.encoded, status=reply.status, headers=JSON_HEADERS)
     if reply.body is None:
         return web.Response(status=reply.status)
     return web.json_response(reply.body, status=reply.status)

@@ -75,7 +75,7 @@ def check_name(name: str) -> str:
 
 #: How long a read of repositories.yaml is trusted before the file is checked for changes again:
 #: an edit made outside the service (the helm CLI, an editor) shows in listings within this. The
-#: check is a ``stat``, several microseconds, a tenth of what a repository listing costs in all.
+#: check is a ``stat``: several microseconds, which every listing paid when it was made each time.
 RECHECK_S = 1.0
 _ABSENT = (-1, -1, -1)  # the stamp of a missing file
 

@@ -24,9 +24,10 @@ from chartsvc.budget import UploadBudget
 from chartsvc.calls import Services
 from chartsvc.calls.form import MAX_TEXT_BYTES
 from chartsvc.clusters import ClusterResolver, ClusterSource, default_target
-from chartsvc.gate import access_gate
+from chartsvc.gate import access_gate, mutating_routes
 from chartsvc.http.budget import is_multipart, upload_budget
-from chartsvc.http.routes import route_tables
+from chartsvc.http.routes import form_operations, route_tables
+from chartsvc.http.scope import RouteScope
 from chartsvc.keys import (
     CHARTS,
     CLUSTERS,
@@ -45,7 +46,7 @@ from chartsvc.library import open_library
 from chartsvc.mcp import routes as mcp
 from chartsvc.operations import Operation, declared, mutating
 from chartsvc.releases import ReleaseService
-from chartsvc.settings import Settings
+from chartsvc.settings import ChartsvcSettings, Settings
 from common.app import build_app
 from common.config import ConfigError
 from common.metrics import METRICS
@@ -91,20 +92,7 @@ def create_app(
     clusters = ClusterSource(default_target(svc.kube, environ or {}), cluster_resolver)
     spec = load_spec(releases=clusters.configured)
     operations = load_operations(releases=clusters.configured)
-    middlewares: list[Middleware] = []
-    if svc.rest.access_interceptor.enabled:
-        policy = AccessPolicy.from_settings(svc.security)
-        middlewares.append(access_gate(policy, mutating(operations)))
-    upload_cap = svc.rest.max_upload_size + MAX_TEXT_BYTES
-    mcp_cap = mcp.request_cap(svc.rest)
-
-    def cap_of(request: web.Request) -> int | None:
-        if is_multipart(request):
-            return upload_cap
-        return mcp_cap if mcp.carries_calls(request) else None
-
-    budget = UploadBudget.for_cap(upload_cap)
-    middlewares.append(upload_budget(budget, cap_of))
+    middlewares, scopes, budget = _guards(svc, spec, operations)
     app = build_app(
         service="chartsvc",
         spec=_with_info(spec, api_info),
@@ -123,6 +111,8 @@ def create_app(
         block_private_networks=svc.security.block_private_networks,
         allow=(*address_allow, *_allow_list(svc.security.allow_outbound)),
     )
+    for scope in scopes:
+        scope.install(app)
     app.cleanup_ctx.append(_services)
     if clusters.configured:
         app[CLUSTERS] = clusters
@@ -130,6 +120,35 @@ def create_app(
     app.cleanup_ctx.append(_doors)
     mcp.install(app)  # after the services its tools call
     return app
+
+
+def _guards(
+    svc: ChartsvcSettings, spec: Spec, operations: Mapping[str, Operation]
+) -> tuple[list[Middleware], list[RouteScope], UploadBudget]:
+    """The access gate (unless the interceptor is off) and the upload budget's middleware, the
+    route scopes they skip other routes by (to install on the app) and the budget."""
+    middlewares: list[Middleware] = []
+    scopes: list[RouteScope] = []
+    if svc.rest.access_interceptor.enabled:
+        policy = AccessPolicy.from_settings(svc.security)
+        writes = mutating(operations)
+        gated = mutating_routes(writes)
+        middlewares.append(access_gate(policy, writes, gated))
+        scopes.append(gated)
+    upload_cap = svc.rest.max_upload_size + MAX_TEXT_BYTES
+    mcp_cap = mcp.request_cap(svc.rest)
+
+    def cap_of(request: web.Request) -> int | None:
+        if is_multipart(request):
+            return upload_cap
+        return mcp_cap if mcp.carries_calls(request) else None
+
+    uploads = form_operations(spec) | set(mcp.CALL_ROUTES)
+    metered = RouteScope(lambda route: route.name in uploads)
+    budget = UploadBudget.for_cap(upload_cap)
+    middlewares.append(upload_budget(budget, cap_of, metered))
+    scopes.append(metered)
+    return middlewares, scopes, budget
 
 
 def _allow_list(entries: Sequence[str]) -> list[Allowed]:
@@ -156,8 +175,8 @@ def _with_info(spec: Spec, api_info: Mapping[str, Any] | None) -> Spec:
 
 
 async def _repositories_ready(app: web.Application) -> Mapping[str, Any]:
-    """Ready when repositories.yaml (if any) reads; a corrupt file fails the check."""
-    return {"configured": len(await app[REPOS].configured())}
+    """Ready when repositories.yaml (if any) reads as it is now; a corrupt file fails the check."""
+    return {"configured": len(await app[REPOS].configured(fresh=True))}
 
 
 async def _services(app: web.Application) -> AsyncIterator[None]:

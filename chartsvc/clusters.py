@@ -1,4 +1,5 @@
 """Which cluster a release call goes to: the service's own cluster, or the one a host picks per request.
+A call on one release names it as a :class:`ReleaseRef`: that cluster, a namespace and a name.
 
 By default the service manages one cluster, found as kubectl finds it: ``chartsvc.kube.kubeconfig``
 (else the ``KUBECONFIG`` list, else ``~/.kube/config``) at ``chartsvc.kube.context`` (else the
@@ -77,6 +78,20 @@ class ClusterTarget:
     @classmethod
     def in_cluster(cls, name: str = IN_CLUSTER) -> ClusterTarget:
         return cls(name=name)
+
+
+@attrs.frozen
+class ReleaseRef:
+    """One release as every call on it names it: its cluster, namespace and release name."""
+
+    target: ClusterTarget
+    namespace: str
+    name: str
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        """Identity for the release's write lock: same cluster credentials, namespace and name."""
+        return (self.target.key, self.namespace, self.name)
 
 
 ResolverResult = ClusterTarget | None | Awaitable[ClusterTarget | None]

@@ -175,9 +175,9 @@ def encode_resource(status: ResourceStatus) -> ResourceStatusBody:
         "kind": status.kind,
         "name": status.name,
         "namespace": status.namespace,
-        "status": status.status,
-        "ready": status.ready,
-        "message": status.message,
+        "status": status.readiness.status,
+        "ready": status.readiness.ready,
+        "message": status.readiness.message,
     }
 
 

@@ -2,7 +2,8 @@
 
 It sits after the problem middleware (so refusals are problems) and before request validation (so an
 unauthorised caller learns nothing about the request's shape). It must not decide what is mutating:
-that is the spec's ``x-mutating``, given here as the set of mutating operationIds.
+that is the spec's ``x-mutating``, given here as the set of mutating operationIds. The routes of the
+other operations it skips with one lookup (:func:`mutating_routes`, decided at start-up).
 """
 
 from __future__ import annotations
@@ -13,13 +14,21 @@ from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
 
 from chartsvc.access import API_KEY_HEADER, AccessPolicy
+from chartsvc.http.scope import RouteScope
 from common.openapi import operation_id
 
 
-def access_gate(policy: AccessPolicy, mutating: Collection[str]) -> Middleware:
+def mutating_routes(mutating: Collection[str]) -> RouteScope:
+    """The routes of the mutating operations (a route's name is its operationId)."""
+    return RouteScope(lambda route: route.name in mutating)
+
+
+def access_gate(policy: AccessPolicy, mutating: Collection[str], scope: RouteScope) -> Middleware:
+    """Apply ``policy`` to the operations ``mutating`` names; ``scope`` is their routes."""
+
     @web.middleware
     async def gate(request: web.Request, handler: Handler) -> web.StreamResponse:
-        if operation_id(request) in mutating:
+        if scope(request) and operation_id(request) in mutating:
             policy.allow_mutation(request.headers.get(API_KEY_HEADER))
         return await handler(request)
 

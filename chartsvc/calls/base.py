@@ -2,11 +2,13 @@
 
 :class:`Services` is built once per app (after the domain services open) and, per HTTP request,
 given the request that carried the call: a host's cluster resolver picks a release call's cluster
-from it. :class:`Reply` is a response's status and body, which each door renders its own way.
+from it. :class:`Reply` is a response's status and body, which each door renders its own way; a
+reply that repeats unchanged is made once (:class:`KeptReply`), with its JSON bytes.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, cast
 
@@ -24,6 +26,41 @@ if TYPE_CHECKING:  # the HTTP door hands its request through; nothing here serve
 
 
 @attrs.frozen
+class Reply:
+    """A response's status and body: JSON (``body``), text of type ``media``, an archive, or none."""
+
+    body: Any = None
+    text: str | None = None
+    media: str = "text/plain"
+    archive: bytes | None = None
+    filename: str = "chart.tgz"
+    status: int = 200
+    #: ``body`` as JSON, made once for a reply sent many times (the HTTP door sends these bytes).
+    encoded: bytes | None = None
+
+    @classmethod
+    def encoded_once(cls, body: Any) -> Reply:
+        """A JSON reply with its bytes made now, as ``json.dumps`` makes them for any reply."""
+        return cls(body, encoded=json.dumps(body).encode("utf-8"))
+
+
+@attrs.define
+class KeptReply:
+    """A reply made from a value and kept while the value is the same object, for a call whose
+    reply changes only when its input does. The input must be immutable, and a new object
+    whenever it changes (``RepoService.configured`` hands out such tuples)."""
+
+    _source: object = None
+    _reply: Reply | None = None
+
+    def reply(self, source: object, make: Callable[[], Reply]) -> Reply:
+        """The reply ``make`` made for ``source``, made again only for another object."""
+        if self._reply is None or source is not self._source:
+            self._reply, self._source = make(), source
+        return self._reply
+
+
+@attrs.frozen
 class Services:
     """The domain services the calls use, taken from the running app.
 
@@ -37,11 +74,21 @@ class Services:
     releases: ReleaseService | None = None
     clusters: ClusterSource | None = None
     request: web.Request | None = None
+    #: The repository listing's reply, kept while the configured repositories are the same.
+    repo_listing: KeptReply = attrs.field(factory=KeptReply)
 
     def for_request(self, request: web.Request) -> Services:
         """These services for the call ``request`` carries (``attrs.evolve`` costs far more, on
         every request)."""
-        return Services(self.repos, self.charts, self.hub, self.releases, self.clusters, request)
+        return Services(
+            self.repos,
+            self.charts,
+            self.hub,
+            self.releases,
+            self.clusters,
+            request,
+            self.repo_listing,
+        )
 
     async def cluster(self) -> ClusterTarget:
         if self.clusters is None:
@@ -57,18 +104,6 @@ class Services:
         if self.releases is None:
             raise ResolverFailed("the release service is not running")
         return self.releases
-
-
-@attrs.frozen
-class Reply:
-    """A response's status and body: JSON (``body``), text of type ``media``, an archive, or none."""
-
-    body: Any = None
-    text: str | None = None
-    media: str = "text/plain"
-    archive: bytes | None = None
-    filename: str = "chart.tgz"
-    status: int = 200
 
 
 Call = Callable[[Services, Validated], Awaitable[Reply]]

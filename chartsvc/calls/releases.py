@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from chartsvc.calls.base import Call, Reply, Services, registrar
 from chartsvc.calls.form import ChartForm
+from chartsvc.clusters import ReleaseRef
 from chartsvc.encoders import (
     encode_preview,
     encode_release,
@@ -23,8 +24,9 @@ CALLS: dict[str, Call] = {}
 call = registrar(CALLS)
 
 
-def _where(v: Validated) -> tuple[str, str]:
-    return v.query["namespace"], v.path["name"]
+async def _release(s: Services, v: Validated) -> ReleaseRef:
+    """The release the call names, on the cluster resolved for it."""
+    return ReleaseRef(await s.cluster(), v.query["namespace"], v.path["name"])
 
 
 def _written(release: Release, *, created: bool) -> Reply:
@@ -39,7 +41,7 @@ async def list_releases(s: Services, v: Validated) -> Reply:
 
 @call("getReleaseStatus")
 async def get_release_status(s: Services, v: Validated) -> Reply:
-    return Reply(encode_release(await s.release_service.status(await s.cluster(), *_where(v))))
+    return Reply(encode_release(await s.release_service.status(await _release(s, v))))
 
 
 @call("installRelease")
@@ -60,7 +62,7 @@ async def install_release_upload(s: Services, v: Validated) -> Reply:
 @call("upgradeRelease")
 async def upgrade_release(s: Services, v: Validated) -> Reply:
     upgrade = UpgradeRequest.from_body(v.body)
-    release = await s.release_service.upgrade(await s.cluster(), *_where(v), upgrade)
+    release = await s.release_service.upgrade(await _release(s, v), upgrade)
     return _written(release, created=False)
 
 
@@ -68,71 +70,68 @@ async def upgrade_release(s: Services, v: Validated) -> Reply:
 async def upgrade_release_upload(s: Services, v: Validated) -> Reply:
     form: ChartForm = v.body
     upgrade = UpgradeRequest.from_body(form.json_object("request"))
-    target = await s.cluster()
-    release = await s.release_service.upgrade(target, *_where(v), upgrade, form.archive())
+    release = await s.release_service.upgrade(await _release(s, v), upgrade, form.archive())
     return _written(release, created=False)
 
 
 @call("previewReleaseUpgrade")
 async def preview_release_upgrade(s: Services, v: Validated) -> Reply:
     upgrade = UpgradeRequest.from_body(v.body)
-    target = await s.cluster()
-    return Reply(
-        encode_preview(await s.release_service.preview_upgrade(target, *_where(v), upgrade))
-    )
+    preview = await s.release_service.preview_upgrade(await _release(s, v), upgrade)
+    return Reply(encode_preview(preview))
 
 
 @call("uninstallRelease")
 async def uninstall_release(s: Services, v: Validated) -> Reply:
-    release, info = await s.release_service.uninstall(await s.cluster(), *_where(v))
+    release, info = await s.release_service.uninstall(await _release(s, v))
     return Reply(encode_uninstalled(release, info))
 
 
 @call("getReleaseHistory")
 async def get_release_history(s: Services, v: Validated) -> Reply:
-    revisions = await s.release_service.history(await s.cluster(), *_where(v))
+    revisions = await s.release_service.history(await _release(s, v))
     return Reply([encode_summary(r) for r in revisions])
 
 
 @call("rollbackRelease")
 async def rollback_release(s: Services, v: Validated) -> Reply:
     revision = (v.body or {}).get("revision")
-    target = await s.cluster()
-    return Reply(encode_release(await s.release_service.rollback(target, *_where(v), revision)))
+    release = await s.release_service.rollback(await _release(s, v), revision)
+    return Reply(encode_release(release))
 
 
 @call("testRelease")
 async def test_release(s: Services, v: Validated) -> Reply:
     timeout = v.query["timeoutSeconds"]
-    results = await s.release_service.test(await s.cluster(), *_where(v), timeout=timeout)
+    results = await s.release_service.test(await _release(s, v), timeout=timeout)
     return Reply([encode_test(r) for r in results])
 
 
 @call("getReleaseValues")
 async def get_release_values(s: Services, v: Validated) -> Reply:
     everything = v.query["all"]
-    values = await s.release_service.values(await s.cluster(), *_where(v), all_values=everything)
+    values = await s.release_service.values(await _release(s, v), all_values=everything)
     return Reply(dict(values))
 
 
 @call("getReleaseManifest")
 async def get_release_manifest(s: Services, v: Validated) -> Reply:
-    return Reply(text=(await s.release_service.status(await s.cluster(), *_where(v))).manifest)
+    return Reply(text=(await s.release_service.status(await _release(s, v))).manifest)
 
 
 @call("getReleaseNotes")
 async def get_release_notes(s: Services, v: Validated) -> Reply:
-    release = await s.release_service.status(await s.cluster(), *_where(v))
+    release = await s.release_service.status(await _release(s, v))
     return Reply(text=str(release.info.get("notes") or ""))
 
 
 @call("getReleaseHooks")
 async def get_release_hooks(s: Services, v: Validated) -> Reply:
-    release = await s.release_service.status(await s.cluster(), *_where(v))
+    release = await s.release_service.status(await _release(s, v))
     return Reply([dict(hook) for hook in release.hooks])
 
 
 @call("getReleaseResources")
 async def get_release_resources(s: Services, v: Validated) -> Reply:
-    statuses = await s.release_service.resources(await s.cluster(), *_where(v))
+    statuses = await s.release_service.resources(await _release(s, v))
     return Reply([encode_resource(r) for r in statuses])

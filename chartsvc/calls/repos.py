@@ -25,7 +25,10 @@ async def add_repository(s: Services, v: Validated) -> Reply:
 
 @call("listRepositories")
 async def list_repositories(s: Services, v: Validated) -> Reply:
-    return Reply([encode_repository(r) for r in await s.repos.configured()])
+    repos = await s.repos.configured()  # a new tuple exactly when the file was read again
+    return s.repo_listing.reply(
+        repos, lambda: Reply.encoded_once([encode_repository(r) for r in repos])
+    )
 
 
 @call("removeRepository")

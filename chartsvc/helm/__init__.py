@@ -2,8 +2,8 @@
 
 :class:`Helm` is the adapter as one object: one pool of worker threads (``runner``), the loaded-chart
 cache, chart actions (``charts``: render, show, create, package) and release actions (``releases``:
-install, upgrade, uninstall, rollback, test, computed values, each on a cluster given as a
-:class:`~chartsvc.clusters.ClusterTarget`). Helm's failures leave it as our errors
+install, upgrade, uninstall, rollback, test, computed values, each on a release given as a
+:class:`~chartsvc.clusters.ReleaseRef`: its cluster, namespace and name). Helm's failures leave it as our errors
 (``chartsvc.helm.errors``), never as helm_python's. Nothing here reads settings, fetches charts or
 knows HTTP; whoever opens a :class:`Helm` closes it.
 """

@@ -18,9 +18,9 @@ from __future__ import annotations
 import logging
 import re
 
-import attrs
 import helm_python as helm
 
+from chartsvc.clusters import ReleaseRef
 from common.errors import (
     BadGateway,
     BadRequest,
@@ -88,15 +88,6 @@ class ReleaseFailed(WharfError):
     default_code = "release-failed"
 
 
-@attrs.frozen
-class ReleaseRef:
-    """The release a Helm call works on, for errors: its cluster's name, namespace and name."""
-
-    cluster: str
-    namespace: str
-    name: str
-
-
 # (pattern, status, code): the first match wins; statuses are the API server's own.
 _REFUSALS: tuple[tuple[re.Pattern[str], int, str], ...] = tuple(
     (re.compile(pattern, re.IGNORECASE), status, code)
@@ -149,12 +140,12 @@ def translate(exc: helm.HelmError, release: ReleaseRef | None = None) -> WharfEr
     if isinstance(exc, helm.HelmNotFoundError):
         return ReleaseNotFound(release.namespace, release.name)
     if isinstance(exc, helm.HelmKubeError):
-        return ClusterUnreachable(f"cluster {release.cluster!r} cannot be reached: {detail}")
+        return ClusterUnreachable(f"cluster {release.target.name!r} cannot be reached: {detail}")
     return _from_text(detail, release)
 
 
 def _from_text(detail: str, release: ReleaseRef) -> WharfError:
-    cluster, namespace, name = release.cluster, release.namespace, release.name
+    cluster, namespace, name = release.target.name, release.namespace, release.name
     if "cannot reuse a name that is still in use" in detail:
         return ReleaseExists(namespace, name)
     if _BUSY.search(detail):  # someone else (the helm CLI, say) is writing this release

@@ -2,8 +2,9 @@
 
 One ``helm_python.Config`` per cluster and namespace, since Helm binds its release storage to a
 namespace; a Config keeps its Kubernetes client and discovery warm, so configs are pooled, and one
-is closed only once it is evicted *and* no thread still uses it. The cluster is a parameter of every
-call (a :class:`~chartsvc.clusters.ClusterTarget`: kubeconfig and context), never a setting. Release
+is closed only once it is evicted *and* no thread still uses it. The release, with its cluster, is
+a parameter of every call (a :class:`~chartsvc.clusters.ReleaseRef`: a
+:class:`~chartsvc.clusters.ClusterTarget`, namespace and name), never a setting. Release
 records are read elsewhere (``chartsvc.releases.reads``, from Helm's own Secrets); charts arrive as
 bytes already fetched and checked. This module knows nothing of HTTP and does not serialise writes:
 the caller does.
@@ -22,10 +23,10 @@ from typing import Any, TypeVar
 import attrs
 import helm_python as helm
 
-from chartsvc.clusters import ClusterTarget
+from chartsvc.clusters import ClusterTarget, ReleaseRef
 from chartsvc.helm import writes
 from chartsvc.helm.charts import ChartCache
-from chartsvc.helm.errors import ReleaseRef, without_paths
+from chartsvc.helm.errors import without_paths
 from chartsvc.helm.handles import HandlePool
 from chartsvc.helm.runner import HelmRunner
 from chartsvc.helm.writes import WriteOptions
@@ -96,29 +97,20 @@ class ReleaseEngine:
         self.configs = configs or ConfigPool()
 
     async def run(
-        self,
-        target: ClusterTarget,
-        namespace: str,
-        name: str,
-        call: Callable[[helm.Config], T],
-        *,
-        operation: str,
+        self, release: ReleaseRef, call: Callable[[helm.Config], T], *, operation: str
     ) -> T:
-        """``call`` with the Config of ``target`` and ``namespace``, for release ``name``."""
+        """``call`` with the Config of ``release``'s cluster and namespace."""
 
         def work() -> T:
-            with self.configs.use(target, namespace) as config:
+            with self.configs.use(release.target, release.namespace) as config:
                 return call(config)
 
-        ref = ReleaseRef(target.name, namespace, name)
-        return await self.runner.run(work, operation=operation, release=ref)
+        return await self.runner.run(work, operation=operation, release=release)
 
     async def write(
         self,
         action: writes.Action,
-        target: ClusterTarget,
-        namespace: str,
-        name: str,
+        release: ReleaseRef,
         archive: bytes,
         *,
         values: dict[str, Any] | None,
@@ -126,6 +118,7 @@ class ReleaseEngine:
     ) -> Installed:
         """``helm install`` or ``helm upgrade``; an upgrade with no values reuses the release's
         (Helm's CLI default)."""
+        name, namespace = release.name, release.namespace
 
         def call(config: helm.Config) -> Installed:
             with self.cache.use(archive) as chart:
@@ -134,7 +127,7 @@ class ReleaseEngine:
                 )
                 return Installed(summary, chart.metadata)
 
-        return await self.run(target, namespace, name, call, operation=action)
+        return await self.run(release, call, operation=action)
 
     async def coalesced_values(self, archive: bytes, values: dict[str, Any]) -> dict[str, Any]:
         """``values`` coalesced over the chart's defaults, as Helm computes a release's values."""
@@ -145,56 +138,40 @@ class ReleaseEngine:
 
         return await self.runner.run(call, operation="coalesced-values")
 
-    async def uninstall(self, target: ClusterTarget, namespace: str, name: str) -> str:
+    async def uninstall(self, release: ReleaseRef) -> str:
         """``helm uninstall``; returns Helm's info text (resources it kept, if any)."""
-        result = await self.run(
-            target, namespace, name, lambda c: c.uninstall(name), operation="uninstall"
-        )
+        result = await self.run(release, lambda c: c.uninstall(release.name), operation="uninstall")
         return str(result.get("info") or "")
 
     async def rollback(
-        self,
-        target: ClusterTarget,
-        namespace: str,
-        name: str,
-        revision: int | None,
-        *,
-        dry_run: bool = False,
+        self, release: ReleaseRef, revision: int | None, *, dry_run: bool = False
     ) -> None:
         """``helm rollback``; ``revision`` None (or 0) is the previous one, as in Helm.
         ``dry_run``: Helm's server-side dry run (``--dry-run=server``), nothing is stored."""
         mode = "server" if dry_run else None
         await self.run(
-            target,
-            namespace,
-            name,
-            lambda c: c.rollback(name, version=revision, dry_run=mode),
+            release,
+            lambda c: c.rollback(release.name, version=revision, dry_run=mode),
             operation="rollback",
         )
 
-    async def test(
-        self, target: ClusterTarget, namespace: str, name: str, *, timeout: int
-    ) -> TestRun:
+    async def test(self, release: ReleaseRef, *, timeout: int) -> TestRun:
         """``helm test --logs``; a failing or timed-out test is a result, not an error."""
 
         def call(config: helm.Config) -> TestRun:
             try:
-                result = config.test(name, timeout=timeout, logs=True)
+                result = config.test(release.name, timeout=timeout, logs=True)
             except (helm.HelmReleaseError, helm.HelmCancelledError) as exc:
                 return TestRun(logs="", error=without_paths(str(exc))[:2000])
             return TestRun(logs=str(result.get("logs") or ""), error=None)
 
-        return await self.run(target, namespace, name, call, operation="test")
+        return await self.run(release, call, operation="test")
 
-    async def computed_values(
-        self, target: ClusterTarget, namespace: str, name: str
-    ) -> dict[str, Any]:
+    async def computed_values(self, release: ReleaseRef) -> dict[str, Any]:
         """``helm get values --all``: the chart's defaults coalesced with the user's values."""
         return await self.run(
-            target,
-            namespace,
-            name,
-            lambda c: c.get_values(name, all_values=True),
+            release,
+            lambda c: c.get_values(release.name, all_values=True),
             operation="get-values",
         )
 

@@ -15,11 +15,14 @@ import contextvars
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import helm_python as helm
 
-from chartsvc.helm.errors import ReleaseRef, translate
+from chartsvc.helm.errors import translate
+
+if TYPE_CHECKING:  # only handed on to the translator
+    from chartsvc.clusters import ReleaseRef
 
 T = TypeVar("T")
 #: Told of every call when it ends: (operation, seconds, succeeded). Runs on the event loop.

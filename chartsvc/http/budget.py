@@ -3,8 +3,9 @@ their share before their body is read.
 
 Each metered request reserves its declared length (its cap when it declares none) and releases it
 when the response is done. Which requests are metered, under which cap, the app decides
-(``cap_of``): multipart uploads, and MCP posts, whose tool calls carry archives in base64. This
-module only meters; it does not read bodies.
+(``cap_of``): multipart uploads, and MCP posts, whose tool calls carry archives in base64. Only
+on the routes that read them (``scope``): a route that never reads an upload holds no memory for
+one, so metering it would only keep it waiting. This module only meters; it does not read bodies.
 """
 
 from __future__ import annotations
@@ -15,19 +16,22 @@ from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
 
 from chartsvc.budget import UploadBudget
+from chartsvc.http.scope import RouteScope
 
 
 def is_multipart(request: web.Request) -> bool:
     return request.headers.get("Content-Type", "").startswith("multipart/")
 
 
-def upload_budget(budget: UploadBudget, cap_of: Callable[[web.Request], int | None]) -> Middleware:
-    """Meter the requests ``cap_of`` gives a cap: the largest body their handlers accept (None:
-    not an upload, not metered)."""
+def upload_budget(
+    budget: UploadBudget, cap_of: Callable[[web.Request], int | None], scope: RouteScope
+) -> Middleware:
+    """Meter the requests to the routes of ``scope`` that ``cap_of`` gives a cap: the largest body
+    their handlers accept (None: not an upload, not metered)."""
 
     @web.middleware
     async def meter(request: web.Request, handler: Handler) -> web.StreamResponse:
-        cap = cap_of(request)
+        cap = cap_of(request) if scope(request) else None
         if cap is None:
             return await handler(request)
         size = request.content_length or cap

@@ -22,6 +22,10 @@ from chartsvc.keys import SERVICES
 from chartsvc.operations import Operation
 from common.openapi import MULTIPART, Spec, validated
 
+#: The type ``web.json_response`` gives a JSON body, whole: a fraction of the cost of aiohttp
+#: putting it together from ``content_type`` and ``charset`` for every response.
+JSON_HEADERS = {"Content-Type": "application/json; charset=utf-8"}
+
 
 def route_tables(spec: Spec, operations: Mapping[str, Operation]) -> dict[str, web.RouteTableDef]:
     """A route table per group; ValueError when an operation of the spec has no call."""
@@ -29,11 +33,18 @@ def route_tables(spec: Spec, operations: Mapping[str, Operation]) -> dict[str, w
     if missing:
         raise ValueError(f"operations without an implementation: {', '.join(missing)}")
     tables: dict[str, web.RouteTableDef] = {}
+    forms = form_operations(spec)
     for op_id, op in operations.items():
-        form = MULTIPART in spec.operations[op_id].other_body_types
         table = tables.setdefault(op.group, web.RouteTableDef())
-        table.route(op.method, op.path, name=op_id)(_handler(CALLS[op_id], form=form))
+        table.route(op.method, op.path, name=op_id)(_handler(CALLS[op_id], form=op_id in forms))
     return tables
+
+
+def form_operations(spec: Spec) -> frozenset[str]:
+    """The operations that take a multipart form (their routes read uploads)."""
+    return frozenset(
+        op_id for op_id, op in spec.operations.items() if MULTIPART in op.other_body_types
+    )
 
 
 def _handler(call: Call, *, form: bool) -> Handler:
@@ -57,6 +68,8 @@ def render(reply: Reply) -> web.Response:
             status=reply.status,
             headers={"Content-Type": reply.media},
         )
+    if reply.encoded is not None:
+        return web.Response(body=reply.encoded, status=reply.status, headers=JSON_HEADERS)
     if reply.body is None:
         return web.Response(status=reply.status)
     return web.json_response(reply.body, status=reply.status)

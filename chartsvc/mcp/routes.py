@@ -40,7 +40,7 @@ from common.openapi import SPEC
 MCP_PATH = "/mcp"
 SSE_PATH = "/sse"
 MESSAGES_PATH = "/messages/"
-_CALL_ROUTES = ("mcp", "mcp-messages")  # the routes whose POSTs carry tool calls
+CALL_ROUTES = ("mcp", "mcp-messages")  # the routes whose POSTs carry tool calls
 
 routes = web.RouteTableDef()
 
@@ -53,7 +53,7 @@ def request_cap(rest: RestSettings) -> int:
 
 def carries_calls(request: web.Request) -> bool:
     """Whether ``request`` posts MCP messages (tool calls, with their archives) to the server."""
-    return request.method == "POST" and request.match_info.route.name in _CALL_ROUTES
+    return request.method == "POST" and request.match_info.route.name in CALL_ROUTES
 
 
 @routes.route("*", MCP_PATH, name="mcp")

@@ -10,34 +10,30 @@ from __future__ import annotations
 from common.errors import BadGateway, NotFound, PayloadTooLarge
 
 
-class RegistryUnavailable(BadGateway):
+class RegistryFailed(BadGateway):
+    """The registry failed us; the detail names its host and why."""
+
+    def __init__(self, host: str, reason: str) -> None:
+        super().__init__(f"OCI registry {host} {reason}", extra={"registry": host})
+        self.host = host
+
+
+class RegistryUnavailable(RegistryFailed):
     """The registry (or its token service) could not be reached, timed out, or failed (5xx)."""
 
     default_code = "registry-unavailable"
 
-    def __init__(self, host: str, reason: str) -> None:
-        super().__init__(f"OCI registry {host} {reason}", extra={"registry": host})
-        self.host = host
 
-
-class RegistryAuthFailed(BadGateway):
+class RegistryAuthFailed(RegistryFailed):
     """The registry refused the configured credentials (or anonymous access) after the auth dance."""
 
     default_code = "registry-auth-failed"
 
-    def __init__(self, host: str, reason: str) -> None:
-        super().__init__(f"OCI registry {host} {reason}", extra={"registry": host})
-        self.host = host
 
-
-class RegistryProtocolError(BadGateway):
+class RegistryProtocolError(RegistryFailed):
     """An answer the distribution protocol does not allow (bad status, digest mismatch…)."""
 
     default_code = "registry-protocol-error"
-
-    def __init__(self, host: str, reason: str) -> None:
-        super().__init__(f"OCI registry {host} {reason}", extra={"registry": host})
-        self.host = host
 
 
 class ChartNotInRegistry(NotFound):

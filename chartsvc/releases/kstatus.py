@@ -6,7 +6,8 @@ terminating; a controller that has not observed the latest generation is in prog
 ``Stalled`` / ``Reconciling`` conditions; then per kind: workload replica counts
 (Deployment, StatefulSet, DaemonSet, ReplicaSet), Pod phase and readiness, Job completion, a
 LoadBalancer Service's address, a PVC's binding, a CRD's establishment; other kinds are current
-once they exist, unless their ``Ready`` condition says otherwise. Pure functions over the object as the API returned it; nothing here reads the cluster.
+once they exist, unless their ``Ready`` condition says otherwise. Pure functions over the object as
+the API returned it; nothing here reads the cluster.
 """
 
 from __future__ import annotations

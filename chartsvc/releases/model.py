@@ -15,7 +15,9 @@ from typing import Any
 
 import attrs
 
+from chartsvc.clusters import ReleaseRef
 from chartsvc.helm import WriteOptions
+from chartsvc.releases.kstatus import Readiness
 from common.errors import BadRequest, ValidationFailed
 
 DEFAULT_NAMESPACE = "default"
@@ -47,6 +49,12 @@ def check_namespace(namespace: str) -> None:
             f"invalid namespace {namespace[:80]!r}: a DNS-1123 label (lower case letters, "
             "digits and '-') of at most 63 characters"
         )
+
+
+def check_release(release: ReleaseRef) -> None:
+    """Both names of ``release`` follow Helm's rules (the namespace is checked first)."""
+    check_namespace(release.namespace)
+    check_release_name(release.name)
 
 
 @attrs.frozen
@@ -223,10 +231,10 @@ class TestResult:
 
 @attrs.frozen
 class ResourceStatus:
+    """One object of a release's manifest and whether it is ready (kstatus's verdict)."""
+
     api_version: str
     kind: str
     name: str
     namespace: str | None
-    status: str
-    ready: bool
-    message: str
+    readiness: Readiness

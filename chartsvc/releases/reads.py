@@ -24,7 +24,7 @@ from typing import Any
 
 import attrs
 
-from chartsvc.clusters import ClusterTarget
+from chartsvc.clusters import ClusterTarget, ReleaseRef
 from chartsvc.releases.clients import KubeClients
 from common import kube
 from common.errors import BadGateway, WharfError
@@ -145,11 +145,10 @@ class ClusterReads:
         found = (StoredRevision.from_secret(item) for item in items)
         return [r for r in found if r is not None and (name is None or r.name == name)]
 
-    async def revision(
-        self, target: ClusterTarget, namespace: str, name: str, version: int
-    ) -> StoredRevision | None:
-        path = f"/api/v1/namespaces/{namespace}/secrets/sh.helm.release.v1.{name}.v{version}"
-        secret = await self.get(target, path)
+    async def revision(self, release: ReleaseRef, version: int) -> StoredRevision | None:
+        name = f"sh.helm.release.v1.{release.name}.v{version}"
+        path = f"/api/v1/namespaces/{release.namespace}/secrets/{name}"
+        secret = await self.get(release.target, path)
         return StoredRevision.from_secret(secret) if secret is not None else None
 
     async def resources(

@@ -12,10 +12,12 @@ from __future__ import annotations
 from typing import Any
 
 from chartsvc.clusters import ClusterTarget
-from chartsvc.releases.kstatus import NOT_FOUND, readiness
+from chartsvc.releases.kstatus import NOT_FOUND, Readiness, readiness
 from chartsvc.releases.model import Release, ResourceStatus
 from chartsvc.releases.reads import ClusterReads, object_path
 from common import yamlio
+
+_UNSERVED = Readiness(NOT_FOUND, "the cluster does not serve this kind")
 
 
 def manifest_objects(manifest: str) -> list[dict[str, Any]]:
@@ -39,17 +41,14 @@ async def statuses(
     live = await reads.objects(target, (path for path, _ in located))
     results = []
     for obj, (path, namespace), current in zip(objects, located, live, strict=True):
-        state = readiness(current)
-        message = state.message if path is not None else "the cluster does not serve this kind"
+        state = readiness(current) if path is not None else _UNSERVED
         results.append(
             ResourceStatus(
                 api_version=str(obj["apiVersion"]),
                 kind=str(obj["kind"]),
                 name=str((obj.get("metadata") or {}).get("name", "")),
                 namespace=namespace,
-                status=state.status if path is not None else NOT_FOUND,
-                ready=state.ready,
-                message=message,
+                readiness=state,
             )
         )
     return results

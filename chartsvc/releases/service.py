@@ -6,21 +6,22 @@ on the same cluster sees exactly what the service did, and the other way round. 
 (same cluster, namespace and name) run one at a time, as Helm requires; different releases run
 concurrently. Reads take Helm's stored records (``chartsvc.releases.reads``) and, for resources, the
 live objects. Every operation names its cluster explicitly (a :class:`ClusterTarget`: kubeconfig
-and context); which one is the caller's business. Charts come from a :class:`ChartSource`. This
+and context), and one on a release names it as a :class:`ReleaseRef` (that cluster, namespace and
+name); which cluster is the caller's business. Charts come from a :class:`ChartSource`. This
 module reads no settings and knows nothing of HTTP.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Hashable, Mapping
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
 import attrs
 
-from chartsvc.clusters import ClusterTarget
+from chartsvc.clusters import ClusterTarget, ReleaseRef
 from chartsvc.helm import Installed, ReleaseEngine, ReleaseNotFound
 from chartsvc.releases import preview, resources, testhooks
 from chartsvc.releases.model import (
@@ -30,6 +31,7 @@ from chartsvc.releases.model import (
     TestResult,
     UpgradeRequest,
     check_namespace,
+    check_release,
     check_release_name,
 )
 from chartsvc.releases.reads import ClusterReads, StoredRevision
@@ -52,10 +54,10 @@ class ChartSource(Protocol):
 class KeyedLocks:
     """An asyncio lock per key, dropped once nobody holds or waits for it."""
 
-    _locks: dict[tuple[str, ...], tuple[asyncio.Lock, int]] = attrs.field(factory=dict)
+    _locks: dict[Hashable, tuple[asyncio.Lock, int]] = attrs.field(factory=dict)
 
     @asynccontextmanager
-    async def hold(self, *key: str) -> AsyncIterator[None]:
+    async def hold(self, key: Hashable) -> AsyncIterator[None]:
         lock, users = self._locks.get(key) or (asyncio.Lock(), 0)
         self._locks[key] = (lock, users + 1)
         try:
@@ -97,38 +99,31 @@ class ReleaseService:
                 latest[key] = rev
         return [Release.from_record(await latest[key].decode()) for key in sorted(latest)]
 
-    async def status(self, target: ClusterTarget, namespace: str, name: str) -> Release:
-        return (await self.history(target, namespace, name, latest_only=True))[-1]
+    async def status(self, release: ReleaseRef) -> Release:
+        return (await self.history(release, latest_only=True))[-1]
 
-    async def history(
-        self, target: ClusterTarget, namespace: str, name: str, *, latest_only: bool = False
-    ) -> list[Release]:
+    async def history(self, release: ReleaseRef, *, latest_only: bool = False) -> list[Release]:
         """Every stored revision, oldest first (``helm history``); 404 when there is none."""
-        check_namespace(namespace)
-        check_release_name(name)
+        check_release(release)
         revisions = sorted(
-            await self.reads.revisions(target, namespace, name), key=lambda r: r.version
+            await self.reads.revisions(release.target, release.namespace, release.name),
+            key=lambda r: r.version,
         )
         if not revisions:
-            raise ReleaseNotFound(namespace, name)
+            raise ReleaseNotFound(release.namespace, release.name)
         chosen = revisions[-1:] if latest_only else revisions
         return [Release.from_record(await r.decode()) for r in chosen]
 
-    async def values(
-        self, target: ClusterTarget, namespace: str, name: str, *, all_values: bool
-    ) -> Mapping[str, Any]:
+    async def values(self, release: ReleaseRef, *, all_values: bool) -> Mapping[str, Any]:
         """The user's values, or (``all_values``) those coalesced over the chart's defaults."""
         if not all_values:
-            return (await self.status(target, namespace, name)).config
-        check_namespace(namespace)
-        check_release_name(name)
-        return await self.engine.computed_values(target, namespace, name)
+            return (await self.status(release)).config
+        check_release(release)
+        return await self.engine.computed_values(release)
 
-    async def resources(
-        self, target: ClusterTarget, namespace: str, name: str
-    ) -> list[ResourceStatus]:
-        release = await self.status(target, namespace, name)
-        return await resources.statuses(self.reads, target, release)
+    async def resources(self, release: ReleaseRef) -> list[ResourceStatus]:
+        current = await self.status(release)
+        return await resources.statuses(self.reads, release.target, current)
 
     # --- writes --------------------------------------------------------------------------------
 
@@ -136,59 +131,41 @@ class ReleaseService:
         self, target: ClusterTarget, request: InstallRequest, archive: bytes | None = None
     ) -> Release:
         """``helm install`` of ``archive`` (an upload) or of the chart ``request`` names."""
-        name, namespace = request.release_name, request.namespace
+        release = ReleaseRef(target, request.namespace, request.release_name)
         _check_install(request, upload=archive is not None)
-        check_namespace(namespace)
+        check_namespace(release.namespace)
         data = await self._chart(request.chart_ref, request.version, archive)
-        async with self._locks.hold(target.key, namespace, name):
+        async with self._locks.hold(release.key):
             done = await self.engine.write(
-                "install",
-                target,
-                namespace,
-                name,
-                data,
-                values=dict(request.values),
-                options=request.options,
+                "install", release, data, values=dict(request.values), options=request.options
             )
-        return await self._result(target, done, request.values, dry_run=request.options.dry_run)
+        return await self._result(release, done, request.values, dry_run=request.options.dry_run)
 
     async def upgrade(
-        self,
-        target: ClusterTarget,
-        namespace: str,
-        name: str,
-        request: UpgradeRequest,
-        archive: bytes | None = None,
+        self, release: ReleaseRef, request: UpgradeRequest, archive: bytes | None = None
     ) -> Release:
-        data = await self._upgrade_chart(namespace, name, request, archive)
+        data = await self._upgrade_chart(release, request, archive)
         values = dict(request.values) if request.values is not None else None
-        async with self._locks.hold(target.key, namespace, name):
+        async with self._locks.hold(release.key):
             done = await self.engine.write(
-                "upgrade", target, namespace, name, data, values=values, options=request.options
+                "upgrade", release, data, values=values, options=request.options
             )
-        return await self._result(target, done, values or {}, dry_run=request.options.dry_run)
+        return await self._result(release, done, values or {}, dry_run=request.options.dry_run)
 
     async def preview_upgrade(
-        self,
-        target: ClusterTarget,
-        namespace: str,
-        name: str,
-        request: UpgradeRequest,
-        archive: bytes | None = None,
+        self, release: ReleaseRef, request: UpgradeRequest, archive: bytes | None = None
     ) -> preview.UpgradePreview:
         """What ``upgrade`` would change, from Helm's server-side dry run of it (nothing stored)."""
-        data = await self._upgrade_chart(namespace, name, request, archive)
-        current = await self.status(target, namespace, name)
-        was = await self.engine.computed_values(target, namespace, name)
+        data = await self._upgrade_chart(release, request, archive)
+        current = await self.status(release)
+        was = await self.engine.computed_values(release)
         given = dict(request.values) if request.values is not None else None
         options = attrs.evolve(request.options, dry_run_mode="server", wait="none")
-        done = await self.engine.write(
-            "upgrade", target, namespace, name, data, values=given, options=options
-        )
+        done = await self.engine.write("upgrade", release, data, values=given, options=options)
         values = preview.next_values(current.config, given, request.options)
         computed = await self.engine.coalesced_values(data, values)
         objects, unchanged = preview.diff_manifests(
-            current.manifest, str(done.summary.get("manifest") or ""), namespace
+            current.manifest, str(done.summary.get("manifest") or ""), release.namespace
         )
         return preview.UpgradePreview(
             release=Release.from_summary(
@@ -207,58 +184,45 @@ class ReleaseService:
             unchanged=unchanged,
         )
 
-    async def uninstall(
-        self, target: ClusterTarget, namespace: str, name: str
-    ) -> tuple[Release, str]:
+    async def uninstall(self, release: ReleaseRef) -> tuple[Release, str]:
         """``helm uninstall``: the release as it was, marked uninstalled, and Helm's info text."""
-        async with self._locks.hold(target.key, namespace, name):
-            release = await self.status(target, namespace, name)
-            info = await self.engine.uninstall(target, namespace, name)
-        return release.uninstalled(_now()), info
+        async with self._locks.hold(release.key):
+            current = await self.status(release)
+            info = await self.engine.uninstall(release)
+        return current.uninstalled(_now()), info
 
     async def rollback(
-        self,
-        target: ClusterTarget,
-        namespace: str,
-        name: str,
-        revision: int | None,
-        *,
-        dry_run: bool = False,
+        self, release: ReleaseRef, revision: int | None, *, dry_run: bool = False
     ) -> Release:
         """``helm rollback`` to ``revision`` (None: the previous one); returns the new revision.
 
         ``dry_run``: Helm checks the rollback against the server and stores nothing; the answer
         is the revision that would be restored, described as a dry run."""
-        check_namespace(namespace)
-        check_release_name(name)
-        async with self._locks.hold(target.key, namespace, name):
-            await self.engine.rollback(target, namespace, name, revision or None, dry_run=dry_run)
+        check_release(release)
+        async with self._locks.hold(release.key):
+            await self.engine.rollback(release, revision or None, dry_run=dry_run)
             if not dry_run:
-                return await self.status(target, namespace, name)
-            revisions = await self.history(target, namespace, name)
+                return await self.status(release)
+            revisions = await self.history(release)
         restored = revisions[-2] if not revision and len(revisions) > 1 else None
         restored = restored or next((r for r in revisions if r.version == revision), revisions[-1])
         info = {**restored.info, "description": f"Dry run complete: rollback to {restored.version}"}
         return attrs.evolve(restored, info=info)
 
-    async def test(
-        self, target: ClusterTarget, namespace: str, name: str, *, timeout: int
-    ) -> list[TestResult]:
+    async def test(self, release: ReleaseRef, *, timeout: int) -> list[TestResult]:
         """``helm test --logs``: each test hook's phase and logs; a failing test is a result."""
-        check_namespace(namespace)
-        check_release_name(name)
-        async with self._locks.hold(target.key, namespace, name):
-            run = await self.engine.test(target, namespace, name, timeout=timeout)
-            release = await self.status(target, namespace, name)
-        return await testhooks.collect(self.reads, target, release, run)
+        check_release(release)
+        async with self._locks.hold(release.key):
+            run = await self.engine.test(release, timeout=timeout)
+            current = await self.status(release)
+        return await testhooks.collect(self.reads, release.target, current, run)
 
     # --- helpers -------------------------------------------------------------------------------
 
     async def _upgrade_chart(
-        self, namespace: str, name: str, request: UpgradeRequest, archive: bytes | None
+        self, release: ReleaseRef, request: UpgradeRequest, archive: bytes | None
     ) -> bytes:
-        check_namespace(namespace)
-        check_release_name(name)
+        check_release(release)
         if archive is None and not request.chart_ref:
             raise _missing("chartRef")
         return await self._chart(request.chart_ref, request.version, archive)
@@ -270,18 +234,12 @@ class ReleaseService:
         return await self.charts.archive(ref, version)
 
     async def _result(
-        self,
-        target: ClusterTarget,
-        done: Installed,
-        values: Mapping[str, Any],
-        *,
-        dry_run: bool,
+        self, release: ReleaseRef, done: Installed, values: Mapping[str, Any], *, dry_run: bool
     ) -> Release:
+        """The revision Helm stored (as read back), or for a dry run the one it computed."""
         summary = done.summary
         if not dry_run:
-            stored = await self.reads.revision(
-                target, summary["namespace"], summary["name"], int(summary["revision"])
-            )
+            stored = await self.reads.revision(release, int(summary["revision"]))
             if stored is not None:
                 return Release.from_record(await stored.decode())
         description = "Dry run complete" if dry_run else ""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import fcntl
 import os
 import re
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -72,39 +73,50 @@ def check_name(name: str) -> str:
     return name
 
 
+#: How long a read of repositories.yaml is trusted before the file is checked for changes again:
+#: an edit made outside the service (the helm CLI, an editor) shows in listings within this. The
+#: check is a ``stat``: several microseconds, which every listing paid when it was made each time.
+RECHECK_S = 1.0
+_ABSENT = (-1, -1, -1)  # the stamp of a missing file
+
+
 @attrs.define
 class EntriesCache:
     """The repositories of the last read of repositories.yaml, reused while the file is the same.
 
     Every chart listing asks which repositories exist; the helm CLI may change the file at any
-    time, so each ask costs a ``stat`` (a few microseconds: kept exact rather than checked every
-    so often, so that ``helm repo add`` then a listing always agrees) but a parse only after a
-    change. Both writers replace the file by rename, so the inode changes with every write even
-    when mtime and size do not.
+    time. Whether it did is checked at most once per ``recheck_s`` (or at once when asked
+    ``fresh``) and parsed again only after a change. Both writers replace the file by rename, so the
+    inode changes with every write even when mtime and size do not. The tuple handed out is the
+    same object until the file is read again, so what is made of it may be kept as long.
     """
 
+    recheck_s: float = RECHECK_S
+    clock: Callable[[], float] = time.monotonic
     _stamp: tuple[int, int, int] | None = None
+    _checked: float = 0.0  # when the stamp was last found current, by ``clock``
     _repos: tuple[Repository, ...] = ()
 
     def read(self, path: Path) -> tuple[Repository, ...]:
-        repos = self.unchanged(path)
+        """The repositories the file names now, parsed again only if it changed."""
+        repos = self.unchanged(path, fresh=True)
         if repos is not None:
             return repos
-        try:
-            stamp = _stamp(path)
-        except FileNotFoundError:  # removed since
-            return ()
+        stamp = _stamp(path)
         self._repos = tuple(Repository.from_entry(entry) for entry in read_entries(path))
-        self._stamp = stamp
+        self._stamp, self._checked = stamp, self.clock()
         return self._repos
 
-    def unchanged(self, path: Path) -> tuple[Repository, ...] | None:
-        """The repositories read last while the file is unchanged (a ``stat``), else None."""
-        try:
-            stamp = _stamp(path)
-        except FileNotFoundError:
-            return ()
-        return self._repos if stamp == self._stamp else None
+    def unchanged(self, path: Path, *, fresh: bool = False) -> tuple[Repository, ...] | None:
+        """The repositories read last unless the file changed since (then None). Within
+        ``recheck_s`` of the last check the file is not looked at, unless ``fresh``."""
+        now = self.clock()
+        if self._stamp is not None and not fresh and now - self._checked < self.recheck_s:
+            return self._repos
+        if _stamp(path) != self._stamp:
+            return None
+        self._checked = now
+        return self._repos
 
     def forget(self) -> None:
         """After our own write: a reused inode within one clock tick must not look unchanged."""
@@ -112,7 +124,10 @@ class EntriesCache:
 
 
 def _stamp(path: Path) -> tuple[int, int, int]:
-    stat = os.stat(path)  # pathlib's own stat adds a fifth to it
+    try:
+        stat = os.stat(path)  # pathlib's own stat adds a fifth to it
+    except FileNotFoundError:
+        return _ABSENT
     return (stat.st_ino, stat.st_mtime_ns, stat.st_size)
 
 

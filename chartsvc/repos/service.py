@@ -64,20 +64,26 @@ class RepoService:
 
     # --- repositories.yaml --------------------------------------------------------------------
 
-    async def configured(self) -> list[config.Repository]:
+    async def configured(self, *, fresh: bool = False) -> tuple[config.Repository, ...]:
+        """The repositories repositories.yaml names: as the file is now when ``fresh``, else as
+        it was at most ``config.RECHECK_S`` ago. The same tuple until the file is read again."""
         # A stat of the file on the loop (microseconds; a thread hop costs far more); a thread
         # only to read it again after a change.
-        repos = self._repo_file.unchanged(self.repositories_file)
+        repos = self._repo_file.unchanged(self.repositories_file, fresh=fresh)
         if repos is None:
             repos = await asyncio.to_thread(self._repo_file.read, self.repositories_file)
-        return list(repos)
+        return repos
 
     async def get(self, name: str) -> config.Repository:
+        """The repository ``name``. One the last read of the file lacks is looked for in the file
+        as it is now: a repository the helm CLI has just added is found at once."""
         config.check_name(name)
-        for repo in await self.configured():
-            if repo.name == name:
-                return repo
-        raise RepositoryNotFound(name)
+        repo = _named(await self.configured(), name)
+        if repo is None:  # perhaps added since the file was last checked
+            repo = _named(await self.configured(fresh=True), name)
+        if repo is None:
+            raise RepositoryNotFound(name)
+        return repo
 
     async def add(self, name: str, url: str) -> tuple[config.Repository, bool]:
         """Add after downloading its index (as ``helm repo add`` does); (repo, created)."""
@@ -94,7 +100,7 @@ class RepoService:
         # Lock order everywhere: the repository's own lock, then the file's. A large index
         # downloads under the first only, so other repositories can be added meanwhile.
         async with self._locks[name]:
-            existing = next((r for r in await self.configured() if r.name == name), None)
+            existing = _named(await self.configured(fresh=True), name)
             if existing is not None:
                 if existing.url.rstrip("/") != repo.url.rstrip("/"):
                     raise Conflict(f"repository {name!r} already exists with another URL")
@@ -302,3 +308,7 @@ class RepoService:
         prepared = await asyncio.to_thread(index.parse, download.body, source=source)
         self._indexes.put(key, prepared, prepared.weight)
         return prepared
+
+
+def _named(repos: tuple[config.Repository, ...], name: str) -> config.Repository | None:
+    return next((repo for repo in repos if repo.name == name), None)

@@ -22,7 +22,13 @@ from chartsvc.encoders import (
     encode_uninstalled,
 )
 from chartsvc.metrics import helm_observer
-from chartsvc.releases import ClusterTarget, InstallRequest, ReleaseService, UpgradeRequest
+from chartsvc.releases import (
+    ClusterTarget,
+    InstallRequest,
+    ReleaseRef,
+    ReleaseService,
+    UpgradeRequest,
+)
 from chartsvc.releases.model import write_options
 from common import yamlio
 from common.openapi import validated
@@ -36,8 +42,8 @@ routes = web.RouteTableDef()
 RELEASES = "/clusters/{clusterId}/helm/releases"
 RELEASE = RELEASES + "/{namespace}/{name}"
 T = TypeVar("T")
-#: A read of one release: ``(releases, cluster, namespace, name)``.
-Read = Callable[[ReleaseService, ClusterTarget, str, str], Awaitable[T]]
+#: A read of one release: ``(releases, release)``.
+Read = Callable[[ReleaseService, ReleaseRef], Awaitable[T]]
 
 
 def setup(app: web.Application) -> None:
@@ -58,16 +64,16 @@ def _context(request: web.Request) -> tuple[HelmDesk, str, ClusterTarget]:
     return desk, cluster_id, desk.target(request.app[CLUSTERS].get(cluster_id))
 
 
-def _where(request: web.Request) -> tuple[str, str]:
+def _release(request: web.Request, target: ClusterTarget) -> ReleaseRef:
     path = validated(request).path
-    return path["namespace"], path["name"]
+    return ReleaseRef(target, path["namespace"], path["name"])
 
 
 async def _read(request: web.Request, read: Read[T]) -> T:
     """One read of the release the path names (``ReleaseService.status``, ``.history``, ...)."""
     desk, _, target = _context(request)
     with helm_failures():
-        return await read(desk.releases, target, *_where(request))
+        return await read(desk.releases, _release(request, target))
 
 
 @routes.get(RELEASES, name="listHelmReleases")
@@ -100,7 +106,7 @@ async def get_helm_release_values(request: web.Request) -> web.Response:
     everything = validated(request).query["all"]
     desk, _, target = _context(request)
     with helm_failures():
-        values = await desk.releases.values(target, *_where(request), all_values=everything)
+        values = await desk.releases.values(_release(request, target), all_values=everything)
     text = yamlio.dump(dict(values))  # no values: "{}", an empty mapping
     return web.Response(text=text, content_type=YAML_TYPE)
 
@@ -131,10 +137,10 @@ async def upgrade_helm_release(request: web.Request) -> web.Response:
     desk, cluster_id, target = _context(request)
     values = await desk.values_for(body.get("valuesName"), body.get("values"))
     upgrade = UpgradeRequest.from_body({**body, "values": values})
-    namespace, name = _where(request)
+    ref = _release(request, target)
     dry_run = upgrade.options.dry_run
-    with _write(request, "upgrade", cluster_id, f"{namespace}/{name}", dry_run=dry_run):
-        release = await desk.releases.upgrade(target, namespace, name, upgrade)
+    with _write(request, "upgrade", cluster_id, f"{ref.namespace}/{ref.name}", dry_run=dry_run):
+        release = await desk.releases.upgrade(ref, upgrade)
     return web.json_response(encode_release(release))
 
 
@@ -143,20 +149,18 @@ async def rollback_helm_release(request: web.Request) -> web.Response:
     body = validated(request).body or {}
     dry_run = write_options(body).dry_run
     desk, cluster_id, target = _context(request)
-    namespace, name = _where(request)
-    with _write(request, "rollback", cluster_id, f"{namespace}/{name}", dry_run=dry_run):
-        release = await desk.releases.rollback(
-            target, namespace, name, body.get("revision"), dry_run=dry_run
-        )
+    ref = _release(request, target)
+    with _write(request, "rollback", cluster_id, f"{ref.namespace}/{ref.name}", dry_run=dry_run):
+        release = await desk.releases.rollback(ref, body.get("revision"), dry_run=dry_run)
     return web.json_response(encode_release(release))
 
 
 @routes.post(RELEASE + "/uninstall", name="uninstallHelmRelease")
 async def uninstall_helm_release(request: web.Request) -> web.Response:
     desk, cluster_id, target = _context(request)
-    namespace, name = _where(request)
-    with _write(request, "uninstall", cluster_id, f"{namespace}/{name}", dry_run=False):
-        release, info = await desk.releases.uninstall(target, namespace, name)
+    ref = _release(request, target)
+    with _write(request, "uninstall", cluster_id, f"{ref.namespace}/{ref.name}", dry_run=False):
+        release, info = await desk.releases.uninstall(ref)
     return web.json_response(encode_uninstalled(release, info))
 
 

@@ -5,9 +5,13 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from aiohttp import FormData
 
 from chartsvc.budget import UploadBudget
+from chartsvc.keys import UPLOADS
 from common.errors import ServiceUnavailable
+from tests.chartsvc.conftest import MakeClient
+from tests.guards import assert_problem
 
 
 async def test_reservations_wait_for_room_and_release() -> None:
@@ -40,3 +44,19 @@ async def test_a_request_larger_than_the_budget_still_runs_alone() -> None:
     budget = UploadBudget(total=100)
     async with budget.reserve(10_000):
         assert budget.used == 100
+
+
+async def test_only_routes_that_read_uploads_wait_for_the_budget(make_client: MakeClient) -> None:
+    client = await make_client()
+    budget = client.app[UPLOADS]
+    budget.wait_s = 0.05
+    form = FormData()
+    form.add_field("chart", b"x", filename="c.tgz", content_type="application/gzip")
+    async with budget.reserve(budget.total):
+        resp = await client.post("/api/v1/charts/lint/upload", data=form)
+        await assert_problem(resp, 503)
+        assert resp.headers["Retry-After"] == "5"
+        # A route that never reads an upload holds no memory for one: a body claiming to be one
+        # does not keep it waiting.
+        resp = await client.post("/api/v1/repos/update-all", data=form)
+        assert resp.status == 200, await resp.text()

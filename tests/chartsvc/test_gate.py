@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from aiohttp import ClientResponse, FormData
+from aiohttp import ClientResponse, FormData, web
+from pytest_aiohttp import AiohttpClient
 
-from tests.chartsvc.conftest import MakeClient
+from chartsvc.app import create_app
+from tests.chartsvc.conftest import MakeClient, MakeSettings
 from tests.guards import assert_problem
 from tests.typing_support import Client
 
@@ -80,3 +82,15 @@ async def test_disabled_interceptor_removes_the_gate(make_client: MakeClient) ->
     await assert_problem(resp, 404)  # reached the operation: no gate in the way
     resp = await client.post("/api/v1/repos", json={"name": "a", "url": "http://169.254.169.254/"})
     await assert_problem(resp, 400, code="address-refused")  # the guard still applies
+
+
+async def test_the_gate_holds_in_a_host_app(
+    aiohttp_client: AiohttpClient, make_settings: MakeSettings
+) -> None:
+    """Mounted under a host's prefix, the service decides its routes as it does alone."""
+    host = web.Application()
+    host.add_subapp("/svc", create_app(make_settings()))
+    client = await aiohttp_client(host)
+    resp = await client.delete("/svc/api/v1/repos/r")
+    await assert_problem(resp, 403, code="mutations-disabled")
+    assert (await client.get("/svc/api/v1/repos")).status == 200

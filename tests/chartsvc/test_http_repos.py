@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 import yaml
 
 from chartsvc.app import create_app
+from chartsvc.repos import config
 from common.config import ConfigError
 from tests.chartsvc.conftest import FULL, KEY, ChartRepo, MakeClient, MakeSettings
 from tests.guards import assert_problem
@@ -33,6 +35,34 @@ async def test_add_list_remove(client: Client, chart_repo: ChartRepo, tmp_path: 
     assert resp.status == 204
     assert await (await client.get("/api/v1/repos")).json() == []
     await assert_problem(await client.delete("/api/v1/repos/r", headers=KEY), 404)
+
+
+async def test_the_listing_follows_every_change_as_json_dumps_writes_it(
+    client: Client, chart_repo: ChartRepo, tmp_path: Path
+) -> None:
+    """The listing's bytes are made once per configured state: an add and a removal through the
+    API and an add by the helm CLI each show in them."""
+
+    async def listing() -> bytes:
+        resp = await client.get("/api/v1/repos")
+        assert resp.headers["Content-Type"] == "application/json; charset=utf-8"
+        return await resp.read()
+
+    def listed(*names: str) -> bytes:
+        return json.dumps([{"name": n, "url": chart_repo.url} for n in names]).encode()
+
+    assert await listing() == b"[]"
+    resp = await client.post(
+        "/api/v1/repos", json={"name": "r", "url": chart_repo.url}, headers=KEY
+    )
+    assert resp.status == 201
+    assert await listing() == listed("r")
+    added = config.new_entry("s", chart_repo.url)
+    config.change_entries(tmp_path / "data" / "repositories.yaml", lambda e: [*e, added])
+    assert (await client.get("/api/v1/repos/s/charts")).status == 200  # found at once by name
+    assert await listing() == listed("r", "s")
+    assert (await client.delete("/api/v1/repos/r", headers=KEY)).status == 204
+    assert await listing() == listed("s")
 
 
 async def test_add_bad_input(client: Client, make_client: MakeClient) -> None:

@@ -211,7 +211,13 @@ async def test_the_release_domain_serves_any_cluster_without_chartsvc_settings(
     """What the console's per-cluster Helm endpoints build on: ``chartsvc.helm`` and
     ``chartsvc.releases``, a cluster given as kubeconfig text and context on each call."""
     from chartsvc.helm import Helm
-    from chartsvc.releases import InstallRequest, ReleaseNotFound, ReleaseService, UpgradeRequest
+    from chartsvc.releases import (
+        InstallRequest,
+        ReleaseNotFound,
+        ReleaseRef,
+        ReleaseService,
+        UpgradeRequest,
+    )
 
     east, west = (
         ClusterTarget.from_kubeconfig(kube.parse(sim.kubeconfig_path.read_text()), sim.context)
@@ -226,17 +232,18 @@ async def test_the_release_domain_serves_any_cluster_without_chartsvc_settings(
         )
         installed = await service.install(east, request)
         assert (installed.name, installed.version, installed.status) == ("dom", 1, "deployed")
+        dom = ReleaseRef(east, "dom", "dom")
         upgraded = await service.upgrade(
-            east, "dom", "dom", UpgradeRequest(chart_ref="local/probe", values={"a": 2})
+            dom, UpgradeRequest(chart_ref="local/probe", values={"a": 2})
         )
         assert upgraded.version == 2
-        assert [r.version for r in await service.history(east, "dom", "dom")] == [1, 2]
-        assert await service.values(east, "dom", "dom", all_values=False) == {"a": 2}
-        kinds = [r.kind for r in await service.resources(east, "dom", "dom")]
+        assert [r.version for r in await service.history(dom)] == [1, 2]
+        assert await service.values(dom, all_values=False) == {"a": 2}
+        kinds = [r.kind for r in await service.resources(dom)]
         assert kinds == ["ConfigMap"]
         with pytest.raises(ReleaseNotFound):
-            await service.status(west, "dom", "dom")
-        await service.uninstall(east, "dom", "dom")
+            await service.status(ReleaseRef(west, "dom", "dom"))
+        await service.uninstall(dom)
         assert await service.list_releases(east, "dom") == []
     finally:
         await service.close()

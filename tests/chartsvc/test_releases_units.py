@@ -14,9 +14,9 @@ from typing import Any
 import helm_python as helm
 import pytest
 
-from chartsvc.clusters import ClusterTarget
+from chartsvc.clusters import ClusterTarget, ReleaseRef
 from chartsvc.helm import Helm
-from chartsvc.helm.errors import ReleaseRef, translate
+from chartsvc.helm.errors import translate
 from chartsvc.helm.releases import ConfigPool
 from chartsvc.releases import KeyedLocks, Release, check_namespace, check_release_name, kstatus
 from chartsvc.releases.clients import KubeClients
@@ -195,13 +195,13 @@ def test_readiness_rules(obj: dict[str, Any] | None, state: str, message: str) -
     ],
 )
 def test_helm_errors_are_translated(error: helm.HelmError, status: int, code: str) -> None:
-    translated = translate(error, ReleaseRef(cluster="east", namespace="apps", name="web"))
+    translated = translate(error, ReleaseRef(ClusterTarget("east"), namespace="apps", name="web"))
     assert (translated.status, translated.code) == (status, code)
 
 
 def test_translated_detail_is_truncated() -> None:
     error = helm.HelmReleaseError("Service is invalid: " + "x" * 5000)
-    assert len(translate(error, ReleaseRef("c", "n", "r")).detail) < 1200
+    assert len(translate(error, ReleaseRef(ClusterTarget("c"), "n", "r")).detail) < 1200
 
 
 def test_split_logs() -> None:
@@ -258,7 +258,7 @@ async def test_locks_serialise_one_key_and_not_others() -> None:
     order: list[str] = []
 
     async def hold(key: str, tag: str) -> None:
-        async with locks.hold("cluster", "ns", key):
+        async with locks.hold(("cluster", "ns", key)):
             order.append(f"{tag}+")
             await asyncio.sleep(0.01)
             order.append(f"{tag}-")
@@ -323,7 +323,7 @@ async def test_unusable_kubeconfig_is_a_502_without_its_content() -> None:
 async def test_a_cancelled_write_keeps_the_release_lock_until_helm_is_done() -> None:
     helm = Helm()
     locks = KeyedLocks()
-    target = fake_target("slow")
+    release = ReleaseRef(fake_target("slow"), "ns", "web")
     finished: list[str] = []
 
     def slow(config: Any) -> str:
@@ -332,13 +332,13 @@ async def test_a_cancelled_write_keeps_the_release_lock_until_helm_is_done() -> 
         return "done"
 
     async def write() -> None:
-        async with locks.hold(target.key, "ns", "web"):
-            await helm.releases.run(target, "ns", "web", slow, operation="install")
+        async with locks.hold(release.key):
+            await helm.releases.run(release, slow, operation="install")
 
     task = asyncio.create_task(write())
     await asyncio.sleep(0.05)
     task.cancel()
-    async with locks.hold(target.key, "ns", "web"):  # the next write to the same release
+    async with locks.hold(release.key):  # the next write to the same release
         assert finished == ["helm"]
     with pytest.raises(asyncio.CancelledError):
         await task

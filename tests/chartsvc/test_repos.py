@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import aiohttp
@@ -28,6 +29,7 @@ def make_service(
     *,
     index_memory: int = 64 * 1024 * 1024,
     max_index_size: int = 10 * 1024 * 1024,
+    clock: Callable[[], float] = time.monotonic,
 ) -> RepoService:
     return RepoService(
         repositories_file=tmp_path / "repositories.yaml",
@@ -37,6 +39,7 @@ def make_service(
         max_index_size=max_index_size,
         limits=archives.ArchiveLimits(),
         indexes=WeightedLRU(index_memory),
+        repo_file=config.EntriesCache(clock=clock),
     )
 
 
@@ -45,6 +48,25 @@ async def service(tmp_path: Path) -> AsyncIterator[RepoService]:
     policy = AddressPolicy(allow=LOOPBACK)
     async with guarded_session(policy) as session:
         yield make_service(tmp_path, session, policy)
+
+
+class Clock:
+    """A monotonic clock that moves only when the test moves it."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+async def clocked(tmp_path: Path) -> AsyncIterator[tuple[RepoService, Clock]]:
+    """A service that checks repositories.yaml for changes by a :class:`Clock`."""
+    clock = Clock()
+    policy = AddressPolicy(allow=LOOPBACK)
+    async with guarded_session(policy) as session:
+        yield make_service(tmp_path, session, policy, clock=clock), clock
 
 
 async def test_add_writes_helm_compatible_state(
@@ -175,7 +197,7 @@ async def test_remove_deletes_entry_and_cache(
 ) -> None:
     await service.add("r", chart_repo.url)
     await service.remove("r")
-    assert await service.configured() == []
+    assert await service.configured() == ()
     assert list((tmp_path / "cache").iterdir()) == []
     with pytest.raises(RepositoryNotFound):
         await service.remove("r")
@@ -376,11 +398,42 @@ async def test_an_oci_registry_is_not_a_chart_repository(service: RepoService) -
     assert refused.value.extra["errors"][0]["field"] == "url"
 
 
-async def test_repository_list_follows_every_rewrite(service: RepoService, tmp_path: Path) -> None:
+async def test_repository_list_follows_every_rewrite(
+    clocked: tuple[RepoService, Clock], tmp_path: Path
+) -> None:
+    service, clock = clocked
     path = tmp_path / "repositories.yaml"
     for name in ("aaa", "bbb", "ccc"):  # same size, same second: only the inode tells them apart
         config.write_entries(path, [config.new_entry(name, "https://charts.example.com")])
+        clock.now += config.RECHECK_S
         assert [r.name for r in await service.configured()] == [name]
+
+
+async def test_an_edit_made_outside_is_listed_within_the_recheck_interval(
+    clocked: tuple[RepoService, Clock], tmp_path: Path
+) -> None:
+    service, clock = clocked
+    path = tmp_path / "repositories.yaml"
+    config.write_entries(path, [config.new_entry("aaa", "https://charts.example.com")])
+    listed = await service.configured()
+    config.write_entries(path, [config.new_entry("bbb", "https://charts.example.com")])
+    clock.now += config.RECHECK_S * 0.9
+    assert await service.configured() is listed  # the file was not looked at again yet
+    clock.now += config.RECHECK_S * 0.1
+    assert [r.name for r in await service.configured()] == ["bbb"]
+
+
+async def test_a_repository_the_helm_cli_just_added_is_found_by_name(
+    clocked: tuple[RepoService, Clock], tmp_path: Path
+) -> None:
+    service, _ = clocked
+    assert await service.configured() == ()
+    entry = config.new_entry("new", "https://charts.example.com")
+    config.write_entries(tmp_path / "repositories.yaml", [entry])  # as `helm repo add` would
+    assert (await service.get("new")).url == "https://charts.example.com"
+    assert [r.name for r in await service.configured()] == ["new"]
+    with pytest.raises(RepositoryNotFound):
+        await service.get("other")
 
 
 @pytest.mark.parametrize(
@@ -452,7 +505,7 @@ async def test_unwritable_state_is_a_clear_error_and_nothing_is_recorded(
         service = make_service(tmp_path, session, policy)
         with pytest.raises(StorageFailed, match="could not write r-index"):
             await service.add("r", chart_repo.url)
-        assert await service.configured() == []
+        assert await service.configured() == ()
 
 
 async def test_a_prepared_file_cut_short_is_rebuilt(chart_repo: ChartRepo, tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ import json
 import re
 from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import attrs
@@ -109,6 +110,26 @@ class Operation:
     responses: Mapping[str, jsonschema.protocols.Validator]
     statuses: frozenset[str]
     raw: Mapping[str, Any]
+    #: Validated requests by their input (``_memo_key``), for an operation whose validation reads
+    #: only the path, the raw query string and its header parameters: no body, no list values.
+    #: CI polls the same URL again and again; validating it once is enough. None otherwise.
+    memo: dict[tuple[Any, ...], Validated] | None = attrs.field(eq=False)
+    _header_params: tuple[str, ...] = attrs.field(eq=False, init=False)
+
+    @memo.default
+    def _memo(self) -> dict[tuple[Any, ...], Validated] | None:
+        reads_body = self.json_body is not None or self.body_required
+        lists = any(p.array for p in self.params)
+        return None if reads_body or lists else {}
+
+    @_header_params.default
+    def _headers(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.params if p.location == "header")
+
+
+#: Inputs kept per operation (``Operation.memo``); past it the memo starts again, so a client
+#: sending ever new query strings costs memory no longer than this.
+MEMO_LIMIT = 512
 
 
 @attrs.define
@@ -578,11 +599,43 @@ async def validation_middleware(request: web.Request, handler: Handler) -> web.S
         return response
     op = request.app[SPEC].operations[op_id]
     request[OPERATION] = op_id
-    request[VALIDATED] = await validate_request(request, op)
+    memo = op.memo
+    if memo is None:
+        request[VALIDATED] = await validate_request(request, op)
+    else:
+        key = _memo_key(request, op)
+        known = memo.get(key)
+        if known is None:
+            known = _read_only(await validate_request(request, op))
+            if len(memo) >= MEMO_LIMIT:
+                memo.clear()
+            memo[key] = known
+        request[VALIDATED] = known
     response = await handler(request)
     if request.app.get(VALIDATE_RESPONSES):
         check_response(op, response)
     return response
+
+
+def _memo_key(request: web.Request, op: Operation) -> tuple[Any, ...]:
+    """All a memoised operation's validation reads: the query string as sent (decoding it first
+    could merge two that parse apart), the path's values and the header parameters."""
+    headers = request.headers
+    return (
+        request.rel_url.raw_query_string,
+        tuple(request.match_info.items()),
+        *(headers.get(name) for name in op._header_params),
+    )
+
+
+def _read_only(found: Validated) -> Validated:
+    """What a memo hands to many requests: no handler may change it for the next one."""
+    return Validated(
+        path=MappingProxyType(dict(found.path)),
+        query=MappingProxyType(dict(found.query)),
+        headers=MappingProxyType(dict(found.headers)),
+        body=found.body,
+    )
 
 
 def check_response(op: Operation, response: web.StreamResponse) -> None:

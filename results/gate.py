@@ -23,6 +23,7 @@ This module must not know HTTP or SQL.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from typing import Any, NoReturn
 
@@ -87,7 +88,13 @@ class Verdict:
 
 def read_query(params: Mapping[str, Any]) -> GateQuery:
     """The query in the normal forms ingest stored (hex commits lower-case, no refs/heads/)."""
-    values = fields.read_query(params)
+    return _normal_query(tuple(params.items()))
+
+
+@functools.lru_cache(maxsize=KEPT_VERDICTS)
+def _normal_query(items: tuple[tuple[str, Any], ...]) -> GateQuery:
+    """``read_query`` once per set of parameters: CI asks the same again and again."""
+    values = fields.read_query(dict(items))
     return GateQuery(
         project=values["project"],
         commit=values.get("commit"),

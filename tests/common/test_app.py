@@ -10,8 +10,9 @@ import pytest
 from aiohttp import FormData, web
 from pytest_aiohttp import AiohttpClient
 
+from common import openapi
 from common.app import build_app
-from common.openapi import Spec
+from common.openapi import SPEC, Spec
 from tests.common.sample import DOCUMENT, make_app
 from tests.conftest import ApiClient
 from tests.guards import assert_problem
@@ -264,3 +265,33 @@ def test_spec_fragments_can_be_left_out(tmp_path: Path) -> None:
     assert "getThing" in Spec.load(tmp_path / "svc.yaml").operations
     with pytest.raises(ValueError, match="no fragment to exclude named typo"):
         Spec.load(tmp_path / "svc.yaml", exclude=("typo",))
+
+
+async def test_a_repeated_query_is_validated_once_and_kept_read_only(
+    api_client: ApiClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """CI polls the same URL: its validation is kept per raw query string, read-only, bounded."""
+    app = make_app()
+    client = await api_client(app)
+    ops = app[SPEC].operations
+    memo = ops["listThings"].memo
+    assert memo is not None
+    assert ops["createThing"].memo is None  # a body: validated every time
+    for _ in range(2):
+        resp = await client.get("/api/v1/things?namespace=x&all=true")
+        assert await resp.json() == {"namespace": "x", "limit": 20, "all": True}
+    assert len(memo) == 1
+    # The same text once decoded, another query once parsed: the key is the string as sent.
+    resp = await client.get("/api/v1/things?namespace=x%26all%3Dtrue")
+    assert await resp.json() == {"namespace": "x&all=true", "limit": 20, "all": False}
+    # A refused query is refused again, never kept.
+    for _ in range(2):
+        await assert_problem(await client.get("/api/v1/things?limit=seven"), 400)
+    assert len(memo) == 2
+    kept = next(iter(memo.values()))
+    with pytest.raises(TypeError):
+        kept.query["namespace"] = "y"  # type: ignore[index]
+    monkeypatch.setattr(openapi, "MEMO_LIMIT", 3)
+    for limit in range(10):
+        assert (await client.get(f"/api/v1/things?limit={limit}")).status == 200
+    assert len(memo) <= 3

@@ -3,22 +3,25 @@
 :class:`Services` is built once per app (after the domain services open) and, per HTTP request,
 given the request that carried the call: a host's cluster resolver picks a release call's cluster
 from it. :class:`Reply` is a response's status and body, which each door renders its own way; a
-reply that repeats unchanged is made once (:class:`KeptReply`), with its JSON bytes.
+reply that repeats unchanged is made once (``common.memo.Remade``), with its JSON bytes.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 import attrs
 
 from chartsvc.charts import ChartService
 from chartsvc.clusters import ClusterSource, ClusterTarget, ResolverFailed
+from chartsvc.encoders import encode_repository
 from chartsvc.hub import HubClient
 from chartsvc.releases import ReleaseService
+from chartsvc.repos.config import Repository
 from chartsvc.repos.service import RepoService
+from common.memo import Remade
 from common.openapi import Validated
 
 if TYPE_CHECKING:  # the HTTP door hands its request through; nothing here serves HTTP
@@ -44,22 +47,6 @@ class Reply:
         return cls(body, encoded=json.dumps(body).encode("utf-8"))
 
 
-@attrs.define
-class KeptReply:
-    """A reply made from a value and kept while the value is the same object, for a call whose
-    reply changes only when its input does. The input must be immutable, and a new object
-    whenever it changes (``RepoService.configured`` hands out such tuples)."""
-
-    _source: object = None
-    _reply: Reply | None = None
-
-    def reply(self, source: object, make: Callable[[], Reply]) -> Reply:
-        """The reply ``make`` made for ``source``, made again only for another object."""
-        if self._reply is None or source is not self._source:
-            self._reply, self._source = make(), source
-        return self._reply
-
-
 @attrs.frozen
 class Services:
     """The domain services the calls use, taken from the running app.
@@ -75,7 +62,7 @@ class Services:
     clusters: ClusterSource | None = None
     request: web.Request | None = None
     #: The repository listing's reply, kept while the configured repositories are the same.
-    repo_listing: KeptReply = attrs.field(factory=KeptReply)
+    repo_listing: Remade[Repository, Reply] = attrs.field(factory=lambda: Remade(_listing))
 
     def for_request(self, request: web.Request) -> Services:
         """These services for the call ``request`` carries (``attrs.evolve`` costs far more, on
@@ -122,3 +109,7 @@ def registrar(table: dict[str, Call]) -> Callable[[str], Callable[[Call], Call]]
         return register
 
     return call
+
+
+def _listing(repos: Sequence[Repository]) -> Reply:
+    return Reply.encoded_once([encode_repository(r) for r in repos])

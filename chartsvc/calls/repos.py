@@ -25,10 +25,9 @@ async def add_repository(s: Services, v: Validated) -> Reply:
 
 @call("listRepositories")
 async def list_repositories(s: Services, v: Validated) -> Reply:
-    repos = await s.repos.configured()  # a new tuple exactly when the file was read again
-    return s.repo_listing.reply(
-        repos, lambda: Reply.encoded_once([encode_repository(r) for r in repos])
-    )
+    # Repositories are frozen and replaced when the file is read again: the same objects,
+    # the same reply.
+    return s.repo_listing(await s.repos.configured())
 
 
 @call("removeRepository")

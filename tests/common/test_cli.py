@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import gc
 import subprocess
 import sys
 from pathlib import Path
+
+from aiohttp import web
+
+from wharf.cli import freeze_heap
 
 WHARF = [sys.executable, "-m", "wharf"]
 
@@ -65,3 +70,13 @@ def test_unknown_event_loop_stops_startup_with_one_line() -> None:
     assert result.stderr.strip().splitlines() == [
         "wharf: WHARF_EVENT_LOOP must be one of auto, uvloop, asyncio, not 'trio'"
     ]
+
+
+async def test_a_started_service_leaves_its_start_up_heap_out_of_full_collections() -> None:
+    """``wharf serve`` freezes what start-up made once the app has started (``gc.freeze``)."""
+    assert gc.get_freeze_count() == 0
+    try:
+        await freeze_heap(web.Application())
+        assert gc.get_freeze_count() > 10_000  # the modules and objects this process holds
+    finally:
+        gc.unfreeze()

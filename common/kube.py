@@ -210,11 +210,15 @@ async def api_client(config: KubeConfig, context: str) -> Any:
 
 
 def in_cluster_client() -> Any:
+    """An ``ApiClient`` from the pod's service account; :class:`KubeConfigError` without one."""
     from kubernetes_asyncio import client
     from kubernetes_asyncio import config as kconfig
 
     configuration = client.Configuration()
-    kconfig.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
+    try:
+        kconfig.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
+    except (kconfig.ConfigException, OSError):
+        raise KubeConfigError("this process has no in-cluster service account") from None
     return client.ApiClient(configuration)
 
 

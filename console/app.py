@@ -65,7 +65,7 @@ from console.resources.discovery import Catalogs
 from console.resources.flights import Flights
 from console.resources.kubeapi import KubeApi
 from console.settings import ConsoleSettings, Settings, StoreBackend
-from console.web import pages
+from console.web import PUBLIC_PATHS, pages
 
 logger = logging.getLogger(__name__)
 
@@ -99,6 +99,7 @@ def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) 
         open_mode=svc.security.open_mode,
         credentials=AdminCredentials(svc.security.admin.username, svc.security.admin.password),
         sessions=SessionStore(svc.security.session_timeout_minutes * 60, renew=True),
+        public_pages=PUBLIC_PATHS,
     )
     app = build_app(
         service="console",

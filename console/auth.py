@@ -2,8 +2,8 @@
 
 Rules (the contract's): in open mode every GET is public and every other method needs the admin;
 in closed mode everything but ``/actuator/health/**``, ``/actuator/info``, the sign-in call and
-the web pages (exactly ``console.web.PUBLIC_PATHS``: the login page, the shell, their assets; GET
-and HEAD only) needs the admin; paths that return secrets need the admin in both modes (so do a
+the web pages (exactly ``AuthPolicy.public_pages``, which the app sets to ``console.web.PUBLIC_PATHS``:
+the login page, the shell, their assets; GET and HEAD only) needs the admin; paths that return secrets need the admin in both modes (so do a
 Secret's values, checked once the resource is known: ``console.http.clusterapi.target_whole_kind``).
 Health and info probes ignore any credential sent, so a wrong one cannot turn a probe into a 401.
 A path is judged by both the request path and the matched route's template, so an encoded or
@@ -31,7 +31,6 @@ from common.errors import Forbidden, Unauthorized
 from common.sessions import SessionStore
 from common.throttle import LoginThrottle
 from console.credentials import AdminCredentials
-from console.web import PUBLIC_PATHS
 
 #: The session cookie (the contract's): a browser cannot attach HTTP Basic to a WebSocket
 #: handshake, so a session stands in for it. It idles out (``SessionStore.renew``).
@@ -67,6 +66,8 @@ class AuthPolicy:
     open_mode: bool
     credentials: AdminCredentials
     sessions: SessionStore
+    #: The web pages and their assets, public for GET and HEAD (``console.web.PUBLIC_PATHS``).
+    public_pages: frozenset[str]
     #: Wrong Basic passwords, per user name and per client address (see ``common.throttle``).
     throttle: LoginThrottle = attrs.field(factory=LoginThrottle)
 
@@ -76,14 +77,16 @@ def current_user(request: web.Request) -> str | None:
     return principal.user if principal is not None else None
 
 
-def needs_auth(method: str, paths: tuple[str, ...], *, open_mode: bool) -> bool:
+def needs_auth(
+    method: str, paths: tuple[str, ...], *, open_mode: bool, public_pages: frozenset[str]
+) -> bool:
     if any(SECRET_PATHS.match(p) for p in paths):
         return True
     if any(ALWAYS_PUBLIC.match(p) for p in paths):
         return False
     if SESSION_PATH in paths and method in ("POST", "DELETE"):
         return False
-    if method in PAGE_METHODS and all(p in PUBLIC_PATHS for p in paths):
+    if method in PAGE_METHODS and all(p in public_pages for p in paths):
         return False  # the login page, the shell and their assets: they show only what the API does
     return method not in SAFE_METHODS if open_mode else True
 
@@ -98,9 +101,11 @@ def _paths(request: web.Request) -> tuple[str, ...]:
 Rules = tuple[bool, bool]
 
 
-def _rules(method: str, paths: tuple[str, ...], *, open_mode: bool) -> Rules:
+def _rules(method: str, paths: tuple[str, ...], policy: AuthPolicy) -> Rules:
     public = any(ALWAYS_PUBLIC.match(p) for p in paths)
-    return public, not public and needs_auth(method, paths, open_mode=open_mode)
+    return public, not public and needs_auth(
+        method, paths, open_mode=policy.open_mode, public_pages=policy.public_pages
+    )
 
 
 def auth_middleware(policy: AuthPolicy) -> Middleware:
@@ -111,11 +116,11 @@ def auth_middleware(policy: AuthPolicy) -> Middleware:
     def rules_of(request: web.Request) -> Rules:
         resource = request.match_info.route.resource
         if not isinstance(resource, web.PlainResource):
-            return _rules(request.method, _paths(request), open_mode=policy.open_mode)
+            return _rules(request.method, _paths(request), policy)
         key = (request.method, resource)
         known = fixed.get(key)
         if known is None:
-            known = fixed[key] = _rules(request.method, _paths(request), open_mode=policy.open_mode)
+            known = fixed[key] = _rules(request.method, _paths(request), policy)
         return known
 
     @web.middleware

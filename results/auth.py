@@ -12,11 +12,13 @@ that response header); a wrong value is a 403, a missing one leaves the write an
 Rules: ``GET /api/v1/me`` always needs a principal; ingest needs a token when
 ``require-ingest-token`` is set; with ``open-mode`` off every API call and page needs a principal.
 An API call without one gets a 401 problem, a page a redirect to ``/login``. Visibility of private
-projects is not decided here but by :func:`results.accounts.can_read` in the handlers.
+projects is not decided here but by :func:`results.accounts.can_read`, which the doors reach through
+:func:`can_read` (the API's handlers and the pages alike).
 """
 
 from __future__ import annotations
 
+import functools
 from urllib.parse import quote
 
 import attrs
@@ -26,7 +28,8 @@ from aiohttp.typedefs import Handler, Middleware
 from common import credentials, pages, sessions, sse
 from common.errors import Forbidden, Unauthorized
 from common.openapi import SPEC, operation_id
-from results import keys
+from results import accounts, keys
+from results.runs import CanRead
 from results.settings import CookieSecure
 from results.users import Credential, Principal
 
@@ -74,6 +77,13 @@ class InvalidToken(Unauthorized):
 def principal(request: web.Request) -> Principal | None:
     """Who the request runs as; None for an anonymous one."""
     return request.get(keys.PRINCIPAL)
+
+
+def can_read(request: web.Request) -> CanRead:
+    """The request's principal as the ``CanRead`` the domain asks for (anonymous: PUBLIC only).
+
+    Visibility itself is decided by ``results.accounts.can_read``, not here."""
+    return functools.partial(accounts.can_read, principal(request))
 
 
 class CsrfRefused(Forbidden):

@@ -14,8 +14,8 @@ from results import fields
 from results.errors import NoMatchingRun, ProjectNotFound
 from results.gate import GateQuery, evaluate
 from results.runs import CanRead, Project
+from results.runstore import Store
 from results.settings import GateSettings
-from results.store import Store
 
 GREEN, YELLOWGREEN, YELLOW, ORANGE, RED, GREY = (
     "#2e7d32",

@@ -21,8 +21,8 @@ from results.gate import Baseline, find_baseline
 from results.history import HistoryStore, TestRef
 from results.parsers.model import percentage
 from results.runs import CanRead, RunSummary
+from results.runstore import Store
 from results.settings import GateSettings
-from results.store import Store
 
 #: Entries listed per group (and files listed); the counts always cover everything.
 MAX_LISTED = 500

@@ -32,8 +32,8 @@ import attrs
 from results import fields
 from results.errors import CommitOrBranchRequired, NoMatchingRun, ProjectNotFound
 from results.runs import CanRead, Project, RunSummary
+from results.runstore import Store
 from results.settings import GateSettings, MissingDataPolicy
-from results.store import Store
 
 #: Failing test names listed in a new-failures detail before "and N more".
 LISTED_FAILURES = 5

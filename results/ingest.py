@@ -30,7 +30,7 @@ from results.parsers.errors import InvalidReport, ReportTooLarge
 from results.parsers.junit import parse_junit
 from results.parsers.model import Diagnostic, ParseLimits
 from results.runs import CanRead, RunListener, Visibility
-from results.store import Store
+from results.runstore import Store
 
 logger = logging.getLogger(__name__)
 

@@ -18,8 +18,9 @@ from results.ingest import Ingestor
 from results.metrics import ResultsMetrics
 from results.reads import ReadStore
 from results.runs import RunListener
+from results.runstore import Store
 from results.settings import ResultsSettings
-from results.store import Database, Store
+from results.store import Database
 
 SETTINGS = web.AppKey("results.settings", ResultsSettings)
 STORE: web.AppKey[Store] = web.AppKey("results.store")

@@ -22,7 +22,7 @@ from common import tasks
 from common.db.postgres import PgDatabase
 from results.events import EventHub
 from results.runs import RunSummary
-from results.store import Store
+from results.runstore import Store
 
 CHANNEL = "results_runs"
 

@@ -83,8 +83,8 @@ async def _new_client(target: ClusterTarget) -> Any:
     if target.kubeconfig is None:
         try:
             return kube.in_cluster_client()
-        except Exception:  # no service account mounted after all
-            raise _unusable(target, "this process has no in-cluster service account") from None
+        except KubeConfigError as exc:  # no service account mounted after all
+            raise _unusable(target, exc.detail) from None
     try:
         config = kube.parse(target.kubeconfig, source=f"the kubeconfig of cluster {target.name!r}")
         return await kube.api_client(config, target.context or config.current_context or "")

@@ -1,11 +1,12 @@
 """The kubernetes-asyncio side of clusters: building a client per cluster and probing a server.
 
-This is the adapter: the rest of ``console.clusters`` never imports kubernetes-asyncio. A probe asks
-``/version`` (public on every cluster; it names the server and tells a simulator apart) and then
-``/api`` (needs authentication, so a kubeconfig with dead credentials is caught before it is
-registered). The Wharf simulator names itself with an ``X-Kubesim`` header on ``/version`` whose
-value is the public path of its list of known differences from kube-apiserver; that list is read
-once per probe, so ``/api/v1/about`` can show what the simulator should not be trusted for.
+This is the adapter: the rest of ``console.clusters`` never calls a cluster, and kubernetes-asyncio
+itself stays behind ``common.kube``. A probe asks ``/version`` (public on every cluster; it names
+the server and tells a simulator apart) and then ``/api`` (needs authentication, so a kubeconfig
+with dead credentials is caught before it is registered). The Wharf simulator names itself with
+an ``X-Kubesim`` header on ``/version`` whose value is the public path of its list of known
+differences from kube-apiserver; that list is read once per probe, so ``/api/v1/about`` can show
+what the simulator should not be trusted for.
 Nothing here logs a kubeconfig or a response body.
 """
 
@@ -60,11 +61,9 @@ async def config_client(config: KubeConfig, context: str) -> Any:
 
 
 def _in_cluster_client(cluster: Cluster) -> Any:
-    from kubernetes_asyncio.config import ConfigException
-
     try:
         return kube.in_cluster_client()
-    except (ConfigException, OSError):
+    except KubeConfigError:
         raise BadGateway(
             f"cluster {cluster.id!r} has no kubeconfig and this process has no in-cluster "
             "service account",

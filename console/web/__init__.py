@@ -3,8 +3,8 @@
 Both pages are public in both modes (the contract keeps "the login page and the front-end shell"
 open); what they show comes from the public API, fetched by the browser with the session cookie,
 so they hold nothing the API would not give the same caller. ``PUBLIC_PATHS`` is the exact list
-``console.auth`` lets through without a login: a new page or asset stays behind the login until it
-is added here. This module imports nothing of the console, so ``console.auth`` can read it.
+the app hands ``console.auth`` to let through without a login: a new page or asset stays behind the
+login until it is added here.
 """
 
 from __future__ import annotations

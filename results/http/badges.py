@@ -12,11 +12,11 @@ from aiohttp import web
 
 from common.openapi import validated
 from results import badges, fields, keys
-from results.http.viewer import can_read
+from results.auth import can_read
 from results.runs import CanRead
+from results.runstore import Store
 from results.settings import GateSettings
-from results.store import Store
-from results.web.svg import badge
+from results.svg import badge
 
 routes = web.RouteTableDef()
 PUBLIC_MAX_AGE_S = 60

@@ -8,8 +8,8 @@ from aiohttp import web
 
 from common.openapi import validated
 from results import gate, keys
+from results.auth import can_read
 from results.encoders import encode_verdict
-from results.http.viewer import can_read
 
 routes = web.RouteTableDef()
 

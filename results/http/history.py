@@ -9,8 +9,8 @@ from aiohttp import web
 
 from common.openapi import validated
 from results import fields, history, keys
+from results.auth import can_read
 from results.encoders import encode_flaky_list, encode_test, encode_test_history
-from results.http.viewer import can_read
 
 routes = web.RouteTableDef()
 _FILTERS = {"branch": fields.branch, "flag": fields.flag}

@@ -12,8 +12,8 @@ from aiohttp import web
 
 from common.uploads import MultipartForm, UploadLimits, read_multipart
 from results import keys
+from results.auth import can_read
 from results.encoders import encode_ingest_result
-from results.http.viewer import can_read
 from results.ingest import IngestForm, ReportFile
 from results.settings import IngestSettings
 

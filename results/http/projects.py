@@ -10,8 +10,8 @@ from aiohttp import web
 
 from common.openapi import validated
 from results import browse, fields, keys, trends
+from results.auth import can_read
 from results.encoders import encode_project, encode_project_detail, encode_run, encode_trend
-from results.http.viewer import can_read
 
 routes = web.RouteTableDef()
 

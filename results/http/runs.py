@@ -7,8 +7,8 @@ from aiohttp import web
 
 from common.openapi import validated
 from results import browse, compare, fields, keys
+from results.auth import can_read
 from results.encoders import encode_comparison, encode_run_detail
-from results.http.viewer import can_read
 
 routes = web.RouteTableDef()
 

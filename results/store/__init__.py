@@ -1,8 +1,10 @@
-"""The results store: a small async interface, and its implementation on ``common.db``.
+"""The results store: the implementation on ``common.db`` of the interfaces the domain declares.
 
-Domain code (ingest, gate) depends on the ``Store`` protocol only. ``open_store(url)``
-opens the database (SQLite file or PostgreSQL server, migrations applied) and closes it on exit;
-the SQL is written once for both engines. The accounts tables have their own SQL in
+``SqlStore`` implements ``results.runstore.Store`` (what ingest, the gate and compare ask), and
+``results.store.reads`` the read side's ``results.reads.ReadStore``. Domain code never imports this
+package: it depends on those protocols only. ``open_store(url)`` opens the database (SQLite file or
+PostgreSQL server, migrations applied) and closes it on exit; the SQL is written once for both
+engines. The accounts tables have their own SQL in
 ``results.store.accounts`` against the same ``Database`` (``SqlStore.db``).
 
 This package must not import HTTP code or parsers beyond their value objects and merge.
@@ -11,57 +13,19 @@ This package must not import HTTP code or parsers beyond their value objects and
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Protocol
 
 import attrs
 
 from common.db import Database, open_database
 from results.batch import IngestBatch, IngestOutcome
-from results.runs import Project, RunSummary
 from results.store.catalog import TestCatalog
 from results.store.queries import SqlRunQueries
 from results.store.runs import write_batch
 from results.store.schema import SCHEMA
 
-__all__ = ["Database", "SqlStore", "Store", "open_store"]
-
-
-class Store(Protocol):
-    async def ingest(self, batch: IngestBatch) -> IngestOutcome:
-        """Write a batch into its run in one transaction (creating project and run as needed)."""
-
-    async def find_project(self, name: str) -> Project | None: ...
-
-    async def get_run(self, run_id: int) -> RunSummary | None: ...
-
-    async def latest_run(
-        self,
-        project_id: int,
-        *,
-        flag: str,
-        commit: str | None = None,
-        branch: str | None = None,
-        exclude_run_id: int | None = None,
-        before_run_id: int | None = None,
-    ) -> RunSummary | None:
-        """Newest run of the project and flag on ``commit`` (prefix of 7+ hex allowed), else
-        on ``branch``."""
-
-    async def project_run(
-        self, project: str, *, flag: str, commit: str | None, branch: str | None
-    ) -> tuple[Project, RunSummary] | None:
-        """``latest_run`` by project name, together with the project."""
-
-    async def failing_keys(self, run_ids: Sequence[int]) -> Mapping[int, frozenset[str]]:
-        """Keys of the failed and errored test cases, per run."""
-
-    async def run_hashes(self, project: str, run_key: str) -> frozenset[str]:
-        """sha256 of the files already in the run ``run_key`` names (empty if none)."""
-
-    def data_version(self) -> int | None:
-        """Changes with every commit, by anyone; None when unknown (``Database.data_version``)."""
+__all__ = ["Database", "SqlStore", "open_store"]
 
 
 @attrs.define(eq=False)

@@ -1,6 +1,6 @@
 """The pages' charts, built from runs and outcomes: what each point says and where it links.
 
-``results.web.svg`` draws; this module decides the series (pass rate, failures, duration, line
+``results.svg`` draws; this module decides the series (pass rate, failures, duration, line
 coverage; a test's outcomes and durations) and the words of each tooltip and description.
 This module must not fetch data or know HTTP.
 """
@@ -12,9 +12,9 @@ from collections.abc import Callable, Sequence
 import attrs
 from markupsafe import Markup
 
+from results import svg
 from results.flakiness import Outcome
 from results.runs import RunSummary
-from results.web import svg
 from results.web.render import duration, short_sha
 
 

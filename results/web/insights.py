@@ -10,7 +10,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from results import compare, history, keys, trends
-from results.http.viewer import can_read
+from results.auth import can_read
 from results.web import query
 from results.web.charts import duration_chart, outcome_strip, trend_charts
 from results.web.render import page

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import defusedxml.ElementTree as ET
 
-from results.web import svg
-from results.web.svg import _scale
+from results import svg
+from results.svg import _scale
 
 
 def test_axes_use_round_numbers_around_the_data() -> None:

@@ -1,5 +1,6 @@
-"""Server-rendered SVG: trend charts, a test's outcome strip, and badges. No script, no fonts,
-nothing fetched: each picture is markup inside the page (or the badge response) itself.
+"""Server-rendered SVG: trend charts, a test's outcome strip (for ``results.web``), and badges (for
+``results.http.badges``). No script, no fonts, nothing fetched: each picture is markup inside the
+page (or the badge response) itself.
 
 Accessibility: every chart is ``role="img"`` with a ``<title>`` and a ``<desc>`` that says in words
 what the line does (first, last, lowest, highest), every point and bar carries its own

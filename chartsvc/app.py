@@ -27,7 +27,6 @@ from chartsvc.clusters import ClusterResolver, ClusterSource, default_target
 from chartsvc.gate import access_gate, mutating_routes
 from chartsvc.http.budget import is_multipart, upload_budget
 from chartsvc.http.routes import form_operations, route_tables
-from chartsvc.http.scope import RouteScope
 from chartsvc.keys import (
     CHARTS,
     CLUSTERS,
@@ -52,6 +51,7 @@ from common.config import ConfigError
 from common.metrics import METRICS
 from common.netguard import AddressPolicy, Allowed, IPNetwork, parse_allowed
 from common.openapi import Spec, load_document
+from common.routing import PerRoute
 
 SPEC_PATH = Path(__file__).resolve().parent.parent / "spec" / "chartsvc.yaml"
 
@@ -124,11 +124,11 @@ def create_app(
 
 def _guards(
     svc: ChartsvcSettings, spec: Spec, operations: Mapping[str, Operation]
-) -> tuple[list[Middleware], list[RouteScope], UploadBudget]:
+) -> tuple[list[Middleware], list[PerRoute[bool]], UploadBudget]:
     """The access gate (unless the interceptor is off) and the upload budget's middleware, the
     route scopes they skip other routes by (to install on the app) and the budget."""
     middlewares: list[Middleware] = []
-    scopes: list[RouteScope] = []
+    scopes: list[PerRoute[bool]] = []
     if svc.rest.access_interceptor.enabled:
         policy = AccessPolicy.from_settings(svc.security)
         writes = mutating(operations)
@@ -144,7 +144,7 @@ def _guards(
         return mcp_cap if mcp.carries_calls(request) else None
 
     uploads = form_operations(spec) | set(mcp.CALL_ROUTES)
-    metered = RouteScope(lambda route: route.name in uploads)
+    metered = PerRoute(lambda route: route.name in uploads, default=True)
     budget = UploadBudget.for_cap(upload_cap)
     middlewares.append(upload_budget(budget, cap_of, metered))
     scopes.append(metered)

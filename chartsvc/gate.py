@@ -14,16 +14,18 @@ from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
 
 from chartsvc.access import API_KEY_HEADER, AccessPolicy
-from chartsvc.http.scope import RouteScope
 from common.openapi import operation_id
+from common.routing import PerRoute
 
 
-def mutating_routes(mutating: Collection[str]) -> RouteScope:
+def mutating_routes(mutating: Collection[str]) -> PerRoute[bool]:
     """The routes of the mutating operations (a route's name is its operationId)."""
-    return RouteScope(lambda route: route.name in mutating)
+    return PerRoute(lambda route: route.name in mutating, default=True)
 
 
-def access_gate(policy: AccessPolicy, mutating: Collection[str], scope: RouteScope) -> Middleware:
+def access_gate(
+    policy: AccessPolicy, mutating: Collection[str], scope: PerRoute[bool]
+) -> Middleware:
     """Apply ``policy`` to the operations ``mutating`` names; ``scope`` is their routes."""
 
     @web.middleware

@@ -28,7 +28,7 @@ from common.openapi import Spec
 from common.revocation import REVOCATIONS
 from common.sessions import MemorySessionRows, SessionStore
 from console.audit import AUDIT, AuditLog, keep_durably
-from console.auth import AuthPolicy, auth_middleware
+from console.auth import AuthPolicy, auth_middleware, route_rules
 from console.clusters import ClusterRegistry
 from console.clusters.kubeconfigs import kubeconfig_paths, static_clusters
 from console.clusters.registry import follow
@@ -101,15 +101,17 @@ def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) 
         sessions=SessionStore(svc.security.session_timeout_minutes * 60, renew=True),
         public_pages=PUBLIC_PATHS,
     )
+    fixed = route_rules(policy)
     app = build_app(
         service="console",
         spec=Spec.load(SPEC_PATH),
         api_routes=API_ROUTES,
         extra_routes=[actuator.routes, podexec.routes],
-        middlewares=[auth_middleware(policy)],
+        middlewares=[auth_middleware(policy, fixed)],
         info={"security": {"mode": "open" if svc.security.open_mode else "closed"}},
         readiness={"clusterStore": _store_ready},
     )
+    fixed.install(app)
     policy.sessions.on_end = app[REVOCATIONS].revoke  # a sign-out ends the session's streams
     app[SETTINGS] = svc
     app[AUTH] = policy

@@ -23,11 +23,12 @@ import re
 from urllib.parse import urlsplit
 
 import attrs
-from aiohttp import web
+from aiohttp import hdrs, web
 from aiohttp.typedefs import Handler, Middleware
 
 from common import sse
 from common.errors import Forbidden, Unauthorized
+from common.routing import PerRoute
 from common.sessions import SessionStore
 from common.throttle import LoginThrottle
 from console.credentials import AdminCredentials
@@ -108,20 +109,26 @@ def _rules(method: str, paths: tuple[str, ...], policy: AuthPolicy) -> Rules:
     )
 
 
-def auth_middleware(policy: AuthPolicy) -> Middleware:
-    #: The rules per (method, route) of routes without variables: their path is their template,
-    #: so the answer is the same for every request (routes are few: this stays small).
-    fixed: dict[tuple[str, web.AbstractResource], Rules] = {}
+def route_rules(policy: AuthPolicy) -> PerRoute[Rules | None]:
+    """The rules of each route whose path has no variables, decided when the app starts: its path
+    is its template, so every request to it is judged alike. None for the others (and for a route
+    taking any method): their requests are judged one by one."""
+
+    def decide(route: web.AbstractRoute) -> Rules | None:
+        resource = route.resource
+        if route.method == hdrs.METH_ANY or not isinstance(resource, web.PlainResource):
+            return None
+        path = resource.canonical
+        return _rules(route.method, (path, path), policy)  # what ``_paths`` gives its requests
+
+    return PerRoute(decide, default=None)
+
+
+def auth_middleware(policy: AuthPolicy, fixed: PerRoute[Rules | None]) -> Middleware:
+    """Authenticate by ``policy``; ``fixed`` holds the rules decided per route (``route_rules``)."""
 
     def rules_of(request: web.Request) -> Rules:
-        resource = request.match_info.route.resource
-        if not isinstance(resource, web.PlainResource):
-            return _rules(request.method, _paths(request), policy)
-        key = (request.method, resource)
-        known = fixed.get(key)
-        if known is None:
-            known = fixed[key] = _rules(request.method, _paths(request), policy)
-        return known
+        return fixed(request) or _rules(request.method, _paths(request), policy)
 
     @web.middleware
     async def authenticate(request: web.Request, handler: Handler) -> web.StreamResponse:

@@ -16,7 +16,7 @@ from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
 
 from chartsvc.budget import UploadBudget
-from chartsvc.http.scope import RouteScope
+from common.routing import PerRoute
 
 
 def is_multipart(request: web.Request) -> bool:
@@ -24,7 +24,7 @@ def is_multipart(request: web.Request) -> bool:
 
 
 def upload_budget(
-    budget: UploadBudget, cap_of: Callable[[web.Request], int | None], scope: RouteScope
+    budget: UploadBudget, cap_of: Callable[[web.Request], int | None], scope: PerRoute[bool]
 ) -> Middleware:
     """Meter the requests to the routes of ``scope`` that ``cap_of`` gives a cap: the largest body
     their handlers accept (None: not an upload, not metered)."""

@@ -20,17 +20,15 @@ class Remade(Generic[V, T]):
 
     def __init__(self, make: Callable[[Sequence[V]], T]) -> None:
         self._make = make
-        self._source: tuple[V, ...] | None = None
-        self._made: T | None = None
+        #: The objects last made from and what was made of them.
+        self._last: tuple[tuple[V, ...], T] | None = None
 
     def __call__(self, objects: Sequence[V]) -> T:
-        source = self._source
+        last = self._last
         if (
-            source is None
-            or len(source) != len(objects)
-            or any(kept is not given for kept, given in zip(source, objects, strict=True))
-            or self._made is None
+            last is None
+            or len(last[0]) != len(objects)
+            or any(kept is not given for kept, given in zip(last[0], objects, strict=True))
         ):
-            self._made = self._make(objects)
-            self._source = tuple(objects)
-        return self._made
+            last = self._last = (tuple(objects), self._make(objects))
+        return last[1]

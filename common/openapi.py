@@ -114,7 +114,8 @@ class Operation:
     #: only the path, the raw query string and its header parameters: no body, no list values.
     #: CI polls the same URL again and again; validating it once is enough. None otherwise.
     memo: dict[tuple[Any, ...], Validated] | None = attrs.field(eq=False)
-    _header_params: tuple[str, ...] = attrs.field(eq=False, init=False)
+    #: The names of its header parameters (part of a memo key).
+    header_params: tuple[str, ...] = attrs.field(eq=False, init=False)
 
     @memo.default
     def _memo(self) -> dict[tuple[Any, ...], Validated] | None:
@@ -122,7 +123,7 @@ class Operation:
         lists = any(p.array for p in self.params)
         return None if reads_body or lists else {}
 
-    @_header_params.default
+    @header_params.default
     def _headers(self) -> tuple[str, ...]:
         return tuple(p.name for p in self.params if p.location == "header")
 
@@ -624,7 +625,7 @@ def _memo_key(request: web.Request, op: Operation) -> tuple[Any, ...]:
     return (
         request.rel_url.raw_query_string,
         tuple(request.match_info.items()),
-        *(headers.get(name) for name in op._header_params),
+        *(headers.get(name) for name in op.header_params),
     )
 
 

@@ -2,9 +2,10 @@
 
 Rules (the contract's): in open mode every GET is public and every other method needs the admin;
 in closed mode everything but ``/actuator/health/**``, ``/actuator/info``, the sign-in call and
-the web pages (exactly ``AuthPolicy.public_pages``, which the app sets to ``console.web.PUBLIC_PATHS``:
-the login page, the shell, their assets; GET and HEAD only) needs the admin; paths that return secrets need the admin in both modes (so do a
-Secret's values, checked once the resource is known: ``console.http.clusterapi.target_whole_kind``).
+the web pages (exactly ``AuthPolicy.public_pages``, which the app sets to
+``console.web.PUBLIC_PATHS``: the login page, the shell, their assets; GET and HEAD only) needs
+the admin; paths that return secrets need the admin in both modes (so do a Secret's values,
+checked once the resource is known: ``console.http.clusterapi.target_whole_kind``).
 Health and info probes ignore any credential sent, so a wrong one cannot turn a probe into a 401.
 A path is judged by both the request path and the matched route's template, so an encoded or
 oddly spelled path cannot slip past a rule its route falls under. A Basic header is checked

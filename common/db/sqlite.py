@@ -117,7 +117,7 @@ class SqliteDatabase:
     def data_version(self) -> int | None:
         """A number that changes with every commit by anyone: this process's writer and other
         processes (the ``wharf`` admin commands) alike. Read on the event loop, without a lock:
-        the WAL index's header (``WalIndex``, well under a microsecond), else SQLite's
+        the WAL index's header (``WalIndex``, one or two microseconds), else SQLite's
         ``PRAGMA data_version`` on a connection that never writes (about 15 µs: it opens and
         ends a read transaction, with its file locks; busy timeout 0, so it never waits, and a
         busy database answers None: nothing kept may be used)."""

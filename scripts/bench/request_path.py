@@ -27,7 +27,6 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-import aiohttp
 from aiohttp import HttpVersion11, web
 from aiohttp.http_parser import RawRequestMessage
 from aiohttp.test_utils import TestServer, make_mocked_request
@@ -38,7 +37,7 @@ from yarl import URL
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from throughput import JUNIT  # noqa: E402 - sibling
+from throughput import ingest_demo_run  # noqa: E402 - sibling
 
 from common.config import load_settings  # noqa: E402 - after the sibling path
 from wharf.services import SERVICES  # noqa: E402
@@ -149,19 +148,6 @@ async def started(name: str, data: Path, *overrides: str) -> AsyncIterator[TestS
         await server.close()
 
 
-async def ingest_one_run(server: TestServer) -> None:
-    form = aiohttp.FormData()
-    for name, value in (("project", "demo"), ("branch", "main"), ("commit", "a1b2c3d")):
-        form.add_field(name, value)
-    form.add_field("junit", JUNIT, filename="junit.xml", content_type="text/xml")
-    async with (
-        aiohttp.ClientSession() as session,
-        session.post(server.make_url("/api/v1/ingest"), data=form) as resp,
-    ):
-        if resp.status != 201:
-            raise RuntimeError(f"ingest answered {resp.status}: {await resp.text()}")
-
-
 async def run(requests: int, rounds: int) -> None:
     with tempfile.TemporaryDirectory(prefix="wharf-bench-") as tmp:
         async with AsyncExitStack() as stack:
@@ -172,7 +158,7 @@ async def run(requests: int, rounds: int) -> None:
                     started("console", Path(tmp), "console.clusters.warm-up=false")
                 ),
             }
-            await ingest_one_run(servers["results"])
+            await ingest_demo_run(str(servers["results"].make_url("")).rstrip("/"))
             floor: float | None = None  # the first endpoint: chartsvc's liveness probe
             for label, service, path in ENDPOINTS:
                 app = servers[service].app

@@ -173,15 +173,21 @@ async def wait_all(ports: Iterable[int]) -> None:
 async def prepare(ports: dict[str, int]) -> None:
     """Wait for every server; give results one run so the gate has something to judge."""
     await wait_all(ports.values())
-    async with aiohttp.ClientSession() as session:
-        form = aiohttp.FormData()
-        for name, field in (("project", "demo"), ("branch", "main"), ("commit", "a1b2c3d")):
-            form.add_field(name, field)
-        form.add_field("junit", JUNIT, filename="junit.xml", content_type="text/xml")
-        url = f"http://127.0.0.1:{ports['results']}/api/v1/ingest"
-        async with session.post(url, data=form) as resp:
-            if resp.status != 201:
-                raise RuntimeError(f"ingest answered {resp.status}: {await resp.text()}")
+    await ingest_demo_run(f"http://127.0.0.1:{ports['results']}")
+
+
+async def ingest_demo_run(base: str) -> None:
+    """One run of project ``demo`` on ``main`` into the results service at ``base``."""
+    form = aiohttp.FormData()
+    for name, field in (("project", "demo"), ("branch", "main"), ("commit", "a1b2c3d")):
+        form.add_field(name, field)
+    form.add_field("junit", JUNIT, filename="junit.xml", content_type="text/xml")
+    async with (
+        aiohttp.ClientSession() as session,
+        session.post(f"{base}/api/v1/ingest", data=form) as resp,
+    ):
+        if resp.status != 201:
+            raise RuntimeError(f"ingest answered {resp.status}: {await resp.text()}")
 
 
 def main() -> int:

@@ -46,6 +46,9 @@ WRITE_INTERVAL_S = 0.05
 AccessLine = tuple[float, tuple[Any, ...]]
 Pending = collections.deque[logging.LogRecord | AccessLine]
 ACCESS_FORMAT = '%s "%s %s HTTP/%d.%d" %d %d %.6fs rid=%s'
+#: ``TEXT_FORMAT`` of an access line in one formatting: the second's time, the milliseconds, the
+#: request id, then the fields of ``ACCESS_FORMAT``.
+_ACCESS_TEXT = f"%s,%03d INFO {ACCESS_LOGGER} [%s] {ACCESS_FORMAT}"
 
 
 class _Deferred(logging.Handler):
@@ -125,11 +128,7 @@ class _Writer(threading.Thread):
         if second != self._second:
             self._second = second
             self._stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(second))
-        millis = int((created - second) * 1000)
-        return (
-            f"{self._stamp},{millis:03d} INFO {ACCESS_LOGGER} [{fields[-1]}] "
-            + ACCESS_FORMAT % fields
-        )
+        return _ACCESS_TEXT % (self._stamp, (created - second) * 1000, fields[-1], *fields)
 
     def stop(self) -> None:
         self.stopping.set()

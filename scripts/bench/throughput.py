@@ -12,13 +12,14 @@ liveness probe. The hello-world runs on the event loop ``wharf serve`` chooses
 (``common.eventloop``), and the loop of every process is printed. ``wrk`` comes from the Debian
 package; the script installs it when missing (as root) or says how to.
 
-The neighbours' load comes and goes within seconds, so everything is measured ``--rounds`` times, the
-hello-world again before each endpoint: an endpoint's share is the median of its shares of the
-hello-world measured just before it, and its CPU time per request the least of its rounds (the one
-the neighbours disturbed least).
+The neighbours' load comes and goes within seconds, so an endpoint and the hello-world are measured
+in turns: ``--pairs`` short slices of each, in the order hello, endpoint, endpoint, hello, ... (so a
+load that grows or fades during a pair weighs on both sides alike). An endpoint's share is the
+median of its shares of the hello-world slice next to it, and its CPU time per request the least of
+its slices (the one the neighbours disturbed least). Every server is warmed up once before.
 
 Target: every endpoint at least 50% of the hello-world's requests/s. Exits 1 when missed. Usage:
-``.venv/bin/python scripts/bench/throughput.py [--seconds 3 --rounds 3 --connections 50]``.
+``.venv/bin/python scripts/bench/throughput.py [--seconds 2 --pairs 6 --connections 50]``.
 This script must not be imported by the service.
 """
 
@@ -33,8 +34,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
+from functools import partial
 from pathlib import Path
 
 import aiohttp
@@ -138,14 +140,21 @@ def summary(runs: Sequence[Measured]) -> Measured:
     return Measured(statistics.median(r.rate for r in runs), min(r.cpu_us for r in runs))
 
 
+def spread(shares: Sequence[float]) -> str:
+    """The median share and the range of the slices' shares."""
+    median = statistics.median(shares)
+    return f"{median:6.1%} (slices {min(shares):.0%}-{max(shares):.0%})"
+
+
 def wrk(binary: str, url: str, server: Server, *, seconds: int, connections: int) -> Measured:
-    """Requests per second over ``seconds`` with ``connections`` (after a one-second warm-up), and
-    the CPU ``server`` spent per request meanwhile."""
-    run = [binary, "-t2", f"-c{connections}"]
-    subprocess.run([*run, "-d1s", url], check=True, capture_output=True)
+    """Requests per second over ``seconds`` with ``connections``, and the CPU ``server`` spent per
+    request meanwhile."""
     cpu = cpu_seconds(server.pid)
     out = subprocess.run(
-        [*run, f"-d{seconds}s", url], check=True, capture_output=True, text=True
+        [binary, "-t2", f"-c{connections}", f"-d{seconds}s", url],
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout
     cpu = cpu_seconds(server.pid) - cpu
     errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
@@ -156,6 +165,19 @@ def wrk(binary: str, url: str, server: Server, *, seconds: int, connections: int
     if not found or not count:
         raise RuntimeError(f"no Requests/sec in wrk's output:\n{out}")
     return Measured(float(found.group(1)), cpu / max(1, int(count.group(1))) * 1e6)
+
+
+def in_turns(
+    first: Callable[[], Measured], second: Callable[[], Measured], pairs: int
+) -> Iterator[tuple[Measured, Measured]]:
+    """``pairs`` measurements of both, in the order first, second, second, first, first, ..."""
+    for turn in range(pairs):
+        if turn % 2:
+            b = second()
+            yield first(), b
+        else:
+            a = first()
+            yield a, second()
 
 
 async def wait_all(ports: Iterable[int]) -> None:
@@ -192,12 +214,14 @@ async def ingest_demo_run(base: str) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seconds", type=int, default=3)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--seconds", type=int, default=2)
+    parser.add_argument("--pairs", type=int, default=6)
     parser.add_argument("--connections", type=int, default=50)
     parser.add_argument("--hello", type=int, help=argparse.SUPPRESS)  # run the baseline server
     parser.add_argument("--layers", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.seconds < 1 or args.pairs < 1:
+        parser.error("--seconds and --pairs must be at least 1")
     if args.hello:
         hello_world(args.hello, [layer for layer in args.layers.split(",") if layer])
         return 0
@@ -236,17 +260,22 @@ def main() -> int:
             ("results GET /api/v1/gate", "results", "/api/v1/gate?project=demo&branch=main"),
             ("chartsvc liveness probe", "chartsvc", "/actuator/health/liveness"),
         ]
-        measure = {"seconds": args.seconds, "connections": args.connections}
-        hello_url = base.format(ports["hello"]) + "/"
-        names = ["hello", *layered, *(name for name, _, _ in targets)]
-        runs: dict[str, list[Measured]] = {name: [] for name in names}
-        shares: dict[str, list[float]] = {name: [] for name in names}
-        for _ in range(args.rounds):
-            for layer, port in layered.items():
-                runs[layer].append(wrk(binary, base.format(port) + "/", servers[layer], **measure))
-            for name, service, path in targets:
-                before = wrk(binary, hello_url, servers["hello"], **measure)
-                got = wrk(binary, base.format(ports[service]) + path, servers[service], **measure)
+        urls = {"hello": base.format(ports["hello"]) + "/"}
+        urls |= {layer: base.format(port) + "/" for layer, port in layered.items()}
+        urls |= {name: base.format(ports[service]) + path for name, service, path in targets}
+        owner = {name: servers[service] for name, service, _ in targets}
+
+        def measure(name: str, seconds: int = args.seconds) -> Measured:
+            server = owner.get(name) or servers[name]
+            return wrk(binary, urls[name], server, seconds=seconds, connections=args.connections)
+
+        for name in urls:  # warm-up: caches filled, connections' code paths taken once
+            measure(name, seconds=1)
+        runs: dict[str, list[Measured]] = {name: [] for name in urls}
+        shares: dict[str, list[float]] = {name: [] for name in urls}
+        for name in [name for name in urls if name != "hello"]:
+            pairs = in_turns(partial(measure, "hello"), partial(measure, name), args.pairs)
+            for before, got in pairs:
                 runs["hello"].append(before)
                 runs[name].append(got)
                 shares[name].append(got.rate / before.rate)
@@ -256,14 +285,17 @@ def main() -> int:
         for layer in layered:  # what each part of the request path costs
             got = summary(runs[layer])
             cost = got.cpu_us - previous.cpu_us
-            print(got.line("  + " + layer) + f"  {cost:+5.0f} us CPU", flush=True)
+            line = got.line("  + " + layer) + f"  {spread(shares[layer])}  {cost:+5.0f} us CPU"
+            print(line, flush=True)
             previous = got
         missed = 0
         for name, _, _ in targets:
             share = statistics.median(shares[name])
             verdict = "ok" if share >= TARGET else f"below {TARGET:.0%}"
             missed += share < TARGET
-            print(f"{summary(runs[name]).line(name)}  {share:6.1%}  {verdict}", flush=True)
+            print(
+                f"{summary(runs[name]).line(name)}  {spread(shares[name])}  {verdict}", flush=True
+            )
         written = sum(s.log.read_bytes().count(b" aiohttp.access ") for s in servers.values())
         print(f"access log lines written: {written}")
     return 1 if missed else 0

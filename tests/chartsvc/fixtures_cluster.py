@@ -152,12 +152,6 @@ async def install_upload(
     )
 
 
-async def json_of(resp: ClientResponse, status: int = 200) -> Any:
-    """The JSON body of ``resp``, after checking its status (the body is the message if not)."""
-    assert resp.status == status, await resp.text()
-    return await resp.json()
-
-
 def upload_form(archive: bytes, request: dict[str, Any] | None = None) -> FormData:
     form = FormData()
     form.add_field("chart", archive, filename="chart.tgz", content_type="application/gzip")

@@ -22,7 +22,7 @@ from tests.console.resources_support import (
     namespace,
     unique,
 )
-from tests.guards import assert_problem
+from tests.guards import assert_json, assert_problem
 from tests.typing_support import Client
 
 __all__ = ["sim"]
@@ -151,9 +151,7 @@ async def _monitored(sim: Simulator) -> str:
 
 
 async def _graph(client: Client, **params: str) -> dict[str, Any]:
-    resp = await client.get(f"{BASE}/graph", params=params)
-    assert resp.status == 200, await resp.text()
-    body: dict[str, Any] = await resp.json()
+    body: dict[str, Any] = await assert_json(await client.get(f"{BASE}/graph", params=params))
     return body
 
 

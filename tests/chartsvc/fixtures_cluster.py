@@ -152,6 +152,22 @@ async def install_upload(
     )
 
 
+async def upgrade_upload(
+    client: Client,
+    archive: bytes,
+    namespace: str,
+    name: str,
+    request: dict[str, Any] | None = None,
+) -> ClientResponse:
+    """POST an upgrade of ``name`` to the uploaded ``archive``, with ``request`` as its request part
+    (none without it)."""
+    return await client.post(
+        f"{API}/releases/{name}/upgrade/upload?namespace={namespace}",
+        data=upload_form(archive, request),
+        headers=KEY,
+    )
+
+
 def upload_form(archive: bytes, request: dict[str, Any] | None = None) -> FormData:
     form = FormData()
     form.add_field("chart", archive, filename="chart.tgz", content_type="application/gzip")

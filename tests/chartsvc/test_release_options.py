@@ -25,7 +25,7 @@ from tests.chartsvc.fixtures_cluster import (
     namespace,
     releases,
     sim,
-    upload_form,
+    upgrade_upload,
 )
 from tests.guards import assert_json
 from tests.typing_support import Client
@@ -118,11 +118,8 @@ async def test_force_replaces_objects(releases: Client, namespace: str, tmp_path
     archive = build_chart(tmp_path)  # a ConfigMap: replaceable, unlike a Service's clusterIP
     resp = await install_upload(releases, archive, namespace, "cm")
     await assert_json(resp, 201)
-    resp = await releases.post(
-        f"{API}/releases/cm/upgrade/upload?namespace={namespace}",
-        data=upload_form(archive, {"force": True, "values": {"greeting": "forced"}}),
-        headers=KEY,
-    )
+    request = {"force": True, "values": {"greeting": "forced"}}
+    resp = await upgrade_upload(releases, archive, namespace, "cm", request)
     forced = await assert_json(resp)
     assert (forced["version"], forced["config"]) == (2, {"greeting": "forced"})
 

@@ -33,7 +33,7 @@ from tests.chartsvc.fixtures_cluster import (
     namespace,
     releases,
     sim,
-    upload_form,
+    upgrade_upload,
 )
 from tests.guards import assert_json
 from tests.typing_support import Client
@@ -140,22 +140,14 @@ async def test_install_and_upgrade_from_uploads(
     assert await notes.text() == f"Greeting is hi in {namespace}.\n"
 
     newer = build_chart(tmp_path, version="0.2.0")
-    resp = await releases.post(
-        f"{API}/releases/up/upgrade/upload?namespace={namespace}",
-        data=upload_form(newer, {"values": {"greeting": "hey"}}),
-        headers=KEY,
-    )
+    resp = await upgrade_upload(releases, newer, namespace, "up", {"values": {"greeting": "hey"}})
     upgraded = await assert_json(resp)
     assert upgraded["chart"]["metadata"]["version"] == "0.2.0"
     assert upgraded["config"] == {"greeting": "hey"}
     assert 'greeting: "hey"' in upgraded["manifest"]
 
     # Without values an upgrade keeps the release's values, as `helm upgrade` does.
-    resp = await releases.post(
-        f"{API}/releases/up/upgrade/upload?namespace={namespace}",
-        data=upload_form(newer),
-        headers=KEY,
-    )
+    resp = await upgrade_upload(releases, newer, namespace, "up")
     assert (await assert_json(resp))["config"] == {"greeting": "hey"}
 
 

@@ -7,6 +7,23 @@ from collections.abc import Mapping
 from typing import Any
 
 OPEN = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+#: A spec with list markers: ``ports`` a map list keyed by ``name``, ``tags`` a set list.
+LISTS = {
+    "type": "object",
+    "properties": {
+        "ports": {
+            "type": "array",
+            "x-kubernetes-list-type": "map",
+            "x-kubernetes-list-map-keys": ["name"],
+            "items": {
+                "type": "object",
+                "required": ["name"],
+                "properties": {"name": {"type": "string"}, "port": {"type": "integer"}},
+            },
+        },
+        "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+    },
+}
 
 
 def crd(

@@ -1,4 +1,5 @@
-"""Checks every service's tests reuse: the problem+json shape and spec/route parity."""
+"""Checks every service's tests reuse: a JSON answer's status, the problem+json shape and spec/route
+parity."""
 
 from __future__ import annotations
 
@@ -7,6 +8,12 @@ from typing import Any
 from aiohttp import ClientResponse
 
 PROBLEM_FIELDS = ("type", "title", "status", "detail", "instance", "message")
+
+
+async def assert_json(resp: ClientResponse, status: int = 200) -> Any:
+    """The JSON body of ``resp``, after checking its status (the body is the message if not)."""
+    assert resp.status == status, await resp.text()
+    return await resp.json()
 
 
 async def assert_problem(

@@ -152,10 +152,20 @@ async def install_upload(
     )
 
 
-async def json_of(resp: ClientResponse, status: int = 200) -> Any:
-    """The JSON body of ``resp``, after checking its status (the body is the message if not)."""
-    assert resp.status == status, await resp.text()
-    return await resp.json()
+async def upgrade_upload(
+    client: Client,
+    archive: bytes,
+    namespace: str,
+    name: str,
+    request: dict[str, Any] | None = None,
+) -> ClientResponse:
+    """POST an upgrade of ``name`` to the uploaded ``archive``, with ``request`` as its request part
+    (none without it)."""
+    return await client.post(
+        f"{API}/releases/{name}/upgrade/upload?namespace={namespace}",
+        data=upload_form(archive, request),
+        headers=KEY,
+    )
 
 
 def upload_form(archive: bytes, request: dict[str, Any] | None = None) -> FormData:

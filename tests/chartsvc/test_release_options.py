@@ -21,13 +21,13 @@ from tests.chartsvc.fixtures_cluster import (
     build_chart,
     install,
     install_upload,
-    json_of,
     kube_api,
     namespace,
     releases,
     sim,
-    upload_form,
+    upgrade_upload,
 )
+from tests.guards import assert_json
 from tests.typing_support import Client
 
 __all__ = ["namespace", "releases", "sim"]
@@ -46,7 +46,7 @@ async def test_install_creates_its_namespace_waits_and_keeps_description_and_lab
         "description": "first rollout",
         "labels": {"team": "payments"},
     }
-    installed = await json_of(await install(releases, fresh, **options), 201)
+    installed = await assert_json(await install(releases, fresh, **options), 201)
     assert installed["info"]["status"] == "deployed"
     assert installed["info"]["description"] == "first rollout"
     async with kube_api(sim) as api:
@@ -55,7 +55,9 @@ async def test_install_creates_its_namespace_waits_and_keeps_description_and_lab
     (stored,) = secrets.items
     assert stored.metadata.labels["team"] == "payments"
     # waited for: the Deployment's pods are ready when the install answers
-    resources = await json_of(await releases.get(f"{API}/releases/web/resources?namespace={fresh}"))
+    resources = await assert_json(
+        await releases.get(f"{API}/releases/web/resources?namespace={fresh}")
+    )
     assert {(r["kind"], r["status"]) for r in resources} >= {("Deployment", "Current")}
 
 
@@ -70,24 +72,24 @@ async def test_a_misspelled_or_misplaced_field_is_a_400_naming_it(
         ({"timeout": "soon"}, "timeout"),
     ):
         resp = await releases.post(f"{API}/releases", json=body | extra, headers=KEY)
-        problem = await json_of(resp, 400)
+        problem = await assert_json(resp, 400)
         assert [e["field"] for e in problem["errors"]] == [field], problem
     upgrade = {"chartRef": "r/demo", "reuseValues": True, "resetValues": True}
     resp = await releases.put(
         f"{API}/releases/web?namespace={namespace}", json=upgrade, headers=KEY
     )
-    assert {e["field"] for e in (await json_of(resp, 400))["errors"]} == {
+    assert {e["field"] for e in (await assert_json(resp, 400))["errors"]} == {
         "reuseValues",
         "resetValues",
     }
-    listed = await json_of(await releases.get(f"{API}/releases?namespace={namespace}"))
+    listed = await assert_json(await releases.get(f"{API}/releases?namespace={namespace}"))
     assert listed == []
 
 
 async def test_values_modes_and_max_history_on_upgrade(releases: Client, namespace: str) -> None:
     where = f"{API}/releases/web?namespace={namespace}"
     body = {"chartRef": "r/demo", "releaseName": "web", "namespace": namespace}
-    await json_of(
+    await assert_json(
         await releases.post(
             f"{API}/releases", json=body | {"values": {"a": 1, "b": 1}}, headers=KEY
         ),
@@ -96,7 +98,7 @@ async def test_values_modes_and_max_history_on_upgrade(releases: Client, namespa
 
     async def upgrade(**fields: Any) -> Any:
         resp = await releases.put(where, json={"chartRef": "r/demo", **fields}, headers=KEY)
-        return await json_of(resp)
+        return await assert_json(resp)
 
     assert (await upgrade(values={"b": 2}, reuseValues=True))["config"] == {"a": 1, "b": 2}
     assert (await upgrade(values={"c": 3}))["config"] == {"c": 3}
@@ -106,29 +108,28 @@ async def test_values_modes_and_max_history_on_upgrade(releases: Client, namespa
     }
     assert (await upgrade(resetValues=True))["config"] == {}
     await upgrade(values={"e": 5}, maxHistory=2)
-    history = await json_of(await releases.get(f"{API}/releases/web/history?namespace={namespace}"))
+    history = await assert_json(
+        await releases.get(f"{API}/releases/web/history?namespace={namespace}")
+    )
     assert [h["version"] for h in history] == [5, 6]
 
 
 async def test_force_replaces_objects(releases: Client, namespace: str, tmp_path: Path) -> None:
     archive = build_chart(tmp_path)  # a ConfigMap: replaceable, unlike a Service's clusterIP
     resp = await install_upload(releases, archive, namespace, "cm")
-    await json_of(resp, 201)
-    resp = await releases.post(
-        f"{API}/releases/cm/upgrade/upload?namespace={namespace}",
-        data=upload_form(archive, {"force": True, "values": {"greeting": "forced"}}),
-        headers=KEY,
-    )
-    forced = await json_of(resp)
+    await assert_json(resp, 201)
+    request = {"force": True, "values": {"greeting": "forced"}}
+    resp = await upgrade_upload(releases, archive, namespace, "cm", request)
+    forced = await assert_json(resp)
     assert (forced["version"], forced["config"]) == (2, {"greeting": "forced"})
 
 
 async def test_client_dry_run_stores_nothing(releases: Client, namespace: str) -> None:
     body = {"chartRef": "r/demo", "releaseName": "web", "namespace": namespace, "dryRun": "client"}
-    dry = await json_of(await releases.post(f"{API}/releases", json=body, headers=KEY), 200)
+    dry = await assert_json(await releases.post(f"{API}/releases", json=body, headers=KEY), 200)
     assert "kind: Deployment" in dry["manifest"]
     assert dry["info"]["description"] == "Dry run complete"
-    assert await json_of(await releases.get(f"{API}/releases?namespace={namespace}")) == []
+    assert await assert_json(await releases.get(f"{API}/releases?namespace={namespace}")) == []
 
 
 @pytest.mark.parametrize("undo", [False, True])
@@ -138,7 +139,7 @@ async def test_rollback_on_failure_leaves_no_failed_release(
     archive = build_chart(tmp_path, "broken", templates={"svc.yaml": INVALID_SERVICE})
     resp = await install_upload(releases, archive, namespace, "bad", rollbackOnFailure=undo)
     assert resp.status >= 400, await resp.text()
-    listed = await json_of(await releases.get(f"{API}/releases?namespace={namespace}"))
+    listed = await assert_json(await releases.get(f"{API}/releases?namespace={namespace}"))
     assert [(r["name"], r["info"]["status"]) for r in listed] == (
         [] if undo else [("bad", "failed")]
     )
@@ -149,7 +150,7 @@ async def test_upload_options_are_checked_against_the_spec(
 ) -> None:
     archive = build_chart(tmp_path)
     resp = await install_upload(releases, archive, namespace, "up", dryRun="maybe", atomik=True)
-    fields = {e["field"] for e in (await json_of(resp, 400))["errors"]}
+    fields = {e["field"] for e in (await assert_json(resp, 400))["errors"]}
     assert fields == {"request.dryRun", "request.atomik"}
 
 

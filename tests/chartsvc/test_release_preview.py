@@ -6,7 +6,8 @@ from __future__ import annotations
 from chartsvc.helm import WriteOptions
 from chartsvc.releases.preview import diff_manifests, next_values
 from tests.chartsvc.conftest import KEY
-from tests.chartsvc.fixtures_cluster import API, json_of, namespace, releases, sim
+from tests.chartsvc.fixtures_cluster import API, namespace, releases, sim
+from tests.guards import assert_json
 from tests.typing_support import Client
 
 __all__ = ["namespace", "releases", "sim"]
@@ -22,10 +23,10 @@ async def test_preview_shows_values_and_manifest_changes_and_stores_nothing(
         "namespace": namespace,
         "values": {"replicaCount": 1, "service": {"port": 80}},
     }
-    await json_of(await releases.post(f"{API}/releases", json=body, headers=KEY), 201)
+    await assert_json(await releases.post(f"{API}/releases", json=body, headers=KEY), 201)
     where = f"{API}/releases/web/upgrade/preview?namespace={namespace}"
     change = {"chartRef": "r/demo", "version": "0.2.0", "values": {"replicaCount": 3}}
-    preview = await json_of(await releases.post(where, json=change | {"reuseValues": True}))
+    preview = await assert_json(await releases.post(where, json=change | {"reuseValues": True}))
 
     values = preview["values"]
     assert values["previous"] == {"replicaCount": 1, "service": {"port": 80}}
@@ -45,10 +46,12 @@ async def test_preview_shows_values_and_manifest_changes_and_stores_nothing(
     assert preview["release"]["version"] == 2
     assert preview["release"]["chart"]["metadata"]["version"] == "0.2.0"
 
-    history = await json_of(await releases.get(f"{API}/releases/web/history?namespace={namespace}"))
+    history = await assert_json(
+        await releases.get(f"{API}/releases/web/history?namespace={namespace}")
+    )
     assert [h["version"] for h in history] == [1]  # a preview stores nothing
 
-    without_reuse = await json_of(await releases.post(where, json=change))
+    without_reuse = await assert_json(await releases.post(where, json=change))
     assert without_reuse["values"]["next"] == {"replicaCount": 3}
     assert "-service:\n-  port: 80\n" in without_reuse["values"]["diff"]
 

@@ -29,13 +29,13 @@ from tests.chartsvc.fixtures_cluster import (
     helm_config,
     install,
     install_upload,
-    json_of,
     kube_api,
     namespace,
     releases,
     sim,
-    upload_form,
+    upgrade_upload,
 )
+from tests.guards import assert_json
 from tests.typing_support import Client
 
 __all__ = ["helm_config", "namespace", "releases", "sim"]
@@ -45,7 +45,9 @@ async def test_install_from_repository_then_the_whole_lifecycle(
     releases: Client, namespace: str, sim: Simulator
 ) -> None:
     ns = f"?namespace={namespace}"
-    installed = await json_of(await install(releases, namespace, values={"replicaCount": 2}), 201)
+    installed = await assert_json(
+        await install(releases, namespace, values={"replicaCount": 2}), 201
+    )
     assert installed["version"] == 1
     assert installed["info"]["status"] == "deployed"
     assert installed["info"]["description"] == "Install complete"
@@ -57,7 +59,7 @@ async def test_install_from_repository_then_the_whole_lifecycle(
     assert "replicas: 2" in installed["manifest"]
 
     upgrade = {"chartRef": "r/demo", "version": "0.1.0", "values": {"replicaCount": 3}}
-    upgraded = await json_of(
+    upgraded = await assert_json(
         await releases.put(f"{API}/releases/web{ns}", json=upgrade, headers=KEY)
     )
     assert (upgraded["version"], upgraded["info"]["description"]) == (2, "Upgrade complete")
@@ -72,9 +74,9 @@ async def test_install_from_repository_then_the_whole_lifecycle(
         )
     assert deployment["spec"]["replicas"] == 3
 
-    values = await json_of(await releases.get(f"{API}/releases/web/values{ns}"))
+    values = await assert_json(await releases.get(f"{API}/releases/web/values{ns}"))
     assert values == {"replicaCount": 3}
-    merged = await json_of(await releases.get(f"{API}/releases/web/values{ns}&all=true"))
+    merged = await assert_json(await releases.get(f"{API}/releases/web/values{ns}&all=true"))
     assert merged["replicaCount"] == 3
     assert merged["image"]["repository"] == "nginx"
 
@@ -84,11 +86,11 @@ async def test_install_from_repository_then_the_whole_lifecycle(
     assert kinds == {"ServiceAccount", "Service", "Deployment"}
     notes = await releases.get(f"{API}/releases/web/notes{ns}")
     assert "Get the application URL" in await notes.text()
-    hooks = await json_of(await releases.get(f"{API}/releases/web/hooks{ns}"))
+    hooks = await assert_json(await releases.get(f"{API}/releases/web/hooks{ns}"))
     assert [(h["name"], h["kind"], h["events"]) for h in hooks] == [
         ("web-demo-test-connection", "Pod", ["test"])
     ]
-    resources = await json_of(await releases.get(f"{API}/releases/web/resources{ns}"))
+    resources = await assert_json(await releases.get(f"{API}/releases/web/resources{ns}"))
     assert {(r["kind"], r["name"], r["namespace"]) for r in resources} == {
         ("ServiceAccount", "web-demo", namespace),
         ("Service", "web-demo", namespace),
@@ -96,24 +98,24 @@ async def test_install_from_repository_then_the_whole_lifecycle(
     }
     assert all(isinstance(r["ready"], bool) and r["message"] for r in resources)
 
-    rolled = await json_of(
+    rolled = await assert_json(
         await releases.post(f"{API}/releases/web/rollback{ns}", json={"revision": 1}, headers=KEY)
     )
     assert (rolled["version"], rolled["info"]["description"]) == (3, "Rollback to 1")
     assert rolled["config"] == {"replicaCount": 2}
-    history = await json_of(await releases.get(f"{API}/releases/web/history{ns}"))
+    history = await assert_json(await releases.get(f"{API}/releases/web/history{ns}"))
     assert [(h["version"], h["info"]["status"], h["info"]["description"]) for h in history] == [
         (1, "superseded", "Install complete"),
         (2, "superseded", "Upgrade complete"),
         (3, "deployed", "Rollback to 1"),
     ]
-    listed = await json_of(await releases.get(f"{API}/releases{ns}"))
+    listed = await assert_json(await releases.get(f"{API}/releases{ns}"))
     assert [(r["name"], r["version"]) for r in listed] == [("web", 3)]
 
-    gone = await json_of(await releases.delete(f"{API}/releases/web{ns}", headers=KEY))
+    gone = await assert_json(await releases.delete(f"{API}/releases/web{ns}", headers=KEY))
     assert gone["release"]["info"]["status"] == "uninstalled"
     assert gone["release"]["info"]["description"] == "Uninstallation complete"
-    assert await json_of(await releases.get(f"{API}/releases{ns}")) == []
+    assert await assert_json(await releases.get(f"{API}/releases{ns}")) == []
     assert (await releases.get(f"{API}/releases/web{ns}")).status == 404
     async with kube_api(sim) as api:
         secrets = await CoreV1Api(api).list_namespaced_secret(
@@ -127,7 +129,7 @@ async def test_install_and_upgrade_from_uploads(
 ) -> None:
     archive = build_chart(tmp_path)
     resp = await install_upload(releases, archive, namespace, "up", values={"greeting": "hi"})
-    installed = await json_of(resp, 201)
+    installed = await assert_json(resp, 201)
     assert installed["chart"]["metadata"] == {
         "apiVersion": "v2",
         "name": "probe",
@@ -138,30 +140,22 @@ async def test_install_and_upgrade_from_uploads(
     assert await notes.text() == f"Greeting is hi in {namespace}.\n"
 
     newer = build_chart(tmp_path, version="0.2.0")
-    resp = await releases.post(
-        f"{API}/releases/up/upgrade/upload?namespace={namespace}",
-        data=upload_form(newer, {"values": {"greeting": "hey"}}),
-        headers=KEY,
-    )
-    upgraded = await json_of(resp)
+    resp = await upgrade_upload(releases, newer, namespace, "up", {"values": {"greeting": "hey"}})
+    upgraded = await assert_json(resp)
     assert upgraded["chart"]["metadata"]["version"] == "0.2.0"
     assert upgraded["config"] == {"greeting": "hey"}
     assert 'greeting: "hey"' in upgraded["manifest"]
 
     # Without values an upgrade keeps the release's values, as `helm upgrade` does.
-    resp = await releases.post(
-        f"{API}/releases/up/upgrade/upload?namespace={namespace}",
-        data=upload_form(newer),
-        headers=KEY,
-    )
-    assert (await json_of(resp))["config"] == {"greeting": "hey"}
+    resp = await upgrade_upload(releases, newer, namespace, "up")
+    assert (await assert_json(resp))["config"] == {"greeting": "hey"}
 
 
 async def test_dry_run_renders_and_changes_nothing(
     releases: Client, namespace: str, sim: Simulator
 ) -> None:
     body = {"chartRef": "r/demo", "releaseName": "dry", "namespace": namespace, "dryRun": True}
-    dry = await json_of(await releases.post(f"{API}/releases", json=body, headers=KEY))
+    dry = await assert_json(await releases.post(f"{API}/releases", json=body, headers=KEY))
     assert dry["info"]["status"] == "pending-install"
     assert dry["info"]["description"] == "Dry run complete"
     assert "kind: Deployment" in dry["manifest"]
@@ -171,15 +165,17 @@ async def test_dry_run_renders_and_changes_nothing(
     assert services.items == []
 
     body["dryRun"] = False
-    await json_of(await releases.post(f"{API}/releases", json=body, headers=KEY), 201)
+    await assert_json(await releases.post(f"{API}/releases", json=body, headers=KEY), 201)
     upgrade = {"chartRef": "r/demo", "values": {"replicaCount": 5}, "dryRun": True}
     resp = await releases.put(
         f"{API}/releases/dry?namespace={namespace}", json=upgrade, headers=KEY
     )
-    preview = await json_of(resp)
+    preview = await assert_json(resp)
     assert preview["version"] == 2
     assert "replicas: 5" in preview["manifest"]
-    history = await json_of(await releases.get(f"{API}/releases/dry/history?namespace={namespace}"))
+    history = await assert_json(
+        await releases.get(f"{API}/releases/dry/history?namespace={namespace}")
+    )
     assert [h["version"] for h in history] == [1]
 
 
@@ -192,7 +188,7 @@ async def test_helm_sees_what_the_service_installed(
 ) -> None:
     body: dict[str, Any] = {"chartRef": "r/demo", "releaseName": "svc", "namespace": namespace}
     body["values"] = {"service": {"port": 8080}}
-    await json_of(await releases.post(f"{API}/releases", json=body, headers=KEY), 201)
+    await assert_json(await releases.post(f"{API}/releases", json=body, headers=KEY), 201)
     listed = await asyncio.to_thread(helm_config.list)
     assert [(r["name"], r["revision"], r["status"]) for r in listed] == [("svc", 1, "deployed")]
     values = await asyncio.to_thread(helm_config.get_values, "svc")
@@ -204,9 +200,11 @@ async def test_helm_sees_what_the_service_installed(
 
     demo = str(chart_archives["demo-0.1.0"])
     await asyncio.to_thread(helm_config.upgrade, demo, "svc", {"replicaCount": 4})
-    status = await json_of(await releases.get(f"{API}/releases/svc?namespace={namespace}"))
+    status = await assert_json(await releases.get(f"{API}/releases/svc?namespace={namespace}"))
     assert (status["version"], status["config"]) == (2, {"replicaCount": 4})
-    await json_of(await releases.delete(f"{API}/releases/svc?namespace={namespace}", headers=KEY))
+    await assert_json(
+        await releases.delete(f"{API}/releases/svc?namespace={namespace}", headers=KEY)
+    )
     assert await asyncio.to_thread(helm_config.list) == []
 
 
@@ -219,23 +217,23 @@ async def test_service_reads_and_continues_what_helm_installed(
     await asyncio.to_thread(helm_config.upgrade, str(chart), "direct", {"greeting": "again"})
     ns = f"?namespace={namespace}"
 
-    listed = await json_of(await releases.get(f"{API}/releases{ns}"))
+    listed = await assert_json(await releases.get(f"{API}/releases{ns}"))
     assert [(r["name"], r["version"], r["info"]["status"]) for r in listed] == [
         ("direct", 2, "deployed")
     ]
-    status = await json_of(await releases.get(f"{API}/releases/direct{ns}"))
+    status = await assert_json(await releases.get(f"{API}/releases/direct{ns}"))
     assert listed[0] == {key: status[key] for key in listed[0]}
     assert status["config"] == {"greeting": "again"}
-    history = await json_of(await releases.get(f"{API}/releases/direct/history{ns}"))
+    history = await assert_json(await releases.get(f"{API}/releases/direct/history{ns}"))
     assert [h["info"]["description"] for h in history] == ["Install complete", "Upgrade complete"]
-    assert await json_of(await releases.get(f"{API}/releases/direct/values{ns}")) == {
+    assert await assert_json(await releases.get(f"{API}/releases/direct/values{ns}")) == {
         "greeting": "again"
     }
-    merged = await json_of(await releases.get(f"{API}/releases/direct/values{ns}&all=true"))
+    merged = await assert_json(await releases.get(f"{API}/releases/direct/values{ns}&all=true"))
     assert merged == {"greeting": "again", "testScript": "echo checked"}
     notes = await releases.get(f"{API}/releases/direct/notes{ns}")
     assert await notes.text() == f"Greeting is again in {namespace}.\n"
-    resources = await json_of(await releases.get(f"{API}/releases/direct/resources{ns}"))
+    resources = await assert_json(await releases.get(f"{API}/releases/direct/resources{ns}"))
     assert resources == [
         {
             "api_version": "v1",
@@ -247,18 +245,18 @@ async def test_service_reads_and_continues_what_helm_installed(
             "message": "exists",
         }
     ]
-    hooks = await json_of(await releases.get(f"{API}/releases/direct/hooks{ns}"))
+    hooks = await assert_json(await releases.get(f"{API}/releases/direct/hooks{ns}"))
     assert [h["name"] for h in hooks] == ["direct-check"]
 
     resp = await releases.post(f"{API}/releases/direct/rollback{ns}", headers=KEY)
-    assert (await json_of(resp))["config"] == {"greeting": "helm"}  # the previous revision
+    assert (await assert_json(resp))["config"] == {"greeting": "helm"}  # the previous revision
     history = await asyncio.to_thread(helm_config.history, "direct")
     assert [(h["revision"], h["status"]) for h in history] == [
         (1, "superseded"),
         (2, "superseded"),
         (3, "deployed"),
     ]
-    await json_of(await releases.delete(f"{API}/releases/direct{ns}", headers=KEY))
+    await assert_json(await releases.delete(f"{API}/releases/direct{ns}", headers=KEY))
     assert await asyncio.to_thread(helm_config.list) == []
 
 
@@ -275,7 +273,7 @@ async def test_list_matches_helm_list(
         await asyncio.to_thread(helm_config.install, str(bad), "c-failed")
     await asyncio.to_thread(helm_config.uninstall, "b-second", keep_history=True)
     expected = [(r["name"], r["status"]) for r in await asyncio.to_thread(helm_config.list)]
-    listed = await json_of(await releases.get(f"{API}/releases?namespace={namespace}"))
+    listed = await assert_json(await releases.get(f"{API}/releases?namespace={namespace}"))
     assert [(r["name"], r["info"]["status"]) for r in listed] == expected
     assert expected == [
         ("a-first", "deployed"),
@@ -294,18 +292,20 @@ async def test_test_hooks_report_phase_and_logs(
         assert resp.status == 201, await resp.text()
 
     ns += "&timeoutSeconds=60"
-    passed = await json_of(await releases.post(f"{API}/releases/ok/test{ns}", headers=KEY))
+    passed = await assert_json(await releases.post(f"{API}/releases/ok/test{ns}", headers=KEY))
     assert [(r["name"], r["kind"], r["phase"], r["logs"]) for r in passed] == [
         ("ok-check", "Pod", "Succeeded", "checked\n")
     ]
     assert passed[0]["started_at"] <= passed[0]["completed_at"]
     assert "message" not in passed[0]
 
-    failed = await json_of(await releases.post(f"{API}/releases/broken/test{ns}", headers=KEY))
+    failed = await assert_json(await releases.post(f"{API}/releases/broken/test{ns}", headers=KEY))
     assert [(r["name"], r["phase"]) for r in failed] == [("broken-check", "Failed")]
     assert "cannot reach it" in failed[0]["logs"]
     assert "broken-check" in failed[0]["message"]
-    hooks = await json_of(await releases.get(f"{API}/releases/broken/hooks?namespace={namespace}"))
+    hooks = await assert_json(
+        await releases.get(f"{API}/releases/broken/hooks?namespace={namespace}")
+    )
     assert hooks[0]["last_run"]["phase"] == "Failed"
 
 
@@ -316,7 +316,7 @@ async def test_test_hooks_that_outlast_the_timeout(
     resp = await install_upload(releases, build_chart(tmp_path), namespace, "slow", values=values)
     assert resp.status == 201, await resp.text()
     url = f"{API}/releases/slow/test?namespace={namespace}&timeoutSeconds=1"
-    results = await json_of(await releases.post(url, headers=KEY))
+    results = await assert_json(await releases.post(url, headers=KEY))
     assert [r["name"] for r in results] == ["slow-check"]
     assert results[0]["phase"] == "Failed"  # Helm gave up on it
     assert "deadline" in results[0]["message"]
@@ -343,10 +343,10 @@ async def test_writes_leave_validation_to_the_cluster(
 
     monkeypatch.setattr(openapi, "document", counted)
     body = {"chartRef": "r/demo", "releaseName": "quiet", "namespace": namespace}
-    await json_of(await releases.post(f"{API}/releases", json=body, headers=KEY), 201)
+    await assert_json(await releases.post(f"{API}/releases", json=body, headers=KEY), 201)
     upgrade = {"chartRef": "r/demo", "values": {"replicaCount": 3}}
     where = f"?namespace={namespace}"
-    await json_of(await releases.put(f"{API}/releases/quiet{where}", json=upgrade, headers=KEY))
+    await assert_json(await releases.put(f"{API}/releases/quiet{where}", json=upgrade, headers=KEY))
     assert reads == []
 
     chart = tmp_path / "probe.tgz"

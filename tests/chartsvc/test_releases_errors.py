@@ -22,6 +22,7 @@ from tests.chartsvc.fixtures_cluster import (
     namespace,
     releases,
     sim,
+    upgrade_upload,
     upload_form,
 )
 from tests.guards import assert_problem
@@ -208,10 +209,6 @@ async def test_an_unknown_field_is_refused_by_the_cluster_on_install_and_upgrade
     assert ".bogusField: field not declared in schema" in body["detail"]
 
     assert (await install(releases, namespace, "fine")).status == 201
-    resp = await releases.post(
-        f"{API}/releases/fine/upgrade/upload?namespace={namespace}",
-        data=upload_form(bad, {}),
-        headers=KEY,
-    )
+    resp = await upgrade_upload(releases, bad, namespace, "fine", {})
     body = await assert_problem(resp, 400, code="cluster-bad-request")
     assert ".bogusField: field not declared in schema" in body["detail"]

@@ -98,6 +98,13 @@ def _refused(excinfo: pytest.ExceptionInfo[AddressRefused], address_class: str) 
     return excinfo.value.detail
 
 
+def _url_refused(policy: AddressPolicy, url: str, address_class: str) -> str:
+    """``policy`` refuses ``url`` as ``address_class`` (see ``_refused``); returns the detail."""
+    with pytest.raises(AddressRefused) as excinfo:
+        policy.check_url(url)
+    return _refused(excinfo, address_class)
+
+
 # --- the policy on its own ------------------------------------------------------------------
 
 
@@ -125,9 +132,7 @@ def _refused(excinfo: pytest.ExceptionInfo[AddressRefused], address_class: str) 
     ],
 )
 def test_every_address_class_is_refused(url: str, address_class: str) -> None:
-    with pytest.raises(AddressRefused) as excinfo:
-        DEFAULT.check_url(url)
-    assert f"{address_class} address" in _refused(excinfo, address_class)
+    assert f"{address_class} address" in _url_refused(DEFAULT, url, address_class)
 
 
 @pytest.mark.parametrize(
@@ -157,9 +162,7 @@ def test_every_address_class_is_refused(url: str, address_class: str) -> None:
 def test_ipv6_spellings_of_refused_ipv4_addresses_are_refused(
     host: str, address_class: str, spelling: str
 ) -> None:
-    with pytest.raises(AddressRefused) as excinfo:
-        DEFAULT.check_url(f"http://[{host}]/")
-    assert f"{spelling} spelling of" in _refused(excinfo, address_class)
+    assert f"{spelling} spelling of" in _url_refused(DEFAULT, f"http://[{host}]/", address_class)
 
 
 @pytest.mark.parametrize(
@@ -181,9 +184,7 @@ def test_ipv6_spellings_of_refused_ipv4_addresses_are_refused(
     ],
 )
 def test_tricky_ipv4_spellings_are_refused(host: str, address_class: str) -> None:
-    with pytest.raises(AddressRefused) as excinfo:
-        DEFAULT.check_url(f"http://{host}/")
-    _refused(excinfo, address_class)
+    _url_refused(DEFAULT, f"http://{host}/", address_class)
 
 
 @pytest.mark.parametrize(
@@ -198,9 +199,9 @@ def test_tricky_ipv4_spellings_are_refused(host: str, address_class: str) -> Non
     ],
 )
 def test_localhost_names_are_refused(host: str) -> None:
-    with pytest.raises(AddressRefused) as excinfo:
-        LOOPBACK_ONLY.check_url(f"http://{host}:8080/index.yaml")
-    assert "loopback host name" in _refused(excinfo, "loopback")
+    assert "loopback host name" in _url_refused(
+        LOOPBACK_ONLY, f"http://{host}:8080/index.yaml", "loopback"
+    )
 
 
 @pytest.mark.parametrize(
@@ -214,9 +215,7 @@ def test_localhost_names_are_refused(host: str) -> None:
     ],
 )
 def test_other_schemes_are_refused(url: str) -> None:
-    with pytest.raises(AddressRefused) as excinfo:
-        DEFAULT.check_url(url)
-    assert "only http, https and oci" in _refused(excinfo, "unsupported-scheme")
+    assert "only http, https and oci" in _url_refused(DEFAULT, url, "unsupported-scheme")
 
 
 @pytest.mark.parametrize(
@@ -253,9 +252,7 @@ def test_public_urls_pass_and_come_back_parsed(url: str) -> None:
 )
 def test_private_ranges_pass_by_default_and_are_refused_when_blocked(host: str) -> None:
     DEFAULT.check_url(f"http://{host}/")
-    with pytest.raises(AddressRefused) as excinfo:
-        STRICT.check_url(f"http://{host}/")
-    assert "a private address" in _refused(excinfo, "private")
+    assert "a private address" in _url_refused(STRICT, f"http://{host}/", "private")
 
 
 def test_the_detail_names_the_url_and_the_class() -> None:
@@ -278,9 +275,7 @@ def test_the_detail_leaves_out_credentials_and_query() -> None:
 
 
 def test_an_unparseable_url_is_refused_without_echoing_it() -> None:
-    with pytest.raises(AddressRefused) as excinfo:
-        DEFAULT.check_url("http://user:s3cret@[::1/")
-    assert "s3cret" not in _refused(excinfo, "invalid-url")
+    assert "s3cret" not in _url_refused(DEFAULT, "http://user:s3cret@[::1/", "invalid-url")
 
 
 def test_the_allow_list_widens_only_the_networks_it_names() -> None:

@@ -63,16 +63,14 @@ def live_alpha(factory: pytest.TempPathFactory, *, nodes: int = 1) -> Iterator[S
 
 def seeded_namespace(sim: Simulator, prefix: str, *objects: dict[str, Any]) -> str:
     """A new namespace holding ``objects``, made from a module-scoped fixture (no loop runs yet)."""
-    name = unique(prefix)
 
-    async def seed() -> None:
-        async with kube(sim) as api:
-            await create(api, namespace(name))
+    async def seed() -> str:
+        async with kube_in_new_namespace(sim, prefix) as (api, name):
             for obj in objects:
                 await create(api, {**obj, "metadata": {**obj["metadata"], "namespace": name}})
+        return name
 
-    asyncio.run(seed())
-    return name
+    return asyncio.run(seed())
 
 
 def unique(prefix: str) -> str:
@@ -156,12 +154,21 @@ async def eventually(
         await asyncio.sleep(0.05)
 
 
-async def fresh_namespace(sim: Simulator, prefix: str = "h") -> str:
-    """A new, empty namespace named after ``prefix``."""
+@contextlib.asynccontextmanager
+async def kube_in_new_namespace(
+    sim: Simulator, prefix: str = "h"
+) -> AsyncIterator[tuple[KubeApi, str]]:
+    """A client on ``sim`` and a new, empty namespace named after ``prefix``, to fill."""
     name = unique(prefix)
     async with kube(sim) as api:
         await create(api, namespace(name))
-    return name
+        yield api, name
+
+
+async def fresh_namespace(sim: Simulator, prefix: str = "h") -> str:
+    """A new, empty namespace named after ``prefix``."""
+    async with kube_in_new_namespace(sim, prefix) as (_, name):
+        return name
 
 
 def namespace(name: str) -> dict[str, Any]:

@@ -17,9 +17,8 @@ from tests.console.resources_support import (
     create_all,
     eventually,
     kube,
+    kube_in_new_namespace,
     live_alpha,
-    namespace,
-    unique,
 )
 from tests.console.support import ADMIN
 from tests.guards import assert_problem
@@ -108,9 +107,7 @@ async def test_cordon_and_uncordon_as_kubectl(
 
 
 async def test_drain_as_kubectl_drain(client: Client, sim: Simulator, kubectl: Kubectl) -> None:
-    ns = unique("drain")
-    async with kube(sim) as api:
-        await create(api, namespace(ns))
+    async with kube_in_new_namespace(sim, "drain") as (api, ns):
         labels = {"app": "agent"}
         await create(api, {
             "apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "agent", "namespace": ns},
@@ -153,9 +150,7 @@ async def test_drain_as_kubectl_drain(client: Client, sim: Simulator, kubectl: K
 async def test_drain_fails_clearly_when_a_budget_never_allows(
     client: Client, sim: Simulator
 ) -> None:
-    ns = unique("pdb")
-    async with kube(sim) as api:
-        await create(api, namespace(ns))
+    async with kube_in_new_namespace(sim, "pdb") as (api, ns):
         await create_all(api, [
             app(ns, "guarded", node_name(1)),
             {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",

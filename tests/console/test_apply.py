@@ -14,7 +14,7 @@ from tests.console.resources_support import (
     create,
     fresh_namespace,
     kube,
-    namespace,
+    kube_in_new_namespace,
     read,
     unique,
     widget_crd,
@@ -120,9 +120,7 @@ async def test_the_clusters_refusals_keep_their_status(client: Client, sim: Simu
     assert (failed["action"], failed["outcome"]) == ("apply", "failure")
     assert failed["detail"].startswith("422 cluster-refused")
     # A namespace being deleted refuses new content with 403.
-    doomed = unique("doomed")
-    async with kube(sim) as api:
-        await create(api, namespace(doomed))
+    async with kube_in_new_namespace(sim, "doomed") as (api, doomed):
         await create(api, {"apiVersion": "v1", "kind": "ConfigMap",
                            "metadata": {"name": "keep", "namespace": doomed,
                                         "finalizers": ["example.com/hold"]}})  # fmt: skip

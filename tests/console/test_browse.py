@@ -18,6 +18,7 @@ from tests.console.resources_support import (
     eventually,
     fresh_namespace,
     kube,
+    kube_in_new_namespace,
     namespace,
     seed,
     unique,
@@ -119,9 +120,7 @@ async def test_counts_use_the_remaining_count_and_say_how_exact_they_are(
 async def test_search_ranks_counts_everything_and_says_what_it_searched(
     client: Client, sim: Simulator
 ) -> None:
-    ns = unique("search")
-    async with kube(sim) as api:
-        await create(api, namespace(ns))
+    async with kube_in_new_namespace(sim, "search") as (api, ns):
         await create_all(
             api,
             [
@@ -182,9 +181,7 @@ async def test_diagnostics_report_each_probe_on_its_own(client: Client) -> None:
 
 
 async def test_overview_names_what_needs_attention(client: Client, sim: Simulator) -> None:
-    ns = unique("overview")
-    async with kube(sim) as api:
-        await create(api, namespace(ns))
+    async with kube_in_new_namespace(sim, "overview") as (api, ns):
         await create_all(
             api,
             [

@@ -19,7 +19,7 @@ from tests.conftest import ApiClient
 from tests.console.llmserver import KEY, ModelServer
 from tests.console.resources_support import eventually, kube
 from tests.console.support import ADMIN, make_settings
-from tests.guards import assert_problem
+from tests.guards import assert_json, assert_problem
 from tests.kubesim.live import FAST
 from tests.typing_support import Client
 
@@ -77,8 +77,7 @@ def _keys(body: dict[str, Any]) -> set[tuple[str, str, str]]:
 async def _settled(client: Client, namespace: str = "broken") -> dict[str, Any]:
     async def check() -> dict[str, Any] | None:
         resp = await client.get(URL, params={"namespace": namespace})
-        assert resp.status == 200, await resp.text()
-        body: dict[str, Any] = await resp.json()
+        body: dict[str, Any] = await assert_json(resp)
         return body if _keys(body) == BROKEN else None
 
     found: dict[str, Any] = await eventually(check, timeout=30, what="every broken workload")

@@ -11,7 +11,7 @@ from console.streams.logmux import Interleaver, plan
 from console.streams.logs import LogLine, Source
 from tests.console.live_cluster import sim
 from tests.console.live_support import Event, SseReader, open_stream
-from tests.console.resources_support import create, eventually, kube, namespace, unique
+from tests.console.resources_support import create, eventually, kube_in_new_namespace
 from tests.guards import assert_problem
 from tests.typing_support import Client
 
@@ -59,9 +59,7 @@ async def log_events(reader: SseReader, count: int) -> list[Event]:
 
 
 async def test_tail_previous_run_and_refusals(client: Client, sim: Simulator) -> None:
-    ns = unique("logs")
-    async with kube(sim) as api:
-        await create(api, namespace(ns))
+    async with kube_in_new_namespace(sim, "logs") as (api, ns):
         await create(api, pod(ns, "steady", "echo one; echo two; echo three; sleep 3600"))
         await create(api, pod(ns, "crashing", "echo about to crash; exit 3"))
         await create(api, pod(ns, "nowhere", "echo never", nodeSelector={"no": "such-node"}))
@@ -103,9 +101,7 @@ async def test_tail_previous_run_and_refusals(client: Client, sim: Simulator) ->
 
 
 async def test_one_container_followed_and_resumed(client: Client, sim: Simulator) -> None:
-    ns = unique("follow")
-    async with kube(sim) as api:
-        await create(api, namespace(ns))
+    async with kube_in_new_namespace(sim, "follow") as (api, ns):
         await create(api, pod(ns, "ticker", TICKS))
     await started(client, ns, "ticker")
     reader = await open_stream(client, f"{BASE}/pods/{ns}/ticker/log/stream", tailLines="1000")
@@ -127,9 +123,7 @@ async def test_one_container_followed_and_resumed(client: Client, sim: Simulator
 async def test_a_deployment_streams_every_pod_interleaved_and_new_pods_join(
     client: Client, sim: Simulator
 ) -> None:
-    ns = unique("multi")
-    async with kube(sim) as api:
-        await create(api, namespace(ns))
+    async with kube_in_new_namespace(sim, "multi") as (api, ns):
         await create(api, deployment(ns, "web", TICKS, replicas=2))
 
         async def two_sources() -> Any:
@@ -159,10 +153,8 @@ async def test_a_deployment_streams_every_pod_interleaved_and_new_pods_join(
 
 
 async def test_init_containers_are_sources_when_asked(client: Client, sim: Simulator) -> None:
-    ns = unique("init")
     init = [{"name": "setup", "image": "busybox:1.36", "command": ["sh", "-c", "echo prepared"]}]
-    async with kube(sim) as api:
-        await create(api, namespace(ns))
+    async with kube_in_new_namespace(sim, "init") as (api, ns):
         await create(api, pod(ns, "app", TICKS, initContainers=init))
     await started(client, ns, "app")
     resp = await client.get(f"{BASE}/logs/sources", params={"namespace": ns, "pod": "app",

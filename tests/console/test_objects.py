@@ -15,8 +15,7 @@ from tests.console.resources_support import (
     create_all,
     eventually,
     fresh_namespace,
-    kube,
-    namespace,
+    kube_in_new_namespace,
     seed,
     unique,
 )
@@ -52,9 +51,7 @@ def behaving(ns: str, name: str, image: str, **spec: Any) -> dict[str, Any]:
 async def test_pod_rows_say_what_kubectl_says(
     client: Client, sim: Simulator, kubectl: Kubectl
 ) -> None:
-    ns = unique("rows")
-    async with kube(sim) as api:
-        await create(api, namespace(ns))
+    async with kube_in_new_namespace(sim, "rows") as (api, ns):
         await create_all(
             api,
             [
@@ -123,9 +120,7 @@ async def test_objects_stream_in_chunks_projected(client: Client, sim: Simulator
 
 
 async def test_one_object_is_complete(client: Client, sim: Simulator) -> None:
-    ns = unique("raw")
-    async with kube(sim) as api:
-        await create(api, namespace(ns))
+    async with kube_in_new_namespace(sim, "raw") as (api, ns):
         await create(api, {"apiVersion": "v1", "kind": "Secret",
                            "metadata": {"name": "token", "namespace": ns},
                            "data": {"password": "c2VjcmV0"}})  # fmt: skip
@@ -159,10 +154,8 @@ async def test_one_object_is_complete(client: Client, sim: Simulator) -> None:
 
 
 async def test_pods_on_a_node_are_selected_by_the_server(client: Client, sim: Simulator) -> None:
-    ns = unique("nodes")
     node_a, node_b = unique("node-a"), unique("node-b")
-    async with kube(sim) as api:
-        await create(api, namespace(ns))
+    async with kube_in_new_namespace(sim, "nodes") as (api, ns):
         await create_all(
             api,
             [

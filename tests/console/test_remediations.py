@@ -12,11 +12,9 @@ from tests.console.resources_support import (
     create,
     deployment,
     eventually,
-    kube,
-    namespace,
+    kube_in_new_namespace,
     obj_path,
     read,
-    unique,
 )
 from tests.console.support import ADMIN
 from tests.guards import assert_problem
@@ -43,10 +41,8 @@ async def _broken(sim: Simulator, client: Client, ns: str, code: str) -> list[di
 
 
 async def test_rollback_of_a_crash_looping_revision(client: Client, sim: Simulator) -> None:
-    ns = unique("rem")
-    app = deployment(ns, "api", image="nginx:1.27.3")
-    async with kube(sim) as api:
-        await create(api, namespace(ns))
+    async with kube_in_new_namespace(sim, "rem") as (api, ns):
+        app = deployment(ns, "api", image="nginx:1.27.3")
         await create(api, app)
         await eventually(lambda: _revision(api, app, "1"), what="revision 1")
         bad = {"spec": {"template": {"spec": {"containers": [
@@ -89,13 +85,11 @@ async def test_rollback_of_a_crash_looping_revision(client: Client, sim: Simulat
 async def test_raise_the_memory_limit_of_an_oom_killed_workload(
     client: Client, sim: Simulator
 ) -> None:
-    ns = unique("rem")
-    hog = deployment(ns, "hog")
-    hog["spec"]["template"]["spec"]["containers"][0].update(
-        image="ghcr.io/wharf-demo/oom-eater:2.1", resources={"limits": {"memory": "64Mi"}}
-    )
-    async with kube(sim) as api:
-        await create(api, namespace(ns))
+    async with kube_in_new_namespace(sim, "rem") as (api, ns):
+        hog = deployment(ns, "hog")
+        hog["spec"]["template"]["spec"]["containers"][0].update(
+            image="ghcr.io/wharf-demo/oom-eater:2.1", resources={"limits": {"memory": "64Mi"}}
+        )
         await create(api, hog)
         proposals = await _broken(sim, client, ns, "oom-killed")
         raise_it = next(p for p in proposals if p["action"] == "raise-memory-limit")
@@ -123,10 +117,8 @@ async def test_raise_the_memory_limit_of_an_oom_killed_workload(
 
 
 async def test_delete_pod_preview_keeps_the_pod(client: Client, sim: Simulator) -> None:
-    ns = unique("rem")
-    app = deployment(ns, "pull", image="ghcr.io/wharf-demo/no-such-image:0")
-    async with kube(sim) as api:
-        await create(api, namespace(ns))
+    async with kube_in_new_namespace(sim, "rem") as (api, ns):
+        app = deployment(ns, "pull", image="ghcr.io/wharf-demo/no-such-image:0")
         await create(api, app)
         proposals = await _broken(sim, client, ns, "image-pull")
         delete = next(p for p in proposals if p["action"] == "delete-pod")

@@ -18,10 +18,11 @@ from tests.console.resources_support import (
     deployment,
     eventually,
     kube,
+    kube_in_new_namespace,
     namespace,
     unique,
 )
-from tests.guards import assert_problem
+from tests.guards import assert_json, assert_problem
 from tests.typing_support import Client
 
 __all__ = ["sim"]
@@ -35,9 +36,7 @@ async def sampled(console_app: ConsoleApp) -> Client:
 
 
 async def _running(sim: Simulator, client: Client) -> tuple[str, str]:
-    ns = unique("use")
-    async with kube(sim) as api:
-        await create(api, namespace(ns))
+    async with kube_in_new_namespace(sim, "use") as (api, ns):
         await create(api, deployment(ns, "web"))
 
     async def reported() -> list[dict[str, Any]] | None:
@@ -143,25 +142,23 @@ def _prometheus(ns: str) -> list[dict[str, Any]]:
     return [server, service]
 
 
-async def _setup(sim: Simulator, ns: str) -> None:
-    async with kube(sim) as api:
-        await create(api, namespace(ns))
+async def _monitored(sim: Simulator) -> str:
+    """A new namespace running a Prometheus and a Deployment it can report on."""
+    async with kube_in_new_namespace(sim, "prom") as (api, ns):
         for obj in [*_prometheus(ns), deployment(ns, "web")]:
             await create(api, obj)
+    return ns
 
 
 async def _graph(client: Client, **params: str) -> dict[str, Any]:
-    resp = await client.get(f"{BASE}/graph", params=params)
-    assert resp.status == 200, await resp.text()
-    body: dict[str, Any] = await resp.json()
+    body: dict[str, Any] = await assert_json(await client.get(f"{BASE}/graph", params=params))
     return body
 
 
 async def test_graphs_come_from_the_detected_prometheus_else_the_sampler(
     console_app: ConsoleApp, sim: Simulator
 ) -> None:
-    monitored = unique("prom")
-    await _setup(sim, monitored)
+    monitored = await _monitored(sim)
     client = await console_app("sampler.interval-seconds=0.05")
 
     async def web_pod() -> str | None:

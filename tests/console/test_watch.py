@@ -13,7 +13,7 @@ from common.kubesim import Simulator
 from console.keys import WATCHES
 from tests.console.conftest import ConsoleApp
 from tests.console.live_support import open_stream, upstream_watches
-from tests.console.resources_support import create, eventually, kube, namespace, unique
+from tests.console.resources_support import create, eventually, kube_in_new_namespace
 from tests.guards import assert_problem
 from tests.typing_support import Client
 
@@ -28,9 +28,7 @@ def config_map(ns: str, name: str, **data: str) -> dict[str, Any]:
 async def test_subscribers_share_one_upstream_watch_and_see_state_then_changes(
     client: Client, sim: Simulator
 ) -> None:
-    ns = unique("watch")
-    async with kube(sim) as api:
-        await create(api, namespace(ns))
+    async with kube_in_new_namespace(sim, "watch") as (api, ns):
         await create(api, config_map(ns, "first", secret="s3cr3t"))
         before = upstream_watches(sim, "", "configmaps")
         objects = await open_stream(
@@ -63,9 +61,7 @@ async def test_subscribers_share_one_upstream_watch_and_see_state_then_changes(
 async def test_a_late_subscriber_starts_from_the_shared_cache(
     client: Client, sim: Simulator
 ) -> None:
-    ns = unique("late")
-    async with kube(sim) as api:
-        await create(api, namespace(ns))
+    async with kube_in_new_namespace(sim, "late") as (api, ns):
         early = await open_stream(
             client, f"{BASE}/resources/configmaps/objects/watch", namespace=ns
         )
@@ -83,9 +79,7 @@ async def test_the_upstream_watch_closes_after_the_last_subscriber_leaves(
 ) -> None:
     client = await console_app()
     client.app[WATCHES].linger_s = 0.05
-    ns = unique("leave")
-    async with kube(sim) as api:
-        await create(api, namespace(ns))
+    async with kube_in_new_namespace(sim, "leave") as (api, ns):
         before = upstream_watches(sim, "", "secrets")
         readers = [
             await open_stream(client, f"{BASE}/resources/secrets/watch", namespace=ns)

@@ -12,6 +12,8 @@ import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+import pytest
+
 from common.kubesim.api import seed
 from common.kubesim.api.objects import Objects
 from common.kubesim.cluster import LiveCluster
@@ -64,6 +66,18 @@ async def running_cluster(
         yield cluster
     finally:
         await cluster.stop()
+
+
+def live_fixture(*, nodes: int, namespaces: tuple[str, ...] = ()) -> object:
+    """A module's ``live`` fixture: a cluster of ``nodes`` holding ``namespaces``, new for each test
+    (``live = live_fixture(nodes=2, namespaces=("app",))``)."""
+
+    @pytest.fixture
+    async def live() -> AsyncIterator[LiveCluster]:
+        async for cluster in running_cluster(nodes=nodes, namespaces=namespaces):
+            yield cluster
+
+    return live
 
 
 @contextlib.asynccontextmanager

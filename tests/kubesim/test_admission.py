@@ -5,13 +5,10 @@ create."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
-
-import pytest
 
 from common.kubesim.cluster import LiveCluster
 from tests.kubesim.conftest import Kubectl, Raw, create_namespace
-from tests.kubesim.live import DEPLOY, RS, create, deployment, events_for, running_cluster, until
+from tests.kubesim.live import DEPLOY, RS, create, deployment, events_for, live_fixture, until
 
 LIMITS = """
 apiVersion: v1
@@ -168,10 +165,7 @@ async def test_a_claim_larger_than_the_limit_range_allows_is_refused(raw: Raw) -
     assert (await raw("POST", path, claim))[0] == 201
 
 
-@pytest.fixture
-async def live() -> AsyncIterator[LiveCluster]:
-    async for cluster in running_cluster(nodes=1, namespaces=("app",)):
-        yield cluster
+live = live_fixture(nodes=1, namespaces=("app",))
 
 
 async def test_a_replica_set_reports_pods_refused_by_a_quota(live: LiveCluster) -> None:

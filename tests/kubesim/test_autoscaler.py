@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
-import pytest
-
 from common.kubesim.cluster import LiveCluster
-from tests.kubesim.live import DEPLOY, create, deployment, running_cluster, stored, until
+from tests.kubesim.live import DEPLOY, create, deployment, live_fixture, stored, until
 
 HPA = ("autoscaling", "horizontalpodautoscalers")
 
 
-@pytest.fixture
-async def live() -> AsyncIterator[LiveCluster]:
-    async for cluster in running_cluster(nodes=1, namespaces=("scale",)):
-        yield cluster
+live = live_fixture(nodes=1, namespaces=("scale",))
 
 
 def hpa(name: str, target: str, utilization: int, *, low: int = 1, high: int = 4) -> dict[str, Any]:

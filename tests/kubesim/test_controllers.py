@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import AsyncIterator
-
-import pytest
 
 from common.kubesim.cluster import LiveCluster
 from tests.kubesim.live import (
@@ -17,20 +14,16 @@ from tests.kubesim.live import (
     create,
     deployment,
     events_for,
+    live_fixture,
     phase,
     pods_of,
     ready,
-    running_cluster,
     stored,
     until,
     update,
 )
 
-
-@pytest.fixture
-async def live() -> AsyncIterator[LiveCluster]:
-    async for cluster in running_cluster(nodes=2, namespaces=("app",)):
-        yield cluster
+live = live_fixture(nodes=2, namespaces=("app",))
 
 
 def _complete(live: LiveCluster, name: str) -> bool:

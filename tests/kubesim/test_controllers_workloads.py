@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import copy
 import datetime
-from collections.abc import AsyncIterator
-
-import pytest
 
 from common.kubesim.cluster import LiveCluster
 from common.kubesim.controllers.base import run_once
@@ -26,22 +23,18 @@ from tests.kubesim.live import (
     create,
     deployment,
     events_for,
+    live_fixture,
     namespace,
     phase,
     pods_of,
     ready,
-    running_cluster,
     started,
     stored,
     until,
     update,
 )
 
-
-@pytest.fixture
-async def live() -> AsyncIterator[LiveCluster]:
-    async for cluster in running_cluster(nodes=3, namespaces=("w",)):
-        yield cluster
+live = live_fixture(nodes=3, namespaces=("w",))
 
 
 def _template(app: str, image: str = "redis:7.4", **spec: object) -> dict[str, object]:

@@ -5,25 +5,8 @@ from __future__ import annotations
 
 import uuid
 
+from tests.crds import LISTS
 from tests.kubesim.conftest import Kubectl, crd_manifest
-
-#: A Router's spec: a map list keyed by name and a set list.
-ROUTER = {
-    "type": "object",
-    "properties": {
-        "ports": {
-            "type": "array",
-            "x-kubernetes-list-type": "map",
-            "x-kubernetes-list-map-keys": ["name"],
-            "items": {
-                "type": "object",
-                "required": ["name"],
-                "properties": {"name": {"type": "string"}, "port": {"type": "integer"}},
-            },
-        },
-        "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
-    },
-}
 
 
 def _router(group: str, ports: str, tags: str = "") -> str:
@@ -37,7 +20,7 @@ def test_two_managers_share_map_and_set_lists(kubectl: Kubectl) -> None:
     group = f"g{uuid.uuid4().hex[:6]}.example.com"
     ns = f"s-{uuid.uuid4().hex[:8]}"
     manifest = (
-        crd_manifest(group, "Router", ROUTER)
+        crd_manifest(group, "Router", LISTS)
         + f"---\napiVersion: v1\nkind: Namespace\nmetadata: {{name: {ns}}}\n"
     )
     kubectl.run("apply", "-f", "-", input=manifest)

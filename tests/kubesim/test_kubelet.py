@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -18,21 +17,15 @@ from tests.kubesim.live import (
     USER,
     create,
     events_for,
-    namespace,
+    live_fixture,
     phase,
     ready,
     rt,
-    running_cluster,
     stored,
     until,
 )
 
-
-@pytest.fixture
-async def live() -> AsyncIterator[LiveCluster]:
-    async for cluster in running_cluster(nodes=1):
-        namespace(cluster.objs, "k")
-        yield cluster
+live = live_fixture(nodes=1, namespaces=("k",))
 
 
 def pod(name: str, image: str, **container: Any) -> dict[str, Any]:

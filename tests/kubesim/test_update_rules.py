@@ -6,6 +6,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from tests.crds import LISTS
 from tests.kubesim.conftest import Kubectl, Raw, crd_manifest
 
 MERGE = "application/merge-patch+json"
@@ -69,45 +70,29 @@ async def test_no_finalizer_can_be_added_while_deleting(raw: Raw, namespace: str
     assert (await raw("GET", f"{path}/held"))[0] == 404
 
 
-#: A Route's spec: a set list and a map list keyed by name.
-ROUTE_SPEC = {
-    "type": "object",
-    "properties": {
-        "hosts": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
-        "ports": {
-            "type": "array",
-            "x-kubernetes-list-type": "map",
-            "x-kubernetes-list-map-keys": ["name"],
-            "items": {
-                "type": "object",
-                "properties": {"name": {"type": "string"}, "port": {"type": "integer"}},
-            },
-        },
-    },
-}
 ROUTE = """
 apiVersion: {group}/v1
 kind: Route
 metadata: {{name: web, namespace: default}}
 spec:
-  hosts: [a.example.com, b.example.com, a.example.com]
+  tags: [blue, green, blue]
   ports: [{{name: http, port: 80}}, {{name: http, port: 8080}}]
 """
 
 
 def test_custom_resource_list_types_refuse_duplicates(kubectl: Kubectl) -> None:
     group = f"g{uuid.uuid4().hex[:6]}.example.com"
-    kubectl.run("apply", "-f", "-", input=crd_manifest(group, "Route", ROUTE_SPEC))
+    kubectl.run("apply", "-f", "-", input=crd_manifest(group, "Route", LISTS))
     proc = kubectl.run("apply", "-f", "-", input=ROUTE.format(group=group), check=False)
     assert proc.returncode == 1
     assert proc.stderr == (
         'The Route "web" is invalid: \n'
-        '* spec.hosts[2]: Duplicate value: "a.example.com"\n'
         '* spec.ports[1]: Duplicate value: map[string]interface {}{"name":"http"}\n'
+        '* spec.tags[2]: Duplicate value: "blue"\n'
     )
     fixed = (
         ROUTE.format(group=group)
-        .replace(", a.example.com]", "]")
+        .replace(", blue]", "]")
         .replace("http, port: 8080", "https, port: 443")
     )
     kubectl.run("apply", "-f", "-", input=fixed)

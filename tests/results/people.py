@@ -61,6 +61,14 @@ async def login(client: Client, name: str, password: str | None = None) -> None:
     assert resp.status == 303, await resp.text()
 
 
+async def alice_signed_in(api_client: ApiClient, tmp_path: Path, *sets: str) -> Client:
+    """A client of a new app (``sets`` applied) on which ``alice`` holds a session."""
+    client = await start(api_client, tmp_path, *sets)
+    await make_user(client, "alice")
+    await login(client, "alice")
+    return client
+
+
 async def page_csrf(client: Client, path: str = "/profile") -> str:
     return csrf_in(await (await client.get(path)).text())
 

@@ -14,6 +14,7 @@ from aiohttp import ClientResponse, FormData
 
 from common.config import load_settings
 from results.settings import Settings
+from tests.guards import assert_json
 from tests.typing_support import Client
 
 REFERENCE = Path(__file__).resolve().parents[2].parent / "shared" / "reference" / "results"
@@ -70,9 +71,7 @@ async def upload(client: Client, **kwargs: Any) -> ClientResponse:
 
 
 async def ingest_ok(client: Client, **kwargs: Any) -> dict[str, Any]:
-    resp = await upload(client, **kwargs)
-    assert resp.status == 201, await resp.text()
-    body: dict[str, Any] = await resp.json()
+    body: dict[str, Any] = await assert_json(await upload(client, **kwargs), 201)
     return body
 
 

@@ -11,7 +11,7 @@ from results import keys
 from results.accounts import Role
 from tests.conftest import ApiClient
 from tests.guards import assert_problem
-from tests.results.people import bearer, login, make_token, make_user, start
+from tests.results.people import alice_signed_in, bearer, login, make_token, make_user, start
 from tests.results.support import form, junit_xml
 from tests.typing_support import Client
 
@@ -184,9 +184,7 @@ async def test_a_bad_token_beside_a_good_one_is_401(api_client: ApiClient, tmp_p
 async def test_a_session_ingests_with_its_csrf_header_in_closed_mode(
     api_client: ApiClient, tmp_path: Path
 ) -> None:
-    client = await start(api_client, tmp_path, "results.security.open-mode=false")
-    await make_user(client, "alice")
-    await login(client, "alice")
+    client = await alice_signed_in(api_client, tmp_path, "results.security.open-mode=false")
     me = await client.get("/api/v1/me")
     assert (await me.json())["authenticatedBy"] == "session"
     csrf = me.headers["X-CSRF-Token"]
@@ -206,9 +204,9 @@ async def test_a_session_ingests_with_its_csrf_header_in_closed_mode(
 async def test_require_ingest_token_still_refuses_a_session_with_its_csrf(
     api_client: ApiClient, tmp_path: Path
 ) -> None:
-    client = await start(api_client, tmp_path, "results.security.require-ingest-token=true")
-    await make_user(client, "alice")
-    await login(client, "alice")
+    client = await alice_signed_in(
+        api_client, tmp_path, "results.security.require-ingest-token=true"
+    )
     csrf = (await client.get("/api/v1/me")).headers["X-CSRF-Token"]
     resp = await upload(client, {"X-CSRF-Token": csrf})
     await assert_problem(resp, 401, code="token-required")

@@ -19,7 +19,7 @@ from results.store import open_store
 from results.store.events import SqlEventStore
 from tests.common.serving import served
 from tests.conftest import ApiClient
-from tests.guards import assert_problem
+from tests.guards import assert_json, assert_problem
 from tests.results.people import (
     EventReader,
     bearer,
@@ -43,8 +43,7 @@ async def subscribe(client: Client, **headers: str) -> EventReader:
 async def ingest(client: Client, project: str = "shop", **headers: str) -> dict[str, Any]:
     data = form(project=project, junit=[REPORT], jacoco=[coverage_for(75)])
     resp = await client.post("/api/v1/ingest", data=data, headers=headers)
-    assert resp.status == 201, await resp.text()
-    body: dict[str, Any] = await resp.json()
+    body: dict[str, Any] = await assert_json(resp, 201)
     return body
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from results.app import create_app
 from tests.conftest import ApiClient
-from tests.guards import assert_problem
+from tests.guards import assert_json, assert_problem
 from tests.results.support import coverage_for, db_path, ingest_ok, junit_xml, settings_for
 from tests.typing_support import Client
 
@@ -64,8 +64,7 @@ async def seed(
 
 async def gate(client: Client, **params: str) -> dict[str, Any]:
     resp = await client.get("/api/v1/gate", params={"project": "demo", **params})
-    assert resp.status == 200, await resp.text()
-    body: dict[str, Any] = await resp.json()
+    body: dict[str, Any] = await assert_json(resp)
     return body
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from results import keys
 from tests.conftest import ApiClient
-from tests.guards import assert_problem
+from tests.guards import assert_json, assert_problem
 from tests.results import story
 from tests.results.people import bearer, make_token, make_user, start
 from tests.typing_support import Client
@@ -23,9 +23,7 @@ async def told(api_client: ApiClient, tmp_path: Path) -> tuple[Client, story.Sto
 
 
 async def get(client: Client, path: str, **headers: str) -> Any:
-    resp = await client.get(f"/api/v1{path}", headers=headers)
-    assert resp.status == 200, await resp.text()
-    return await resp.json()
+    return await assert_json(await client.get(f"/api/v1{path}", headers=headers))
 
 
 async def test_projects_list_what_the_caller_may_read(told: tuple[Client, story.Story]) -> None:

@@ -15,6 +15,7 @@ from tests.conftest import ApiClient
 from tests.results.people import (
     KEEPALIVE_S,
     EventReader,
+    alice_signed_in,
     bearer,
     login,
     make_token,
@@ -75,9 +76,7 @@ async def test_revoking_a_token_ends_its_streams(api_client: ApiClient, tmp_path
 
 
 async def test_a_stream_ends_when_its_session_does(api_client: ApiClient, tmp_path: Path) -> None:
-    client = await start(api_client, tmp_path)
-    await make_user(client, "alice")
-    await login(client, "alice")
+    client = await alice_signed_in(api_client, tmp_path)
     # A session 12 hours old, with a fraction of a second left:
     soon = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=0.3)
     await client.app[keys.DATABASE].write("UPDATE sessions SET expires_at = ?", (stamp(soon),))

@@ -12,6 +12,7 @@ from typing import Protocol
 import attrs
 
 from common.errors import NotFound
+from results.parsers.model import percentage
 from results.runs import CanRead, Project, RunSummary
 
 RECENT_RUNS = 50
@@ -53,7 +54,7 @@ class CoverageRow:
 
     @property
     def line_pct(self) -> float | None:
-        return 100.0 * self.lines_covered / self.lines_valid if self.lines_valid else None
+        return percentage(self.lines_covered, self.lines_valid)
 
 
 @attrs.frozen

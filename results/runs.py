@@ -11,6 +11,8 @@ from collections.abc import Awaitable, Callable
 
 import attrs
 
+from results.parsers.model import percentage
+
 
 class Visibility(enum.StrEnum):
     PUBLIC = "PUBLIC"
@@ -69,10 +71,7 @@ class RunSummary:
     @property
     def pass_rate_pct(self) -> float | None:
         """Passed (flaky included) over tests that ran (skipped left out); None when none ran."""
-        ran = self.tests - self.skipped
-        if ran <= 0:
-            return None
-        return 100.0 * self.passed / ran
+        return percentage(self.passed, self.tests - self.skipped)
 
 
 def run_path(run_id: int) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 import attrs
 
 from common.db import Row
-from results.parsers.model import JUnitReport, TestStatus
+from results.parsers.model import JUnitReport, TestStatus, percentage
 from results.runs import Project, RunStatus, RunSummary, Visibility
 
 RUN_COLUMNS = """
@@ -45,8 +45,8 @@ def summary_from_row(row: Row) -> RunSummary:
         skipped=row["skipped"],
         flaky=row["flaky"],
         duration_ms=row["duration_ms"],
-        line_coverage_pct=_pct(row["lines_covered"], row["lines_valid"]),
-        branch_coverage_pct=_pct(row["branches_covered"], row["branches_valid"]),
+        line_coverage_pct=percentage(row["lines_covered"], row["lines_valid"]),
+        branch_coverage_pct=percentage(row["branches_covered"], row["branches_valid"]),
         uploads=row["uploads"],
         created_at=row["created_at"],
     )
@@ -60,10 +60,6 @@ def project_from_row(row: Row, *, of_run: bool = False) -> Project:
         visibility=Visibility(row["visibility"]),
         created_at=row["project_created_at" if of_run else "created_at"],
     )
-
-
-def _pct(covered: int, valid: int) -> float | None:
-    return 100.0 * covered / valid if valid > 0 else None
 
 
 def suite_rows(run_id: int, upload_id: int, junit: JUnitReport) -> Iterator[tuple[Any, ...]]:

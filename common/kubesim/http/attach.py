@@ -19,6 +19,7 @@ from common.kubesim.http import logs
 from common.kubesim.http.channels import EXEC_PROTOCOLS, Channels
 from common.kubesim.http.streams import (
     close_stdin,
+    feed_stdin,
     finish,
     pod_or_404,
     require_upgrade,
@@ -27,7 +28,7 @@ from common.kubesim.http.streams import (
 )
 from common.kubesim.kubelet import Run
 from common.kubesim.machinery.status import KubeError, bad_request
-from common.kubesim.shell import Pipe, Reader, TtyInput
+from common.kubesim.shell import Reader
 
 
 async def handler(
@@ -103,10 +104,8 @@ async def _relay_log(chans: Channels, channel: int, run: Run, pump: asyncio.Task
 
 async def _pump_attached(chans: Channels, stdin: Reader | None) -> None:
     async for channel, data in chans.messages():
-        if channel == 0 and isinstance(stdin, TtyInput):
-            await stdin.feed(data)
-        elif channel == 0 and isinstance(stdin, Pipe):
-            stdin.feed(data)
+        if channel == 0:
+            await feed_stdin(stdin, data)
 
 
 async def _run_end(run: Run) -> None:

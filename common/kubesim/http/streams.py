@@ -28,15 +28,14 @@ from common.kubesim.shell import (
     COMMANDS,
     IO,
     BytesReader,
-    ExitShell,
     FuncWriter,
     NullWriter,
     Pipe,
     Reader,
     Shell,
     TtyInput,
-    TtyOutput,
     Writer,
+    process_streams,
 )
 from common.kubesim.shell.builtins import BUILTINS
 from common.kubesim.store import Obj
@@ -101,11 +100,8 @@ async def _pump(chans: Channels, stdin: Reader | None) -> None:
     """Client → container: stdin bytes, resize messages, v5 CLOSE; EOF when the client leaves."""
     try:
         async for channel, data in chans.messages():
-            if channel == 0 and stdin is not None:
-                if isinstance(stdin, TtyInput):
-                    await stdin.feed(data)
-                elif isinstance(stdin, Pipe):
-                    stdin.feed(data)
+            if channel == 0:
+                await feed_stdin(stdin, data)
             elif channel == 4 and isinstance(stdin, TtyInput):
                 with contextlib.suppress(ValueError, KeyError, TypeError):
                     size = json.loads(data)
@@ -115,6 +111,14 @@ async def _pump(chans: Channels, stdin: Reader | None) -> None:
     finally:
         if stdin is not None:
             close_stdin(stdin)
+
+
+async def feed_stdin(stdin: Reader | None, data: bytes) -> None:
+    """Bytes the client sent on stdin, into the process's terminal or pipe (dropped without one)."""
+    if isinstance(stdin, TtyInput):
+        await stdin.feed(data)
+    elif isinstance(stdin, Pipe):
+        stdin.feed(data)
 
 
 def close_stdin(stdin: Reader) -> None:
@@ -148,7 +152,7 @@ async def exec_handler(
         sh.env.setdefault("TERM", "xterm")
     pump = asyncio.create_task(_pump(chans, stdin))
     code = await _run_until_gone(
-        chans, pump, _call(sh, argv, IO(stdin or BytesReader(b""), out, err))
+        chans, pump, sh.run_program(argv, IO(stdin or BytesReader(b""), out, err))
     )
     await finish(chans, pump, status_for(code, argv, chans.version) if code >= 0 else None)
     return ws
@@ -161,22 +165,12 @@ def _streams(
         await chans.send(channel, data)
 
     null = NullWriter()
-    out: Writer = FuncWriter(lambda d: to(1, d)) if want_out else null
-    err: Writer = FuncWriter(lambda d: to(2, d)) if want_err else null
-    if tty:
-        out = TtyOutput(out)
-        err = out
-    stdin: Reader | None = None
-    if want_in:
-        stdin = TtyInput(out) if tty else Pipe()
-    return out, err, stdin
-
-
-async def _call(sh: Shell, argv: list[str], io: IO) -> int:
-    try:
-        return await sh.call(argv, io)
-    except ExitShell as exc:
-        return exc.code
+    out, stdin = process_streams(
+        FuncWriter(lambda d: to(1, d)) if want_out else null, stdin=want_in, tty=tty
+    )
+    if tty:  # a terminal has one output, which stderr shares
+        return out, out, stdin
+    return out, FuncWriter(lambda d: to(2, d)) if want_err else null, stdin
 
 
 async def _run_until_gone(

@@ -40,12 +40,9 @@ from pathlib import Path
 import aiohttp
 import attrs
 from aiohttp import web
+from harness import cpu_seconds, free_port, wait_ready
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
-sys.path.insert(0, str(HERE))
-
-from harness import cpu_seconds, free_port, wait_ready  # noqa: E402 - sibling
+ROOT = Path(__file__).resolve().parents[2]
 
 TARGET = 0.5
 JUNIT = b'<testsuite name="s" tests="1"><testcase classname="c" name="t"/></testsuite>'

@@ -96,6 +96,17 @@ def require_upgrade(request: web.Request) -> None:
         raise bad_request("Upgrade request required")
 
 
+async def open_channels(request: web.Request, *, want_out: bool, want_err: bool) -> Channels:
+    """The WebSocket upgrade of exec and attach: the channel protocol the client offered, opened
+    with an empty frame on the first stream it asked for."""
+    require_upgrade(request)
+    ws = web.WebSocketResponse(protocols=EXEC_PROTOCOLS, max_msg_size=0)
+    await ws.prepare(request)
+    chans = Channels(ws, ws.ws_protocol or "")
+    await chans.send(1 if want_out else 2 if want_err else 3, b"")
+    return chans
+
+
 async def _pump(chans: Channels, stdin: Reader | None) -> None:
     """Client → container: stdin bytes, resize messages, v5 CLOSE; EOF when the client leaves."""
     try:
@@ -138,16 +149,12 @@ async def exec_handler(
         raise bad_request("you must specify at least 1 of stdin, stdout, stderr")
     pod = pod_or_404(live, namespace, name)
     rt, container = target_container(live, pod, q.get("container", ""))
-    require_upgrade(request)
-    ws = web.WebSocketResponse(protocols=EXEC_PROTOCOLS, max_msg_size=0)
-    await ws.prepare(request)
-    chans = Channels(ws, ws.ws_protocol or "")
-    await chans.send(1 if want_out else 2 if want_err else 3, b"")
+    chans = await open_channels(request, want_out=want_out, want_err=want_err)
     out, err, stdin = _streams(chans, want_out, want_err, want_in, tty)
     sh = live.kubelet.shell_for(rt, container, pid=next(_PIDS))
     if not executable(sh, container, argv[0]):
         await finish(chans, None, _not_found(argv[0]))
-        return ws
+        return chans.ws
     if tty:
         sh.env.setdefault("TERM", "xterm")
     pump = asyncio.create_task(_pump(chans, stdin))
@@ -155,7 +162,7 @@ async def exec_handler(
         chans, pump, sh.run_program(argv, IO(stdin or BytesReader(b""), out, err))
     )
     await finish(chans, pump, status_for(code, argv, chans.version) if code >= 0 else None)
-    return ws
+    return chans.ws
 
 
 def _streams(

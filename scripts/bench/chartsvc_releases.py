@@ -39,7 +39,7 @@ from pathlib import Path
 
 import aiohttp
 import helm_python as helm
-from harness import child, cpu_seconds, free_port, wait_until
+from harness import child, cpu_seconds, free_port, wait_ready, wait_until
 
 from chartsvc.helm import MAX_CALLS, writes
 from chartsvc.helm.releases import BURST, QPS
@@ -191,7 +191,7 @@ async def bench(args: argparse.Namespace) -> None:
         sim_args = [WHARF, "kubesim", "--port", str(sim_port), "--kubeconfig", str(kubeconfig)]
         archive = scaffold(work)
         with child(sim_args, env, work / "kubesim.log"):
-            await wait_until(_exists(kubeconfig), "wharf kubesim")
+            await wait_until(lambda: asyncio.to_thread(kubeconfig.exists), "wharf kubesim")
             print("== the bare simulator")
             await scenario(args, work, env, kubeconfig, archive)
             proxy_port = free_port()
@@ -219,7 +219,7 @@ async def scenario(
     with child(svc_args, env, work / f"chartsvc-{svc_port}.log") as svc:
         async with aiohttp.ClientSession() as session:
             base = f"http://127.0.0.1:{svc_port}"
-            await wait_until(_healthy(session, base), "wharf serve chartsvc")
+            await wait_ready(session, base)
             defaults = Direct(kubeconfig, archive, as_service=False)
             same = Direct(kubeconfig, archive, as_service=True)
             service = Service(session, f"{base}/api/v1", archive)
@@ -259,21 +259,6 @@ def _delaying(upstream_port: int, delay: float) -> Callable[..., Awaitable[None]
             await asyncio.gather(pipe(reader, up_writer, delay), pipe(up_reader, writer, 0))
 
     return handle
-
-
-def _exists(path: Path) -> Callable[[], Awaitable[bool]]:
-    async def check() -> bool:
-        return await asyncio.to_thread(path.exists)
-
-    return check
-
-
-def _healthy(session: aiohttp.ClientSession, base: str) -> Callable[[], Awaitable[bool]]:
-    async def check() -> bool:
-        async with session.get(f"{base}/actuator/health/liveness") as resp:
-            return resp.status == 200
-
-    return check
 
 
 def main() -> None:

@@ -26,7 +26,7 @@ from typing import Any
 import aiohttp
 import helm_python as helm
 from aiohttp import web
-from harness import start_child, stop_child
+from harness import percentile, start_child, stop_child
 
 from chartsvc.app import create_app
 from chartsvc.settings import Settings
@@ -228,7 +228,8 @@ async def _report(
         f"  strictest view, chart already loaded in-process ({p50['loaded'] * 1000:.2f} ms "
         f"render): ratio {strict:.2f}x"
     )
-    print(f"upload p95:                         {_p95(series['upload']) * 1000:6.2f} ms")
+    upload_p95 = percentile(series["upload"], 0.95)
+    print(f"upload p95:                         {upload_p95 * 1000:6.2f} ms")
     print(
         f"throughput, {args.concurrency} concurrent clients:   {rate:6.0f} renders/s (target >= 300); "
         f"hello-world {hello_rate:.0f} req/s"
@@ -254,10 +255,6 @@ async def interleaved(
     finally:
         chart.close()
     return series
-
-
-def _p95(values: list[float]) -> float:
-    return sorted(values)[int(len(values) * 0.95)]
 
 
 def main() -> None:

@@ -28,13 +28,12 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import aiohttp
 import helm_python as helm
 from aiohttp import web
-from harness import child, cpu_seconds, free_port, percentile, wait_until
+from harness import child, cpu_seconds, free_port, percentile, wait_ready, wait_until
 
 KEY = "bench-key"
 ADMIN = {"Authorization": aiohttp.encode_basic_auth("admin", "bench")}
@@ -68,14 +67,6 @@ def serve(kind: str, kubeconfig: str, port: int, data_dir: str) -> None:
         app = console_app(settings, environ={"KUBECONFIG": kubeconfig})
         app[OUTBOUND_ALLOW] = LOOPBACK
     web.run_app(app, host="127.0.0.1", port=port, print=lambda _: None, access_log=None)
-
-
-def _healthy(session: aiohttp.ClientSession, base: str) -> Callable[[], Awaitable[bool]]:
-    async def check() -> bool:
-        async with session.get(f"{base}/actuator/health/readiness") as resp:
-            return resp.status == 200
-
-    return check
 
 
 def scaffold(work: Path) -> bytes:
@@ -213,8 +204,8 @@ async def bench(rounds: int) -> None:
                         "chartsvc": f"http://127.0.0.1:{svc_port}",
                         "console": f"http://127.0.0.1:{console_port}",
                     }
-                    for kind, base in bases.items():
-                        await wait_until(_healthy(session, base), kind)
+                    for base in bases.values():
+                        await wait_ready(session, base)
                     sides: dict[str, Side] = {
                         "console": Console(session, bases["console"]),
                         "chartsvc": Chartsvc(session, bases["chartsvc"]),

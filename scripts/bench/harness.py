@@ -97,15 +97,14 @@ async def running_results(
 
 
 async def wait_ready(session: aiohttp.ClientSession, base: str) -> None:
-    for _ in range(200):
-        try:
-            async with session.get(f"{base}/actuator/health/readiness") as resp:
-                if resp.status == 200:
-                    return
-        except aiohttp.ClientError:
-            pass
-        await asyncio.sleep(0.05)
-    raise RuntimeError(f"the service at {base} did not become ready")
+    """Wait until the service at ``base`` answers its readiness probe (start-up takes seconds on a
+    busy machine: :func:`wait_until`'s minute)."""
+
+    async def ready() -> bool:
+        async with session.get(f"{base}/actuator/health/readiness") as resp:
+            return resp.status == 200
+
+    await wait_until(ready, f"the service at {base}")
 
 
 def loop_name() -> str:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -23,16 +22,11 @@ from pathlib import Path
 
 import aiohttp
 from aiohttp import web
+from harness import free_port, timed_get
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parents[1]))
-
-from harness import free_port, timed_get  # noqa: E402 - sibling
-
-from common.kubesim import Simulator  # noqa: E402 - the repository root is on sys.path
-from common.kubesim.http.state import State  # noqa: E402
-from common.kubesim.machinery.meta import WriteOptions  # noqa: E402
+from common.kubesim import Simulator
+from common.kubesim.http.state import State
+from common.kubesim.machinery.meta import WriteOptions
 
 TARGET_MS = 150.0
 PATH = "/api/v1/namespaces/bench/configmaps"

@@ -32,15 +32,11 @@ from aiohttp.http_parser import RawRequestMessage
 from aiohttp.test_utils import TestServer, make_mocked_request
 from aiohttp.web_request import Request
 from multidict import CIMultiDict, CIMultiDictProxy
+from throughput import ingest_demo_run
 from yarl import URL
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-
-from throughput import ingest_demo_run  # noqa: E402 - sibling
-
-from common.config import load_settings  # noqa: E402 - after the sibling path
-from wharf.services import SERVICES  # noqa: E402
+from common.config import load_settings
+from wharf.services import SERVICES
 
 ENDPOINTS = (
     ("chartsvc liveness probe", "chartsvc", "/actuator/health/liveness"),

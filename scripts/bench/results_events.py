@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 import aiohttp
-from harness import running_results
+from harness import percentile, running_results
 
 TARGET_S = 1.0
 REPORT = (
@@ -91,11 +91,6 @@ async def wait_all(subs: list[Subscriber], run_id: int, timeout: float) -> None:
         pass
 
 
-def quantile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
 def report(label: str, times: list[float], origin: float, expected: int) -> bool:
     latencies = [t - origin for t in times]
     if not latencies:
@@ -104,7 +99,7 @@ def report(label: str, times: list[float], origin: float, expected: int) -> bool
     ms = [v * 1000 for v in latencies]
     print(
         f"{label}: received {len(ms)}/{expected}  p50 {statistics.median(ms):7.1f} ms  "
-        f"p99 {quantile(ms, 0.99):7.1f} ms  max {max(ms):7.1f} ms"
+        f"p99 {percentile(ms, 0.99):7.1f} ms  max {max(ms):7.1f} ms"
     )
     return len(ms) == expected and max(latencies) < TARGET_S
 

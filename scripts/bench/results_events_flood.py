@@ -38,12 +38,9 @@ from collections import Counter
 from pathlib import Path
 
 import aiohttp
+from harness import rss_kib, running_results
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
-sys.path.insert(0, str(HERE))
-
-from harness import rss_kib, running_results  # noqa: E402 - sibling script
+ROOT = Path(__file__).resolve().parents[2]
 
 CONNECT_TARGET_S = 1.0
 RSS_FLOOD_TARGET_MB = 40.0

@@ -28,10 +28,8 @@ from typing import Any
 
 import aiohttp
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(HERE))
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))  # the suite's PostgreSQL launcher, tests.pgserver, is not installed
 
 from harness import percentile, running_results, timed_get  # noqa: E402 - sibling
 

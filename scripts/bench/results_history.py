@@ -33,15 +33,9 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+from harness import percentile, running_results, timed_get
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(HERE))
-
-from harness import percentile, running_results, timed_get  # noqa: E402 - sibling
-
-from results.store import open_store  # noqa: E402 - after the path set-up above
+from results.store import open_store
 
 TRENDS_TARGET_MS = 50.0
 HISTORY_TARGET_MS = 20.0

@@ -30,13 +30,8 @@ import time
 from pathlib import Path
 
 import aiohttp
-
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
-sys.path.insert(0, str(HERE))
-
-from harness import cpu_seconds, rss_kib, running_results  # noqa: E402 - a sibling, as below
-from results_parse import (  # noqa: E402 - a sibling script, importable once HERE is on the path
+from harness import cpu_seconds, rss_kib, running_results
+from results_parse import (
     JACOCO_BYTES,
     TESTCASES,
     bare,

@@ -48,10 +48,8 @@ import aiohttp
 import attrs
 import psycopg
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(HERE))
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))  # the suite's PostgreSQL launcher, tests.pgserver, is not installed
 
 import results_gate  # noqa: E402 - a sibling, as below
 from harness import Served, cpu_seconds, percentile, running_results  # noqa: E402

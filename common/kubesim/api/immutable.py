@@ -45,6 +45,18 @@ def _changed(old: Obj, new: Obj, *path: str) -> Cause | None:
     }
 
 
+def _forbidden(field: str, message: str) -> Cause:
+    return {"reason": "FieldValueForbidden", "field": field, "message": f"Forbidden: {message}"}
+
+
+# ValidatePodUpdate's refusal of a spec change, spec.nodeName's (once set) included.
+_POD_FIXED = (
+    "pod updates may not change fields other than `spec.containers[*].image`,"
+    "`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only "
+    "additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be "
+    "set to 1 if it was previously negative)"
+)
+
 # batch/v1 ValidateJobSpecUpdate: fields fixed once the Job exists (completions has its own rule).
 _JOB_IMMUTABLE = (
     "completionMode",
@@ -93,32 +105,11 @@ def _pod(old: Obj, new: Obj) -> list[Cause]:
         return spec
 
     if comparable(old.get("spec")) == comparable(new.get("spec")):
-        if _get(old, "spec", "nodeName") and _get(old, "spec", "nodeName") != _get(
-            new, "spec", "nodeName"
-        ):
-            return [
-                {
-                    "reason": "FieldValueForbidden",
-                    "field": "spec.nodeName",
-                    "message": "Forbidden: pod updates may not change fields other than "
-                    "`spec.containers[*].image`,`spec.initContainers[*].image`,"
-                    "`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions "
-                    "to existing tolerations),`spec.terminationGracePeriodSeconds` "
-                    "(allow it to be set to 1 if it was previously negative)",
-                }
-            ]
+        node = _get(old, "spec", "nodeName")
+        if node and node != _get(new, "spec", "nodeName"):
+            return [_forbidden("spec.nodeName", _POD_FIXED)]
         return []
-    return [
-        {
-            "reason": "FieldValueForbidden",
-            "field": "spec",
-            "message": "Forbidden: pod updates may not change fields other than "
-            "`spec.containers[*].image`,`spec.initContainers[*].image`,"
-            "`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to "
-            "existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to "
-            "be set to 1 if it was previously negative)",
-        }
-    ]
+    return [_forbidden("spec", _POD_FIXED)]
 
 
 def _statefulset(old: Obj, new: Obj) -> list[Cause]:
@@ -127,14 +118,12 @@ def _statefulset(old: Obj, new: Obj) -> list[Cause]:
     if a == b:
         return []
     return [
-        {
-            "reason": "FieldValueForbidden",
-            "field": "spec",
-            "message": "Forbidden: updates to statefulset spec for fields other than 'replicas', "
-            "'ordinals', 'template', 'updateStrategy', "
-            "'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are "
-            "forbidden",
-        }
+        _forbidden(
+            "spec",
+            "updates to statefulset spec for fields other than 'replicas', 'ordinals', "
+            "'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and "
+            "'minReadySeconds' are forbidden",
+        )
     ]
 
 
@@ -144,13 +133,7 @@ def _immutable_data(old: Obj, new: Obj) -> list[Cause]:
     causes = []
     for field in ("data", "binaryData", "immutable"):
         if old.get(field) != new.get(field):
-            causes.append(
-                {
-                    "reason": "FieldValueForbidden",
-                    "field": field,
-                    "message": "Forbidden: field is immutable when `immutable` is set",
-                }
-            )
+            causes.append(_forbidden(field, "field is immutable when `immutable` is set"))
     return causes
 
 

@@ -11,7 +11,7 @@ from common.kubesim.encoding.printers import (
     IMAGES,
     NAME,
     READY_REPLICAS,
-    SELECTOR,
+    TEMPLATE_WIDE,
     Column,
     age,
     age_of,
@@ -31,11 +31,15 @@ from common.kubesim.encoding.printers import (
     pod_restarts,
     pod_status,
     ports,
+    reference,
     revision_controller,
     slice_endpoints,
     slice_ports,
     text,
 )
+
+# RoleBindings and ClusterRoleBindings print alike (printRoleBinding, printClusterRoleBinding).
+ROLE_BINDING = [NAME, col("Role", reference("roleRef")), AGE]
 
 COLUMNS: dict[tuple[str, str], list[Column]] = {
     ("", "pods"): [
@@ -55,9 +59,7 @@ COLUMNS: dict[tuple[str, str], list[Column]] = {
         integer("Up-to-date", "status", "updatedReplicas"),
         integer("Available", "status", "availableReplicas"),
         AGE,
-        CONTAINERS,
-        IMAGES,
-        SELECTOR,
+        *TEMPLATE_WIDE,
     ],
     ("apps", "replicasets"): [
         NAME,
@@ -65,17 +67,9 @@ COLUMNS: dict[tuple[str, str], list[Column]] = {
         integer("Current", "status", "replicas"),
         integer("Ready", "status", "readyReplicas"),
         AGE,
-        CONTAINERS,
-        IMAGES,
-        SELECTOR,
+        *TEMPLATE_WIDE,
     ],
-    ("apps", "statefulsets"): [
-        NAME,
-        READY_REPLICAS,
-        AGE,
-        CONTAINERS,
-        IMAGES,
-    ],
+    ("apps", "statefulsets"): [NAME, READY_REPLICAS, AGE, CONTAINERS, IMAGES],
     ("apps", "daemonsets"): [
         NAME,
         integer("Desired", "status", "desiredNumberScheduled"),
@@ -94,9 +88,7 @@ COLUMNS: dict[tuple[str, str], list[Column]] = {
             ),
         ),
         AGE,
-        CONTAINERS,
-        IMAGES,
-        SELECTOR,
+        *TEMPLATE_WIDE,
     ],
     ("", "services"): [
         NAME,
@@ -161,9 +153,7 @@ COLUMNS: dict[tuple[str, str], list[Column]] = {
         col("Completions", job_completions),
         col("Duration", job_duration),
         AGE,
-        CONTAINERS,
-        IMAGES,
-        SELECTOR,
+        *TEMPLATE_WIDE,
     ],
     ("batch", "cronjobs"): [
         NAME,
@@ -180,9 +170,7 @@ COLUMNS: dict[tuple[str, str], list[Column]] = {
             ),
         ),
         AGE,
-        CONTAINERS,
-        IMAGES,
-        SELECTOR,
+        *TEMPLATE_WIDE,
     ],
     ("networking.k8s.io", "ingresses"): [
         NAME,
@@ -269,39 +257,15 @@ COLUMNS: dict[tuple[str, str], list[Column]] = {
     ],
     ("autoscaling", "horizontalpodautoscalers"): [
         NAME,
-        col(
-            "Reference",
-            lambda o: (
-                f"{cell(o, 'spec', 'scaleTargetRef', 'kind', default='')}/"
-                f"{cell(o, 'spec', 'scaleTargetRef', 'name', default='')}"
-            ),
-        ),
+        col("Reference", reference("spec", "scaleTargetRef")),
         col("Targets", lambda o: "<unknown>"),
         integer("MinPods", "spec", "minReplicas"),
         integer("MaxPods", "spec", "maxReplicas"),
         integer("Replicas", "status", "currentReplicas"),
         AGE,
     ],
-    ("rbac.authorization.k8s.io", "rolebindings"): [
-        NAME,
-        col(
-            "Role",
-            lambda o: (
-                f"{cell(o, 'roleRef', 'kind', default='')}/{cell(o, 'roleRef', 'name', default='')}"
-            ),
-        ),
-        AGE,
-    ],
-    ("rbac.authorization.k8s.io", "clusterrolebindings"): [
-        NAME,
-        col(
-            "Role",
-            lambda o: (
-                f"{cell(o, 'roleRef', 'kind', default='')}/{cell(o, 'roleRef', 'name', default='')}"
-            ),
-        ),
-        AGE,
-    ],
+    ("rbac.authorization.k8s.io", "rolebindings"): ROLE_BINDING,
+    ("rbac.authorization.k8s.io", "clusterrolebindings"): ROLE_BINDING,
     ("storage.k8s.io", "storageclasses"): [
         NAME,
         col("Provisioner", text("provisioner", default="")),

@@ -131,6 +131,8 @@ def _selector_text(sel: Any) -> str:
 
 
 SELECTOR = col("Selector", lambda o: _selector_text(cell(o, "spec", "selector")), priority=1)
+# The wide columns of the kinds that run a pod template (but StatefulSets, which show no selector).
+TEMPLATE_WIDE = [CONTAINERS, IMAGES, SELECTOR]
 
 # Deployments and StatefulSets: ready replicas over desired ones.
 READY_REPLICAS = col(
@@ -333,6 +335,11 @@ def integer(name: str, *path: str) -> Column:
 
 def text(*path: str, default: str = "<none>") -> Callable[[Obj], Any]:
     return lambda o: str(cell(o, *path, default=default))
+
+
+def reference(*path: str) -> Callable[[Obj], str]:
+    """``kind/name`` of the object reference at ``path`` (a binding's role, an autoscaler's target)."""
+    return lambda o: f"{cell(o, *path, 'kind', default='')}/{cell(o, *path, 'name', default='')}"
 
 
 def event_object(o: Obj) -> str:

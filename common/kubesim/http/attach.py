@@ -16,18 +16,19 @@ from aiohttp import web
 from common.kubesim.api.params import flag
 from common.kubesim.cluster import LiveCluster
 from common.kubesim.http import logs
-from common.kubesim.http.channels import EXEC_PROTOCOLS, Channels
+from common.kubesim.http.channels import Channels
 from common.kubesim.http.streams import (
     close_stdin,
+    feed_stdin,
     finish,
+    open_channels,
     pod_or_404,
-    require_upgrade,
     status_for,
     target_container,
 )
 from common.kubesim.kubelet import Run
 from common.kubesim.machinery.status import KubeError, bad_request
-from common.kubesim.shell import Pipe, Reader, TtyInput
+from common.kubesim.shell import Reader
 
 
 async def handler(
@@ -43,11 +44,7 @@ async def handler(
         raise KubeError(
             400, f"unable to upgrade connection: container {container.name} does not accept stdin"
         )
-    require_upgrade(request)
-    ws = web.WebSocketResponse(protocols=EXEC_PROTOCOLS, max_msg_size=0)
-    await ws.prepare(request)
-    chans = Channels(ws, ws.ws_protocol or "")
-    await chans.send(1 if want_out else 2 if want_err else 3, b"")
+    chans = await open_channels(request, want_out=want_out, want_err=want_err)
     run = container.runs[-1]
     stdin = container.stdin if want_in else None
     pump = asyncio.create_task(_pump_attached(chans, stdin))
@@ -61,7 +58,7 @@ async def handler(
         if container.spec.get("stdinOnce") and stdin is not None:
             close_stdin(stdin)
     await finish(chans, pump, status_for(0, [], chans.version))
-    return ws
+    return chans.ws
 
 
 async def _relay_raw(chans: Channels, channel: int, run: Run, pump: asyncio.Task[None]) -> None:
@@ -103,10 +100,8 @@ async def _relay_log(chans: Channels, channel: int, run: Run, pump: asyncio.Task
 
 async def _pump_attached(chans: Channels, stdin: Reader | None) -> None:
     async for channel, data in chans.messages():
-        if channel == 0 and isinstance(stdin, TtyInput):
-            await stdin.feed(data)
-        elif channel == 0 and isinstance(stdin, Pipe):
-            stdin.feed(data)
+        if channel == 0:
+            await feed_stdin(stdin, data)
 
 
 async def _run_end(run: Run) -> None:

@@ -15,7 +15,7 @@ import json
 from typing import Any
 
 from common.kubesim.api import crds
-from common.kubesim.encoding import listmarkers, schemas
+from common.kubesim.encoding import bodies, listmarkers, schemas
 from common.kubesim.http import openapiv2
 from common.kubesim.machinery.registry import Registry, ResourceType
 
@@ -185,14 +185,7 @@ def _op(
     }
     if body:
         media = (
-            (
-                "application/json-patch+json",
-                "application/merge-patch+json",
-                "application/strategic-merge-patch+json",
-                "application/apply-patch+yaml",
-            )
-            if action == "patch"
-            else ("application/json", "application/yaml")
+            bodies.PATCH_TYPES if action == "patch" else ("application/json", "application/yaml")
         )
         op["requestBody"] = {
             "required": True,

@@ -10,7 +10,6 @@ it answer. No ready endpoint is 503, as from kube-apiserver.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Awaitable, Callable
 
@@ -93,11 +92,7 @@ def service_proxy(live: LiveCluster) -> Handler:
                 params.update({k: str(v) for k, v in (await request.post()).items()})
             source = promql.Source(state.objects, live.kubelet)
             status, body = promql.answer(source, path, params, time.time())
-            return web.Response(
-                body=json.dumps(body, separators=(",", ":")).encode(),
-                status=status,
-                content_type="application/json",
-            )
+            return json_response(body, status=status)
         query = f"?{request.query_string}" if request.query_string else ""
         headers = {k.lower(): v for k, v in request.headers.items()}
         reply = podhttp.answer(pod, port, request.method, path + query, headers)

@@ -28,15 +28,14 @@ from common.kubesim.shell import (
     COMMANDS,
     IO,
     BytesReader,
-    ExitShell,
     FuncWriter,
     NullWriter,
     Pipe,
     Reader,
     Shell,
     TtyInput,
-    TtyOutput,
     Writer,
+    process_streams,
 )
 from common.kubesim.shell.builtins import BUILTINS
 from common.kubesim.store import Obj
@@ -97,15 +96,23 @@ def require_upgrade(request: web.Request) -> None:
         raise bad_request("Upgrade request required")
 
 
+async def open_channels(request: web.Request, *, want_out: bool, want_err: bool) -> Channels:
+    """The WebSocket upgrade of exec and attach: the channel protocol the client offered, opened
+    with an empty frame on the first stream it asked for."""
+    require_upgrade(request)
+    ws = web.WebSocketResponse(protocols=EXEC_PROTOCOLS, max_msg_size=0)
+    await ws.prepare(request)
+    chans = Channels(ws, ws.ws_protocol or "")
+    await chans.send(1 if want_out else 2 if want_err else 3, b"")
+    return chans
+
+
 async def _pump(chans: Channels, stdin: Reader | None) -> None:
     """Client → container: stdin bytes, resize messages, v5 CLOSE; EOF when the client leaves."""
     try:
         async for channel, data in chans.messages():
-            if channel == 0 and stdin is not None:
-                if isinstance(stdin, TtyInput):
-                    await stdin.feed(data)
-                elif isinstance(stdin, Pipe):
-                    stdin.feed(data)
+            if channel == 0:
+                await feed_stdin(stdin, data)
             elif channel == 4 and isinstance(stdin, TtyInput):
                 with contextlib.suppress(ValueError, KeyError, TypeError):
                     size = json.loads(data)
@@ -115,6 +122,14 @@ async def _pump(chans: Channels, stdin: Reader | None) -> None:
     finally:
         if stdin is not None:
             close_stdin(stdin)
+
+
+async def feed_stdin(stdin: Reader | None, data: bytes) -> None:
+    """Bytes the client sent on stdin, into the process's terminal or pipe (dropped without one)."""
+    if isinstance(stdin, TtyInput):
+        await stdin.feed(data)
+    elif isinstance(stdin, Pipe):
+        stdin.feed(data)
 
 
 def close_stdin(stdin: Reader) -> None:
@@ -134,24 +149,20 @@ async def exec_handler(
         raise bad_request("you must specify at least 1 of stdin, stdout, stderr")
     pod = pod_or_404(live, namespace, name)
     rt, container = target_container(live, pod, q.get("container", ""))
-    require_upgrade(request)
-    ws = web.WebSocketResponse(protocols=EXEC_PROTOCOLS, max_msg_size=0)
-    await ws.prepare(request)
-    chans = Channels(ws, ws.ws_protocol or "")
-    await chans.send(1 if want_out else 2 if want_err else 3, b"")
+    chans = await open_channels(request, want_out=want_out, want_err=want_err)
     out, err, stdin = _streams(chans, want_out, want_err, want_in, tty)
     sh = live.kubelet.shell_for(rt, container, pid=next(_PIDS))
     if not executable(sh, container, argv[0]):
         await finish(chans, None, _not_found(argv[0]))
-        return ws
+        return chans.ws
     if tty:
         sh.env.setdefault("TERM", "xterm")
     pump = asyncio.create_task(_pump(chans, stdin))
     code = await _run_until_gone(
-        chans, pump, _call(sh, argv, IO(stdin or BytesReader(b""), out, err))
+        chans, pump, sh.run_program(argv, IO(stdin or BytesReader(b""), out, err))
     )
     await finish(chans, pump, status_for(code, argv, chans.version) if code >= 0 else None)
-    return ws
+    return chans.ws
 
 
 def _streams(
@@ -161,22 +172,12 @@ def _streams(
         await chans.send(channel, data)
 
     null = NullWriter()
-    out: Writer = FuncWriter(lambda d: to(1, d)) if want_out else null
-    err: Writer = FuncWriter(lambda d: to(2, d)) if want_err else null
-    if tty:
-        out = TtyOutput(out)
-        err = out
-    stdin: Reader | None = None
-    if want_in:
-        stdin = TtyInput(out) if tty else Pipe()
-    return out, err, stdin
-
-
-async def _call(sh: Shell, argv: list[str], io: IO) -> int:
-    try:
-        return await sh.call(argv, io)
-    except ExitShell as exc:
-        return exc.code
+    out, stdin = process_streams(
+        FuncWriter(lambda d: to(1, d)) if want_out else null, stdin=want_in, tty=tty
+    )
+    if tty:  # a terminal has one output, which stderr shares
+        return out, out, stdin
+    return out, FuncWriter(lambda d: to(2, d)) if want_err else null, stdin
 
 
 async def _run_until_gone(

@@ -156,7 +156,11 @@ def _apply(
     return json_response(obj, warnings=warnings)
 
 
-async def _delete_options(request: web.Request) -> dict[str, Any]:
+async def _delete_options(
+    request: web.Request, target: Target
+) -> tuple[dict[str, Any], WriteOptions]:
+    """A delete's ``DeleteOptions`` (the body, then the query) and its write options; a ``dryRun``
+    in the body counts like one in the query."""
     raw = await request.read()
     options: dict[str, Any] = {}
     if raw.strip():
@@ -173,9 +177,11 @@ async def _delete_options(request: web.Request) -> dict[str, Any]:
         options["orphanDependents"] = flag(q, "orphanDependents")
     if "gracePeriodSeconds" in q:
         options["gracePeriodSeconds"] = integer(q, "gracePeriodSeconds")
-    if options.get("dryRun"):
-        dry_run(q, list(options["dryRun"]))
-    return options
+    if not options.get("dryRun"):
+        return options, _write_options(request, target)
+    dry_run(q, list(options["dryRun"]))
+    opts = _write_options(request, target)
+    return options, WriteOptions(manager=opts.manager, dry_run=True)
 
 
 def _deleted_status(target: Target, name: str, uid: str) -> Obj:
@@ -193,10 +199,7 @@ def _deleted_status(target: Target, name: str, uid: str) -> Obj:
 
 
 async def delete(request: web.Request, state: State, target: Target) -> web.Response:
-    options = await _delete_options(request)
-    opts = _write_options(request, target)
-    if options.get("dryRun"):
-        opts = WriteOptions(manager=opts.manager, dry_run=True)
+    options, opts = await _delete_options(request, target)
     live = state.objects.get(target.rt, target.namespace, target.name)
     remaining = deletion.delete(
         state.objects, target.rt, target.namespace, target.name, options, opts
@@ -207,10 +210,7 @@ async def delete(request: web.Request, state: State, target: Target) -> web.Resp
 
 
 async def delete_collection(request: web.Request, state: State, target: Target) -> web.Response:
-    options = await _delete_options(request)
-    opts = _write_options(request, target)
-    if options.get("dryRun"):
-        opts = WriteOptions(manager=opts.manager, dry_run=True)
+    options, opts = await _delete_options(request, target)
     q = request.query
     items = state.objects.list(
         target.rt,

@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 from common.kubesim.kubelet import podhttp
+from common.kubesim.machinery.status import KubeError
 from common.kubesim.shell.host import HttpReply
 from common.kubesim.store import Store
 
@@ -131,18 +132,10 @@ class ClusterNetwork:
 
 
 def _apiserver_forbidden(path: str) -> HttpReply:
-    body = json.dumps(
-        {
-            "kind": "Status",
-            "apiVersion": "v1",
-            "metadata": {},
-            "status": "Failure",
-            "message": f'forbidden: User "system:anonymous" cannot get path "{path}"',
-            "reason": "Forbidden",
-            "details": {},
-            "code": 403,
-        }
-    ).encode()
+    refusal = KubeError(
+        403, f'forbidden: User "system:anonymous" cannot get path "{path}"', details={}
+    )
+    body = json.dumps(refusal.status()).encode()
     return HttpReply(
         403,
         "Forbidden",

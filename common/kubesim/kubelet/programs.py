@@ -18,17 +18,7 @@ from common.kubesim.kubelet.logbuf import RunLog, Ticker
 from common.kubesim.kubelet.model import Container, Run, container_id
 from common.kubesim.kubelet.runtime import PodRuntime
 from common.kubesim.machinery.timings import Timings
-from common.kubesim.shell import (
-    IO,
-    BytesReader,
-    ExitShell,
-    Pipe,
-    Reader,
-    Shell,
-    TtyInput,
-    TtyOutput,
-    Writer,
-)
+from common.kubesim.shell import IO, BytesReader, Shell, Writer, process_streams
 
 
 class Services(Protocol):
@@ -100,20 +90,13 @@ def _finisher(services: Services, rt: PodRuntime, run: Run) -> Callable[[asyncio
 
 async def _script(services: Services, rt: PodRuntime, c: Container, run: Run) -> int:
     sh = services.shell_for(rt, c, pid=1)
-    out: Writer = LogWriter(run.log)
-    stdin: Reader = BytesReader(b"")
-    if c.spec.get("stdin"):
-        if c.spec.get("tty"):
-            out = TtyOutput(out)
-            stdin = TtyInput(out)
-        else:
-            stdin = Pipe()
-    c.stdin = stdin if c.spec.get("stdin") else None
+    stdin = bool(c.spec.get("stdin"))
+    # A terminal only with stdin: the logs of a ``tty``-only container keep their bare newlines.
+    out, c.stdin = process_streams(
+        LogWriter(run.log), stdin=stdin, tty=stdin and bool(c.spec.get("tty"))
+    )
     sh.host.unknown = _opaque(services, rt, c, run)
-    try:
-        return await sh.call(list(c.behaviour.argv), IO(stdin, out, out))
-    except ExitShell as exc:
-        return exc.code
+    return await sh.run_program(list(c.behaviour.argv), IO(c.stdin or BytesReader(b""), out, out))
 
 
 def _opaque(

@@ -23,8 +23,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from common.kubesim.patch import fieldpath, mergekeys
+from common.kubesim.patch.errors import PatchError
 from common.kubesim.patch.fieldpath import Path
-from common.kubesim.patch.patching import PatchError
 
 Obj = dict[str, Any]
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"

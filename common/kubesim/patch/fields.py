@@ -12,6 +12,7 @@ from common.kubesim.machinery.registry import ResourceType
 from common.kubesim.machinery.status import KubeError
 from common.kubesim.patch import apply as ssa
 from common.kubesim.patch import mergekeys, patching
+from common.kubesim.patch.errors import PatchError
 
 Obj = dict[str, Any]
 # A CRD schema's list and map rules, by schema identity (the schema is kept so its id stays its own).
@@ -73,7 +74,7 @@ def server_side_apply(
         )
     except ssa.ApplyConflict as exc:
         raise KubeError(409, str(exc), details={"causes": exc.causes}) from exc
-    except patching.PatchError as exc:
+    except PatchError as exc:
         raise KubeError(exc.status, exc.message) from exc
 
 
@@ -90,7 +91,7 @@ def patch(rt: ResourceType, live: Obj, body: Any, content_type: str) -> Obj:
         return patching.strategic_merge_patch(
             live, body, group=rt.group, version=rt.version, kind=rt.kind
         )
-    except patching.PatchError as exc:
+    except PatchError as exc:
         raise KubeError(exc.status, exc.message, reason=_reason(exc.status)) from exc
 
 

@@ -17,6 +17,7 @@ import copy
 from typing import Any
 
 from common.kubesim.patch import mergekeys, strategic
+from common.kubesim.patch.errors import PatchError as PatchError  # what every format raises
 from common.kubesim.patch.fieldpath import same
 
 JSON = Any
@@ -25,15 +26,6 @@ UNSUPPORTED_SMP = (
     "the body of the request was in an unknown format - accepted media types include: "
     "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
 )
-
-
-class PatchError(Exception):
-    """A patch the real apiserver would refuse, with the status it would answer."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
 
 
 # --- JSON Patch (RFC 6902, evanphx v4 flavour) ---------------------------------------------------
@@ -250,10 +242,7 @@ def strategic_merge_patch(
         raise PatchError(415, UNSUPPORTED_SMP)
     if not isinstance(patch, dict):
         raise PatchError(400, "invalid strategic merge patch: the patch must be a JSON object")
-    try:
-        result = strategic.merge(copy.deepcopy(obj), copy.deepcopy(patch), rules)
-    except strategic.StrategicMergeError as exc:
-        raise PatchError(exc.status, exc.message) from exc
+    result = strategic.merge(copy.deepcopy(obj), copy.deepcopy(patch), rules)
     if not isinstance(result, dict):
         raise PatchError(422, "the patched document is not a JSON object")
     return result

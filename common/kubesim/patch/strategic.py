@@ -17,6 +17,7 @@ import json
 from typing import Any
 
 from common.kubesim.patch import mergekeys
+from common.kubesim.patch.errors import PatchError
 from common.kubesim.patch.fieldpath import same
 
 JSON = Any
@@ -24,15 +25,6 @@ DIRECTIVE = "$patch"
 RETAIN_KEYS = "$retainKeys"
 DELETE_PRIMITIVE = "$deleteFromPrimitiveList"
 SET_ORDER = "$setElementOrder"
-
-
-class StrategicMergeError(Exception):
-    """A patch kube-apiserver refuses, with the status it answers."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
 
 
 def merge(obj: dict[str, JSON], patch: dict[str, JSON], rules: mergekeys.Rules) -> JSON:
@@ -44,19 +36,19 @@ def _join(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
 
 
-def _untyped(message: str) -> StrategicMergeError:
+def _untyped(message: str) -> PatchError:
     """An error kube-apiserver passes through untyped, which it answers with 500."""
-    return StrategicMergeError(500, message)
+    return PatchError(500, message)
 
 
-def _no_merge_key(item: JSON, key: str) -> StrategicMergeError:
+def _no_merge_key(item: JSON, key: str) -> PatchError:
     return _untyped(f"map: {json.dumps(item)} does not contain declared merge key: {key}")
 
 
 def _directive_key(key: str, prefix: str, error: str) -> str:
     head, sep, field = key.partition("/")
     if not sep or head != prefix:
-        raise StrategicMergeError(400, error)
+        raise PatchError(400, error)
     return field
 
 
@@ -175,7 +167,7 @@ class _Smp:
             if not isinstance(order, list) or not all(
                 isinstance(v, list | type(None)) for v in (current, sent)
             ):
-                raise StrategicMergeError(400, error)
+                raise PatchError(400, error)
             child = _join(path, field)
             key = mergekeys.list_rule(self.rules, child).patch_merge_key
             _validate_order(sent or [], order, key)
@@ -201,7 +193,7 @@ def _shape(value: JSON) -> str:
 def _element_shape(*lists: list[JSON]) -> str:
     types = {type(v) for items in lists for v in items}
     if list in types:
-        raise StrategicMergeError(422, "lists of lists are not supported")
+        raise PatchError(422, "lists of lists are not supported")
     if len(types) > 1:
         raise _untyped(f"list element types are not identical: {json.dumps(lists)}")
     return "map" if types == {dict} else "scalar"
@@ -221,11 +213,11 @@ def _retain_keys(original: dict[str, JSON], patch: dict[str, JSON]) -> None:
         return
     keys = patch.pop(RETAIN_KEYS)
     if not isinstance(keys, list):
-        raise StrategicMergeError(400, "invalid patch format of retainKeys")
+        raise PatchError(400, "invalid patch format of retainKeys")
     for key, value in patch.items():
         skip = value is None or key.startswith((DELETE_PRIMITIVE, SET_ORDER))
         if not skip and key not in keys:
-            raise StrategicMergeError(400, "invalid patch format of retainKeys")
+            raise PatchError(400, "invalid patch format of retainKeys")
     for key in [k for k in original if k not in keys]:
         del original[key]
 

@@ -29,7 +29,7 @@ from common.kubesim.shell.io import (
     Writer,
 )
 from common.kubesim.shell.registry import COMMANDS
-from common.kubesim.shell.tty import TtyInput, TtyOutput, repl
+from common.kubesim.shell.tty import TtyInput, TtyOutput, process_streams, repl
 
 _COMMAND_MODULES = (cmd_fileops, cmd_files, cmd_net, cmd_stat, cmd_sys, cmd_tar, cmd_text)
 
@@ -53,5 +53,6 @@ __all__ = [
     "TtyInput",
     "TtyOutput",
     "Writer",
+    "process_streams",
     "repl",
 ]

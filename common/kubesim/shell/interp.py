@@ -63,6 +63,14 @@ class Shell:
             self.status = 2
         return self.status
 
+    async def run_program(self, argv: list[str], io: IO) -> int:
+        """Run ``argv`` as a whole process (an exec session, a container's command); ``exit`` ends
+        it with its status."""
+        try:
+            return await self.call(argv, io)
+        except ExitShell as exc:
+            return exc.code
+
     async def execute(self, node: ast.Node, io: IO) -> int:
         if isinstance(node, ast.Simple):
             status = await self._simple(node, io)

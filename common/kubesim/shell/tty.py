@@ -12,7 +12,7 @@ import asyncio
 from typing import TYPE_CHECKING
 
 from common.kubesim.shell.builtins import ExitShell
-from common.kubesim.shell.io import IO, Reader, Writer, say
+from common.kubesim.shell.io import IO, Pipe, Reader, Writer, say
 from common.kubesim.shell.lex import ParseError
 from common.kubesim.shell.parse import parse
 
@@ -119,6 +119,17 @@ class TtyInput(Reader):
             chunks.append(line)
             if 0 <= n <= sum(len(c) for c in chunks):
                 return b"".join(chunks)
+
+
+def process_streams(out: Writer, *, stdin: bool, tty: bool) -> tuple[Writer, Reader | None]:
+    """A process's output and its standard input (None: it has none), as an exec session or a
+    container sets them up: with a terminal, output goes through the pty and input through its line
+    discipline, echoed on that output; without one, input is a pipe fed from outside."""
+    if tty:
+        out = TtyOutput(out)
+    if not stdin:
+        return out, None
+    return out, TtyInput(out) if tty else Pipe()
 
 
 def prompt(sh: Session) -> str:

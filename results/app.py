@@ -69,13 +69,12 @@ def create_app(
     """
     svc = settings.results
     # The auth middleware, then HTML error pages for the dashboard (results.wiring).
-    middlewares: list[Middleware] = [
-        *wiring.middlewares(svc, base_path=BASE_PATH),
-        pages.html_errors,
-    ]
+    spec = load_spec()
+    guards, places = wiring.middlewares(svc, base_path=BASE_PATH, spec=spec)
+    middlewares: list[Middleware] = [*guards, pages.html_errors]
     app = build_app(
         service="results",
-        spec=load_spec(),
+        spec=spec,
         api_routes=API_ROUTES,
         base_path=BASE_PATH,
         extra_routes=pages.ROUTES,  # login, profile and dashboard pages
@@ -84,6 +83,7 @@ def create_app(
         readiness={"database": database_ready},
         keepalive_s=keepalive_s,
     )
+    places.install(app)
     app[keys.SETTINGS] = svc
     app[keys.LOGIN_THROTTLE] = LoginThrottle()
     app[keys.VERDICTS] = VerdictCache()

@@ -22,12 +22,13 @@ import functools
 from urllib.parse import quote
 
 import attrs
-from aiohttp import web
+from aiohttp import hdrs, web
 from aiohttp.typedefs import Handler, Middleware
 
 from common import credentials, pages, sessions, sse
 from common.errors import Forbidden, Unauthorized
-from common.openapi import SPEC, operation_id
+from common.openapi import SPEC, Operation, Spec, operation_id
+from common.routing import PerRoute
 from results import accounts, keys
 from results.runs import CanRead
 from results.settings import CookieSecure
@@ -121,24 +122,65 @@ async def resolve(request: web.Request) -> Principal | None:
     return await accounts.session_principal(cookie) if cookie else None
 
 
-def auth_middleware(policy: AuthPolicy) -> Middleware:
+@attrs.frozen
+class Place:
+    """What the rules read of where a request goes."""
+
+    public: bool  # a public path: a bad credential is ignored there, and no login is asked
+    api: bool  # under the API's base path
+    target: tuple[str, str]  # its operation's (method, spec path); (method, "") outside the spec
+    page_login: bool  # a page that needs a login when no one is signed in
+
+
+def _place(method: str, path: str, op: Operation | None, policy: AuthPolicy) -> Place:
     base = "/" + policy.base_path.strip("/")
+    public = path.startswith(PUBLIC_PREFIXES)
+    return Place(
+        public=public,
+        api=path == base or path.startswith(base + "/"),
+        target=(op.method, op.path) if op is not None else (method, ""),
+        page_login=not public and (not policy.open_mode or path.startswith(PERSONAL_PREFIXES)),
+    )
+
+
+def route_places(policy: AuthPolicy, spec: Spec) -> PerRoute[Place | None]:
+    """The place of each route whose path has no variables, decided when the app starts: its path
+    is its template, so every request to it lands alike. None for the others (and for a route
+    taking any method): their requests are placed one by one."""
+
+    def decide(route: web.AbstractRoute) -> Place | None:
+        resource = route.resource
+        if route.method == hdrs.METH_ANY or not isinstance(resource, web.PlainResource):
+            return None
+        op = spec.operations.get(route.name) if route.name else None
+        return _place(route.method, resource.canonical, op, policy)
+
+    return PerRoute(decide, default=None)
+
+
+def auth_middleware(policy: AuthPolicy, places: PerRoute[Place | None]) -> Middleware:
+    """Authenticate by ``policy``; ``places`` holds the places decided per route (``route_places``)."""
+
+    def place_of(request: web.Request) -> Place:
+        found = places(request)
+        if found is not None:
+            return found
+        op_id = operation_id(request)
+        op = request.app[SPEC].operations[op_id] if op_id is not None else None
+        return _place(request.method, request.path, op, policy)
 
     @web.middleware
     async def authenticate(request: web.Request, handler: Handler) -> web.StreamResponse:
-        if request.path.startswith(PUBLIC_PREFIXES):
-            found = await _quiet_resolve(request)
-        else:
-            found = await resolve(request)
-        is_api = request.path == base or request.path.startswith(base + "/")
-        if is_api and found is not None and _cookie_write(request, found):
+        place = place_of(request)
+        found = await (_quiet_resolve(request) if place.public else resolve(request))
+        if place.api and found is not None and _cookie_write(request, found):
             found = _with_csrf(request, found)  # see the docstring
         if found is not None:
             request[keys.PRINCIPAL] = found
             request[sse.CREDENTIAL] = stream_credential(found)
-        if is_api:
-            _check_api(request, policy, found)
-        elif found is None and _page_needs_login(request, policy):
+        if place.api:
+            _check_api(place.target, policy, found)
+        elif found is None and place.page_login:
             raise web.HTTPFound(f"{LOGIN_PATH}?next={quote(request.path_qs, safe='/?=&')}")
         return await handler(request)
 
@@ -159,10 +201,7 @@ async def _quiet_resolve(request: web.Request) -> Principal | None:
         return None
 
 
-def _check_api(request: web.Request, policy: AuthPolicy, found: Principal | None) -> None:
-    op_id = operation_id(request)
-    op = request.app[SPEC].operations[op_id] if op_id is not None else None
-    target = (op.method, op.path) if op is not None else (request.method, "")
+def _check_api(target: tuple[str, str], policy: AuthPolicy, found: Principal | None) -> None:
     if target == ("GET", "/me") and found is None:
         raise AuthenticationRequired(
             "GET /me needs a session or an API token", code="login-required"
@@ -196,12 +235,6 @@ def _with_csrf(request: web.Request, found: Principal) -> Principal | None:
 
 def _by_token(found: Principal | None) -> bool:
     return found is not None and found.via is Credential.TOKEN
-
-
-def _page_needs_login(request: web.Request, policy: AuthPolicy) -> bool:
-    if request.path.startswith(PUBLIC_PREFIXES):
-        return False
-    return not policy.open_mode or request.path.startswith(PERSONAL_PREFIXES)
 
 
 def safe_next(target: str | None) -> str:

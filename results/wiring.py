@@ -17,7 +17,9 @@ from aiohttp.typedefs import Middleware
 from common import credentials
 from common.config import ConfigError
 from common.db.postgres import PgDatabase
+from common.openapi import Spec
 from common.revocation import REVOCATIONS
+from common.routing import PerRoute
 from results import auth, keys, replicas
 from results.accounts import Accounts
 from results.dashboard import Dashboard
@@ -30,7 +32,10 @@ from results.store.events import SqlEventStore
 logger = logging.getLogger(__name__)
 
 
-def middlewares(settings: ResultsSettings, *, base_path: str) -> list[Middleware]:
+def middlewares(
+    settings: ResultsSettings, *, base_path: str, spec: Spec
+) -> tuple[list[Middleware], PerRoute[auth.Place | None]]:
+    """The auth middleware, and the places it decides per route (to install on the app)."""
     admin = settings.security.admin
     if admin.username and not admin.password:
         raise ConfigError("results.security.admin.password", "a password (admin.username is set)")
@@ -41,7 +46,8 @@ def middlewares(settings: ResultsSettings, *, base_path: str) -> list[Middleware
         require_ingest_token=settings.security.require_ingest_token,
         base_path=base_path,
     )
-    return [auth.auth_middleware(policy)]
+    places = auth.route_places(policy, spec)
+    return [auth.auth_middleware(policy, places)], places
 
 
 async def accounts_context(app: web.Application) -> AsyncIterator[None]:

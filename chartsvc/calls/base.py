@@ -65,8 +65,11 @@ class Services:
     repo_listing: Remade[Repository, Reply] = attrs.field(factory=lambda: Remade(_listing))
 
     def for_request(self, request: web.Request) -> Services:
-        """These services for the call ``request`` carries (``attrs.evolve`` costs far more, on
-        every request)."""
+        """These services for the call ``request`` carries: only a host's cluster resolver reads
+        the request, so without one they are these very services (``attrs.evolve`` costs far
+        more, on every request)."""
+        if self.clusters is None or self.clusters.resolver is None:
+            return self
         return Services(
             self.repos,
             self.charts,

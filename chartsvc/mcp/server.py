@@ -133,8 +133,9 @@ async def success_result(reply: Reply) -> types.CallToolResult:
         return types.CallToolResult(content=[types.TextContent(text=reply.text)], _meta=meta)
     if reply.body is None:
         return types.CallToolResult(content=[], _meta=meta)
+    text = reply.encoded.decode("utf-8") if reply.encoded is not None else json.dumps(reply.body)
     return types.CallToolResult(
-        content=[types.TextContent(text=json.dumps(reply.body))],
+        content=[types.TextContent(text=text)],
         structured_content=structured(reply.body),
         _meta=meta,
     )

@@ -123,12 +123,12 @@ async def install_helm_release(request: web.Request) -> web.Response:
     desk, cluster_id, target = _context(request)
     values = await desk.values_for(body.get("valuesName"), body.get("values"))
     install = InstallRequest.from_body({**body, "values": values})
-    where = f"{install.namespace}/{install.release_name}"
-    with _write(request, "install", cluster_id, where, dry_run=install.options.dry_run):
+    dry_run = install.options.dry_run
+    with _write(
+        request, "install", cluster_id, install.namespace, install.release_name, dry_run=dry_run
+    ):
         release = await desk.releases.install(target, install)
-    return web.json_response(
-        encode_release(release), status=200 if install.options.dry_run else 201
-    )
+    return web.json_response(encode_release(release), status=200 if dry_run else 201)
 
 
 @routes.post(RELEASE + "/upgrade", name="upgradeHelmRelease")
@@ -139,7 +139,7 @@ async def upgrade_helm_release(request: web.Request) -> web.Response:
     upgrade = UpgradeRequest.from_body({**body, "values": values})
     ref = _release(request, target)
     dry_run = upgrade.options.dry_run
-    with _write(request, "upgrade", cluster_id, f"{ref.namespace}/{ref.name}", dry_run=dry_run):
+    with _write(request, "upgrade", cluster_id, ref.namespace, ref.name, dry_run=dry_run):
         release = await desk.releases.upgrade(ref, upgrade)
     return web.json_response(encode_release(release))
 
@@ -150,7 +150,7 @@ async def rollback_helm_release(request: web.Request) -> web.Response:
     dry_run = write_options(body).dry_run
     desk, cluster_id, target = _context(request)
     ref = _release(request, target)
-    with _write(request, "rollback", cluster_id, f"{ref.namespace}/{ref.name}", dry_run=dry_run):
+    with _write(request, "rollback", cluster_id, ref.namespace, ref.name, dry_run=dry_run):
         release = await desk.releases.rollback(ref, body.get("revision"), dry_run=dry_run)
     return web.json_response(encode_release(release))
 
@@ -159,7 +159,7 @@ async def rollback_helm_release(request: web.Request) -> web.Response:
 async def uninstall_helm_release(request: web.Request) -> web.Response:
     desk, cluster_id, target = _context(request)
     ref = _release(request, target)
-    with _write(request, "uninstall", cluster_id, f"{ref.namespace}/{ref.name}", dry_run=False):
+    with _write(request, "uninstall", cluster_id, ref.namespace, ref.name, dry_run=False):
         release, info = await desk.releases.uninstall(ref)
     return web.json_response(encode_uninstalled(release, info))
 
@@ -173,11 +173,13 @@ async def list_helm_charts(request: web.Request) -> web.Response:
 
 @contextmanager
 def _write(
-    request: web.Request, action: str, cluster: str, target: str, *, dry_run: bool
+    request: web.Request, action: str, cluster: str, namespace: str, name: str, *, dry_run: bool
 ) -> Iterator[None]:
-    """Audited unless a dry run (dry runs are not recorded); the trail sees the console's code."""
+    """Audited (on ``namespace/name``) unless a dry run (dry runs are not recorded); the trail
+    sees the console's code."""
     with ExitStack() as stack:
         if not dry_run:
+            target = f"{namespace}/{name}"
             stack.enter_context(
                 audited(request, action=f"helm.{action}", cluster=cluster, target=target)
             )

@@ -12,7 +12,13 @@ from common.credentials import HASHED_PREFIX, hash_password
 from console.app import create_app
 from tests.conftest import ApiClient
 from tests.console.conftest import ConsoleApp
-from tests.console.support import ADMIN, ADMIN_PASSWORD, WRONG, make_settings
+from tests.console.support import (
+    ADMIN,
+    ADMIN_PASSWORD,
+    WRONG,
+    make_settings,
+    stop_the_throttle_clock,
+)
 from tests.guards import assert_problem
 from tests.typing_support import Client
 
@@ -210,6 +216,7 @@ async def test_wrong_passwords_are_throttled_before_the_hash_is_computed(
     console_app: ConsoleApp,
 ) -> None:
     client = await console_app()
+    stop_the_throttle_clock(client)
     for _ in range(5):
         await assert_bare_401(await client.get("/api/v1/clusters", headers=WRONG))
     locked = await client.post("/api/v1/auth/session", headers=WRONG)

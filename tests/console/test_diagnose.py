@@ -4,7 +4,7 @@ healthy namespace with none; the LLM summary against a loopback OpenAI-compatibl
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -53,21 +53,36 @@ async def model(aiohttp_server: AiohttpServer) -> ModelServer:
     return server
 
 
+AiConsole = Callable[[float], Awaitable[Client]]
+
+
 @pytest.fixture
-async def ai_console(
+def ai_console_timing_out(
     api_client: ApiClient, kubeconfig: Path, tmp_path: Path, model: ModelServer
-) -> Client:
-    settings = make_settings(
-        tmp_path / "console",
-        "ai.provider=openai",
-        "ai.model=gpt-test",
-        f"ai.base-url={model.base_url}",
-        f"ai.api-key={KEY}",
-        "ai.timeout-seconds=0.5",
-    )
-    app = create_app(settings, environ={"KUBECONFIG": str(kubeconfig)})
-    app[OUTBOUND_ALLOW] = LOOPBACK
-    return await api_client(app)
+) -> AiConsole:
+    """``await ai_console_timing_out(seconds)`` → a console whose model calls time out then."""
+
+    async def make(timeout_seconds: float) -> Client:
+        settings = make_settings(
+            tmp_path / f"console-{timeout_seconds:g}",
+            "ai.provider=openai",
+            "ai.model=gpt-test",
+            f"ai.base-url={model.base_url}",
+            f"ai.api-key={KEY}",
+            f"ai.timeout-seconds={timeout_seconds:g}",
+        )
+        app = create_app(settings, environ={"KUBECONFIG": str(kubeconfig)})
+        app[OUTBOUND_ALLOW] = LOOPBACK
+        return await api_client(app)
+
+    return make
+
+
+@pytest.fixture
+async def ai_console(ai_console_timing_out: AiConsole) -> Client:
+    """A console with the model; its calls wait as long as a loaded machine may need (the short
+    timeout is only for the test of a model that does not answer)."""
+    return await ai_console_timing_out(30)
 
 
 def _keys(body: dict[str, Any]) -> set[tuple[str, str, str]]:
@@ -161,7 +176,9 @@ async def test_summary_sends_redacted_evidence_and_is_cached(
     assert [e["action"] for e in audit[:2]] == ["diagnose.summary", "diagnose.summary"]
 
 
-async def test_model_errors_and_a_slow_model(ai_console: Client, model: ModelServer) -> None:
+async def test_model_errors_and_a_slow_model(
+    ai_console: Client, ai_console_timing_out: AiConsole, model: ModelServer
+) -> None:
     model.fail = (429, "Rate limit reached for gpt-test")
     resp = await ai_console.post(f"{URL}/summary", params={"namespace": "shop"}, headers=ADMIN)
     problem = await assert_problem(resp, 502, code="ai-failed")
@@ -169,7 +186,8 @@ async def test_model_errors_and_a_slow_model(ai_console: Client, model: ModelSer
     assert "Rate limit reached" in problem["detail"]
     assert KEY not in problem["detail"]
 
-    model.fail, model.hold = None, asyncio.Event()
-    resp = await ai_console.post(f"{URL}/summary", params={"namespace": "shop"}, headers=ADMIN)
+    model.fail, model.hold = None, asyncio.Event()  # the model answers nothing until released
+    impatient = await ai_console_timing_out(0.5)
+    resp = await impatient.post(f"{URL}/summary", params={"namespace": "shop"}, headers=ADMIN)
     await assert_problem(resp, 504, code="ai-timeout")
     model.hold.set()

@@ -59,8 +59,26 @@ async def test_pod_metrics_selectors_and_missing_pods(sim: Simulator, raw: Raw) 
     assert (await raw("GET", f"{BASE}/pods", watch="true"))[0] == 405
 
 
+def _phases_on(sim: Simulator, node: str) -> dict[tuple[str, str], str | None]:
+    """Each pod on ``node`` and its phase, read on the simulator's loop."""
+    return {
+        (p["metadata"]["namespace"], p["metadata"]["name"]): (p.get("status") or {}).get("phase")
+        for p in sim.call(lambda state: state.objects.store.list(("", "pods")))
+        if (p.get("spec") or {}).get("nodeName") == node
+    }
+
+
 async def test_the_kubelet_stats_summary_through_the_node_proxy(sim: Simulator, raw: Raw) -> None:
-    status, body, _ = await raw("GET", "/api/v1/nodes/kubesim-node-1/proxy/stats/summary")
+    # The demo's Job pods run for a moment and then fail, so the pods are compared with the summary
+    # as they were when it was taken: read before and after it, taken again until nothing moved in
+    # between (a phase never goes back, so an unchanged phase held throughout).
+    async def unmoved() -> tuple[int, Any, dict[tuple[str, str], str | None]] | None:
+        before = _phases_on(sim, "kubesim-node-1")
+        status, body, _ = await raw("GET", "/api/v1/nodes/kubesim-node-1/proxy/stats/summary")
+        after = _phases_on(sim, "kubesim-node-1")
+        return (status, body, after) if after == before else None
+
+    status, body, phases = await _eventually(unmoved)
     assert status == 200
     node = body["node"]
     assert node["nodeName"] == "kubesim-node-1"
@@ -72,12 +90,7 @@ async def test_the_kubelet_stats_summary_through_the_node_proxy(sim: Simulator, 
     assert 0 < image_fs["usedBytes"] < fs["usedBytes"]
     assert node["cpu"]["usageNanoCores"] > 0
     assert node["memory"]["workingSetBytes"] > 0
-    on_node = {
-        (p["metadata"]["namespace"], p["metadata"]["name"])
-        for p in sim.call(lambda state: state.objects.store.list(("", "pods")))
-        if (p.get("spec") or {}).get("nodeName") == "kubesim-node-1"
-        and (p.get("status") or {}).get("phase") == "Running"
-    }
+    on_node = {pod for pod, phase in phases.items() if phase == "Running"}
     reported = {(p["podRef"]["namespace"], p["podRef"]["name"]) for p in body["pods"]}
     assert reported
     assert reported <= on_node

@@ -58,6 +58,12 @@ class AuthPolicy:
     open_mode: bool = True
     require_ingest_token: bool = False
     base_path: str = "/api/v1"
+    #: ``base_path`` as request paths spell it, made once.
+    api_base: str = attrs.field(init=False)
+
+    @api_base.default
+    def _api_base(self) -> str:
+        return "/" + self.base_path.strip("/")
 
 
 class AuthenticationRequired(Unauthorized):
@@ -133,7 +139,7 @@ class Place:
 
 
 def _place(method: str, path: str, op: Operation | None, policy: AuthPolicy) -> Place:
-    base = "/" + policy.base_path.strip("/")
+    base = policy.api_base
     public = path.startswith(PUBLIC_PREFIXES)
     return Place(
         public=public,

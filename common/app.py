@@ -29,7 +29,7 @@ from common import apidocs, sse
 from common.errors import PROBLEM_CONTENT_TYPE, PayloadTooLarge, WharfError, problem_body
 from common.metrics import CLIENT_GONE, METRICS, Metrics, route_of
 from common.metrics import routes as metrics_routes
-from common.openapi import SPEC, Spec, check_parity, validation_middleware
+from common.openapi import SPEC, Spec, check_parity, operations, validation_middleware
 from common.revocation import REVOCATIONS, Revocations
 
 logger = logging.getLogger(__name__)
@@ -199,10 +199,16 @@ def build_app(
     """Assemble a service; raises ``RuntimeError`` when the routes and the spec disagree."""
     base = "/" + base_path.strip("/") if base_path.strip("/") else ""
     metrics = Metrics(service)
+    operation_of = operations(spec)
     app = web.Application(
-        middlewares=[envelope_middleware(metrics), *middlewares, validation_middleware],
+        middlewares=[
+            envelope_middleware(metrics),
+            *middlewares,
+            validation_middleware(operation_of),
+        ],
         client_max_size=client_max_size,
     )
+    operation_of.install(app)
     app[SPEC] = spec
     app[METRICS] = metrics
     app[SERVICE] = ServiceInfo(service, base, dict(info or {}), dict(readiness or {}), time.time())

@@ -172,7 +172,7 @@ class AccessLogger(AbstractAccessLogger):
         fields = (
             request.remote,
             request.method,
-            request.path_qs,
+            request.raw_path,  # the target as sent, as nginx logs it (``path_qs`` rebuilds it)
             version.major,
             version.minor,
             response.status,

@@ -22,12 +22,13 @@ import attrs
 import jsonschema
 import referencing
 from aiohttp import web
-from aiohttp.typedefs import Handler
+from aiohttp.typedefs import Handler, Middleware
 from multidict import MultiMapping
 from referencing.jsonschema import DRAFT202012
 
 from common import yamlio
 from common.errors import BadRequest, UnsupportedMediaType, ValidationFailed
+from common.routing import PerRoute
 
 SPEC_URI = "urn:wharf:spec"
 JSON_TYPES = ("application/json",)
@@ -45,7 +46,6 @@ class Validated:
 
 
 VALIDATED = web.RequestKey("wharf.validated", Validated)
-OPERATION = web.RequestKey("wharf.operation", str)
 
 
 def validated(request: web.Request) -> Validated:
@@ -127,6 +127,9 @@ class Operation:
     def _headers(self) -> tuple[str, ...]:
         return tuple(p.name for p in self.params if p.location == "header")
 
+
+#: The operation a request's route serves, set by the validation middleware.
+OPERATION = web.RequestKey("wharf.operation", Operation)
 
 #: Inputs kept per operation (``Operation.memo``); past it the memo starts again, so a client
 #: sending ever new query strings costs memory no longer than this.
@@ -228,7 +231,6 @@ def merge_fragment(document: dict[str, Any], fragment: Mapping[str, Any], *, sou
 
 
 SPEC = web.AppKey("wharf.spec", Spec)
-VALIDATE_RESPONSES = web.AppKey("wharf.validate_responses", bool)
 
 _METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
 
@@ -591,31 +593,55 @@ def _message(err: jsonschema.ValidationError) -> str:
     return messages.get(str(err.validator), lambda: "is invalid")()
 
 
+def operations(spec: Spec) -> PerRoute[Operation | None]:
+    """Each route's operation in ``spec`` (its route name is the operationId), decided when the
+    app starts; None for the routes outside the spec."""
+    return PerRoute(
+        lambda route: spec.operations.get(route.name) if route.name else None, default=None
+    )
+
+
+def validation_middleware(operation_of: PerRoute[Operation | None]) -> Middleware:
+    """Validate against the route's operation; routes outside the spec pass straight through."""
+
+    @web.middleware
+    async def validation(request: web.Request, handler: Handler) -> web.StreamResponse:
+        op = operation_of(request)
+        if op is None:
+            response: web.StreamResponse = await handler(request)
+            return response
+        request[OPERATION] = op
+        memo = op.memo
+        if memo is None:
+            request[VALIDATED] = await validate_request(request, op)
+        else:
+            key = _memo_key(request, op)
+            known = memo.get(key)
+            if known is None:
+                known = _read_only(await validate_request(request, op))
+                if len(memo) >= MEMO_LIMIT:
+                    memo.clear()
+                memo[key] = known
+            request[VALIDATED] = known
+        return await handler(request)
+
+    return validation
+
+
 @web.middleware
-async def validation_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Validate against the matched operation; routes outside the spec pass straight through."""
-    op_id = operation_id(request)
-    if op_id is None:
-        response: web.StreamResponse = await handler(request)
-        return response
-    op = request.app[SPEC].operations[op_id]
-    request[OPERATION] = op_id
-    memo = op.memo
-    if memo is None:
-        request[VALIDATED] = await validate_request(request, op)
-    else:
-        key = _memo_key(request, op)
-        known = memo.get(key)
-        if known is None:
-            known = _read_only(await validate_request(request, op))
-            if len(memo) >= MEMO_LIMIT:
-                memo.clear()
-            memo[key] = known
-        request[VALIDATED] = known
+async def response_check(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Tests add it innermost (``check_responses``): each JSON answer of an operation must match
+    the spec's schema for its status."""
     response = await handler(request)
-    if request.app.get(VALIDATE_RESPONSES):
+    op = request.get(OPERATION)
+    if op is not None:
         check_response(op, response)
     return response
+
+
+def check_responses(app: web.Application) -> None:
+    """Check every answer of ``app``'s operations against the spec (tests turn this on)."""
+    app.middlewares.append(response_check)
 
 
 def _memo_key(request: web.Request, op: Operation) -> tuple[Any, ...]:

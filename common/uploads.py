@@ -27,7 +27,7 @@ from aiohttp import BodyPartReader, hdrs, web
 from aiohttp.http_exceptions import HttpProcessingError
 
 from common.errors import BadRequest, PayloadTooLarge, UnsupportedMediaType
-from common.openapi import OPERATION, SPEC, check_form
+from common.openapi import OPERATION, check_form
 
 _CHUNK = 256 * 1024
 #: A text field is a name, a ref or a small JSON document; anything larger belongs in a file part.
@@ -180,9 +180,9 @@ async def _read_capped(
 
 
 def _check_parts(request: web.Request, names: Collection[str]) -> None:
-    op_id = request.get(OPERATION)
-    if op_id is not None:
-        check_form(request.app[SPEC].operations[op_id], names)
+    op = request.get(OPERATION)
+    if op is not None:
+        check_form(op, names)
 
 
 def _why(exc: Exception) -> str:

@@ -115,6 +115,13 @@ def presented_tokens(request: web.Request) -> list[str]:
     return found
 
 
+def _sends_credentials(request: web.Request) -> bool:
+    """Whether the request carries any header ``resolve`` reads: most polls (a CI gate check, a
+    badge, an open-mode dashboard) carry none, and need no parsing."""
+    headers = request.headers
+    return hdrs.AUTHORIZATION in headers or TOKEN_HEADER in headers or hdrs.COOKIE in headers
+
+
 async def resolve(request: web.Request) -> Principal | None:
     accounts = request.app[keys.ACCOUNTS]
     tokens = presented_tokens(request)
@@ -178,7 +185,9 @@ def auth_middleware(policy: AuthPolicy, places: PerRoute[Place | None]) -> Middl
     @web.middleware
     async def authenticate(request: web.Request, handler: Handler) -> web.StreamResponse:
         place = place_of(request)
-        found = await (_quiet_resolve(request) if place.public else resolve(request))
+        found = None
+        if _sends_credentials(request):
+            found = await (_quiet_resolve(request) if place.public else resolve(request))
         if place.api and found is not None and _cookie_write(request, found):
             found = _with_csrf(request, found)  # see the docstring
         if found is not None:

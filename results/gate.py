@@ -41,7 +41,7 @@ LISTED_FAILURES = 5
 KEPT_VERDICTS = 1024
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)  # the key of kept verdicts, looked up per request
 class GateQuery:
     project: str
     commit: str | None = None

@@ -11,7 +11,7 @@ import pytest
 from aiohttp import web
 from pytest_aiohttp import AiohttpClient
 
-from common.openapi import VALIDATE_RESPONSES
+from common.openapi import check_responses
 from tests import pgserver
 from tests.browser import browser as browser  # real Chromium for the page tests
 from tests.browser import chromium as chromium
@@ -41,7 +41,7 @@ def api_client(aiohttp_client: AiohttpClient) -> ApiClient:
     """A test client for a service app, with response validation against the spec turned on."""
 
     async def make(app: web.Application) -> Client:
-        app[VALIDATE_RESPONSES] = True
+        check_responses(app)
         return await aiohttp_client(app)
 
     return make

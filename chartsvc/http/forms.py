@@ -16,7 +16,7 @@ from aiohttp import web
 
 from chartsvc.calls.form import ARCHIVE_PART, MAX_TEXT_BYTES, ChartForm, checked_form
 from chartsvc.keys import SETTINGS
-from common.openapi import OPERATION, SPEC
+from common.openapi import OPERATION
 from common.uploads import UploadLimits, read_parts
 
 MAX_PARTS = 8
@@ -32,7 +32,4 @@ async def read_chart_form(request: web.Request) -> ChartForm:
         return cap if name == ARCHIVE_PART else MAX_TEXT_BYTES
 
     parts = await read_parts(request, limits=limits, part_cap=part_cap)
-    op_id = request.get(OPERATION)
-    return checked_form(
-        parts, None if op_id is None else request.app[SPEC].operations[op_id], cap=cap
-    )
+    return checked_form(parts, request.get(OPERATION), cap=cap)

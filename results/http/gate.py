@@ -16,13 +16,13 @@ routes = web.RouteTableDef()
 
 @routes.get("/gate", name="getGate")
 async def get_gate(request: web.Request) -> web.Response:
+    app = request.app  # a property: read once
     query = gate.read_query(validated(request).query)
-    settings = request.app[keys.SETTINGS].gate
-    kept = request.app[keys.VERDICTS]
+    kept = app[keys.VERDICTS]
     verdict = await gate.evaluate(
-        request.app[keys.STORE], settings, query, can_read=can_read(request), cache=kept
+        app[keys.STORE], app[keys.SETTINGS].gate, query, can_read=can_read(request), cache=kept
     )
-    request.app[keys.METRICS].gave(verdict.status)
+    app[keys.METRICS].gave(verdict.status)
     body = kept.encoded(verdict, _json)
     return web.Response(body=body, content_type="application/json", charset="utf-8")
 

@@ -19,7 +19,7 @@ from chartsvc.settings import KubeSettings
 from common import kube
 from common.config import ConfigError
 from common.kubesim import Simulator
-from common.openapi import VALIDATE_RESPONSES
+from common.openapi import check_responses
 from tests.chartsvc.conftest import FULL, KEY, LOOPBACK, RELEASE_WRITES, MakeClient, MakeSettings
 from tests.chartsvc.fixtures_cluster import API, build_chart, create_namespace, upload_form
 from tests.conftest import ApiClient
@@ -70,7 +70,7 @@ async def test_resolver_routes_each_request_to_its_cluster(
         return targets.get(request.headers.get(CLUSTER_HEADER, ""))
 
     app = create_app(make_settings(*FULL), address_allow=LOOPBACK, cluster_resolver=by_header)
-    app[VALIDATE_RESPONSES] = True
+    check_responses(app)
     client = await aiohttp_client(tenant_host(app))
     archive = build_chart(tmp_path)
     for tenant in ("alice", "bob"):

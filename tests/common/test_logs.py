@@ -82,6 +82,26 @@ async def test_access_line_and_its_json_form(
     assert shaped["time"].endswith("Z")
 
 
+async def test_the_access_line_shows_the_request_target_as_sent(
+    aiohttp_server: AiohttpServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """As nginx's ``$request``: a client using the server as a proxy (an absolute-form target)
+    shows in the line as such."""
+    app = web.Application()
+    app.router.add_get("/hello", hello)
+    server = await aiohttp_server(app, access_log_class=AccessLogger)
+    assert server.port is not None
+    with caplog.at_level(logging.INFO, logger="aiohttp.access"):
+        answer = await send_raw(
+            server.port,
+            b"GET http://elsewhere.test/hello?r=a%2Fb HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        )
+        await asyncio.sleep(0)
+    assert answer.startswith(b"HTTP/1.1 200")
+    [record] = [r for r in caplog.records if r.name == "aiohttp.access"]
+    assert '"GET http://elsewhere.test/hello?r=a%2Fb HTTP/1.1" 200' in record.getMessage()
+
+
 async def test_malformed_requests_are_one_line_each_and_rate_limited(
     aiohttp_server: AiohttpServer,
     caplog: pytest.LogCaptureFixture,

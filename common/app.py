@@ -115,6 +115,16 @@ def envelope_middleware(metrics: Metrics) -> Middleware:
     return envelope
 
 
+#: The type ``web.json_response`` gives a JSON body, whole: a fraction of the cost of aiohttp
+#: putting it together from ``content_type`` and ``charset`` for every response.
+JSON_HEADERS = {"Content-Type": "application/json; charset=utf-8"}
+
+
+def encoded_json(body: bytes, status: int = 200) -> web.Response:
+    """A response of JSON already encoded (a kept answer, encoded once)."""
+    return web.Response(body=body, status=status, headers=JSON_HEADERS)
+
+
 def problem_response(
     request: web.Request, body: dict[str, Any], headers: Mapping[str, str] | None = None
 ) -> web.Response:
@@ -257,7 +267,7 @@ _LIVE = json.dumps({"status": "UP"}).encode("utf-8")
 
 @health_routes.get("/actuator/health/liveness")
 async def liveness(request: web.Request) -> web.Response:
-    return web.Response(body=_LIVE, content_type="application/json", charset="utf-8")
+    return encoded_json(_LIVE)
 
 
 @health_routes.get("/actuator/health/readiness")

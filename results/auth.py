@@ -83,7 +83,7 @@ class InvalidToken(Unauthorized):
 
 def principal(request: web.Request) -> Principal | None:
     """Who the request runs as; None for an anonymous one."""
-    return request.get(keys.PRINCIPAL)
+    return request[keys.PRINCIPAL]
 
 
 def can_read(request: web.Request) -> CanRead:
@@ -190,8 +190,8 @@ def auth_middleware(policy: AuthPolicy, places: PerRoute[Place | None]) -> Middl
             found = await (_quiet_resolve(request) if place.public else resolve(request))
         if place.api and found is not None and _cookie_write(request, found):
             found = _with_csrf(request, found)  # see the docstring
+        request[keys.PRINCIPAL] = found
         if found is not None:
-            request[keys.PRINCIPAL] = found
             request[sse.CREDENTIAL] = stream_credential(found)
         if place.api:
             _check_api(place.target, policy, found)

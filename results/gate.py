@@ -70,9 +70,11 @@ class Verdict:
     baseline: Baseline | None
     missing: tuple[str, ...]
     notes: tuple[str, ...] = ()
+    #: Every rule passed (made once: a kept verdict is read by every poll).
+    passed: bool = attrs.field(init=False)
 
-    @property
-    def passed(self) -> bool:
+    @passed.default
+    def _passed(self) -> bool:
         return all(rule.passed for rule in self.rules)
 
     @property

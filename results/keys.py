@@ -40,4 +40,6 @@ DASHBOARD = web.AppKey("results.dashboard", Dashboard)
 METRICS: web.AppKey[ResultsMetrics] = web.AppKey("results.metrics")
 #: Gate verdicts kept while the store's data is unchanged (``results.gate``), set in ``app.create_app``.
 VERDICTS = web.AppKey("results.verdicts", VerdictCache)
-PRINCIPAL = web.RequestKey("results.principal", Principal)
+#: None for an anonymous request: always set, so reading it never raises (``request.get`` of a
+#: missing key raises and catches a KeyError, the dearest step of an anonymous poll).
+PRINCIPAL: web.RequestKey[Principal | None] = web.RequestKey("results.principal")

@@ -20,11 +20,8 @@ from chartsvc.http.forms import read_chart_form
 from chartsvc.http.responses import archive_response, text_response
 from chartsvc.keys import SERVICES
 from chartsvc.operations import Operation
+from common.app import encoded_json
 from common.openapi import MULTIPART, Spec, validated
-
-#: The type ``web.json_response`` gives a JSON body, whole: a fraction of the cost of aiohttp
-#: putting it together from ``content_type`` and ``charset`` for every response.
-JSON_HEADERS = {"Content-Type": "application/json; charset=utf-8"}
 
 
 def route_tables(spec: Spec, operations: Mapping[str, Operation]) -> dict[str, web.RouteTableDef]:
@@ -69,7 +66,7 @@ def render(reply: Reply) -> web.Response:
             headers={"Content-Type": reply.media},
         )
     if reply.encoded is not None:
-        return web.Response(body=reply.encoded, status=reply.status, headers=JSON_HEADERS)
+        return encoded_json(reply.encoded, reply.status)
     if reply.body is None:
         return web.Response(status=reply.status)
     return web.json_response(reply.body, status=reply.status)

@@ -8,6 +8,7 @@ from typing import Any
 
 from aiohttp import web
 
+from common.app import encoded_json
 from common.errors import BadRequest
 from common.memo import Remade
 from common.openapi import validated
@@ -37,7 +38,7 @@ def install(app: web.Application) -> None:
 @routes.get("/clusters", name="listClusters")
 async def list_clusters(request: web.Request) -> web.Response:
     body = request.app[LIST_BODY](request.app[CLUSTERS].list())
-    return web.Response(body=body, content_type="application/json", charset="utf-8")
+    return encoded_json(body)
 
 
 @routes.post("/clusters", name="addCluster")

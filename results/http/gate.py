@@ -6,6 +6,7 @@ import json
 
 from aiohttp import web
 
+from common.app import encoded_json
 from common.openapi import validated
 from results import gate, keys
 from results.auth import can_read
@@ -24,7 +25,7 @@ async def get_gate(request: web.Request) -> web.Response:
     )
     app[keys.METRICS].gave(verdict.status)
     body = kept.encoded(verdict, _json)
-    return web.Response(body=body, content_type="application/json", charset="utf-8")
+    return encoded_json(body)
 
 
 def _json(verdict: gate.Verdict) -> bytes:

@@ -43,6 +43,9 @@ _ID_PREFIX = uuid.uuid4().hex[:16]
 _id_counter = itertools.count(1)
 
 HealthCheck = Callable[[web.Application], Awaitable[Mapping[str, Any] | None]]
+#: A service with HTML pages shows some errors as a page: the page for what a request raised, or
+#: None for a problem (``as_problem``).
+ErrorPage = Callable[[web.Request, Exception], web.StreamResponse | None]
 
 
 @attrs.frozen
@@ -66,13 +69,15 @@ class RequestIdFilter(logging.Filter):
         return True
 
 
-def envelope_middleware(metrics: Metrics) -> Middleware:
+def envelope_middleware(metrics: Metrics, error_page: ErrorPage | None = None) -> Middleware:
     """The outermost middleware: what every request of every service gets, in one coroutine frame
     (three middlewares cost three frames and three ``try`` blocks per request).
 
     - The request id: the caller's ``X-Request-Id`` when well-formed, else a new one; on the
       request, in log records (``request_id_var``) and on the response, problems included.
-    - Problem details: our errors, aiohttp's own HTTP errors and unknown exceptions → RFC 9457.
+    - Problem details: our errors, aiohttp's own HTTP errors and unknown exceptions → RFC 9457;
+      or a page, where ``error_page`` gives one (here, not in a middleware of the service's own:
+      one more middleware is one more coroutine for every request, pages or not).
     - Metrics: the final status of every request (problems and refusals included; 499 when the
       client left first) and its time, per route template.
     """
@@ -97,7 +102,9 @@ def envelope_middleware(metrics: Metrics) -> Middleware:
                 status = CLIENT_GONE
                 raise
             except Exception as exc:
-                problem = as_problem(request, exc)
+                problem = _error_page(error_page, request, exc)
+                if problem is None:
+                    problem = as_problem(request, exc)
                 if problem is None:
                     if isinstance(exc, web.HTTPException):
                         status = exc.status
@@ -123,6 +130,18 @@ JSON_HEADERS = {"Content-Type": "application/json; charset=utf-8"}
 def encoded_json(body: bytes, status: int = 200) -> web.Response:
     """A response of JSON already encoded (a kept answer, encoded once)."""
     return web.Response(body=body, status=status, headers=JSON_HEADERS)
+
+
+def _error_page(
+    error_page: ErrorPage | None, request: web.Request, exc: Exception
+) -> web.StreamResponse | None:
+    if error_page is None:
+        return None
+    try:
+        return error_page(request, exc)
+    except Exception:  # a page that cannot be shown: the error goes on as a problem
+        logger.exception("the error page for %s %s failed", request.method, request.path)
+        return None
 
 
 def problem_response(
@@ -200,6 +219,7 @@ def build_app(
     base_path: str = "/api/v1",
     extra_routes: Sequence[web.RouteTableDef] = (),
     middlewares: Sequence[Middleware] = (),
+    error_page: ErrorPage | None = None,
     ui_path: str = apidocs.UI_PATH,
     info: Mapping[str, Any] | None = None,
     readiness: Mapping[str, HealthCheck] | None = None,
@@ -212,7 +232,7 @@ def build_app(
     operation_of = operations(spec)
     app = web.Application(
         middlewares=[
-            envelope_middleware(metrics),
+            envelope_middleware(metrics, error_page),
             *middlewares,
             validation_middleware(operation_of),
         ],

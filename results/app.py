@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from aiohttp import web
-from aiohttp.typedefs import Middleware
 
 from common import sse
 from common.app import build_app
@@ -68,17 +67,17 @@ def create_app(
     the process environment (its CI commands do, not the server).
     """
     svc = settings.results
-    # The auth middleware, then HTML error pages for the dashboard (results.wiring).
+    # The auth middleware (results.wiring); HTML error pages for the dashboard.
     spec = load_spec()
     guards, places = wiring.middlewares(svc, base_path=BASE_PATH, spec=spec)
-    middlewares: list[Middleware] = [*guards, pages.html_errors]
     app = build_app(
         service="results",
         spec=spec,
         api_routes=API_ROUTES,
         base_path=BASE_PATH,
         extra_routes=pages.ROUTES,  # login, profile and dashboard pages
-        middlewares=middlewares,
+        middlewares=guards,
+        error_page=pages.error_page,
         info={"security": {"openMode": svc.security.open_mode}},
         readiness={"database": database_ready},
         keepalive_s=keepalive_s,

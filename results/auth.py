@@ -185,14 +185,15 @@ def auth_middleware(policy: AuthPolicy, places: PerRoute[Place | None]) -> Middl
     @web.middleware
     async def authenticate(request: web.Request, handler: Handler) -> web.StreamResponse:
         place = place_of(request)
-        found = None
+        # Anonymous until resolved: an error page for a refused credential renders as anonymous.
+        request[keys.PRINCIPAL] = found = None
         if _sends_credentials(request):
             found = await (_quiet_resolve(request) if place.public else resolve(request))
-        if place.api and found is not None and _cookie_write(request, found):
-            found = _with_csrf(request, found)  # see the docstring
-        request[keys.PRINCIPAL] = found
-        if found is not None:
-            request[sse.CREDENTIAL] = stream_credential(found)
+            if place.api and found is not None and _cookie_write(request, found):
+                found = _with_csrf(request, found)  # see the docstring
+            if found is not None:
+                request[keys.PRINCIPAL] = found
+                request[sse.CREDENTIAL] = stream_credential(found)
         if place.api:
             _check_api(place.target, policy, found)
         elif found is None and place.page_login:

@@ -1,7 +1,7 @@
 """Query strings of the pages: the filter forms' fields, checked like the API's.
 
 A form sends an empty field for "any" (``branch=`` is every branch), so empty means absent here.
-Bad values are a 400 page naming the field (``ValidationFailed``, rendered by ``html_errors``).
+Bad values are a 400 page naming the field (``ValidationFailed``, rendered by ``error_page``).
 This module must not know what a page shows.
 """
 

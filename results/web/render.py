@@ -12,13 +12,12 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from aiohttp import web
-from aiohttp.typedefs import Handler
 
 from common import pages
 from common.errors import WharfError
 from results import auth
 
-PAGE_ROUTE = "page."  # prefix of every page route's name: how html_errors tells pages from API
+PAGE_ROUTE = "page."  # prefix of every page route's name: how error_page tells pages from API
 #: No script at all; the shared stylesheet and the page's own styles, charts as inline SVG.
 SECURITY_HEADERS = pages.security_headers(
     pages.policy("style-src 'self' 'unsafe-inline'", "img-src 'self' data:")
@@ -45,24 +44,16 @@ def see_other(location: str) -> web.Response:
 NOT_PAGES = ("/api/", "/actuator/", "/v3/api-docs", "/swagger-ui")
 
 
-@web.middleware
-async def html_errors(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Our errors raised by a page handler become an HTML page with the same status, and so does
-    a page address that does not exist (a mistyped link shows a page, not JSON)."""
+def error_page(request: web.Request, exc: Exception) -> web.Response | None:
+    """Our errors raised on a page become an HTML page with the same status, and so does a page
+    address that does not exist (a mistyped link shows a page, not JSON); None for the rest,
+    which stay problems. The envelope (``common.app``) asks it for every error."""
     name = request.match_info.route.name or ""
-    if not name.startswith(PAGE_ROUTE):
-        if request.match_info.http_exception is None or request.path.startswith(NOT_PAGES):
-            return await handler(request)
-        try:
-            return await handler(request)
-        except web.HTTPNotFound:
-            detail = "There is no page at this address."
-            return page(request, "message.html", status=404, title="Not found", detail=detail)
-    try:
-        return await handler(request)
-    except WharfError as exc:
+    if name.startswith(PAGE_ROUTE):
+        if not isinstance(exc, WharfError):
+            return None
         fields = getattr(exc, "errors", None) or []
-        return page(
+        shown = page(
             request,
             "message.html",
             status=exc.status,
@@ -70,6 +61,13 @@ async def html_errors(request: web.Request, handler: Handler) -> web.StreamRespo
             detail=exc.detail,
             fields=fields,
         )
+        shown.headers.update(exc.headers)  # Retry-After, WWW-Authenticate
+        return shown
+    unmatched = request.match_info.http_exception is not None
+    if isinstance(exc, web.HTTPNotFound) and unmatched and not request.path.startswith(NOT_PAGES):
+        detail = "There is no page at this address."
+        return page(request, "message.html", status=404, title="Not found", detail=detail)
+    return None
 
 
 def pct(value: float | None) -> str:

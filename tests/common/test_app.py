@@ -121,6 +121,34 @@ async def test_unknown_exception_is_500_with_request_id_and_logged(
     assert any("secret-internal-detail" in (r.exc_text or "") or r.exc_info for r in caplog.records)
 
 
+async def test_an_error_page_answers_for_the_errors_it_takes(
+    api_client: ApiClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A service with pages shows the errors it chooses as a page (with the request id); the
+    others stay problems; a page that fails to render leaves the problem, logged."""
+
+    def error_page(request: web.Request, exc: Exception) -> web.Response | None:
+        if request.path.endswith("/nothing-here"):
+            raise RuntimeError("the template is broken")
+        if isinstance(exc, web.HTTPNotFound) and not request.path.startswith("/api/"):
+            return web.Response(text="<p>no such page</p>", status=404, content_type="text/html")
+        return None
+
+    client = await api_client(make_app(error_page=error_page))
+    resp = await client.get("/somewhere", headers={"X-Request-Id": "req-7"})
+    assert (resp.status, resp.content_type) == (404, "text/html")
+    assert await resp.text() == "<p>no such page</p>"
+    assert resp.headers["X-Request-Id"] == "req-7"
+    await assert_problem(await client.get("/api/v1/nowhere"), 404, code="not-found")
+    await assert_problem(await client.get("/api/v1/boom"), 500, code="internal-error")
+    with caplog.at_level(logging.ERROR):
+        resp = await client.get("/nothing-here")
+    await assert_problem(resp, 404, code="not-found")
+    assert any(
+        "the error page for GET /nothing-here failed" in r.getMessage() for r in caplog.records
+    )
+
+
 async def test_request_id_is_generated_or_kept(client: Client) -> None:
     resp = await client.get("/api/v1/things")
     assert len(resp.headers["X-Request-Id"]) == 32

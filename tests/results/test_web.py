@@ -213,3 +213,15 @@ async def test_login_guessing_is_throttled_per_account(
     assert "too many failed sign-ins" in page
     right = {"username": "alice", "password": "pw-alice-secret", "csrf": csrf_in(page)}
     assert (await client.post("/login", data=right, allow_redirects=False)).status == 429
+
+
+async def test_a_page_refusing_a_bad_token_is_a_page_with_its_challenge(client: Client) -> None:
+    """Pages answer errors as pages, the refusal's headers kept (a client reading the challenge
+    learns why); the API answers the same refusal as a problem."""
+    bad = {"Authorization": "Bearer not-a-token"}
+    resp = await client.get("/", headers=bad)
+    assert (resp.status, resp.content_type) == (401, "text/html")
+    assert 'error="invalid_token"' in resp.headers["WWW-Authenticate"]
+    assert "not valid" in await resp.text()
+    resp = await client.get("/api/v1/projects", headers=bad)
+    assert (resp.status, resp.content_type) == (401, "application/problem+json")

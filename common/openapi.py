@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 import json
 import re
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Hashable, Mapping
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -113,12 +113,12 @@ class Operation:
     #: Validated requests by their input (``_memo_key``), for an operation whose validation reads
     #: only the path, the raw query string and its header parameters: no body, no list values.
     #: CI polls the same URL again and again; validating it once is enough. None otherwise.
-    memo: dict[tuple[Any, ...], Validated] | None = attrs.field(eq=False)
+    memo: dict[Hashable, Validated] | None = attrs.field(eq=False)
     #: The names of its header parameters (part of a memo key).
     header_params: tuple[str, ...] = attrs.field(eq=False, init=False)
 
     @memo.default
-    def _memo(self) -> dict[tuple[Any, ...], Validated] | None:
+    def _memo(self) -> dict[Hashable, Validated] | None:
         reads_body = self.json_body is not None or self.body_required
         lists = any(p.array for p in self.params)
         return None if reads_body or lists else {}
@@ -644,15 +644,14 @@ def check_responses(app: web.Application) -> None:
     app.middlewares.append(response_check)
 
 
-def _memo_key(request: web.Request, op: Operation) -> tuple[Any, ...]:
-    """All a memoised operation's validation reads: the query string as sent (decoding it first
-    could merge two that parse apart), the path's values and the header parameters."""
+def _memo_key(request: web.Request, op: Operation) -> Hashable:
+    """All a memoised operation's validation reads: the request target as sent, which fixes the
+    path's values and the query string (decoding it first could merge two that parse apart), and
+    the header parameters."""
+    if not op.header_params:
+        return request.raw_path
     headers = request.headers
-    return (
-        request.rel_url.raw_query_string,
-        tuple(request.match_info.items()),
-        *(headers.get(name) for name in op.header_params),
-    )
+    return (request.raw_path, *(headers.get(name) for name in op.header_params))
 
 
 def _read_only(found: Validated) -> Validated:

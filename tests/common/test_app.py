@@ -319,6 +319,10 @@ async def test_a_repeated_query_is_validated_once_and_kept_read_only(
     kept = next(iter(memo.values()))
     with pytest.raises(TypeError):
         kept.query["namespace"] = "y"  # type: ignore[index]
+    # The path's values are part of what is kept: each name its own.
+    for name in ("one", "two", "one"):
+        assert await (await client.get(f"/api/v1/things/{name}")).json() == {"name": name}
+    assert len(ops["getThing"].memo or {}) == 2
     monkeypatch.setattr(openapi, "MEMO_LIMIT", 3)
     for limit in range(10):
         assert (await client.get(f"/api/v1/things?limit={limit}")).status == 200

@@ -15,8 +15,9 @@ names what is missing, ``missing`` lists it, and a configured policy decides the
 CI asks the gate far more often than it uploads, so verdicts are kept (``VerdictCache``) while the
 store's data version stays the same: any commit by anyone (an ingest, an admin command changing a
 project's visibility, whatever comes later) changes it, and a store that cannot tell without a
-round trip (PostgreSQL, whose other replicas commit unseen) gets nothing kept. Who may read the
-project is decided per request, against the project as of the same version.
+round trip (PostgreSQL, whose other replicas commit unseen) gets nothing kept. A door keeps its
+answer (the HTTP JSON) beside the verdict, by what it was asked with (``VerdictCache.made``). Who
+may read the project is decided per request, against the project as of the same version.
 
 This module must not know HTTP or SQL.
 """
@@ -24,7 +25,7 @@ This module must not know HTTP or SQL.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, NoReturn
 
 import attrs
@@ -112,9 +113,9 @@ class VerdictCache:
 
     limit: int = KEPT_VERDICTS
     _kept: dict[GateQuery, tuple[int, Project, Verdict]] = attrs.field(factory=dict)
-    #: What a door made of a verdict (JSON for HTTP), by the verdict's identity: a kept verdict
-    #: is the same object each time, so it is encoded once.
-    _encoded: dict[int, tuple[Verdict, bytes]] = attrs.field(factory=dict)
+    #: What a door answered (JSON for HTTP), by the identity of what it was asked with: see
+    #: ``made``.
+    _made: dict[int, Made] = attrs.field(factory=dict)
 
     def get(self, query: GateQuery, version: int | None) -> tuple[Project, Verdict] | None:
         kept = self._kept.get(query)
@@ -132,16 +133,38 @@ class VerdictCache:
             del self._kept[next(iter(self._kept))]
         self._kept[query] = (version, project, verdict)
 
-    def encoded(self, verdict: Verdict, encode: Callable[[Verdict], bytes]) -> bytes:
-        """``encode(verdict)``, made once per verdict object."""
-        made = self._encoded.get(id(verdict))
-        if made is not None and made[0] is verdict:
-            return made[1]
-        body = encode(verdict)
-        if len(self._encoded) >= self.limit:
-            del self._encoded[next(iter(self._encoded))]
-        self._encoded[id(verdict)] = (verdict, body)
-        return body
+    def made(self, asked: object, version: int | None) -> Made | None:
+        """The answer a door made when asked with ``asked`` (the same object: HTTP's validated
+        query, which the validation memo hands to every poll of one URL), if it was made at
+        ``version``. A repeated poll then costs a lookup: no normal form, no judging, no
+        encoding. Who may read the project is still the caller's to check."""
+        made = self._made.get(id(asked))
+        if made is None or made.asked is not asked or version is None or made.version != version:
+            return None
+        return made
+
+    def keep_made(
+        self, asked: object, version: int | None, query: GateQuery, verdict: Verdict, body: bytes
+    ) -> None:
+        """Keep a door's answer to ``asked``: only a verdict kept for ``query`` at ``version``
+        (a verdict judged from data newer than ``version`` is not kept under it)."""
+        kept = self.get(query, version)
+        if kept is None or kept[1] is not verdict or version is None:
+            return
+        if len(self._made) >= self.limit:
+            del self._made[next(iter(self._made))]
+        self._made[id(asked)] = Made(asked, version, kept[0], verdict, body)
+
+
+@attrs.frozen
+class Made:
+    """A door's answer to one way of asking (``VerdictCache.made``)."""
+
+    asked: object  # held, so its id is not reused while the answer is kept
+    version: int
+    project: Project
+    verdict: Verdict
+    body: bytes
 
 
 async def evaluate(

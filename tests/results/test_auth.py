@@ -164,6 +164,21 @@ async def test_private_project_is_invisible_to_anonymous_and_non_members(
         assert "secret" in await (await client.get("/", headers=callers[name])).text()
 
 
+async def test_a_kept_gate_answer_is_still_private(api_client: ApiClient, tmp_path: Path) -> None:
+    """The gate keeps its answer to a URL polled again and again; who may read it is decided per
+    request all the same."""
+    client = await start(api_client, tmp_path, "results.projects.default-visibility=PRIVATE")
+    callers = await private_setup(client)
+    query = {"project": "secret", "branch": "main"}
+    for name in ("member", "member", "anonymous", "outsider", "admin", "member"):
+        resp = await client.get("/api/v1/gate", params=query, headers=callers[name])
+        if name in ("anonymous", "outsider"):
+            await assert_problem(resp, 404, code="project-not-found")
+        else:
+            assert resp.status == 200, name
+            assert (await resp.json())["status"] in ("PASSED", "FAILED")
+
+
 async def test_a_bad_token_beside_a_good_one_is_401(api_client: ApiClient, tmp_path: Path) -> None:
     client = await start(api_client, tmp_path)
     await make_user(client, "alice")

@@ -8,7 +8,7 @@ from aiohttp import web
 
 from common.app import encoded_json
 from common.openapi import validated
-from results import gate, keys, users
+from results import accounts, gate, keys
 from results.auth import can_read, principal
 from results.encoders import encode_verdict
 
@@ -23,7 +23,7 @@ async def get_gate(request: web.Request) -> web.Response:
     # Read before judging: a commit meanwhile leaves what is made here already stale.
     version = app[keys.STORE].data_version()
     made = kept.made(asked, version)
-    if made is None or not users.can_read(principal(request), made.project):
+    if made is None or not accounts.can_read(principal(request), made.project):
         query = gate.read_query(asked)
         verdict = await gate.evaluate(
             app[keys.STORE], app[keys.SETTINGS].gate, query, can_read=can_read(request), cache=kept

@@ -298,7 +298,8 @@ def test_spec_fragments_can_be_left_out(tmp_path: Path) -> None:
 async def test_a_repeated_query_is_validated_once_and_kept_read_only(
     api_client: ApiClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """CI polls the same URL: its validation is kept per raw query string, read-only, bounded."""
+    """CI polls the same URL: its validation is kept per request target as sent, read-only,
+    bounded."""
     app = make_app()
     client = await api_client(app)
     ops = app[SPEC].operations

@@ -4,7 +4,6 @@ rate-limited line that never repeats the bytes sent, ``--version`` and a port al
 from __future__ import annotations
 
 import asyncio
-import collections
 import json
 import logging
 import os
@@ -13,6 +12,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -204,16 +204,37 @@ async def test_a_served_process_logs_json_lines_and_tells_systemd(tmp_path: Path
     assert "hunter2" not in err
 
 
+def _record_at(
+    created: float, fields: tuple[object, ...], monkeypatch: pytest.MonkeyPatch
+) -> logging.LogRecord:
+    """The access record the logging module makes for ``fields`` at ``created``."""
+    with monkeypatch.context() as patched:
+        patched.setattr(time, "time", lambda: created)
+        patched.setattr(time, "time_ns", lambda: round(created * 1e9))
+        return logging.getLogger(logs.ACCESS_LOGGER).makeRecord(
+            logs.ACCESS_LOGGER,
+            logging.INFO,
+            "",
+            0,
+            logs.ACCESS_FORMAT,
+            fields,
+            None,
+            extra={"http": logs._http_fields(fields), "request_id": fields[-1]},
+        )
+
+
 @pytest.mark.parametrize(
     "created", [1764150000.0, 1764150000.0004, 1764150000.9999, 1764150061.5, 1764160000.123456]
 )
-def test_the_fast_access_line_is_the_formatters_line(created: float) -> None:
-    """The writer formats access lines itself, for speed: the text must be exactly what the
-    logging formatter makes of the same line's record (time, milliseconds, level, logger, id)."""
+def test_the_fast_access_line_is_the_formatters_line(
+    created: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Access lines are made where they are logged, for speed: the text and the JSON must be
+    exactly what the logging formatters make of the same line's record (time, milliseconds,
+    level, logger, id, fields)."""
     fields = ("127.0.0.1", "GET", "/api/v1/repos?x=%25", 1, 1, 200, 17, 0.000123, "rid-42")
-    writer = logs._Writer(collections.deque(), logging.StreamHandler(), text=True)
-    formatter = logging.Formatter(logs.TEXT_FORMAT)
-    for _ in range(2):  # the second time from the cached second
-        assert writer._access_text(created, fields) == formatter.format(
-            logs._access_record((created, fields))
-        )
+    record = _record_at(created, fields, monkeypatch)
+    text = logs.AccessText()
+    for _ in range(2):  # the second time from the kept second
+        assert text(created, fields) == logging.Formatter(logs.TEXT_FORMAT).format(record)
+    assert logs.access_json(created, fields) == JsonFormatter().format(record)

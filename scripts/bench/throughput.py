@@ -13,13 +13,16 @@ liveness probe. The hello-world runs on the event loop ``wharf serve`` chooses
 package; the script installs it when missing (as root) or says how to.
 
 The neighbours' load comes and goes within seconds, so an endpoint and the hello-world are measured
-in turns: ``--pairs`` short slices of each, in the order hello, endpoint, endpoint, hello, ... (so a
-load that grows or fades during a pair weighs on both sides alike). An endpoint's share is the
-median of its shares of the hello-world slice next to it, and its CPU time per request the least of
-its slices (the one the neighbours disturbed least). Every server is warmed up once before.
+in turns: ``--pairs`` rounds, each measuring every endpoint in a short slice beside a slice of the
+hello-world, hello first in one round and second in the next (so a load that grows or fades during
+a pair weighs on both sides alike); and every round takes every endpoint (so a noisy minute weighs
+on all of them, not on the one measured then). An endpoint's share is the median of its shares of
+the hello-world slice next to it, and its CPU time per request the least of its slices (the one the
+neighbours disturbed least). Every server is warmed up once before. Twelve rounds take about five
+minutes; with six, the same tree's shares moved by up to eight points from run to run.
 
 Target: every endpoint at least 50% of the hello-world's requests/s. Exits 1 when missed. Usage:
-``.venv/bin/python scripts/bench/throughput.py [--seconds 2 --pairs 6 --connections 50]``.
+``.venv/bin/python scripts/bench/throughput.py [--seconds 2 --pairs 12 --connections 50]``.
 This script must not be imported by the service.
 """
 
@@ -164,17 +167,15 @@ def wrk(binary: str, url: str, server: Server, *, seconds: int, connections: int
     return Measured(float(found.group(1)), cpu / max(1, int(count.group(1))) * 1e6)
 
 
-def in_turns(
-    first: Callable[[], Measured], second: Callable[[], Measured], pairs: int
-) -> Iterator[tuple[Measured, Measured]]:
-    """``pairs`` measurements of both, in the order first, second, second, first, first, ..."""
-    for turn in range(pairs):
-        if turn % 2:
-            b = second()
-            yield first(), b
-        else:
-            a = first()
-            yield a, second()
+def in_turn(
+    first: Callable[[], Measured], second: Callable[[], Measured], turn: int
+) -> tuple[Measured, Measured]:
+    """Both measured: first then second in an even turn, second then first in an odd one."""
+    if turn % 2:
+        b = second()
+        return first(), b
+    a = first()
+    return a, second()
 
 
 async def wait_all(ports: Iterable[int]) -> None:
@@ -206,7 +207,7 @@ async def ingest_demo_run(base: str) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=int, default=2)
-    parser.add_argument("--pairs", type=int, default=6)
+    parser.add_argument("--pairs", type=int, default=12)
     parser.add_argument("--connections", type=int, default=50)
     parser.add_argument("--hello", type=int, help=argparse.SUPPRESS)  # run the baseline server
     parser.add_argument("--layers", default="", help=argparse.SUPPRESS)
@@ -264,9 +265,9 @@ def main() -> int:
             measure(name, seconds=1)
         runs: dict[str, list[Measured]] = {name: [] for name in urls}
         shares: dict[str, list[float]] = {name: [] for name in urls}
-        for name in [name for name in urls if name != "hello"]:
-            pairs = in_turns(partial(measure, "hello"), partial(measure, name), args.pairs)
-            for before, got in pairs:
+        for turn in range(args.pairs):
+            for name in [name for name in urls if name != "hello"]:
+                before, got = in_turn(partial(measure, "hello"), partial(measure, name), turn)
                 runs["hello"].append(before)
                 runs[name].append(got)
                 shares[name].append(got.rate / before.rate)

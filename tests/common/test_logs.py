@@ -234,7 +234,8 @@ def test_the_fast_access_line_is_the_formatters_line(
     level, logger, id, fields)."""
     fields = ("127.0.0.1", "GET", "/api/v1/repos?x=%25", 1, 1, 200, 17, 0.000123, "rid-42")
     record = _record_at(created, fields, monkeypatch)
-    text = logs.AccessText()
     for _ in range(2):  # the second time from the kept second
-        assert text(created, fields) == logging.Formatter(logs.TEXT_FORMAT).format(record)
+        assert logs.access_text(created, fields) == logging.Formatter(logs.TEXT_FORMAT).format(
+            record
+        )
     assert logs.access_json(created, fields) == JsonFormatter().format(record)

@@ -4,15 +4,15 @@ optional JSON line format for log shippers, and one short line for a malformed r
 Everything written waits in a deque for a writer thread, which writes what is pending every 50 ms in
 one system call (waking it per line would cost the loop more than the line). An access line is made
 where it is logged, on the event loop, in one string formatting (~2 µs with its time; a JSON line
-~9 µs), and the writer only joins and writes it (~0.5 µs): the GIL is one, so a line the thread formats
-holds the event loop up as much as one the loop formats, and formatting it there cost more (the
-loop's append of the fields and the writer's unpacking and formatting: 3.6 µs a line in all, against
-2.4 µs now; least of 25 rounds of 20,000 lines). Other records are rare: the loop only merges their
-arguments (the arguments may change later) and stamps the request id; the writer formats them,
-tracebacks included. The JSON access line carries the request's fields under ``http``, so a log
-shipper needs no parsing. aiohttp logs a malformed request (a NUL byte in a header, a bad request
-line) as an ERROR with a twelve-line traceback, which lets anyone flood the log: here it is one
-WARNING line naming the client and the kind of error (never the bytes sent, which may hold a
+~9 µs), and the writer only joins and writes it (~0.5 µs): the GIL is one, so a line the thread
+formats holds the event loop up as much as one the loop formats, and formatting it there cost more
+(the loop's append of the fields and the writer's unpacking and formatting: 3.6 µs a line in all,
+against 2.4 µs now; least of 25 rounds of 20,000 lines). Other records are rare: the loop only
+merges their arguments (the arguments may change later) and stamps the request id; the writer
+formats them, tracebacks included. The JSON access line carries the request's fields under ``http``,
+so a log shipper needs no parsing. aiohttp logs a malformed request (a NUL byte in a header, a bad
+request line) as an ERROR with a twelve-line traceback, which lets anyone flood the log: here it is
+one WARNING line naming the client and the kind of error (never the bytes sent, which may hold a
 credential), at most ``BAD_REQUEST_BURST`` per minute. This module knows no service.
 """
 

@@ -44,6 +44,7 @@ SOURCES = (
     "README.md",
     "wharf",
     "common",
+    "kubesim",
     "chartsvc",
     "results",
     "console",

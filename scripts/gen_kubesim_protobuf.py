@@ -1,4 +1,4 @@
-"""Write ``common/kubesim/encoding/protobuf_schemas.json``: field tables for Kubernetes protobuf bodies.
+"""Write ``kubesim/encoding/protobuf_schemas.json``: field tables for Kubernetes protobuf bodies.
 
 kubectl's typed clients send protobuf (``kubectl create deployment``, ``create job``, ``auth
 can-i``...). The simulator decodes those bodies with field tables taken from the protobuf file
@@ -26,7 +26,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from common.kubesim.encoding.protobuf import ProtobufError, fields  # noqa: E402 -- the shared reader
+from kubesim.encoding.protobuf import ProtobufError, fields  # noqa: E402 -- the shared reader
 
 OUT = ROOT / "common" / "kubesim" / "encoding" / "protobuf_schemas.json"
 PACKAGES = (

@@ -1,4 +1,4 @@
-"""Write ``common/kubesim/machinery/resources.json`` from real kube-apiserver discovery documents.
+"""Write ``kubesim/machinery/resources.json`` from real kube-apiserver discovery documents.
 
 The simulator must not read the reference documents at run time (they are not part of the product),
 so this script copies the parts it serves -- the legacy ``APIResourceList`` entries of each served

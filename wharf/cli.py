@@ -213,7 +213,7 @@ def _url_host(host: str) -> str:
 
 
 def _kubesim(argv: list[str]) -> int:
-    from common.kubesim.cli import main as kubesim_main
+    from kubesim.cli import main as kubesim_main
 
     configure_logging("INFO")
     return kubesim_main(argv)

@@ -26,7 +26,7 @@ from harness import kube_api, running_child, running_console, serve_console
 
 def serve_sim(directory: str) -> None:
     """Child: a simulator running the demo scenario; prints its kubeconfig path, then waits."""
-    from common.kubesim import Simulator
+    from kubesim import Simulator
 
     sim = Simulator(Path(directory), context="demo", scenario="demo", nodes=3)
     sim.start()

@@ -52,7 +52,7 @@ from harness import (
 )
 
 from common import eventloop
-from common.kubesim import Simulator
+from kubesim import Simulator
 
 NAMESPACE = "bench"
 PASSWORD = "bench"

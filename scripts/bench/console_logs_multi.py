@@ -37,8 +37,8 @@ from harness import (
     running_console,
 )
 
-from common.kubesim import Simulator
-from common.kubesim.machinery.timings import Timings
+from kubesim import Simulator
+from kubesim.machinery.timings import Timings
 
 NAMESPACE = "bench"
 PODS = 24

@@ -64,9 +64,9 @@ def fat_pod(i: int) -> dict[str, Any]:
 
 def serve_sim(directory: str, pods: int, scenario: str) -> None:
     """Child: a simulator holding ``pods`` pods; prints its kubeconfig path, then waits."""
-    from common.kubesim import Simulator
-    from common.kubesim.http.state import State
-    from common.kubesim.machinery.meta import WriteOptions
+    from kubesim import Simulator
+    from kubesim.http.state import State
+    from kubesim.machinery.meta import WriteOptions
 
     sim = Simulator(Path(directory), context="bench", scenario=scenario)
     sim.start()

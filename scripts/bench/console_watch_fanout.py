@@ -31,7 +31,7 @@ from harness import (
     running_console,
 )
 
-from common.kubesim import Simulator
+from kubesim import Simulator
 
 NAMESPACE = "bench"
 PODS = 5

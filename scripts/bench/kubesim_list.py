@@ -24,9 +24,9 @@ import aiohttp
 from aiohttp import web
 from harness import free_port, timed_get
 
-from common.kubesim import Simulator
-from common.kubesim.http.state import State
-from common.kubesim.machinery.meta import WriteOptions
+from kubesim import Simulator
+from kubesim.http.state import State
+from kubesim.machinery.meta import WriteOptions
 
 TARGET_MS = 150.0
 PATH = "/api/v1/namespaces/bench/configmaps"

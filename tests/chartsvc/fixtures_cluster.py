@@ -29,7 +29,7 @@ from kubernetes_asyncio.client import (
     V1ObjectMeta,
 )
 
-from common.kubesim import Simulator
+from kubesim import Simulator
 from tests.chartsvc.conftest import FULL, KEY, ChartRepo, MakeClient
 from tests.typing_support import Client
 

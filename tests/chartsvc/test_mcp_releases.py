@@ -19,7 +19,7 @@ from pytest_aiohttp import AiohttpServer
 
 from chartsvc.app import create_app
 from chartsvc.clusters import ClusterTarget
-from common.kubesim import Simulator
+from kubesim import Simulator
 from tests.chartsvc.conftest import (
     FULL,
     LOOPBACK,

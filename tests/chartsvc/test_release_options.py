@@ -13,7 +13,7 @@ from kubernetes_asyncio.client import CoreV1Api
 
 from chartsvc.releases.model import parse_timeout
 from common.errors import ValidationFailed
-from common.kubesim import Simulator
+from kubesim import Simulator
 from tests.chartsvc.conftest import KEY
 from tests.chartsvc.fixtures_cluster import (
     API,

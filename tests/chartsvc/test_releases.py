@@ -20,7 +20,7 @@ import pytest
 import yaml
 from kubernetes_asyncio.client import CoreV1Api
 
-from common.kubesim import Simulator
+from kubesim import Simulator
 from tests.chartsvc.conftest import KEY
 from tests.chartsvc.fixtures_cluster import (
     API,

@@ -18,8 +18,8 @@ from chartsvc.clusters import ClusterTarget, default_target
 from chartsvc.settings import KubeSettings
 from common import kube
 from common.config import ConfigError
-from common.kubesim import Simulator
 from common.openapi import check_responses
+from kubesim import Simulator
 from tests.chartsvc.conftest import FULL, KEY, LOOPBACK, RELEASE_WRITES, MakeClient, MakeSettings
 from tests.chartsvc.fixtures_cluster import API, build_chart, create_namespace, upload_form
 from tests.conftest import ApiClient

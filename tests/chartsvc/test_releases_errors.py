@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 from kubernetes_asyncio.client import CoreV1Api, V1ConfigMap, V1ObjectMeta
 
-from common.kubesim import Simulator
+from kubesim import Simulator
 from tests.chartsvc.conftest import FULL, KEY, MakeClient
 from tests.chartsvc.fixtures_cluster import (
     API,

@@ -14,7 +14,7 @@ import helm_python as helm
 import pytest
 import yaml
 
-from common.kubesim import Simulator
+from kubesim import Simulator
 from tests.chartsvc.fixtures_cluster import install_upload, namespace, releases, sim, upload_form
 from tests.typing_support import Client
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from common.kubesim import Simulator
 from console.app import create_app
+from kubesim import Simulator
 from tests.conftest import ApiClient
 from tests.console.fakeapi import LegacyApiServer, StartFake, fake_kubeconfig
 from tests.console.fakeapi import fake_api as fake_api  # a fixture for every console test

@@ -10,7 +10,7 @@ from typing import Any
 import aiohttp
 import attrs
 
-from common.kubesim import Simulator
+from kubesim import Simulator
 from tests.typing_support import Client
 
 

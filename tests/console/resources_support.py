@@ -19,10 +19,10 @@ import pytest
 from kubernetes_asyncio import config
 from kubernetes_asyncio.client import ApiClient, Configuration
 
-from common.kubesim import Simulator
-from common.kubesim.http.state import State
-from common.kubesim.machinery.meta import WriteOptions
 from console.resources.kubeapi import KubeApi, path_of
+from kubesim import Simulator
+from kubesim.http.state import State
+from kubesim.machinery.meta import WriteOptions
 from tests.crds import OPEN, crd
 
 KUBECTL = "/usr/bin/kubectl"

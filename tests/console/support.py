@@ -10,9 +10,9 @@ import aiohttp
 import yaml
 
 from common.config import load_settings
-from common.kubesim import Simulator
 from console.keys import AUTH
 from console.settings import Settings
+from kubesim import Simulator
 from tests.typing_support import Client
 
 ADMIN_USER = "admin"

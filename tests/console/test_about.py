@@ -8,8 +8,8 @@ from pathlib import Path
 
 import yaml
 
-from common.kubesim import Simulator
-from common.kubesim.http import differences
+from kubesim import Simulator
+from kubesim.http import differences
 from tests.console.conftest import ConsoleApp
 from tests.console.support import ADMIN, ADMIN_PASSWORD, kubeconfig_text
 

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from aiohttp import ClientResponse
 
-from common.kubesim import Simulator
 from console.actions.objects import INSTANTIATE, job_from_cronjob
+from kubesim import Simulator
 from tests.console.live_cluster import sim
 from tests.console.resources_support import (
     Kubectl,

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from common.kubesim import Simulator
 from console.resources.kubeapi import STRATEGIC_PATCH, KubeApi
+from kubesim import Simulator
 from tests.console.live_cluster import sim
 from tests.console.resources_support import (
     Kubectl,

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import yaml
 
-from common.kubesim import Simulator
+from kubesim import Simulator
 from tests.console.resources_support import (
     Kubectl,
     create,

@@ -6,8 +6,8 @@ import logging
 
 import pytest
 
-from common.kubesim import Simulator
 from console.audit import AUDIT, AuditEntry, AuditLog
+from kubesim import Simulator
 from tests.console.conftest import ConsoleApp
 from tests.console.support import ADMIN, kubeconfig_text
 from tests.guards import assert_problem

@@ -9,7 +9,7 @@ import jsonschema
 import referencing
 from referencing.jsonschema import DRAFT202012
 
-from common.kubesim import Simulator
+from kubesim import Simulator
 from tests.console.live_cluster import sim
 from tests.console.resources_support import (
     create,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import yaml
 
-from common.kubesim import Simulator
+from kubesim import Simulator
 from tests.console.conftest import ConsoleApp
 from tests.console.support import ADMIN
 from tests.guards import assert_problem

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 import yaml
 
-from common.kubesim import Simulator
 from console.clusters import ClusterDefinition
 from console.keys import CLUSTERS
+from kubesim import Simulator
 from tests.console.conftest import ConsoleApp
 from tests.console.support import ADMIN, kubeconfig_text
 from tests.guards import assert_problem

@@ -9,10 +9,10 @@ import pytest
 import yaml
 
 from common.errors import BadGateway
-from common.kubesim import Simulator
 from console.clusters import ClusterDefinition
 from console.errors import UnknownCluster
 from console.keys import CLUSTERS
+from kubesim import Simulator
 from tests.console.conftest import ConsoleApp
 from tests.console.support import ADMIN, kubeconfig_text, merged_kubeconfig
 from tests.guards import assert_problem

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from pytest_aiohttp import AiohttpServer
 
-from common.kubesim import Simulator
 from console.app import create_app
 from console.keys import OUTBOUND_ALLOW
+from kubesim import Simulator
 from tests.chartsvc.conftest import LOOPBACK
 from tests.conftest import ApiClient
 from tests.console.llmserver import KEY, ModelServer

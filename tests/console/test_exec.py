@@ -11,10 +11,10 @@ from typing import Any
 import aiohttp
 import pytest
 
-from common.kubesim import Simulator
 from console.keys import EXEC_SESSIONS
 from console.streams import podexec
 from console.streams.podexec import ExecRequest, Exit, Output
+from kubesim import Simulator
 from tests.console.conftest import ConsoleApp
 from tests.console.live_cluster import sim
 from tests.console.resources_support import eventually, kube, seeded_namespace

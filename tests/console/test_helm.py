@@ -13,7 +13,7 @@ import helm_python as helm
 import yaml
 from aiohttp import ClientResponse
 
-from common.kubesim import Simulator
+from kubesim import Simulator
 from tests.console.helm_support import chart_archives, chart_repo, helm_console
 from tests.console.resources_support import fresh_namespace
 from tests.console.support import ADMIN

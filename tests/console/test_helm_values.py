@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from common.kubesim import Simulator
+from kubesim import Simulator
 from tests.console.conftest import ConsoleApp
 from tests.console.helm_support import chart_archives, chart_repo, helm_console
 from tests.console.resources_support import fresh_namespace

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from common.kubesim import Simulator
 from console.streams.logmux import Interleaver, plan
 from console.streams.logs import LogLine, Source
+from kubesim import Simulator
 from tests.console.live_cluster import sim
 from tests.console.live_support import Event, SseReader, open_stream
 from tests.console.resources_support import create, eventually, kube_in_new_namespace

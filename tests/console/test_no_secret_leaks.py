@@ -13,9 +13,9 @@ import yaml
 from cryptography.hazmat.primitives import serialization
 from pytest_aiohttp import AiohttpServer
 
-from common.kubesim import Simulator
 from console.app import create_app
 from console.keys import OUTBOUND_ALLOW
+from kubesim import Simulator
 from tests.chartsvc.conftest import LOOPBACK
 from tests.chartsvc.fixtures_registry import SigningKey
 from tests.conftest import ApiClient

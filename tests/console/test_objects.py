@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from common.kubesim import Simulator
+from kubesim import Simulator
 from tests.console.live_cluster import sim
 from tests.console.resources_support import (
     Kubectl,

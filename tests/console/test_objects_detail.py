@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from common.kubesim import Simulator
+from kubesim import Simulator
 from tests.console.live_cluster import sim
 from tests.console.resources_support import (
     create,

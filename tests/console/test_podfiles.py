@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from common.kubesim import Simulator
+from kubesim import Simulator
 from tests.console.conftest import ConsoleApp
 from tests.console.live_cluster import sim
 from tests.console.resources_support import eventually, seeded_namespace

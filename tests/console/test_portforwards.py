@@ -11,9 +11,9 @@ from typing import Any
 import aiohttp
 import pytest
 
-from common.kubesim import Simulator
 from console.keys import PORT_FORWARDS
 from console.streams.portforward import CHANNELS, ForwardRequest, PortForwards
+from kubesim import Simulator
 from tests.console.live_cluster import sim
 from tests.console.resources_support import eventually, kube, seeded_namespace
 from tests.console.support import ADMIN, kubeconfig_text

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from common.kubesim import Simulator
 from console.resources.kubeapi import STRATEGIC_PATCH
+from kubesim import Simulator
 from tests.console.live_cluster import sim
 from tests.console.resources_support import (
     create,

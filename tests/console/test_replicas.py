@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from common.db import open_database
-from common.kubesim import Simulator
 from console.clusters.store import SCHEMA
+from kubesim import Simulator
 from tests.console.conftest import ConsoleApp
 from tests.console.support import ADMIN, kubeconfig_text
 from tests.console.test_stream_revocation import ended, session_of, watching

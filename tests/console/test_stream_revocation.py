@@ -8,8 +8,8 @@ import asyncio
 
 import pytest
 
-from common.kubesim import Simulator
 from console.keys import AUTH
+from kubesim import Simulator
 from tests.console.conftest import ConsoleApp
 from tests.console.live_support import SseReader, open_stream
 from tests.console.support import ADMIN

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from common.kubesim import Simulator
+from kubesim import Simulator
 from tests.console.conftest import ConsoleApp, ConsoleOn
 from tests.console.fakeapi import LegacyApiServer
 from tests.console.live_cluster import sim

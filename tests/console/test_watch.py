@@ -9,8 +9,8 @@ import contextlib
 from typing import Any
 
 from common import sse
-from common.kubesim import Simulator
 from console.keys import WATCHES
+from kubesim import Simulator
 from tests.console.conftest import ConsoleApp
 from tests.console.live_support import open_stream, upstream_watches
 from tests.console.resources_support import create, eventually, kube_in_new_namespace

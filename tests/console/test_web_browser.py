@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.async_api import Page, expect
 
-from common.kubesim import Simulator
+from kubesim import Simulator
 from tests.browser import Pages, Visit
 from tests.console.conftest import ConsoleApp
 from tests.console.support import (

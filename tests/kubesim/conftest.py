@@ -21,7 +21,7 @@ from kubernetes_asyncio.client import ApiClient, Configuration
 from kubernetes_asyncio.client.exceptions import ApiException
 from kubernetes_asyncio.stream import WsApiClient
 
-from common.kubesim import Simulator
+from kubesim import Simulator
 from tests.crds import crd
 
 KUBECTL = "/usr/bin/kubectl"

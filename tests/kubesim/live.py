@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 
-from common.kubesim.api import seed
-from common.kubesim.api.objects import Objects
-from common.kubesim.cluster import LiveCluster
-from common.kubesim.http.state import State
-from common.kubesim.machinery.meta import WriteOptions
-from common.kubesim.machinery.registry import ResourceType
-from common.kubesim.machinery.timings import Timings
+from kubesim.api import seed
+from kubesim.api.objects import Objects
+from kubesim.cluster import LiveCluster
+from kubesim.http.state import State
+from kubesim.machinery.meta import WriteOptions
+from kubesim.machinery.registry import ResourceType
+from kubesim.machinery.timings import Timings
 
 Obj = dict[str, Any]
 FAST = Timings(

@@ -11,8 +11,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from common.kubesim import Simulator
-from common.kubesim.http.state import State
+from kubesim import Simulator
+from kubesim.http.state import State
 from tests.kubesim.live import FAST
 
 T = TypeVar("T")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import uuid
 
-from common.kubesim.cluster import LiveCluster
+from kubesim.cluster import LiveCluster
 from tests.kubesim.conftest import Kubectl, Raw, create_namespace
 from tests.kubesim.live import DEPLOY, RS, create, deployment, events_for, live_fixture, until
 

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from common.kubesim import Simulator
+from kubesim import Simulator
 from tests.kubesim.conftest import Raw, create_namespace
 
 

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from common.kubesim.patch import fieldpath, mergekeys
-from common.kubesim.patch.apply import LAST_APPLIED, ApplyConflict, apply, record_update
-from common.kubesim.patch.patching import PatchError
+from kubesim.patch import fieldpath, mergekeys
+from kubesim.patch.apply import LAST_APPLIED, ApplyConflict, apply, record_update
+from kubesim.patch.patching import PatchError
 from tests.kubesim.live import Obj
 
 T0 = datetime(2026, 11, 21, 12, 0, 0, 123456, tzinfo=UTC)

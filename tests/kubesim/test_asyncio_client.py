@@ -14,7 +14,7 @@ from kubernetes_asyncio.client import ApiClient
 from kubernetes_asyncio.client.exceptions import ApiException
 from kubernetes_asyncio.dynamic import DynamicClient
 
-from common.kubesim import Simulator
+from kubesim import Simulator
 from tests.kubesim.conftest import api_client, refusal
 
 MINE = {"t": "1"}  # selects the test's objects, not kube-root-ca.crt that clusters add

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from common.kubesim.cluster import LiveCluster
+from kubesim.cluster import LiveCluster
 from tests.kubesim.live import DEPLOY, create, deployment, live_fixture, stored, until
 
 HPA = ("autoscaling", "horizontalpodautoscalers")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 
-from common.kubesim.cluster import LiveCluster
+from kubesim.cluster import LiveCluster
 from tests.kubesim.live import (
     DEPLOY,
     NODES,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import copy
 import datetime
 
-from common.kubesim.cluster import LiveCluster
-from common.kubesim.controllers.base import run_once
+from kubesim.cluster import LiveCluster
+from kubesim.controllers.base import run_once
 from tests.kubesim.live import (
     CR,
     CRONJOBS,

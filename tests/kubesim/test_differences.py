@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import aiohttp
 
-from common.kubesim import Simulator
-from common.kubesim.http import differences
+from kubesim import Simulator
+from kubesim.http import differences
 from tests.kubesim.conftest import Raw
 
 
@@ -18,7 +18,7 @@ async def test_version_names_the_list_which_anyone_may_read(sim: Simulator, raw:
         resp = await anonymous.get(sim.url + differences.PATH, ssl=raw.ssl)
         assert resp.status == 200
         body = await resp.json()
-    assert body["document"] == "common/kubesim/README.md"
+    assert body["document"] == "kubesim/README.md"
     assert body["differences"] == [dict(d) for d in differences.differences()]
     readme = differences.README.read_text("utf-8")
     assert len(body["differences"]) == readme.count("\n- ")  # every bullet, none invented

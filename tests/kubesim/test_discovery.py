@@ -10,7 +10,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from common.kubesim import Simulator
+from kubesim import Simulator
 
 REFERENCE = Path(__file__).resolve().parents[2] / ".." / "shared" / "reference" / "kube"
 AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"

@@ -12,7 +12,7 @@ import pytest
 from kubernetes_asyncio import client
 from kubernetes_asyncio.stream import WsApiClient
 
-from common.kubesim import Simulator
+from kubesim import Simulator
 from tests.kubesim.livesim import demo_simulator, pods, wait_for
 
 

@@ -8,7 +8,7 @@ import tarfile
 
 import pytest
 
-from common.kubesim.shell import (
+from kubesim.shell import (
     IO,
     BufferWriter,
     BytesReader,

@@ -1,7 +1,7 @@
 """The fidelity suite: scripted client flows whose results must equal what kube-apiserver 1.32
 documents and returns. Each expectation here was taken from a real server's behaviour (its
 source or its documented responses), not from the simulator; where the simulator knowingly
-differs, the difference is listed in ``common/kubesim/README.md`` instead of being tested away."""
+differs, the difference is listed in ``kubesim/README.md`` instead of being tested away."""
 
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ import pytest
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 
-from common.kubesim import Simulator
+from kubesim import Simulator
 from tests.kubesim.conftest import write_chart
 
 CHART_YAML = "apiVersion: v2\nname: demo\nversion: 0.1.0\nappVersion: '1.0'\n"

@@ -9,8 +9,8 @@ from pathlib import Path
 import helm_python
 import pytest
 
-from common.kubesim import Simulator
-from common.kubesim.http.state import State
+from kubesim import Simulator
+from kubesim.http.state import State
 from tests.kubesim.conftest import write_chart
 from tests.kubesim.live import FAST
 

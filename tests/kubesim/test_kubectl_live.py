@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from common.kubesim import Simulator
+from kubesim import Simulator
 from tests.kubesim.conftest import KUBECTL, Kubectl
 from tests.kubesim.livesim import demo_simulator, pods, wait_for
 

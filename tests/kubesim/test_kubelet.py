@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from common.kubesim.api import deletion
-from common.kubesim.cluster import LiveCluster
-from common.kubesim.http import logs
-from common.kubesim.machinery.status import KubeError
-from common.kubesim.shell.io import IO, BufferWriter, BytesReader
+from kubesim.api import deletion
+from kubesim.cluster import LiveCluster
+from kubesim.http import logs
+from kubesim.machinery.status import KubeError
+from kubesim.shell.io import IO, BufferWriter, BytesReader
 from tests.kubesim.live import (
     PODS,
     USER,

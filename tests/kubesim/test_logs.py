@@ -9,8 +9,8 @@ import pytest
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 
-from common.kubesim import Simulator
-from common.kubesim.kubelet.logbuf import RunLog, Ticker
+from kubesim import Simulator
+from kubesim.kubelet.logbuf import RunLog, Ticker
 from tests.kubesim.conftest import Raw
 from tests.kubesim.livesim import demo_simulator, pods, wait_for
 

@@ -9,8 +9,8 @@ from typing import Any, TypeVar
 
 import pytest
 
-from common.kubesim import Simulator
-from common.kubesim.machinery import quantity
+from kubesim import Simulator
+from kubesim.machinery import quantity
 from tests.kubesim.conftest import Raw
 from tests.kubesim.livesim import demo_simulator, pods, wait_for
 

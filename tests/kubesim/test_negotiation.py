@@ -7,7 +7,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from common.kubesim.encoding import protobuf_kinds
+from kubesim.encoding import protobuf_kinds
 from tests.crds import crd
 from tests.kubesim.conftest import Kubectl, Raw
 

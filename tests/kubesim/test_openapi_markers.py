@@ -75,8 +75,8 @@ def test_kubectl_reads_the_protobuf_openapi_v2(kubectl: Kubectl) -> None:
 
 
 HASHES = """
-from common.kubesim.http.openapi import OpenAPI
-from common.kubesim.machinery.registry import Registry, load_builtin
+from kubesim.http.openapi import OpenAPI
+from kubesim.machinery.registry import Registry, load_builtin
 
 api = OpenAPI(Registry(load_builtin()))
 print(api.document("apis/policy/v1")[1], api.document("api/v1")[1], api.v2()[2])

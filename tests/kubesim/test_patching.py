@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from common.kubesim.patch.patching import (
+from kubesim.patch.patching import (
     PatchError,
     json_patch,
     merge_patch,

@@ -14,8 +14,8 @@ import pytest
 from kubernetes_asyncio import client
 from kubernetes_asyncio.stream import WsApiClient
 
-from common.kubesim import Simulator
-from common.kubesim.http import spdy
+from kubesim import Simulator
+from kubesim.http import spdy
 from tests.kubesim.livesim import demo_simulator, pods, wait_for
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from common.kubesim.kubelet import promql
+from kubesim.kubelet import promql
 
 
 def test_selectors_functions_and_aggregations_parse() -> None:

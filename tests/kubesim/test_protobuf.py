@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from common.kubesim.encoding.protobuf import ProtobufError, decode
+from kubesim.encoding.protobuf import ProtobufError, decode
 
 # --- a minimal encoder, as client-go's generated Marshal writes messages ---------------------------
 

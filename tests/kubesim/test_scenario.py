@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from common.kubesim.api.objects import Objects
-from common.kubesim.controllers.cronjob import SCHEDULED
+from kubesim.api.objects import Objects
+from kubesim.controllers.cronjob import SCHEDULED
 from tests.kubesim.live import Obj, cond, started, until
 
 

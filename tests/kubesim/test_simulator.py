@@ -16,7 +16,7 @@ import yaml
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client import ApiClient
 
-from common.kubesim import Simulator, cli
+from kubesim import Simulator, cli
 from tests.kubesim.conftest import KUBECTL, Raw, api_client
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -68,7 +68,7 @@ async def test_cli_serves_until_interrupted(tmp_path: Path) -> None:
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "common.kubesim",
+        "kubesim",
         "--port",
         "0",
         "--kubeconfig",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from common.kubesim.encoding import printers
+from kubesim.encoding import printers
 from tests.kubesim.live import Obj
 
 

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from common.kubesim import Simulator
+from kubesim import Simulator
 from tests.kubesim.conftest import Raw
 
 

@@ -1,0 +1,145 @@
+"""Request parsing shared by the HTTP handlers: resource paths, query parameters, media types."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import attrs
+
+from kubesim.machinery.registry import Registry, ResourceType
+from kubesim.machinery.status import KubeError, bad_request, not_found
+
+# Subresources of a namespace itself (``/api/v1/namespaces/{name}/status``), as RequestInfo has it.
+_NAMESPACE_SUBRESOURCES = ("status", "finalize")
+FIELD_VALIDATION = ("Ignore", "Warn", "Strict")
+
+
+@attrs.frozen
+class Target:
+    """What a resource URL names: a type, maybe a namespace, an object, a subresource."""
+
+    rt: ResourceType
+    namespace: str
+    name: str
+    subresource: str
+    all_namespaces: bool
+
+
+def parse_target(registry: Registry, group: str, version: str, tail: str) -> Target:
+    parts = [p for p in tail.split("/") if p]
+    namespace = ""
+    if (
+        parts
+        and parts[0] == "namespaces"
+        and len(parts) > 2
+        and not (len(parts) == 3 and parts[2] in _NAMESPACE_SUBRESOURCES)
+    ):
+        namespace, parts = parts[1], parts[2:]
+    if len(parts) > 3 and parts[2] == "proxy":  # the rest is the path to proxy to
+        parts = parts[:3]
+    if not parts or len(parts) > 3:
+        raise not_found("", "", "")
+    rt = registry.get(group, version, parts[0])
+    if rt is None:
+        raise KubeError(404, "the server could not find the requested resource", details={})
+    name = parts[1] if len(parts) > 1 else ""
+    sub = parts[2] if len(parts) > 2 else ""
+    if sub and rt.subresource(sub) is None:
+        raise KubeError(404, "the server could not find the requested resource", details={})
+    if namespace and not rt.namespaced:
+        raise KubeError(404, "the server could not find the requested resource", details={})
+    return Target(rt, namespace, name, sub, rt.namespaced and not namespace)
+
+
+def flag(query: Mapping[str, str], name: str) -> bool:
+    """Query booleans as the apiserver's parameter codec reads them (``true``, ``True``, ``1``)."""
+    value = query.get(name)
+    if value is None:
+        return False
+    if value.lower() in ("true", "1", "t", ""):
+        return True
+    if value.lower() in ("false", "0", "f"):
+        return False
+    raise bad_request(f'strconv.ParseBool: parsing "{value}": invalid syntax')
+
+
+def integer(query: Mapping[str, str], name: str) -> int | None:
+    value = query.get(name)
+    if value in (None, ""):
+        return None
+    try:
+        return int(str(value))
+    except ValueError:
+        raise bad_request(f'strconv.ParseInt: parsing "{value}": invalid syntax') from None
+
+
+def dry_run(query: Mapping[str, str], values: list[str]) -> bool:
+    for value in values:
+        if value != "All":
+            raise bad_request(f'Invalid value: []string{{"{value}"}}: supported values: "All"')
+    return bool(values)
+
+
+def field_validation(query: Mapping[str, str]) -> str:
+    value = query.get("fieldValidation", "Warn") or "Warn"
+    if value not in FIELD_VALIDATION:
+        raise bad_request(f"fieldValidation must be one of Ignore, Warn or Strict, got {value}")
+    return value
+
+
+def field_manager(query: Mapping[str, str], user_agent: str) -> str:
+    """``fieldManager`` or, like kube-apiserver, the program name from the User-Agent."""
+    if query.get("fieldManager"):
+        manager = query["fieldManager"]
+        if len(manager) > 128:
+            raise bad_request("fieldManager: Too long: may not be more than 128 bytes")
+        return manager
+    return user_agent.split("/", 1)[0][:128] or "unknown"
+
+
+def media_params(part: str) -> tuple[str, dict[str, str]]:
+    fields = [f.strip() for f in part.split(";")]
+    params = {}
+    for f in fields[1:]:
+        if "=" in f:
+            k, v = f.split("=", 1)
+            params[k.strip()] = v.strip()
+    return fields[0].lower(), params
+
+
+PROTOBUF = "application/vnd.kubernetes.protobuf"
+NOT_ACCEPTABLE = "only the following media types are accepted: application/json, application/yaml"
+
+
+def prefers_protobuf(accept: str) -> bool:
+    """Whether the first media type of ``accept`` the server can answer is plain protobuf."""
+    for part in (accept or "").split(","):
+        media, params = media_params(part)
+        if media == PROTOBUF and "as" not in params and "stream" not in params:
+            return True
+        if media in ("application/json", "*/*", "application/*", "application/yaml"):
+            return False
+    return False
+
+
+def accepts_json(accept: str) -> bool:
+    media = {media_params(part)[0] for part in (accept or "").split(",")}
+    return bool(media & {"application/json", "*/*", "application/*", "application/yaml"})
+
+
+def response_form(accept: str) -> str:
+    """``Table``, ``PartialObjectMetadata`` or ``json``: the first form the Accept header allows."""
+    for part in (accept or "application/json").split(","):
+        media, params = media_params(part)
+        if media not in ("application/json", "*/*", "application/*", "application/yaml"):
+            continue
+        wanted = params.get("as")
+        if wanted is None:
+            return "json"
+        if (
+            params.get("g") == "meta.k8s.io"
+            and params.get("v") in ("v1", "v1beta1")
+            and wanted in ("Table", "PartialObjectMetadata", "PartialObjectMetadataList")
+        ):
+            return "PartialObjectMetadata" if wanted.startswith("Partial") else "Table"
+    return "json"

@@ -1,0 +1,239 @@
+"""Write handlers: create, update, the four patch types (server-side apply included) and delete."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from aiohttp import web
+
+from kubesim.api import deletion, reviews, subresources, tokens
+from kubesim.api.params import (
+    Target,
+    dry_run,
+    field_manager,
+    field_validation,
+    flag,
+    integer,
+)
+from kubesim.encoding import bodies, validation
+from kubesim.http import auth
+from kubesim.http.responses import json_response
+from kubesim.http.state import State
+from kubesim.machinery.meta import WriteOptions
+from kubesim.machinery.status import KubeError, bad_request, not_found
+from kubesim.patch import fields
+from kubesim.store import Obj
+
+
+def _write_options(request: web.Request, target: Target) -> WriteOptions:
+    return WriteOptions(
+        manager=field_manager(request.query, request.headers.get("User-Agent", "")),
+        dry_run=dry_run(request.query, request.query.getall("dryRun", [])),
+        subresource=target.subresource,
+    )
+
+
+async def _body(request: web.Request, accepted: tuple[str, ...]) -> Any:
+    raw = await request.read()
+    return bodies.decode(raw, request.headers.get("Content-Type", ""), accepted=accepted)
+
+
+async def create(request: web.Request, state: State, target: Target) -> web.Response:
+    if target.subresource == "eviction":
+        body = await _body(request, bodies.WRITE_TYPES)
+        status = subresources.evict(state.objects, target, body, _write_options(request, target))
+        return json_response(status, status=201)
+    if reviews.is_review(target.rt):
+        body = await _body(request, bodies.WRITE_TYPES)
+        review = reviews.review(
+            target.rt,
+            target.namespace,
+            body,
+            caller=auth.user_of(request),
+            authenticate=lambda token: auth.identify(state, token),
+            store=state.objects.store,
+        )
+        return json_response(review, status=201)
+    if target.subresource == "token":
+        body = await _body(request, bodies.WRITE_TYPES)
+        sa = state.objects.get(target.rt, target.namespace, target.name)
+        return json_response(tokens.token_request(state.signing_key, sa, body), status=201)
+    if target.subresource == "binding" or target.rt.group_resource == ("", "bindings"):
+        body = await _body(request, bodies.WRITE_TYPES)
+        status = subresources.bind(state.objects, target, body, _write_options(request, target))
+        return json_response(status, status=201)
+    mode = field_validation(request.query)
+    opts = _write_options(request, target)
+    body = await _body(request, bodies.WRITE_TYPES)
+    warnings, body = validation.check(target.rt, body, mode)
+    obj = state.objects.create(target.rt, target.namespace, body, opts)
+    return json_response(obj, status=201, warnings=warnings)
+
+
+async def update(request: web.Request, state: State, target: Target) -> web.Response:
+    mode = field_validation(request.query)
+    opts = _write_options(request, target)
+    body = await _body(request, bodies.WRITE_TYPES)
+    warnings, body = validation.check(target.rt, body, mode, subresource=target.subresource)
+    if target.subresource == "scale":
+        obj = subresources.update_scale(state.objects, target, body, opts)
+        return json_response(obj, warnings=warnings)
+    obj = state.objects.update(target.rt, target.namespace, target.name, body, opts)
+    return json_response(obj, warnings=warnings)
+
+
+async def patch(request: web.Request, state: State, target: Target) -> web.Response:
+    media = bodies.media_type(request.headers.get("Content-Type", ""))
+    if media not in bodies.PATCH_TYPES:
+        raise bodies.unsupported_media(media, bodies.PATCH_TYPES)
+    mode = field_validation(request.query)
+    opts = _write_options(request, target)
+    body = await _body(request, bodies.PATCH_TYPES)
+    objs, rt = state.objects, target.rt
+    live = objs.store.get(rt.group_resource, target.namespace, target.name)
+    if media == "application/apply-patch+yaml":
+        return _apply(request, state, target, body, mode, opts, live)
+    if "force" in request.query:
+        raise KubeError(422, "force: Forbidden: may not be specified for non-apply patch")
+    if live is None:
+        raise not_found(rt.group, rt.plural, target.name)
+    if target.subresource == "scale":
+        current = subresources.scale_of(rt, live)
+        patched = fields.patch(subresources.SCALE_TYPE, current, body, media)
+        warnings, patched = validation.check(rt, patched, mode, subresource="scale")
+        return json_response(
+            subresources.update_scale(objs, target, patched, opts), warnings=warnings
+        )
+    patched = fields.patch(rt, copy.deepcopy(objs.present(rt, live)), body, media)
+    warnings, patched = validation.check(rt, patched, mode, subresource=target.subresource)
+    obj = objs.update(rt, target.namespace, target.name, patched, opts)
+    return json_response(obj, warnings=warnings)
+
+
+def _apply(
+    request: web.Request,
+    state: State,
+    target: Target,
+    body: Any,
+    mode: str,
+    opts: WriteOptions,
+    live: Obj | None,
+) -> web.Response:
+    objs, rt = state.objects, target.rt
+    if not request.query.get("fieldManager"):
+        raise bad_request("PATCH, application/apply-patch+yaml requires fieldManager to be set")
+    if not isinstance(body, dict):
+        raise bad_request("error decoding YAML: the apply body must be an object")
+    if target.subresource == "scale":
+        raise KubeError(
+            501,
+            "the Wharf cluster simulator does not serve apply on scale",
+            reason="NotImplemented",
+        )
+    warnings, body = validation.check(rt, body, mode, subresource=target.subresource, apply=True)
+    meta: Obj = body["metadata"] if isinstance(body.get("metadata"), dict) else {}
+    if meta.get("name") and meta["name"] != target.name:
+        raise bad_request(
+            f"the name of the object ({meta['name']}) does not match the name on "
+            f"the URL ({target.name})"
+        )
+    force = flag(request.query, "force")
+    if live is None:
+        if target.subresource:
+            raise not_found(rt.group, rt.plural, target.name)
+        applied = fields.server_side_apply(
+            rt, None, body, manager=opts.manager, force=force, subresource=target.subresource
+        )
+        applied.setdefault("metadata", {})["name"] = target.name
+        obj = objs.create(rt, target.namespace, applied, opts, managed=True)
+        return json_response(obj, status=201, warnings=warnings)
+    current = copy.deepcopy(objs.present(rt, live))
+    applied = fields.server_side_apply(
+        rt, current, body, manager=opts.manager, force=force, subresource=target.subresource
+    )
+    obj = objs.update(rt, target.namespace, target.name, applied, opts, managed=True)
+    return json_response(obj, warnings=warnings)
+
+
+async def _delete_options(
+    request: web.Request, target: Target
+) -> tuple[dict[str, Any], WriteOptions]:
+    """A delete's ``DeleteOptions`` (the body, then the query) and its write options; a ``dryRun``
+    in the body counts like one in the query."""
+    raw = await request.read()
+    options: dict[str, Any] = {}
+    if raw.strip():
+        decoded = bodies.decode(
+            raw, request.headers.get("Content-Type", ""), accepted=bodies.DELETE_TYPES
+        )
+        if not isinstance(decoded, dict):
+            raise bad_request("DeleteOptions must be an object")
+        options = decoded
+    q = request.query
+    if "propagationPolicy" in q:
+        options["propagationPolicy"] = q["propagationPolicy"]
+    if "orphanDependents" in q:
+        options["orphanDependents"] = flag(q, "orphanDependents")
+    if "gracePeriodSeconds" in q:
+        options["gracePeriodSeconds"] = integer(q, "gracePeriodSeconds")
+    if not options.get("dryRun"):
+        return options, _write_options(request, target)
+    dry_run(q, list(options["dryRun"]))
+    opts = _write_options(request, target)
+    return options, WriteOptions(manager=opts.manager, dry_run=True)
+
+
+def _deleted_status(target: Target, name: str, uid: str) -> Obj:
+    details: Obj = {"name": name}
+    if target.rt.group:
+        details["group"] = target.rt.group
+    details.update({"kind": target.rt.plural, "uid": uid})
+    return {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Success",
+        "details": details,
+    }
+
+
+async def delete(request: web.Request, state: State, target: Target) -> web.Response:
+    options, opts = await _delete_options(request, target)
+    live = state.objects.get(target.rt, target.namespace, target.name)
+    remaining = deletion.delete(
+        state.objects, target.rt, target.namespace, target.name, options, opts
+    )
+    if remaining is not None:
+        return json_response(remaining)
+    return json_response(_deleted_status(target, target.name, live["metadata"]["uid"]))
+
+
+async def delete_collection(request: web.Request, state: State, target: Target) -> web.Response:
+    options, opts = await _delete_options(request, target)
+    q = request.query
+    items = state.objects.list(
+        target.rt,
+        target.namespace or None,
+        label_selector=q.get("labelSelector"),
+        field_selector=q.get("fieldSelector"),
+    )
+    deleted = []
+    for obj in items:
+        meta = obj["metadata"]
+        try:
+            deletion.delete(
+                state.objects, target.rt, meta.get("namespace", ""), meta["name"], options, opts
+            )
+        except KubeError as exc:
+            if exc.code != 404:
+                raise
+        deleted.append(obj)
+    return json_response(
+        {
+            "kind": target.rt.list_kind,
+            "apiVersion": target.rt.api_version,
+            "metadata": {"resourceVersion": str(state.objects.store.rv)},
+            "items": deleted,
+        }
+    )

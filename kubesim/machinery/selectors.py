@@ -1,0 +1,214 @@
+"""Label and field selectors, parsed and matched the way kube-apiserver does.
+
+Label selectors support ``=``, ``==``, ``!=``, ``in``, ``notin``, ``key`` and ``!key``. Field
+selectors support ``=``, ``==`` and ``!=`` on the fields each kind really indexes; any other field is
+refused with 400, like a real server, rather than silently matching everything.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from kubesim.machinery.status import bad_request
+
+Obj = dict[str, Any]
+Matcher = Callable[[Obj], bool]
+
+_SET_RE = re.compile(r"^\s*(!?)\s*([A-Za-z0-9._/-]+)\s*(?:(notin|in)\s*\(([^)]*)\))?\s*$")
+_EQ_RE = re.compile(r"^\s*([A-Za-z0-9._/-]+)\s*(==|=|!=)\s*([A-Za-z0-9._-]*)\s*$")
+_CMP_RE = re.compile(r"^\s*([A-Za-z0-9._/-]+)\s*(>|<)\s*(-?[0-9]+)\s*$")
+# Field selector values are anything but an unescaped comma (``type=helm.sh/release.v1``).
+_FIELD_RE = re.compile(r"^\s*([A-Za-z0-9._-]+)\s*(==|=|!=)\s*((?:[^,\\]|\\.)*?)\s*$")
+# What a field label reads when the object leaves it unset: registries format the Go zero value.
+_ZERO = {
+    "spec.unschedulable": "false",
+    "spec.hostNetwork": "false",
+    "status.replicas": "0",
+    "status.successful": "0",
+}
+# Field labels that name another path in the object.
+_PATHS = {"status.successful": "status.succeeded"}
+
+# Field labels per kind beyond metadata.name / metadata.namespace (from the registries' GetAttrs).
+FIELDS: dict[tuple[str, str], frozenset[str]] = {
+    ("", "pods"): frozenset(
+        {
+            "spec.nodeName",
+            "spec.restartPolicy",
+            "spec.schedulerName",
+            "spec.serviceAccountName",
+            "spec.hostNetwork",
+            "status.phase",
+            "status.podIP",
+            "status.nominatedNodeName",
+        }
+    ),
+    ("", "events"): frozenset(
+        {
+            "involvedObject.kind",
+            "involvedObject.namespace",
+            "involvedObject.name",
+            "involvedObject.uid",
+            "involvedObject.apiVersion",
+            "involvedObject.resourceVersion",
+            "involvedObject.fieldPath",
+            "reason",
+            "reportingComponent",
+            "source",
+            "type",
+        }
+    ),
+    ("", "secrets"): frozenset({"type"}),
+    ("", "namespaces"): frozenset({"status.phase"}),
+    ("", "nodes"): frozenset({"spec.unschedulable"}),
+    ("", "replicationcontrollers"): frozenset({"status.replicas"}),
+    ("apps", "replicasets"): frozenset({"status.replicas"}),
+    ("batch", "jobs"): frozenset({"status.successful"}),
+    ("events.k8s.io", "events"): frozenset(
+        {
+            "regarding.kind",
+            "regarding.namespace",
+            "regarding.name",
+            "regarding.uid",
+            "reason",
+            "type",
+        }
+    ),
+}
+
+
+def _split(text: str) -> list[str]:
+    """Split on commas that are not inside ``in (...)`` lists."""
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        depth += ch == "("
+        depth -= ch == ")"
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    parts.append(cur)
+    return [p for p in parts if p.strip()]
+
+
+_NOT_INTEGER = re.compile(r"^\s*([A-Za-z0-9._/-]+)\s*(>|<)\s*([^,]*?)\s*$")
+
+
+def _label_term(term: str) -> Callable[[dict[str, str]], bool]:
+    loose = _NOT_INTEGER.match(term)
+    if loose and not _CMP_RE.match(term):
+        raise bad_request(
+            f'unable to parse requirement: values[0]: Invalid value: "{loose.group(3)}": '
+            "for 'Gt', 'Lt' operators, the value must be an integer"
+        )
+    cmp = _CMP_RE.match(term)
+    if cmp:
+        key, op, bound = cmp.group(1), cmp.group(2), int(cmp.group(3))
+        return lambda labels: _compare(labels.get(key), op, bound)
+    eq = _EQ_RE.match(term)
+    if eq:
+        key, op, value = eq.groups()
+        if op == "!=":
+            return lambda labels: labels.get(key) != value
+        return lambda labels: labels.get(key) == value
+    m = _SET_RE.match(term)
+    if not m:
+        raise bad_request(
+            f"unable to parse requirement: found '{term.strip()}', expected: "
+            "identifier, '!', '=', '==', '!=', 'in', 'notin'"
+        )
+    neg, key, op, values = m.groups()
+    if op:
+        if neg:
+            raise bad_request(f"unable to parse requirement: {term.strip()}")
+        allowed = {v.strip() for v in values.split(",") if v.strip()}
+        if op == "in":
+            return lambda labels: labels.get(key) in allowed
+        return lambda labels: labels.get(key) not in allowed
+    if neg:
+        return lambda labels: key not in labels
+    return lambda labels: key in labels
+
+
+def _compare(value: str | None, op: str, bound: int) -> bool:
+    """``key>N``/``key<N``: only labels holding an integer can match."""
+    try:
+        number = int(value or "")
+    except ValueError:
+        return False
+    return number > bound if op == ">" else number < bound
+
+
+def label_matcher(selector: str | None) -> Matcher:
+    if not selector:
+        return lambda obj: True
+    terms = [_label_term(t) for t in _split(selector)]
+
+    def match(obj: Obj) -> bool:
+        labels = obj.get("metadata", {}).get("labels") or {}
+        return all(t(labels) for t in terms)
+
+    return match
+
+
+def _field_value(obj: Obj, label: str) -> str:
+    cur: Any = obj
+    for part in _PATHS.get(label, label).split("."):
+        cur = cur.get(part) if isinstance(cur, dict) else None
+    if cur is None:
+        return _ZERO.get(label, "")
+    if isinstance(cur, bool):
+        return "true" if cur else "false"
+    return str(cur)
+
+
+def field_matcher(
+    selector: str | None, group: str, plural: str, *, custom: bool = False
+) -> Matcher:
+    if not selector:
+        return lambda obj: True
+    allowed = {"metadata.name", "metadata.namespace"} | FIELDS.get((group, plural), frozenset())
+    terms: list[tuple[str, bool, str]] = []
+    for raw in _split(selector):
+        m = _FIELD_RE.match(raw)
+        if not m:
+            raise bad_request(f"invalid selector: '{selector}'; can't understand '{raw}'")
+        field, op, value = m.group(1), m.group(2), re.sub(r"\\(.)", r"\1", m.group(3))
+        if field not in allowed:
+            kind = f"{plural}.{group}" if group else plural
+            raise bad_request(
+                f"field label not supported: {field}"
+                if not custom
+                else f'"{field}" is not a known field selector: only "metadata.name", '
+                f'"metadata.namespace" ({kind})'
+            )
+        terms.append((field, op == "!=", value))
+
+    def match(obj: Obj) -> bool:
+        return all(
+            (_field_value(obj, f) != v) if neg else (_field_value(obj, f) == v)
+            for f, neg, v in terms
+        )
+
+    return match
+
+
+def matches_label_selector(selector: Obj, labels: dict[str, str]) -> bool:
+    """A ``metav1.LabelSelector``; an empty selector matches everything, like the real one."""
+    for k, v in (selector.get("matchLabels") or {}).items():
+        if labels.get(k) != v:
+            return False
+    for expr in selector.get("matchExpressions") or []:
+        key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
+        if op == "In" and labels.get(key) not in values:
+            return False
+        if op == "NotIn" and key in labels and labels[key] in values:
+            return False
+        if op == "Exists" and key not in labels:
+            return False
+        if op == "DoesNotExist" and key in labels:
+            return False
+    return True

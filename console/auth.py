@@ -33,6 +33,7 @@ from common.routing import PerRoute
 from common.sessions import SessionStore
 from common.throttle import LoginThrottle
 from console.credentials import AdminCredentials
+from console.identity import Identity
 
 #: The session cookie (the contract's): a browser cannot attach HTTP Basic to a WebSocket
 #: handshake, so a session stands in for it. It idles out (``SessionStore.renew``).
@@ -58,9 +59,18 @@ PAGE_METHODS = frozenset({"GET", "HEAD"})
 class Principal:
     user: str
     via: str  # "basic" or "session"
+    groups: tuple[str, ...] = ()
+
+    @property
+    def identity(self) -> Identity:
+        return Identity(self.user, self.groups)
 
 
 PRINCIPAL = web.RequestKey("console.principal", Principal)
+#: Who the request acts as toward a cluster: set for every request the middleware authenticates.
+IDENTITY = web.RequestKey("console.identity", Identity)
+#: The anonymous visitor of open mode, as Kubernetes itself names one.
+ANONYMOUS = Identity("system:anonymous", ("system:unauthenticated",), anonymous=True)
 
 
 @attrs.frozen
@@ -72,11 +82,19 @@ class AuthPolicy:
     public_pages: frozenset[str]
     #: Wrong Basic passwords, per user name and per client address (see ``common.throttle``).
     throttle: LoginThrottle = attrs.field(factory=LoginThrottle)
+    #: Who an anonymous request (a public read in open mode) acts as toward a cluster.
+    anonymous: Identity = ANONYMOUS
 
 
 def current_user(request: web.Request) -> str | None:
     principal = request.get(PRINCIPAL)
     return principal.user if principal is not None else None
+
+
+def acting_identity(request: web.Request) -> Identity:
+    """Who ``request`` acts as toward a cluster: the signed-in person, else the anonymous one."""
+    identity: Identity = request.get(IDENTITY, ANONYMOUS)
+    return identity
 
 
 def needs_auth(
@@ -139,8 +157,11 @@ def auth_middleware(policy: AuthPolicy, fixed: PerRoute[Rules | None]) -> Middle
         principal = await identify(request, policy)
         if principal is not None:
             request[PRINCIPAL] = principal
+            request[IDENTITY] = principal.identity
         elif refused_anonymous:
             raise Unauthorized("authentication required: HTTP Basic or a session cookie")
+        else:
+            request[IDENTITY] = policy.anonymous
         if principal is not None and principal.via == "session":
             _check_origin(request)
         return await handler(request)

@@ -28,7 +28,8 @@ from typing import Any
 import aiohttp
 import yaml
 from aiohttp import web
-from harness import rss_kib, running_child
+from harness import free_port, rss_kib, running_child
+from report import Report, options
 
 KEY = "bench-key"
 
@@ -198,6 +199,11 @@ async def _measure(
     print(
         f"peak RSS over start:          {peak_mb:7.1f} MB   ratio {peak_mb / size_mb:.2f}x file size"
     )
+    out: Report = args.report
+    out.figure("index update / json.loads", update / loads, "x", at_most=2, baseline="json.loads")
+    out.figure("GET charts p50", statistics.median(charts) * 1000, "ms", at_most=50)
+    out.figure("GET versions p50", statistics.median(versions) * 1000, "ms", at_most=50)
+    out.figure("RSS growth / index size", growth_mb / size_mb, "x", at_most=3)
 
 
 def _time(func: Any) -> float:
@@ -206,17 +212,23 @@ def _time(func: Any) -> float:
     return time.perf_counter() - start
 
 
-def main() -> None:
+def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "--serve":
         serve(int(sys.argv[2]), Path(sys.argv[3]))
-        return
+        return 0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--charts", type=int, default=300)
     parser.add_argument("--versions", type=int, default=50)
-    parser.add_argument("--port", type=int, default=18931)
+    parser.add_argument("--port", type=int, default=0, help="chartsvc's port (default: a free one)")
     parser.add_argument("--rounds", type=int, default=5, help="updates (each after a json.loads)")
-    asyncio.run(bench(parser.parse_args()))
+    args = options(
+        parser, quick={"charts": 150, "rounds": 3}, smoke={"charts": 10, "versions": 5, "rounds": 1}
+    )
+    args.port = args.port or free_port()
+    args.report = Report.of("chartsvc_index", args)
+    asyncio.run(bench(args))
+    return int(args.report.emit())
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

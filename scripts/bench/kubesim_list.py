@@ -7,7 +7,7 @@ real write path's. The driver then times ``GET /api/v1/namespaces/bench/configma
 answering the same bytes, the floor of HTTP and client-side reading. Printed: median and best list
 time, the baseline's, their ratio, the body size, and the CPU time per list of this process (server
 and client both run in it), which a loaded machine disturbs less than wall time.
-Run: ``.venv/bin/python scripts/bench/kubesim_list.py [--count 5000] [--rounds 15]``
+Run: ``.venv/bin/python scripts/bench/kubesim_list.py [--count 5000] [--rounds 15] [--quick|--smoke]``
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from pathlib import Path
 import aiohttp
 from aiohttp import web
 from harness import free_port, timed_get
+from report import Report, options
 
 from kubesim import Simulator
 from kubesim.http.state import State
@@ -85,7 +86,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=5000)
     parser.add_argument("--rounds", type=int, default=15)
-    args = parser.parse_args()
+    args = options(parser, quick={"rounds": 5}, smoke={"count": 200, "rounds": 1})
+    report = Report.of("kubesim_list", args)
     with tempfile.TemporaryDirectory() as tmp, Simulator(Path(tmp), tls=False) as sim:
         sim.call(seed(args.count))
         times, body, cpu = asyncio.run(_times(sim.url + PATH, args.rounds))
@@ -96,7 +98,11 @@ def main() -> int:
     print(f"  bare server median {floor:7.1f} ms   best {min(baseline):7.1f} ms")
     print(f"  ratio {median / floor:.1f}x the bare server; target {TARGET_MS:.0f} ms")
     print(f"  CPU per list (server and client) {cpu:7.1f} ms")
-    return 0 if median <= TARGET_MS else 1
+    what = f"list of {args.count} ConfigMaps"
+    report.figure(f"{what}, median", median, "ms", at_most=TARGET_MS)
+    report.figure(f"{what}, ratio", median / floor, "x", baseline="bare aiohttp, same bytes")
+    report.figure(f"{what}, CPU per list", cpu, "ms")
+    return report.emit()
 
 
 if __name__ == "__main__":

@@ -32,6 +32,7 @@ from aiohttp.http_parser import RawRequestMessage
 from aiohttp.test_utils import TestServer, make_mocked_request
 from aiohttp.web_request import Request
 from multidict import CIMultiDict, CIMultiDictProxy
+from report import Report, options
 from throughput import ingest_demo_run
 from yarl import URL
 
@@ -144,7 +145,7 @@ async def started(name: str, data: Path, *overrides: str) -> AsyncIterator[TestS
         await server.close()
 
 
-async def run(requests: int, rounds: int) -> None:
+async def run(requests: int, rounds: int, report: Report) -> None:
     with tempfile.TemporaryDirectory(prefix="wharf-bench-") as tmp:
         async with AsyncExitStack() as stack:
             servers = {
@@ -162,17 +163,21 @@ async def run(requests: int, rounds: int) -> None:
                 extra = "" if floor is None else f"   {cost - floor:+6.1f} us over the probe"
                 floor = cost if floor is None else floor
                 print(f"{label:32} {cost:7.1f} us CPU/request{extra}", flush=True)
+                report.figure(f"{label}, CPU per request", cost, "us")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--requests", type=int, default=3000)
     parser.add_argument("--rounds", type=int, default=5)
-    args = parser.parse_args()
+    args = options(
+        parser, quick={"requests": 1000, "rounds": 3}, smoke={"requests": 20, "rounds": 1}
+    )
+    report = Report.of("request_path", args)
     if args.requests < 1 or args.rounds < 1:
         parser.error("--requests and --rounds must be at least 1")
-    asyncio.run(run(args.requests, args.rounds))
-    return 0
+    asyncio.run(run(args.requests, args.rounds, report))
+    return report.emit()
 
 
 if __name__ == "__main__":

@@ -32,6 +32,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))  # the suite's PostgreSQL launcher, tests.pgserver, is not installed
 
 from harness import percentile, running_results, timed_get  # noqa: E402 - sibling
+from report import Report, options  # noqa: E402 - sibling
 
 from results.store import open_store  # noqa: E402 - after the path set-up above
 from tests import pgserver  # noqa: E402 - the suite's PostgreSQL launcher
@@ -142,7 +143,8 @@ def main() -> int:
     parser.add_argument(
         "--postgresql", action="store_true", help="on a PostgreSQL server started for the run"
     )
-    args = parser.parse_args()
+    args = options(parser, quick={"runs": 5000, "calls": 200}, smoke={"runs": 50, "calls": 60})
+    out = Report.of("results_gate", args)
     with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
         data_dir = Path(tmp, "data")
         db_url: str | None = None
@@ -163,9 +165,9 @@ def main() -> int:
     print(f"  liveness   p50 {base50:6.2f} ms   (baseline: a round trip doing no work)")
     print(f"ratio gate / liveness p50: {p50 / base50:.2f}x")
     print(f"gate p50: {p50:.2f} ms (target < {P50_TARGET_MS} ms)")
-    met = p50 < P50_TARGET_MS
-    print("targets met" if met else "TARGET MISSED")
-    return 0 if met else 1
+    out.figure(f"gate p50 over {args.runs} runs", p50, "ms", at_most=P50_TARGET_MS)
+    out.figure("gate / liveness p50", p50 / base50, "x", baseline="liveness round trip")
+    return out.emit()
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ from typing import Any
 
 import aiohttp
 from harness import percentile, running_results, timed_get
+from report import Report, options
 
 from results.store import open_store
 
@@ -210,7 +211,11 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=10_000)
     parser.add_argument("--tests", type=int, default=200)
     parser.add_argument("--calls", type=int, default=200)
-    args = parser.parse_args()
+    args = options(
+        parser,
+        quick={"runs": 2000, "calls": 60},
+        smoke={"runs": 100, "tests": 20, "calls": 2},
+    )
     with tempfile.TemporaryDirectory() as tmp:
         data_dir = Path(tmp, "data")
         started = time.perf_counter()
@@ -220,10 +225,10 @@ def main() -> int:
             f" and {SMALL_RUNS} runs of another, in {time.perf_counter() - started:.1f} s"
         )
         figures = asyncio.run(measure(data_dir, args.runs, args.tests, args.calls))
-    return report(figures, args.runs)
+    return summary(figures, args.runs, Report.of("results_history", args))
 
 
-def report(figures: dict[str, list[float]], runs: int) -> int:
+def summary(figures: dict[str, list[float]], runs: int, out: Report) -> int:
     live = statistics.median(figures["base:liveness"])
     print(f"p50 / p95 over {len(figures['base:liveness'])} calls each, sequential:")
     print(f"  {'':14} {runs:>6} runs            {SMALL_RUNS:>3} runs       ratio")
@@ -240,9 +245,10 @@ def report(figures: dict[str, list[float]], runs: int) -> int:
           f"{trends / live:.1f}x liveness")  # fmt: skip
     print(f"history p50 {history:.2f} ms (target < {HISTORY_TARGET_MS} ms), "
           f"{history / live:.1f}x liveness")  # fmt: skip
-    met = trends < TRENDS_TARGET_MS and history < HISTORY_TARGET_MS
-    print("targets met" if met else "TARGET MISSED")
-    return 0 if met else 1
+    out.figure(f"trends page p50, {runs} runs", trends, "ms", at_most=TRENDS_TARGET_MS)
+    out.figure(f"history API p50, {runs} runs", history, "ms", at_most=HISTORY_TARGET_MS)
+    out.figure("trends page / liveness p50", trends / live, "x", baseline="liveness round trip")
+    return out.emit()
 
 
 if __name__ == "__main__":

@@ -53,6 +53,7 @@ sys.path.insert(0, str(ROOT))  # the suite's PostgreSQL launcher, tests.pgserver
 
 import results_gate  # noqa: E402 - a sibling, as below
 from harness import Served, cpu_seconds, percentile, running_results  # noqa: E402
+from report import Report, options  # noqa: E402
 from results_ingest import ingest  # noqa: E402
 from results_parse import TESTCASES, write_jacoco, write_junit  # noqa: E402
 
@@ -180,7 +181,7 @@ async def ingests(tmp: Path, server: pgserver.PgServer, repeats: int) -> dict[st
     return figures
 
 
-def report_ingest(figures: dict[str, Samples]) -> bool:
+def report_ingest(figures: dict[str, Samples], out: Report) -> bool:
     lite, pg = figures["sqlite"].wall, figures["postgresql"].wall
     print(f"ingest of {TESTCASES} cases + ~5 MB JaCoCo over HTTP, alternating:")
     print(f"  first (fills the catalog)  SQLite {lite[0]:6.3f} s   PostgreSQL {pg[0]:6.3f} s"
@@ -203,7 +204,9 @@ def report_ingest(figures: dict[str, Samples]) -> bool:
     print(f"  CPU ratio PostgreSQL / SQLite: {cpu['postgresql'] / max(cpu['sqlite'], 1e-9):.2f}x")
     ratio = best_pg / best_lite
     print(f"ratio PostgreSQL / SQLite (baseline): {ratio:.2f}x (target <= {INGEST_TARGET}x)")
-    return ratio <= INGEST_TARGET
+    return out.figure(
+        "ingest, PostgreSQL / SQLite", ratio, "x", at_most=INGEST_TARGET, baseline="SQLite ingest"
+    )
 
 
 # --- throughput -------------------------------------------------------------------------------
@@ -281,7 +284,7 @@ async def scaling(
     return {"single": single, "double": double}
 
 
-def report_scaling(f: dict[str, dict[str, float]], uploads: int) -> bool:
+def report_scaling(f: dict[str, dict[str, float]], uploads: int, out: Report) -> bool:
     cpus = os.cpu_count()
     print(f"{UPLOADERS} uploaders x {uploads} uploads of {SMALL_CASES} cases, PostgreSQL, "
           f"{cpus} CPUs shared with whatever else runs here:")  # fmt: skip
@@ -317,7 +320,13 @@ def report_scaling(f: dict[str, dict[str, float]], uploads: int) -> bool:
         f"{1000 * r:.0f} ms a replica and {1000 * p:.0f} ms PostgreSQL an upload on {cpus} CPUs "
         f"allow two at most {model:.2f}x"
     )
-    return scale >= THROUGHPUT_TARGET
+    return out.figure(
+        "uploads/s, two replicas / one",
+        scale,
+        "x",
+        at_least=THROUGHPUT_TARGET,
+        baseline="one replica",
+    )
 
 
 # --- gate -------------------------------------------------------------------------------------
@@ -400,7 +409,7 @@ async def gate_figures(
     return {"postgresql": pg["gate"], "sqlite": lite["gate"], "liveness": pg["liveness"]}, indexed
 
 
-def report_gate(f: dict[str, list[float]], indexed: bool, calls: int) -> bool:
+def report_gate(f: dict[str, list[float]], indexed: bool, calls: int, out: Report) -> bool:
     p50 = {name: statistics.median(values) for name, values in f.items()}
     print(f"gate over HTTP, {calls} sequential calls each:")
     for name, label in (("postgresql", "PostgreSQL"), ("sqlite", "SQLite (baseline)"),
@@ -410,22 +419,21 @@ def report_gate(f: dict[str, list[float]], indexed: bool, calls: int) -> bool:
     print(f"ratio PostgreSQL / SQLite p50: {p50['postgresql'] / p50['sqlite']:.2f}x")
     print(f"gate p50 on PostgreSQL: {p50['postgresql']:.2f} ms (target < {GATE_TARGET_MS} ms)")
     print("every statement uses an index" if indexed else "A STATEMENT READS A WHOLE TABLE")
-    return indexed and p50["postgresql"] < GATE_TARGET_MS
+    out.figure("gate statements reading a whole table", 0 if indexed else 1, "", at_most=0)
+    return out.figure("gate p50 on PostgreSQL", p50["postgresql"], "ms", at_most=GATE_TARGET_MS)
 
 
 # --- main -------------------------------------------------------------------------------------
 
 
-async def run(tmp: Path, server: pgserver.PgServer, args: argparse.Namespace) -> bool:
-    met = True
+async def run(tmp: Path, server: pgserver.PgServer, args: argparse.Namespace, out: Report) -> None:
     if args.only in (None, "ingest"):
-        met = report_ingest(await ingests(tmp, server, args.repeats)) and met
+        report_ingest(await ingests(tmp, server, args.repeats), out)
     if args.only in (None, "throughput"):
-        met = report_scaling(await scaling(tmp, server, args.uploads), args.uploads) and met
+        report_scaling(await scaling(tmp, server, args.uploads), args.uploads, out)
     if args.only in (None, "gate"):
         figures, indexed = await gate_figures(tmp, server.new_database(), args.runs, args.calls)
-        met = report_gate(figures, indexed, args.calls) and met
-    return met
+        report_gate(figures, indexed, args.calls, out)
 
 
 def main() -> int:
@@ -435,15 +443,19 @@ def main() -> int:
     parser.add_argument("--uploads", type=int, default=6, help="uploads per uploader")
     parser.add_argument("--runs", type=int, default=100_000, help="runs seeded for the gate")
     parser.add_argument("--calls", type=int, default=600, help="gate calls per engine")
-    args = parser.parse_args()
+    args = options(
+        parser,
+        quick={"repeats": 2, "uploads": 3, "runs": 5000, "calls": 200},
+        smoke={"repeats": 1, "uploads": 1, "runs": 50, "calls": 60},
+    )
+    out = Report.of("results_postgres", args)
     server = pgserver.start(durable=True)
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            met = asyncio.run(run(Path(tmp), server, args))
+            asyncio.run(run(Path(tmp), server, args, out))
     finally:
         server.stop()
-    print("targets met" if met else "TARGET MISSED")
-    return 0 if met else 1
+    return out.emit()
 
 
 if __name__ == "__main__":

@@ -21,7 +21,8 @@ import time
 from pathlib import Path
 
 import aiohttp
-from harness import kube_api, running_child, running_console, serve_console
+from harness import free_port, kube_api, running_child, running_console, serve_console
+from report import Report, options
 
 
 def serve_sim(directory: str) -> None:
@@ -102,21 +103,29 @@ async def bench(args: argparse.Namespace) -> None:
           f"worst {max(warm) * 1000:.0f} ms (target < 300 ms)")  # fmt: skip
     print(f"baseline: one limit=1 pod list via kubernetes_asyncio: {floor * 1000:.1f} ms; "
           f"{kinds} of them one after another: {floor * kinds * 1000:.0f} ms")  # fmt: skip
+    out: Report = args.report
+    first = max(cold["true"])
+    out.figure("counts, first call on a fresh console (worst)", first * 1000, "ms", at_most=300)
+    out.figure("counts, warm call (worst)", max(warm) * 1000, "ms", at_most=300)
 
 
-def main() -> None:
+def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "--serve-sim":
         serve_sim(sys.argv[2])
-        return
+        return 0
     if len(sys.argv) > 1 and sys.argv[1] == "--serve-console":
         serve_console(sys.argv[2], int(sys.argv[3]), sys.argv[4], *sys.argv[5:])
-        return
+        return 0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--starts", type=int, default=3, help="fresh consoles per variant")
-    parser.add_argument("--port", type=int, default=18932)
-    asyncio.run(bench(parser.parse_args()))
+    parser.add_argument("--port", type=int, default=0, help="the console's (default: a free one)")
+    args = options(parser, quick={"rounds": 10, "starts": 2}, smoke={"rounds": 2, "starts": 1})
+    args.port = args.port or free_port()
+    args.report = Report.of("console_counts", args)
+    asyncio.run(bench(args))
+    return int(args.report.emit())
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

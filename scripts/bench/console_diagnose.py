@@ -22,6 +22,7 @@ from pathlib import Path
 
 import aiohttp
 from harness import child, free_port, percentile, timed_get, wait_ready
+from report import Report, options
 
 
 def wait_for_file(path: Path, timeout: float = 60.0) -> None:
@@ -32,7 +33,7 @@ def wait_for_file(path: Path, timeout: float = 60.0) -> None:
         time.sleep(0.05)
 
 
-async def measure(base: str, rounds: int) -> None:
+async def measure(base: str, rounds: int, out: Report) -> None:
     async with aiohttp.ClientSession() as session:
         await wait_ready(session, base)
         cluster = f"{base}/api/v1/clusters/demo"
@@ -52,12 +53,14 @@ async def measure(base: str, rounds: int) -> None:
         )
     ratio = statistics.median(diag) / statistics.median(pods)
     print(f"diagnose p50 / pods p50 = {ratio:.2f}x (target <= 3x)")
+    out.figure("diagnose p50 / pods list p50", ratio, "x", at_most=3, baseline="console pods list")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=30)
-    args = parser.parse_args()
+    args = options(parser, quick={"rounds": 15}, smoke={"rounds": 2})
+    out = Report.of("console_diagnose", args)
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         kubeconfig = work / "kubeconfig"
@@ -74,11 +77,12 @@ def main() -> None:
             with child(console_args, env, work / "console.log"):
                 time.sleep(3)  # let the demo's broken workloads reach their failure states
                 try:
-                    asyncio.run(measure(f"http://127.0.0.1:{console_port}", args.rounds))
+                    asyncio.run(measure(f"http://127.0.0.1:{console_port}", args.rounds, out))
                 except RuntimeError:
                     sys.stderr.write((work / "console.log").read_text()[-3000:])
                     raise
+    return out.emit()
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -50,6 +50,7 @@ from harness import (
     start_child,
     stop_child,
 )
+from report import Report
 
 from common import eventloop
 from kubesim import Simulator
@@ -338,7 +339,7 @@ async def forward_rounds(
         )
 
 
-def report(what: str, found: Paired, baseline: str) -> None:
+def report(what: str, found: Paired, baseline: str, out: Report) -> None:
     ours, theirs, cpu = found.ours, found.theirs, found.cpu
     mine, base = statistics.median(ours), statistics.median(theirs)
     print(f"{what}: console median {mine * 1000:.2f} ms (p95 {percentile(ours, 0.95) * 1000:.2f}), "
@@ -349,6 +350,12 @@ def report(what: str, found: Paired, baseline: str) -> None:
         print(f"  the same through a bare WebSocket relay in its own process (the floor of any "
               f"proxy hop): median {floor * 1000:.2f} ms, ratio {floor / base:.2f}x; relay CPU "
               f"{found.floor_cpu * 1e6:.0f} us per round")  # fmt: skip
+        # The floor of any proxy hop is the target's baseline where it was measured.
+        out.figure(f"{what}, console / bare relay", mine / floor, "x", at_most=1.1,
+                   baseline=f"bare WebSocket relay: {floor * 1000:.2f} ms")  # fmt: skip
+    else:
+        out.figure(f"{what}, console / {baseline}", mine / base, "x", at_most=1.5,
+                   baseline=f"{baseline}: {base * 1000:.2f} ms")  # fmt: skip
 
 
 async def bench(args: argparse.Namespace) -> None:
@@ -357,8 +364,9 @@ async def bench(args: argparse.Namespace) -> None:
         (Path(tmp) / "sim").mkdir()
         async with simulated_cluster(Path(tmp) / "sim", args.simulator) as cluster:
             execs, gets = await measure(cluster, args.rounds, tmp)
-    report("exec echo round trip", execs, "kubernetes_asyncio stream client direct")
-    report("HTTP GET through a port-forward", gets, "kubectl port-forward")
+    out: Report = args.report
+    report("exec echo round trip", execs, "kubernetes_asyncio stream client direct", out)
+    report("HTTP GET through a port-forward", gets, "kubectl port-forward", out)
 
 
 async def measure(cluster: Cluster, rounds: int, tmp: str) -> tuple[Paired, Paired]:
@@ -393,4 +401,11 @@ if __name__ == "__main__":
     elif sys.argv[1:2] == ["--serve-sim"]:
         serve_sim(sys.argv[2], int(sys.argv[3]), sys.argv[4])
     else:
-        console_bench_main(__doc__, bench, options)
+        console_bench_main(
+            __doc__,
+            bench,
+            options,
+            name="console_exec_portforward",
+            quick={"rounds": 100},
+            smoke={"rounds": 3},
+        )

@@ -34,6 +34,7 @@ import aiohttp
 import helm_python as helm
 from aiohttp import web
 from harness import child, cpu_seconds, free_port, percentile, wait_ready, wait_until
+from report import Report, options
 
 KEY = "bench-key"
 ADMIN = {"Authorization": aiohttp.encode_basic_auth("admin", "bench")}
@@ -154,7 +155,7 @@ async def cycle(side: Side, name: str) -> tuple[float, float]:
     return (installed - start) * 1000, (time.perf_counter() - installed) * 1000
 
 
-async def measure(sides: dict[str, Side], pids: dict[str, int], rounds: int) -> None:
+async def measure(sides: dict[str, Side], pids: dict[str, int], rounds: int, out: Report) -> None:
     for i in range(3):  # warm both: cluster clients, discovery, the chart's archive and handle
         for key, side in sides.items():
             await cycle(side, f"warm-{key}-{i}")
@@ -177,9 +178,16 @@ async def measure(sides: dict[str, Side], pids: dict[str, int], rounds: int) -> 
             f"{cpu[key] / rounds * 1000:5.1f} ms a cycle)"
         )
     print(f"console p50 / chartsvc p50 = {p50['console'] / p50['chartsvc']:.2f}x (target <= 1.2x)")
+    out.figure(
+        "install+uninstall, console / chartsvc p50",
+        p50["console"] / p50["chartsvc"],
+        "x",
+        at_most=1.2,
+        baseline=f"chartsvc: {p50['chartsvc']:.0f} ms",
+    )
 
 
-async def bench(rounds: int) -> None:
+async def bench(rounds: int, out: Report) -> None:
     with tempfile.TemporaryDirectory(prefix="bench-console-helm-") as tmp:
         work = Path(tmp)
         env = {**os.environ, "KUBECACHEDIR": str(work / "kubecache"), "HOME": str(work)}
@@ -212,19 +220,22 @@ async def bench(rounds: int) -> None:
                     }
                     for side in sides.values():
                         await side.add_repo(f"http://127.0.0.1:{repo_port}")
-                    await measure(sides, pids, rounds)
+                    await measure(sides, pids, rounds, out)
         finally:
             await repo.cleanup()
 
 
-def main() -> None:
+def main() -> int:
     if len(sys.argv) == 6 and sys.argv[1] == "--serve":
         serve(sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5])
-        return
+        return 0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=15)
-    asyncio.run(bench(parser.parse_args().rounds))
+    args = options(parser, quick={"rounds": 6}, smoke={"rounds": 1})
+    out = Report.of("console_helm", args)
+    asyncio.run(bench(args.rounds, out))
+    return out.emit()
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any, cast
 
 import aiohttp
-from harness import kube_api, rss_kib, running_child, running_console, serve_console
+from harness import free_port, kube_api, rss_kib, running_child, running_console, serve_console
+from report import Report, options
 
 NAMESPACES = 20
 
@@ -158,21 +159,38 @@ async def _measure(args: argparse.Namespace, kubeconfig: str, console_pid: int) 
     print(f"ratio vs raw list:   {m_ours / m_raw:.2f}x")
     print(f"console peak RSS growth over its RSS before the first list: {max(growth):.1f} MB "
           "(target < 100 MB)")  # fmt: skip
+    out: Report = args.report
+    what = f"{args.pods} pods streamed"
+    out.figure(
+        f"{what} / typed list",
+        m_ours / m_typed,
+        "x",
+        at_most=1.5,
+        baseline="kubernetes_asyncio typed list",
+    )
+    out.figure(
+        f"{what} / raw list", m_ours / m_raw, "x", baseline="kubernetes_asyncio raw JSON list"
+    )
+    out.figure(f"{what}, console peak RSS growth", max(growth), "MB", at_most=100)
 
 
-def main() -> None:
+def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "--serve-sim":
         serve_sim(sys.argv[2], int(sys.argv[3]), sys.argv[4])
-        return
+        return 0
     if len(sys.argv) > 1 and sys.argv[1] == "--serve-console":
         serve_console(sys.argv[2], int(sys.argv[3]), sys.argv[4])
-        return
+        return 0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pods", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--port", type=int, default=18931)
-    asyncio.run(bench(parser.parse_args()))
+    parser.add_argument("--port", type=int, default=0, help="the console's (default: a free one)")
+    args = options(parser, quick={"pods": 3000}, smoke={"pods": 100, "rounds": 1})
+    args.port = args.port or free_port()
+    args.report = Report.of("console_objects", args)
+    asyncio.run(bench(args))
+    return int(args.report.emit())
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -30,6 +30,7 @@ from harness import (
     rss_kib,
     running_console,
 )
+from report import Report
 
 from kubesim import Simulator
 
@@ -172,6 +173,12 @@ async def bench(args: argparse.Namespace) -> None:
     print(f"{args.cycles} connect/disconnect cycles in {cycled:.1f} s; {args.settle:.0f} s later: "
           f"upstream watches at the simulator {left}, console gauge {console_left:.0f} (target 0); "
           f"console tasks {tasks_left:.0f} (idle before: {idle_tasks:.0f})")  # fmt: skip
+    out: Report = args.report
+    out.figure(f"upstream watches for {n} subscribers", held, "", at_most=1)
+    out.figure(f"change reaches all {n}, p99", percentile(lags, 0.99) * 1000, "ms", at_most=1000)
+    per_sub = (after - before) / max(1, n - 1)
+    out.figure("console RSS per idle subscriber", per_sub, "KB", at_most=50)
+    out.figure(f"upstream watches left after {args.cycles} cycles", left, "", at_most=0)
 
 
 def options(parser: argparse.ArgumentParser) -> None:
@@ -181,4 +188,11 @@ def options(parser: argparse.ArgumentParser) -> None:
 
 
 if __name__ == "__main__":
-    console_bench_main(__doc__, bench, options)
+    console_bench_main(
+        __doc__,
+        bench,
+        options,
+        name="console_watch_fanout",
+        quick={"subscribers": 300, "cycles": 300, "settle": 5.0},
+        smoke={"subscribers": 5, "cycles": 5, "settle": 1.0},
+    )

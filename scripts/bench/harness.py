@@ -16,11 +16,20 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator, Sequence
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Coroutine,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import aiohttp
+import report
 
 from common import eventloop
 
@@ -240,13 +249,22 @@ def console_bench_main(
     doc: str | None,
     bench: Callable[[argparse.Namespace], Coroutine[Any, Any, None]],
     options: Callable[[argparse.ArgumentParser], None],
+    *,
+    name: str,
+    quick: Mapping[str, Any],
+    smoke: Mapping[str, Any],
 ) -> None:
     """``main`` of a benchmark whose console runs as its child: this same script started with
-    ``--serve-console`` serves it (:func:`running_console`); otherwise ``options`` are parsed and
-    ``bench`` runs with them, on the loop :mod:`common.eventloop` picks."""
+    ``--serve-console`` serves it (:func:`running_console`); otherwise ``options`` are parsed (with
+    ``--quick`` and ``--smoke``, :func:`report.options`) and ``bench`` runs with them, on the loop
+    :mod:`common.eventloop` picks, recording its figures in ``args.report``; exits with its
+    verdict."""
     if len(sys.argv) > 1 and sys.argv[1] == "--serve-console":
         serve_console(sys.argv[2], int(sys.argv[3]), sys.argv[4])
         return
     parser = argparse.ArgumentParser(description=(doc or "").splitlines()[0])
     options(parser)
-    eventloop.run(bench(parser.parse_args()), eventloop.chosen(os.environ))
+    args = report.options(parser, quick=quick, smoke=smoke)
+    args.report = report.Report.of(name, args)
+    eventloop.run(bench(args), eventloop.chosen(os.environ))
+    raise SystemExit(args.report.emit())

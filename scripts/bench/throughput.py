@@ -21,8 +21,10 @@ the hello-world slice next to it, and its CPU time per request the least of its 
 neighbours disturbed least). Every server is warmed up once before. Twelve rounds take about five
 minutes; with six, the same tree's shares moved by up to eight points from run to run.
 
-Target: every endpoint at least 50% of the hello-world's requests/s. Exits 1 when missed. Usage:
-``.venv/bin/python scripts/bench/throughput.py [--seconds 2 --pairs 12 --connections 50]``.
+Target: every endpoint at least 60% of the hello-world's requests/s (issue 38; it was 50%); the CPU
+time per request against the hello-world's is printed beside it, the steadier figure. Exits 1 when
+missed. Usage:
+``.venv/bin/python scripts/bench/throughput.py [--seconds 2 --pairs 12 --connections 50] [--quick|--smoke]``.
 This script must not be imported by the service.
 """
 
@@ -46,10 +48,11 @@ import aiohttp
 import attrs
 from aiohttp import web
 from harness import cpu_seconds, free_port, wait_ready
+from report import Report, options
 
 ROOT = Path(__file__).resolve().parents[2]
 
-TARGET = 0.5
+TARGET = 0.6
 JUNIT = b'<testsuite name="s" tests="1"><testcase classname="c" name="t"/></testsuite>'
 #: The line each server writes to its stderr at start-up naming its event loop.
 LOOP_LINE = re.compile(r"event loop: (\S+)")
@@ -211,7 +214,8 @@ def main() -> int:
     parser.add_argument("--connections", type=int, default=50)
     parser.add_argument("--hello", type=int, help=argparse.SUPPRESS)  # run the baseline server
     parser.add_argument("--layers", default="", help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args = options(parser, quick={"pairs": 4}, smoke={"seconds": 1, "pairs": 1, "connections": 10})
+    out = Report.of("throughput", args)
     if args.seconds < 1 or args.pairs < 1:
         parser.error("--seconds and --pairs must be at least 1")
     if args.hello:
@@ -280,17 +284,21 @@ def main() -> int:
             line = got.line("  + " + layer) + f"  {spread(shares[layer])}  {cost:+5.0f} us CPU"
             print(line, flush=True)
             previous = got
-        missed = 0
+        floor = f"hello-world: {baseline.rate:.0f} req/s, {baseline.cpu_us:.0f} us CPU"
         for name, _, _ in targets:
             share = statistics.median(shares[name])
             verdict = "ok" if share >= TARGET else f"below {TARGET:.0%}"
-            missed += share < TARGET
             print(
                 f"{summary(runs[name]).line(name)}  {spread(shares[name])}  {verdict}", flush=True
             )
+            out.figure(
+                f"{name}, req/s share", share * 100, "%", at_least=TARGET * 100, baseline=floor
+            )
+            cpu = summary(runs[name]).cpu_us
+            out.figure(f"{name}, CPU per request", cpu / baseline.cpu_us, "x", baseline=floor)
         written = sum(s.log.read_bytes().count(b" aiohttp.access ") for s in servers.values())
         print(f"access log lines written: {written}")
-    return 1 if missed else 0
+    return out.emit()
 
 
 if __name__ == "__main__":

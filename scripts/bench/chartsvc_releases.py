@@ -142,7 +142,8 @@ async def concurrent_installs(side: Side, prefix: str, n: int) -> tuple[float, f
 
 
 async def measure(args: argparse.Namespace, sides: dict[str, Side], service_pid: int) -> None:
-    for i in range(3):  # warm every side: clients, discovery, chart caches
+    repeats = 1 if args.smoke else 3
+    for i in range(repeats):  # warm every side: clients, discovery, chart caches
         for key, side in sides.items():
             await cycle(side, f"warm-{key}{i}")
     times: dict[str, list[float]] = {key: [] for key in sides}
@@ -172,7 +173,7 @@ async def measure(args: argparse.Namespace, sides: dict[str, Side], service_pid:
     for key in ("same", "service"):
         runs = [
             await concurrent_installs(sides[key], f"c{key[0]}{r}", args.concurrency)
-            for r in range(3)
+            for r in range(repeats)
         ]
         one = statistics.median(r[0] for r in runs)
         many = statistics.median(r[1] for r in runs)

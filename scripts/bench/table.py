@@ -93,7 +93,7 @@ def rows(outcome: Outcome) -> list[tuple[str, ...]]:
         ]
     out: list[tuple[str, ...]] = []
     for f in figures:
-        value = "—" if f["value"] is None else f"{f['value']:g} {f['unit']}".strip()
+        value = "—" if f["value"] is None else f"{f['value']:.4g} {f['unit']}".strip()
         verdict = {True: "met", False: "MISSED", None: ""}[f["met"]]
         out.append((outcome.bench, f["name"], value, f["target"], verdict, f["baseline"]))
     return out

@@ -265,7 +265,7 @@ def main() -> int:
             server = owner.get(name) or servers[name]
             return wrk(binary, urls[name], server, seconds=seconds, connections=args.connections)
 
-        for name in urls:  # warm-up: caches filled, connections' code paths taken once
+        for name in urls if not args.smoke else ():  # warm-up: caches, code paths taken once
             measure(name, seconds=1)
         runs: dict[str, list[Measured]] = {name: [] for name in urls}
         shares: dict[str, list[float]] = {name: [] for name in urls}

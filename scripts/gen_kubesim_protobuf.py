@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from kubesim.encoding.protobuf import ProtobufError, fields  # noqa: E402 -- the shared reader
 
-OUT = ROOT / "common" / "kubesim" / "encoding" / "protobuf_schemas.json"
+OUT = ROOT / "kubesim" / "encoding" / "protobuf_schemas.json"
 PACKAGES = (
     "k8s.io/api/core/v1/",
     "k8s.io/api/apps/v1/",

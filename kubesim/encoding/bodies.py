@@ -20,6 +20,10 @@ PATCH_TYPES = (
     "application/strategic-merge-patch+json",
     "application/apply-patch+yaml",
 )
+#: What a custom resource's PATCH takes: no strategic merge patch, which needs Go types
+#: (apiextensions-apiserver's ``controller/openapi/builder`` lists these three for CR routes, and
+#: kubectl reads them to choose a merge patch for a client-side apply).
+CR_PATCH_TYPES = tuple(t for t in PATCH_TYPES if "strategic" not in t)
 PROTOBUF = "application/vnd.kubernetes.protobuf"
 _Base: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 

@@ -184,9 +184,8 @@ def _op(
         },
     }
     if body:
-        media = (
-            bodies.PATCH_TYPES if action == "patch" else ("application/json", "application/yaml")
-        )
+        patches = bodies.PATCH_TYPES if rt.crd is None else bodies.CR_PATCH_TYPES
+        media = patches if action == "patch" else ("application/json", "application/yaml")
         op["requestBody"] = {
             "required": True,
             "content": {m: {"schema": {"$ref": f"#/components/schemas/{ref}"}} for m in media},

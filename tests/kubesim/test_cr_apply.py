@@ -61,3 +61,29 @@ def test_two_managers_share_map_and_set_lists(kubectl: Kubectl) -> None:
     assert live["spec"]["ports"] == [{"name": "http", "port": 8080}]
     assert live["spec"]["tags"] == ["blue"]
     kubectl.run("delete", "crd", f"routers.{group}")
+
+
+def test_a_second_client_side_apply_of_a_custom_resource_sends_a_merge_patch(
+    kubectl: Kubectl,
+) -> None:
+    """kubectl chooses the patch type from the OpenAPI v3 document (``gvkSupportsPatchOpenAPIV3``):
+    a custom resource's PATCH lists JSON, merge and apply patch only (apiextensions-apiserver
+    ``controller/openapi/builder`` ``buildRoute``), so the second apply sends a merge patch, which
+    the server takes; were strategic merge patch listed, it would send one and get a 415."""
+    group = f"g{uuid.uuid4().hex[:6]}.example.com"
+    ns = f"c-{uuid.uuid4().hex[:8]}"
+    kubectl.run(
+        "apply",
+        "-f",
+        "-",
+        input=crd_manifest(group, "Router", LISTS)
+        + f"---\napiVersion: v1\nkind: Namespace\nmetadata: {{name: {ns}}}\n",
+    )
+    first = _router(group, "[{name: http, port: 80}]", "[blue]")
+    kubectl.run("-n", ns, "apply", "-f", "-", input=first)
+    second = _router(group, "[{name: http, port: 8080}]", "[blue]")
+    done = kubectl.run("-n", ns, "apply", "-f", "-", input=second, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "configured" in done.stdout
+    live = kubectl.json("-n", ns, "get", f"routers.{group}", "edge")
+    assert live["spec"]["ports"] == [{"name": "http", "port": 8080}]

@@ -26,12 +26,16 @@ NO_LEGACY_REFERENCE = (
     "autoscaling/v1",
     "flowcontrol.apiserver.k8s.io/v1",
 )
-# The reference documents come from a release newer than 1.32; these GA resources came after it.
+# The reference documents come from a release newer than 1.32; these GA resources came after it
+# (IPAddress and ServiceCIDR went GA in 1.33, VolumeAttributesClass in 1.34).
 NEWER_THAN_1_32 = {
     ("admissionregistration.k8s.io", "mutatingadmissionpolicies"),
     ("admissionregistration.k8s.io", "mutatingadmissionpolicybindings"),
     ("certificates.k8s.io", "clustertrustbundles"),
     ("certificates.k8s.io", "podcertificaterequests"),
+    ("networking.k8s.io", "ipaddresses"),
+    ("networking.k8s.io", "servicecidrs"),
+    ("storage.k8s.io", "volumeattributesclasses"),
 }
 
 
@@ -133,3 +137,26 @@ async def test_core_aggregated_and_api_versions(sim: Simulator) -> None:
     legacy = {r["name"] for r in reference("api__v1.json")["resources"] if "/" not in r["name"]}
     assert resources == legacy
     assert (await fetch(sim, "/api"))["versions"] == ["v1"]
+
+
+async def test_resources_a_1_32_server_does_not_serve_are_not_discovered(sim: Simulator) -> None:
+    """IPAddress and ServiceCIDR are networking.k8s.io/v1 only from 1.33 and VolumeAttributesClass
+    storage.k8s.io/v1 only from 1.34: Helm's ``.Capabilities.APIVersions.Has`` reads discovery, so
+    listing them would send a chart down the branch for a newer cluster."""
+    networking = await fetch(sim, "/apis/networking.k8s.io/v1")
+    storage = await fetch(sim, "/apis/storage.k8s.io/v1")
+    names = {r["name"] for r in networking["resources"] + storage["resources"]}
+    assert not names & {"ipaddresses", "servicecidrs", "volumeattributesclasses"}
+    assert {"ingresses", "networkpolicies", "storageclasses"} <= names
+    missing = await _status(sim, "/apis/networking.k8s.io/v1/servicecidrs")
+    assert missing == 404
+
+
+async def _status(sim: Simulator, path: str) -> int:
+    ctx = ssl.create_default_context(cafile=str(sim.ca_path))
+    headers = {"Authorization": f"Bearer {sim.token}"}
+    async with (
+        aiohttp.ClientSession() as session,
+        session.get(sim.url + path, headers=headers, ssl=ctx) as resp,
+    ):
+        return resp.status

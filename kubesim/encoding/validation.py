@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubesim.api import crds
-from kubesim.encoding import nulls, schemas
+from kubesim.encoding import gotypes, nulls, schemas
 from kubesim.machinery.registry import ResourceType
 from kubesim.machinery.status import KubeError
 
@@ -39,7 +39,9 @@ def check(
     """(Warning messages, the object without its unknown fields), as decoding leaves it.
 
     Strict raises 400 instead; Ignore drops the fields silently; Warn drops them and says so.
+    A body that does not decode into the kind's Go types is a 400 first, whatever the mode.
     """
+    _check_types(rt, obj, subresource=subresource, apply=apply)
     paths = unknown_fields(rt, obj, subresource=subresource)
     if not paths:
         return [], decoded(rt, obj, subresource=subresource)
@@ -60,6 +62,32 @@ def check(
         )
     warnings = [] if mode == "Ignore" else [f'unknown field "{p}"' for p in unknown]
     return warnings, decoded(rt, schemas.prune(obj, paths), subresource=subresource)
+
+
+def _check_types(rt: ResourceType, obj: Any, *, subresource: str, apply: bool) -> None:
+    if rt.crd is not None:
+        return  # a custom resource's body is checked against its structural schema
+    if subresource == "scale":
+        model, kind = "V1Scale", "Scale"
+    else:
+        cls = schemas.model_for(rt.group, rt.version, rt.kind)
+        if cls is None:
+            return
+        model, kind = cls.__name__, rt.kind
+    try:
+        gotypes.check(obj, model)
+    except gotypes.TypeMismatch as wrong:
+        if apply:  # structured-merge-diff's words, as a real server's apply answers
+            gv = f"{rt.group}/{rt.version}" if rt.group else f"/{rt.version}"
+            raise KubeError(
+                400,
+                f"failed to create typed patch object ({gv}, Kind={kind}): "
+                f"{wrong.where}: expected {wrong.want}, got {wrong.got}",
+            ) from None
+        raise KubeError(
+            400,
+            f'{kind} in version "{rt.version}" cannot be handled as a {kind}: {wrong.message()}',
+        ) from None
 
 
 def decoded(rt: ResourceType, obj: Any, *, subresource: str = "") -> Any:

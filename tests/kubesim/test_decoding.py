@@ -140,3 +140,88 @@ async def test_custom_resource_defaults_and_nulls(kubectl: Kubectl, raw: Raw) ->
     listed = kubectl.json("-n", ns, "get", f"gadgets.{group}")["items"]
     assert [i["spec"]["mode"] for i in listed] == ["fast", "fast"]
     kubectl.run("delete", "crd", f"gadgets.{group}")
+
+
+# --- bodies are decoded into the kind's Go types first (apimachinery's json decoding) --------------
+
+
+async def test_a_body_that_does_not_fit_the_go_types_is_a_400_in_gos_words(raw: Raw) -> None:
+    """encoding/json's UnmarshalTypeError, wrapped by apimachinery's serializer
+    (``runtime.serializer.json``'s ``Decode``: "<Kind> in version "<v>" cannot be handled as a
+    <Kind>: ..."): the innermost Go struct, the JSON path from the root, and the Go type."""
+    ns = await create_namespace(raw)
+    cms = f"/api/v1/namespaces/{ns}/configmaps"
+    cases = [
+        (
+            {"metadata": {"name": "a"}, "data": {"port": 8080}},
+            "json: cannot unmarshal number into Go struct field ConfigMap.data of type string",
+        ),
+        (
+            {"metadata": {"name": "b", "labels": {"a": 1}}},
+            "json: cannot unmarshal number into Go struct field "
+            "ObjectMeta.metadata.labels of type string",
+        ),
+        (
+            {"metadata": {"name": "c"}, "data": "notamap"},
+            "json: cannot unmarshal string into Go struct field "
+            "ConfigMap.data of type map[string]string",
+        ),
+    ]
+    for body, words in cases:
+        status, answer, _ = await raw("POST", cms, body)
+        assert status == 400, answer
+        assert answer["kind"] == "Status"
+        assert answer["reason"] == "BadRequest"
+        assert answer["message"] == (
+            f'ConfigMap in version "v1" cannot be handled as a ConfigMap: {words}'
+        )
+    status, answer, _ = await raw("GET", cms)
+    assert answer["items"] == []  # nothing was stored
+
+
+async def test_workload_fields_are_typed_too_and_quantities_take_numbers(raw: Raw) -> None:
+    ns = await create_namespace(raw)
+    deployments = f"/apis/apps/v1/namespaces/{ns}/deployments"
+    wrong = _deployment(replicas="2")
+    status, answer, _ = await raw("POST", deployments, wrong)
+    assert status == 400
+    assert answer["message"].endswith(
+        "json: cannot unmarshal string into Go struct field "
+        "DeploymentSpec.spec.replicas of type int32"
+    )
+    args = _deployment()
+    args["spec"]["template"]["spec"]["containers"][0]["args"] = "notalist"
+    status, answer, _ = await raw("POST", deployments, args)
+    assert status == 400
+    assert answer["message"].endswith(
+        "json: cannot unmarshal string into Go struct field "
+        "Container.spec.template.spec.containers.args of type []string"
+    )
+    fine = _deployment(replicas=2)
+    fine["spec"]["template"]["spec"]["containers"][0]["resources"] = {"limits": {"cpu": 1}}
+    status, answer, _ = await raw("POST", deployments, fine)
+    assert status == 201, answer  # a Quantity decodes from a JSON number
+    assert answer["spec"]["replicas"] == 2
+
+
+async def test_a_merge_patch_and_an_apply_are_decoded_as_well(raw: Raw) -> None:
+    ns = await create_namespace(raw)
+    cm = f"/api/v1/namespaces/{ns}/configmaps/settings"
+    status, _, _ = await raw(
+        "POST", f"/api/v1/namespaces/{ns}/configmaps", {"metadata": {"name": "settings"}}
+    )
+    assert status == 201
+    status, answer, _ = await raw(
+        "PATCH", cm, {"data": {"n": 3}}, content_type="application/merge-patch+json"
+    )
+    assert status == 400
+    assert "Go struct field ConfigMap.data of type string" in answer["message"]
+    apply = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {n: 3}\n"
+    status, answer, _ = await raw(
+        "PATCH", cm, apply, content_type="application/apply-patch+yaml", fieldManager="me"
+    )
+    assert status == 400
+    assert answer["message"] == (
+        "failed to create typed patch object (/v1, Kind=ConfigMap): "
+        ".data.n: expected string, got number"
+    )

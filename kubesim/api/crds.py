@@ -163,6 +163,16 @@ def version_schema(crd: Obj, version: str) -> Obj | None:
     return None
 
 
+def selectable_fields(crd: Obj, version: str) -> frozenset[str]:
+    """A version's ``selectableFields`` (GA in 1.32) as field selector labels: ``.spec.color`` ->
+    ``spec.color``."""
+    for v in crd["spec"]["versions"]:
+        if v["name"] == version:
+            paths = (f.get("jsonPath") for f in v.get("selectableFields") or [])
+            return frozenset(p.lstrip(".") for p in paths if isinstance(p, str) and p)
+    return frozenset()
+
+
 def printer_columns(crd: Obj, version: str) -> list[Obj]:
     for v in crd["spec"]["versions"]:
         if v["name"] == version:

@@ -28,7 +28,7 @@ from kubesim.api import (
 from kubesim.api.validation import field
 from kubesim.machinery.meta import WriteOptions, now
 from kubesim.machinery.registry import Registry, ResourceType
-from kubesim.machinery.selectors import field_matcher, label_matcher
+from kubesim.machinery.selectors import Matcher, field_matcher, label_matcher
 from kubesim.machinery.status import (
     KubeError,
     already_exists,
@@ -108,9 +108,17 @@ class Objects:
         field_selector: str | None = None,
     ) -> list[Obj]:
         labels = label_matcher(label_selector)
-        fields_ = field_matcher(field_selector, rt.group, rt.plural, custom=rt.crd is not None)
+        fields_ = self.field_matcher(rt, field_selector)
         served = (self.present(rt, o) for o in self.store.list(rt.group_resource, namespace))
         return [o for o in served if labels(o) and fields_(o)]
+
+    def field_matcher(self, rt: ResourceType, selector: str | None) -> Matcher:
+        """The field selector of a list or watch of ``rt``: a custom resource's version also
+        selects by its CRD's ``selectableFields``."""
+        if rt.crd is None:
+            return field_matcher(selector, rt.group, rt.plural)
+        extra = crds.selectable_fields(rt.crd, rt.version)
+        return field_matcher(selector, rt.group, rt.plural, custom=True, selectable=extra)
 
     # -- create -----------------------------------------------------------------------------
     def create(

@@ -21,7 +21,7 @@ from aiohttp import web
 
 from kubesim.api.objects import Objects
 from kubesim.api.params import Target, flag, integer
-from kubesim.machinery.selectors import field_matcher, label_matcher
+from kubesim.machinery.selectors import label_matcher
 from kubesim.machinery.status import KubeError
 from kubesim.store import Event, Obj, Subscription
 
@@ -111,7 +111,7 @@ class _Filter:
     def __init__(self, objs: Objects, target: Target, req: WatchRequest) -> None:
         rt = target.rt
         labels = label_matcher(req.label_selector)
-        fields = field_matcher(req.field_selector, rt.group, rt.plural, custom=rt.crd is not None)
+        fields = objs.field_matcher(rt, req.field_selector)
         ns = target.namespace
 
         def visible(obj: Obj | None) -> bool:

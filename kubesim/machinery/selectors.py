@@ -166,11 +166,17 @@ def _field_value(obj: Obj, label: str) -> str:
 
 
 def field_matcher(
-    selector: str | None, group: str, plural: str, *, custom: bool = False
+    selector: str | None,
+    group: str,
+    plural: str,
+    *,
+    custom: bool = False,
+    selectable: frozenset[str] = frozenset(),
 ) -> Matcher:
+    """A field selector's matcher; ``selectable`` are a custom resource's ``selectableFields``."""
     if not selector:
         return lambda obj: True
-    allowed = {"metadata.name", "metadata.namespace"} | FIELDS.get((group, plural), frozenset())
+    allowed = {"metadata.name", "metadata.namespace"} | FIELDS.get((group, plural), selectable)
     terms: list[tuple[str, bool, str]] = []
     for raw in _split(selector):
         m = _FIELD_RE.match(raw)
@@ -182,8 +188,11 @@ def field_matcher(
             raise bad_request(
                 f"field label not supported: {field}"
                 if not custom
-                else f'"{field}" is not a known field selector: only "metadata.name", '
-                f'"metadata.namespace" ({kind})'
+                else f'"{field}" is not a known field selector: only '
+                + ", ".join(
+                    f'"{a}"' for a in ("metadata.name", "metadata.namespace", *sorted(selectable))
+                )
+                + f" ({kind})"
             )
         terms.append((field, op == "!=", value))
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import uuid
 
-from tests.crds import LISTS
+import yaml
+
+from tests.crds import LISTS, crd
 from tests.kubesim.conftest import Kubectl, crd_manifest
 
 
@@ -87,3 +89,36 @@ def test_a_second_client_side_apply_of_a_custom_resource_sends_a_merge_patch(
     assert "configured" in done.stdout
     live = kubectl.json("-n", ns, "get", f"routers.{group}", "edge")
     assert live["spec"]["ports"] == [{"name": "http", "port": 8080}]
+
+
+def test_kubectl_selects_custom_resources_by_a_crds_selectable_fields(kubectl: Kubectl) -> None:
+    """``selectableFields`` (GA in 1.32, apiextensions-apiserver's ``customresource`` strategy
+    ``GetAttrs``): ``kubectl get shirts --field-selector spec.color=blue`` lists by the field, and
+    a field the CRD does not make selectable is refused."""
+    group = f"g{uuid.uuid4().hex[:6]}.example.com"
+    ns = f"f-{uuid.uuid4().hex[:8]}"
+    definition = crd(group, "Shirt", {"type": "object", "properties": {
+        "color": {"type": "string"}, "size": {"type": "string"}}})  # fmt: skip
+    definition["spec"]["versions"][0]["selectableFields"] = [{"jsonPath": ".spec.color"}]
+    kubectl.run(
+        "apply",
+        "-f",
+        "-",
+        input=yaml.safe_dump(definition)
+        + f"---\napiVersion: v1\nkind: Namespace\nmetadata: {{name: {ns}}}\n",
+    )
+    shirts = "".join(
+        f"---\napiVersion: {group}/v1\nkind: Shirt\nmetadata: {{name: {name}}}\n"
+        f"spec: {{color: {color}, size: M}}\n"
+        for name, color in (("one", "blue"), ("two", "red"), ("three", "blue"))
+    )
+    kubectl.run("-n", ns, "apply", "-f", "-", input=shirts)
+    listed = kubectl.json("-n", ns, "get", f"shirts.{group}", "--field-selector", "spec.color=blue")
+    assert sorted(item["metadata"]["name"] for item in listed["items"]) == ["one", "three"]
+    other = kubectl.json("-n", ns, "get", f"shirts.{group}", "--field-selector", "spec.color!=blue")
+    assert [item["metadata"]["name"] for item in other["items"]] == ["two"]
+    refused = kubectl.run(
+        "-n", ns, "get", f"shirts.{group}", "--field-selector", "spec.size=M", check=False
+    )
+    assert refused.returncode == 1
+    assert '"spec.size" is not a known field selector' in refused.stderr

@@ -6,6 +6,7 @@ registry); when it is removed they are unregistered and its custom resources del
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from kubesim.api import crvalidation
@@ -161,6 +162,43 @@ def version_schema(crd: Obj, version: str) -> Obj | None:
             schema = (v.get("schema") or {}).get("openAPIV3Schema")
             return schema if isinstance(schema, dict) else None
     return None
+
+
+_KUBE_VERSION = re.compile(r"^v(\d+)(?:(alpha|beta)(\d+))?$")
+
+
+def version_order(version: str) -> tuple[int, int, int, int, str]:
+    """Kube-aware version order (apimachinery's ``CompareKubeAwareVersionStrings``): GA above
+    beta above alpha, higher numbers above lower, and anything not kube-like below them all."""
+    m = _KUBE_VERSION.match(version)
+    if m is None:
+        return (0, 0, 0, 0, version)
+    stability = {"alpha": 1, "beta": 2, None: 3}[m.group(2)]
+    return (1, stability, int(m.group(1)), int(m.group(3) or 0), "")
+
+
+def deprecation_warning(crd: Obj, version: str) -> str | None:
+    """What a request to a deprecated version answers in its ``Warning`` header: the version's own
+    ``deprecationWarning``, else apiextensions-apiserver's default (``defaultDeprecationWarning``:
+    "<group>/<version> <Kind> is deprecated; use <group>/<newest served> <Kind>")."""
+    spec = crd["spec"]
+    versions = spec.get("versions") or []
+    this = next((v for v in versions if v.get("name") == version), None)
+    if this is None or not this.get("deprecated"):
+        return None
+    if isinstance(this.get("deprecationWarning"), str):
+        return str(this["deprecationWarning"])
+    group, kind = spec["group"], spec["names"]["kind"]
+    message = f"{group}/{version} {kind} is deprecated"
+    newer = [
+        v["name"]
+        for v in versions
+        if v.get("served") and not v.get("deprecated")
+        and version_order(version) < version_order(v["name"])
+    ]  # fmt: skip
+    if newer:
+        message += f"; use {group}/{max(newer, key=version_order)} {kind}"
+    return message
 
 
 def selectable_fields(crd: Obj, version: str) -> frozenset[str]:

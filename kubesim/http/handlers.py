@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from kubesim.api import rbac
+from kubesim.api import crds, rbac
 from kubesim.api.params import Target, flag, parse_target
-from kubesim.http import reads, writes
+from kubesim.http import reads, responses, writes
 from kubesim.http.auth import user_of
 from kubesim.http.state import STATE
 from kubesim.machinery.status import KubeError, method_not_allowed
@@ -27,6 +27,9 @@ async def resource(request: web.Request) -> web.StreamResponse:
     group = request.match_info.get("group", "")
     version = request.match_info["version"]
     target = parse_target(state.objects.registry, group, version, request.match_info["tail"])
+    deprecated = _deprecation(target)
+    if deprecated:
+        responses.warn(request, deprecated)
     method = request.method
     verb = _VERB.get(method, "")
     if method == "GET" and not target.name:
@@ -70,6 +73,17 @@ async def resource(request: web.Request) -> web.StreamResponse:
     if handler is not None:
         return await handler(request, state, target)
     return await writes.delete(request, state, target)
+
+
+#: Built-in APIs 1.32 serves but warns about (the type's ``APILifecycleDeprecated``).
+_DEPRECATED = {("", "v1", "componentstatuses"): "v1 ComponentStatus is deprecated in v1.19+"}
+
+
+def _deprecation(target: Target) -> str | None:
+    rt = target.rt
+    if rt.crd is not None:
+        return crds.deprecation_warning(rt.crd, rt.version)
+    return _DEPRECATED.get((rt.group, rt.version, rt.plural))
 
 
 def _attributes(request: web.Request, verb: str, target: Target) -> rbac.Request:

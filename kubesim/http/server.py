@@ -14,7 +14,7 @@ from aiohttp import web
 
 from kubesim.api import params
 from kubesim.encoding import protoencode
-from kubesim.http import auth, differences, discovery, handlers, openapiv2, standin
+from kubesim.http import auth, differences, discovery, handlers, openapiv2, responses, standin
 from kubesim.http.state import STATE, State
 from kubesim.machinery.status import KubeError
 
@@ -240,6 +240,7 @@ def create_app(state: State) -> web.Application:
     app[STATE] = state
     app.add_routes(routes)
     app.add_routes(_resource_routes())
+    app.on_response_prepare.append(responses.send_warnings)
 
     async def close_streams(app: web.Application) -> None:
         app[STATE].objects.store.close()

@@ -125,3 +125,48 @@ async def test_custom_resources_are_validated_against_the_schema(raw: Raw) -> No
         "message": "Required value",
         "field": "spec.size",
     }
+
+
+def _two_versions(group: str, **v1beta1: Any) -> dict[str, Any]:
+    definition = crd(group, "Gadget")
+    stored = definition["spec"]["versions"][0]
+    old = {**stored, "name": "v1beta1", "storage": False, "deprecated": True, **v1beta1}
+    definition["spec"]["versions"] = [stored, old]
+    return definition
+
+
+async def test_a_deprecated_crd_version_warns_on_every_request(raw: Raw, kubectl: Kubectl) -> None:
+    """apiextensions-apiserver's ``crdHandler`` adds the version's warning to every request
+    (``defaultDeprecationWarning`` when it gives none: "<group>/<v> <Kind> is deprecated; use
+    <group>/<newest served> <Kind>"), and kubectl prints it."""
+    group = f"g{uuid.uuid4().hex[:6]}.example.com"
+    status, answer, _ = await raw(
+        "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", _two_versions(group)
+    )
+    assert status == 201, answer
+    ns = f"d-{uuid.uuid4().hex[:8]}"
+    await raw("POST", "/api/v1/namespaces", {"metadata": {"name": ns}})
+    old = f"/apis/{group}/v1beta1/namespaces/{ns}/gadgets"
+    status, _, headers = await raw("GET", old)
+    assert status == 200
+    words = f"{group}/v1beta1 Gadget is deprecated; use {group}/v1 Gadget"
+    assert headers["Warning"] == f'299 - "{words}"'
+    status, _, headers = await raw("POST", old, {"metadata": {"name": "x"}})
+    assert status == 201
+    assert words in headers["Warning"]
+    status, _, headers = await raw("GET", f"/apis/{group}/v1/namespaces/{ns}/gadgets")
+    assert "Warning" not in headers
+    shown = kubectl.run("-n", ns, "get", f"gadgets.v1beta1.{group}", check=False)
+    assert f"Warning: {words}" in shown.stderr
+
+    own = f"o{uuid.uuid4().hex[:6]}.example.com"
+    told = _two_versions(own, deprecationWarning="gadgets v1beta1 goes away in 2027")
+    await raw("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", told)
+    _, _, headers = await raw("GET", f"/apis/{own}/v1beta1/gadgets")
+    assert headers["Warning"] == '299 - "gadgets v1beta1 goes away in 2027"'
+
+
+async def test_componentstatus_is_deprecated(raw: Raw) -> None:
+    status, _, headers = await raw("GET", "/api/v1/componentstatuses")
+    assert status == 200
+    assert headers["Warning"] == '299 - "v1 ComponentStatus is deprecated in v1.19+"'

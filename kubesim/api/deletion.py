@@ -50,8 +50,6 @@ def delete(
             details={"name": name, "kind": "namespaces"},
         )
     policy = _policy(options)
-    if opts.dry_run:
-        return objs.present(rt, old)
     obj = copy.deepcopy(old)
     meta = obj["metadata"]
     finalizers: list[str] = list(meta.get("finalizers") or [])
@@ -59,10 +57,12 @@ def delete(
         finalizers.append(FOREGROUND)
     if policy == "Orphan" and ORPHAN not in finalizers:
         finalizers.append(ORPHAN)
-    if rt.group_resource == ("", "namespaces"):
-        obj.setdefault("status", {})["phase"] = "Terminating"
     ns_finalizers = (obj.get("spec") or {}).get("finalizers") or []
     grace = _pod_grace(objs, rt, old, options)
+    if opts.dry_run:  # the answer the deletion would give: gone at once, or the lingering object
+        return None if not (grace or finalizers or ns_finalizers) else objs.present(rt, old)
+    if rt.group_resource == ("", "namespaces"):
+        obj.setdefault("status", {})["phase"] = "Terminating"
     if grace:
         return _graceful(objs, rt, obj, finalizers, grace)
     if not finalizers and not ns_finalizers:

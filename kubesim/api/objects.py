@@ -231,7 +231,13 @@ class Objects:
         *,
         managed: bool = False,
     ) -> Obj:
-        """PUT semantics (also the last step of every patch). ``managed``: managedFields done."""
+        """PUT semantics (also the last step of every patch). ``managed``: managedFields done.
+        The body's name is checked against the URL's before the object is looked up (the update
+        handler's ``checkName``), so a mismatch is a 400 even when nothing has that name."""
+        meta = body.get("metadata") if isinstance(body, dict) else None
+        given = meta.get("name") if isinstance(meta, dict) else None
+        if isinstance(given, str) and given and given != name:
+            _check_identity(rt, name, {"metadata": {}}, {"name": given})
         old = self.store.get(rt.group_resource, namespace, name)
         if old is None:
             raise not_found(rt.group, rt.plural, name)

@@ -128,10 +128,18 @@ def accepts_json(accept: str) -> bool:
 
 
 def response_form(accept: str) -> str:
-    """``Table``, ``PartialObjectMetadata`` or ``json``: the first form the Accept header allows."""
+    """``Table``, ``PartialObjectMetadata`` or ``json``: the first form the Accept header allows.
+
+    An Accept whose every JSON form asks for a transformation the server does not make
+    (``as=Foo``, or another group) and that offers nothing else is a 406, as the apiserver's
+    ``negotiation`` answers it; other media types are the negotiate middleware's business."""
+    refused = False
     for part in (accept or "application/json").split(","):
         media, params = media_params(part)
         if media not in ("application/json", "*/*", "application/*", "application/yaml"):
+            if media:
+                refused = False  # another media type: not for this function to refuse
+                break
             continue
         wanted = params.get("as")
         if wanted is None:
@@ -142,4 +150,7 @@ def response_form(accept: str) -> str:
             and wanted in ("Table", "PartialObjectMetadata", "PartialObjectMetadataList")
         ):
             return "PartialObjectMetadata" if wanted.startswith("Partial") else "Table"
+        refused = True
+    if refused:
+        raise KubeError(406, NOT_ACCEPTABLE, reason="NotAcceptable")
     return "json"

@@ -3,7 +3,8 @@
 kube-apiserver decodes every body (POST, PUT, the result of a JSON or merge patch, an apply
 configuration) before it stores anything, so nulls never reach etcd verbatim. A built-in kind is
 decoded into its Go struct: a null field takes its zero value and is omitted when encoded again;
-a null value in a map of strings becomes ``""`` (``"0"`` in a map of quantities); a null list item
+a null value in a map of strings becomes ``""`` (``"0"`` in a map of quantities); an empty map is
+omitted (every map field is ``omitempty``); a null list item
 becomes its zero value; a ``RawExtension`` (``ControllerRevision.data``, a CRD's defaults and
 examples) keeps its JSON as sent. A custom resource loses the nulls of the fields its structural
 schema does not declare ``nullable``, unless the field has a default, which replaces the null
@@ -40,10 +41,12 @@ _TOP = ("apiVersion", "kind", "metadata")
 
 
 def has_null(value: Any) -> bool:
+    """Whether decoding changes ``value``: a null, or an empty map (every map of the API types is
+    ``omitempty``, so an empty one is not encoded again)."""
     if value is None:
         return True
     if isinstance(value, dict):
-        return any(has_null(v) for v in value.values())
+        return not value or any(has_null(v) for v in value.values())
     if isinstance(value, list):
         return any(has_null(v) for v in value)
     return False
@@ -120,6 +123,9 @@ def _model(value: Any, type_name: str, field: str) -> None:
         if value[key] is None:
             del value[key]
         elif key in fields:
+            if value[key] == {} and (schemas.element(fields[key]) or ("",))[0] == "dict":
+                del value[key]  # an empty map: omitempty
+                continue
             _model(value[key], fields[key], key)
 
 

@@ -296,3 +296,63 @@ async def test_field_selectors_a_real_server_supports(raw: Raw) -> None:
     assert len(nodes["items"]) == len(every["items"])
     status, body, _ = await raw("GET", base, fieldSelector="data.x=y")
     assert (status, body["message"]) == (400, "field label not supported: data.x")
+
+
+# --- smaller REST differences (issue 40 item 15) -----------------------------------------------
+
+
+async def test_put_checks_the_name_before_looking_the_object_up(raw: Raw) -> None:
+    """``handlers/update.go`` runs ``checkName`` before the storage's Update: a body naming
+    another object is a 400 even when the URL's name does not exist."""
+    ns = await create_namespace(raw)
+    status, answer, _ = await raw("PUT", f"/api/v1/namespaces/{ns}/configmaps/b", cm("a"))
+    assert status == 400, answer
+    assert answer["message"] == "the name of the object (a) does not match the name on the URL (b)"
+
+
+async def test_a_dry_run_delete_answers_what_the_delete_would(raw: Raw) -> None:
+    """A dry-run DELETE of an object that would go at once answers the Status Success a real one
+    answers (the generic registry's ``finalizeDelete``), and leaves the object there."""
+    ns = await create_namespace(raw)
+    cms = f"/api/v1/namespaces/{ns}/configmaps"
+    status, created, _ = await raw("POST", cms, cm("a", data={"x": "1"}))
+    assert status == 201
+    status, answer, _ = await raw("DELETE", f"{cms}/a", dryRun="All")
+    assert status == 200
+    assert answer["kind"] == "Status"
+    assert answer["status"] == "Success"
+    assert answer["details"]["uid"] == created["metadata"]["uid"]
+    status, _, _ = await raw("GET", f"{cms}/a")
+    assert status == 200
+    finalized = cm("b", meta={"finalizers": ["example.com/hold"]})
+    await raw("POST", cms, finalized)
+    status, answer, _ = await raw("DELETE", f"{cms}/b", dryRun="All")
+    assert status == 200
+    assert answer["kind"] == "ConfigMap"  # it would linger on its finalizer: the object
+
+
+async def test_empty_maps_are_not_kept(raw: Raw) -> None:
+    """Every map of the API types is ``omitempty``: an empty one is decoded and not encoded again."""
+    ns = await create_namespace(raw)
+    body = cm("e", meta={"labels": {}, "annotations": {}}, data={})
+    status, answer, _ = await raw("POST", f"/api/v1/namespaces/{ns}/configmaps", body)
+    assert status == 201
+    assert "data" not in answer
+    assert "labels" not in answer["metadata"]
+    assert "annotations" not in answer["metadata"]
+
+
+async def test_an_accept_header_asking_a_transformation_the_server_lacks_is_a_406(raw: Raw) -> None:
+    ns = await create_namespace(raw)
+    url = raw.sim.url + f"/api/v1/namespaces/{ns}/configmaps"
+    headers = {
+        "Authorization": f"Bearer {raw.sim.token}",
+        "Accept": "application/json;as=Foo;g=meta.k8s.io;v=v1",
+    }
+    async with raw.session.get(url, headers=headers, ssl=raw.ssl) as resp:
+        answer = await resp.json()
+    assert resp.status == 406
+    assert answer["reason"] == "NotAcceptable"
+    headers["Accept"] += ", application/json"
+    async with raw.session.get(url, headers=headers, ssl=raw.ssl) as resp:
+        assert resp.status == 200

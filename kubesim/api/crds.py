@@ -13,7 +13,7 @@ from kubesim.api import crvalidation
 from kubesim.api.core import Core
 from kubesim.machinery.meta import now
 from kubesim.machinery.registry import ResourceType, Subresource
-from kubesim.machinery.status import invalid
+from kubesim.machinery.status import KubeError, invalid
 
 Obj = dict[str, Any]
 CRD_GR = ("apiextensions.k8s.io", "customresourcedefinitions")
@@ -199,6 +199,22 @@ def deprecation_warning(crd: Obj, version: str) -> str | None:
     if newer:
         message += f"; use {group}/{max(newer, key=version_order)} {kind}"
     return message
+
+
+def check_conversion(crd: Obj, obj: Obj) -> None:
+    """Between versions, a custom resource changes only its apiVersion (``strategy: None``). A CRD
+    whose ``conversion.strategy`` is ``Webhook`` needs its webhook for that, which the simulator
+    never calls: the request fails as a real server's does when the webhook cannot be reached."""
+    conversion = crd["spec"].get("conversion") or {}
+    if conversion.get("strategy") != "Webhook":
+        return
+    kind = crd["spec"]["names"]["kind"]
+    raise KubeError(
+        500,
+        f"conversion webhook for {obj.get('apiVersion')}, Kind={kind} failed: "
+        "the Wharf cluster simulator does not call conversion webhooks",
+        reason="InternalError",
+    )
 
 
 def selectable_fields(crd: Obj, version: str) -> frozenset[str]:

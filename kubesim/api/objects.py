@@ -94,6 +94,8 @@ class Objects:
         if rt.api_version == hpav1.API_VERSION and obj.get("apiVersion") != rt.api_version:
             return hpav1.to_v1(obj)
         if obj.get("apiVersion") != rt.api_version:
+            if rt.crd is not None:
+                crds.check_conversion(rt.crd, obj)
             obj = {**obj, "apiVersion": rt.api_version}
         if rt.crd is not None:
             return crdefaults.defaulted(crds.version_schema(rt.crd, rt.version), obj)

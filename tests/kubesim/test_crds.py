@@ -170,3 +170,34 @@ async def test_componentstatus_is_deprecated(raw: Raw) -> None:
     status, _, headers = await raw("GET", "/api/v1/componentstatuses")
     assert status == 200
     assert headers["Warning"] == '299 - "v1 ComponentStatus is deprecated in v1.19+"'
+
+
+async def test_a_webhook_conversion_is_refused_clearly_not_skipped(raw: Raw) -> None:
+    """A CRD with ``conversion.strategy: Webhook`` is accepted, and its objects are served in the
+    version they were written in; reading one in another version needs the webhook, which the
+    simulator does not call: a 500 naming the conversion webhook, as a real server answers when
+    the webhook cannot be reached (never an object relabelled as if ``strategy: None``)."""
+    group = f"w{uuid.uuid4().hex[:6]}.example.com"
+    definition = _two_versions(group, deprecated=False)
+    definition["spec"]["conversion"] = {
+        "strategy": "Webhook",
+        "webhook": {
+            "conversionReviewVersions": ["v1"],
+            "clientConfig": {"url": "https://127.0.0.1:9/convert"},
+        },
+    }
+    status, answer, _ = await raw(
+        "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", definition
+    )
+    assert status == 201, answer
+    ns = f"w-{uuid.uuid4().hex[:8]}"
+    await raw("POST", "/api/v1/namespaces", {"metadata": {"name": ns}})
+    status, _, _ = await raw(
+        "POST", f"/apis/{group}/v1/namespaces/{ns}/gadgets", {"metadata": {"name": "g"}}
+    )
+    assert status == 201
+    status, _, _ = await raw("GET", f"/apis/{group}/v1/namespaces/{ns}/gadgets/g")
+    assert status == 200
+    status, answer, _ = await raw("GET", f"/apis/{group}/v1beta1/namespaces/{ns}/gadgets/g")
+    assert status == 500
+    assert answer["message"].startswith(f"conversion webhook for {group}/v1, Kind=Gadget failed")

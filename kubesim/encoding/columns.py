@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from kubesim.encoding.printers import (
     AGE,
+    BINDING_SUBJECTS,
     CONTAINERS,
     IMAGES,
     NAME,
@@ -20,6 +21,7 @@ from kubesim.encoding.printers import (
     endpoints,
     event_object,
     external_ip,
+    hpa_targets,
     integer,
     job_completions,
     job_duration,
@@ -39,7 +41,7 @@ from kubesim.encoding.printers import (
 )
 
 # RoleBindings and ClusterRoleBindings print alike (printRoleBinding, printClusterRoleBinding).
-ROLE_BINDING = [NAME, col("Role", reference("roleRef")), AGE]
+ROLE_BINDING = [NAME, col("Role", reference("roleRef")), AGE, *BINDING_SUBJECTS]
 
 COLUMNS: dict[tuple[str, str], list[Column]] = {
     ("", "pods"): [
@@ -258,7 +260,7 @@ COLUMNS: dict[tuple[str, str], list[Column]] = {
     ("autoscaling", "horizontalpodautoscalers"): [
         NAME,
         col("Reference", reference("spec", "scaleTargetRef")),
-        col("Targets", lambda o: "<unknown>"),
+        col("Targets", hpa_targets),
         integer("MinPods", "spec", "minReplicas"),
         integer("MaxPods", "spec", "maxReplicas"),
         integer("Replicas", "status", "currentReplicas"),

@@ -345,3 +345,66 @@ def reference(*path: str) -> Callable[[Obj], str]:
 def event_object(o: Obj) -> str:
     ref = o.get("involvedObject") or {}
     return f"{str(ref.get('kind', '')).lower()}/{ref.get('name', '')}"
+
+
+def _subjects(kind: str) -> Callable[[Obj], str]:
+    """A binding's subjects of ``kind``, comma-joined (ServiceAccounts as ``namespace/name``)."""
+
+    def names(o: Obj) -> str:
+        subjects = [s for s in o.get("subjects") or [] if s.get("kind") == kind]
+        if kind == "ServiceAccount":
+            return ", ".join(f"{s.get('namespace', '')}/{s.get('name', '')}" for s in subjects)
+        return ", ".join(str(s.get("name", "")) for s in subjects)
+
+    return names
+
+
+BINDING_SUBJECTS = [
+    col("Users", _subjects("User"), priority=1),
+    col("Groups", _subjects("Group"), priority=1),
+    col("ServiceAccounts", _subjects("ServiceAccount"), priority=1),
+]
+
+#: How many of an autoscaler's metrics its Targets cell shows before "+ N more...".
+_HPA_SHOWN = 2
+
+
+def hpa_targets(o: Obj) -> str:
+    """The Targets cell of an autoscaling/v2 HorizontalPodAutoscaler, as the printers'
+    ``formatHPAMetrics`` writes it: ``cpu: 3%/50%``, a value target as ``<current>/<target>``,
+    ``<unknown>`` until the controller has a current value."""
+    specs = cell(o, "spec", "metrics", default=None) or []
+    if not specs:
+        return "<none>"
+    statuses = cell(o, "status", "currentMetrics", default=None) or []
+    shown = [
+        _hpa_metric(spec, statuses[i] if i < len(statuses) else {}) for i, spec in enumerate(specs)
+    ]
+    text_ = ", ".join(shown[:_HPA_SHOWN])
+    more = len(shown) - _HPA_SHOWN
+    return f"{text_} + {more} more..." if more > 0 else text_
+
+
+def _hpa_metric(spec: Obj, status: Obj) -> str:
+    kind = spec.get("type", "")
+    key = {"Resource": "resource", "ContainerResource": "containerResource", "Pods": "pods",
+           "Object": "object", "External": "external"}.get(kind)  # fmt: skip
+    if key is None:
+        return "<unknown type>"
+    source, now = spec.get(key) or {}, status.get(key) or {}
+    target, current = source.get("target") or {}, now.get("current") or {}
+    if "averageUtilization" in target or (key.endswith("esource") and "averageValue" not in target):
+        have = current.get("averageUtilization")
+        want = target.get("averageUtilization")
+        pair = (
+            f"{'<unknown>' if have is None else f'{have}%'}/"
+            f"{'<auto>' if want is None else f'{want}%'}"
+        )
+    else:
+        field = "averageValue" if "averageValue" in target else "value"
+        pair = f"{current.get(field, '<unknown>')}/{target.get(field, '<unknown>')}"
+        if key in ("external", "object") and field == "averageValue":
+            pair += " (avg)"
+    if key in ("resource", "containerResource"):
+        return f"{source.get('name', '')}: {pair}"
+    return pair

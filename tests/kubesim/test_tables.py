@@ -130,3 +130,79 @@ def test_job_columns() -> None:
     assert printers.job_status(job) == "Complete"
     assert printers.job_completions(job) == "1/3"
     assert printers.job_duration(job) == "65s"
+
+
+def _hpa(metrics: list[Obj], current: list[Obj] | None = None) -> Obj:
+    return {"spec": {"metrics": metrics}, "status": {"currentMetrics": current or []}}
+
+
+def _cpu(utilization: int) -> Obj:
+    return {"type": "Resource", "resource": {"name": "cpu", "target": {
+        "type": "Utilization", "averageUtilization": utilization}}}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("obj", "expected"),
+    [
+        (_hpa([]), "<none>"),
+        (_hpa([_cpu(50)]), "cpu: <unknown>/50%"),
+        (
+            _hpa(
+                [_cpu(50)],
+                [
+                    {
+                        "type": "Resource",
+                        "resource": {"name": "cpu", "current": {"averageUtilization": 3}},
+                    }
+                ],
+            ),
+            "cpu: 3%/50%",
+        ),
+        (
+            _hpa(
+                [
+                    {
+                        "type": "Resource",
+                        "resource": {
+                            "name": "memory",
+                            "target": {"type": "AverageValue", "averageValue": "100Mi"},
+                        },
+                    }
+                ]
+            ),
+            "memory: <unknown>/100Mi",
+        ),
+        (
+            _hpa(
+                [
+                    {
+                        "type": "Pods",
+                        "pods": {
+                            "metric": {"name": "qps"},
+                            "target": {"type": "AverageValue", "averageValue": "10"},
+                        },
+                    }
+                ]
+            ),
+            "<unknown>/10",
+        ),
+        (
+            _hpa([_cpu(50), _cpu(60), _cpu(70)]),
+            "cpu: <unknown>/50%, cpu: <unknown>/60% + 1 more...",
+        ),
+    ],
+)
+def test_hpa_targets_column(obj: Obj, expected: str) -> None:
+    """pkg/printers/internalversion ``formatHPAMetrics``: each metric's current/target, a
+    resource metric named, two shown at most."""
+    assert printers.hpa_targets(obj) == expected
+
+
+def test_binding_wide_columns_list_each_kind_of_subject() -> None:
+    binding = {"subjects": [
+        {"kind": "User", "name": "alice"}, {"kind": "Group", "name": "team-a"},
+        {"kind": "User", "name": "bob"},
+        {"kind": "ServiceAccount", "name": "ci", "namespace": "build"}]}  # fmt: skip
+    cells = {c.name: c.cell(binding) for c in printers.BINDING_SUBJECTS}
+    assert cells == {"Users": "alice, bob", "Groups": "team-a", "ServiceAccounts": "build/ci"}
+    assert all(c.priority == 1 for c in printers.BINDING_SUBJECTS)  # -o wide

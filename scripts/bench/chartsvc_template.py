@@ -26,7 +26,8 @@ from typing import Any
 import aiohttp
 import helm_python as helm
 from aiohttp import web
-from harness import percentile, start_child, stop_child
+from harness import free_port, percentile, start_child, stop_child
+from report import Report, options
 
 from chartsvc.app import create_app
 from chartsvc.settings import Settings
@@ -102,11 +103,11 @@ async def throughput(session: aiohttp.ClientSession, n: int, workers: int, send:
 async def bench(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as work:
         archive = scaffold_archive(Path(work))
-        for _ in range(50):
+        for _ in range(2 if args.smoke else 50):
             render_once(archive)
 
         servers: InProcess | Spawned = (
-            InProcess(work) if args.in_process else Spawned(args.port, work)
+            InProcess(work) if args.in_process else Spawned(args.port or free_port(), work)
         )
         hello_url, svc_url = await servers.start()
         try:
@@ -145,7 +146,7 @@ class Spawned:
     async def start(self) -> tuple[str, str]:
         hello_proc, hello_url = spawn("hello", self.port)
         self.procs.append(hello_proc)
-        svc_proc, svc_url = spawn("chartsvc", self.port + 1, self.work)
+        svc_proc, svc_url = spawn("chartsvc", free_port(), self.work)
         self.procs.append(svc_proc)
         return hello_url, svc_url
 
@@ -206,7 +207,7 @@ async def _report(
     async def upload(s: aiohttp.ClientSession) -> Any:
         return s.post(f"{svc_url}/api/v1/charts/template/upload", data=form(archive))
 
-    await sequential(session, 50, upload)  # warm up
+    await sequential(session, 2 if args.smoke else 50, upload)  # warm up
     series = await interleaved(
         args, session, archive, {"hello": hello, "post": hello_post, "upload": upload}
     )
@@ -234,6 +235,15 @@ async def _report(
         f"throughput, {args.concurrency} concurrent clients:   {rate:6.0f} renders/s (target >= 300); "
         f"hello-world {hello_rate:.0f} req/s"
     )
+    out: Report = args.report
+    out.figure(
+        "template upload p50 / (render + hello POST)",
+        p50["upload"] / baseline,
+        "x",
+        at_most=1.3,
+        baseline=f"render + hello POST: {baseline * 1000:.2f} ms",
+    )
+    out.figure(f"renders/s, {args.concurrency} concurrent clients", rate, "/s", at_least=300)
 
 
 async def interleaved(
@@ -257,12 +267,12 @@ async def interleaved(
     return series
 
 
-def main() -> None:
+def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "--serve":
         serve(sys.argv[2], int(sys.argv[3]), *sys.argv[4:5])
-        return
+        return 0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--port", type=int, default=18941, help="hello-world; chartsvc gets +1")
+    parser.add_argument("--port", type=int, default=0, help="hello-world's (default: a free one)")
     parser.add_argument(
         "--in-process",
         action="store_true",
@@ -271,8 +281,11 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=400)
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--rounds", type=int, default=8, help="alternating measurement rounds")
-    asyncio.run(bench(parser.parse_args()))
+    args = options(parser, quick={"requests": 200, "rounds": 4}, smoke={"requests": 8, "rounds": 1})
+    args.report = Report.of("chartsvc_template", args)
+    asyncio.run(bench(args))
+    return int(args.report.emit())
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

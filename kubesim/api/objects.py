@@ -22,6 +22,7 @@ from kubesim.api import (
     eventsv1,
     hpav1,
     limitranges,
+    podsecurity,
     priority,
     quota,
 )
@@ -146,6 +147,8 @@ class Objects:
         limitranges.mutate(self, rt, obj)  # admission order: LimitRanger before Priority
         if rt.group_resource == ("", "pods"):
             priority.admit_pod(self, obj)
+            podsecurity.admit_pod(self, obj)
+        podsecurity.admit_template(self, rt.group, rt.plural, obj)
         crds.validate(rt, obj)
         checks.validate(rt, obj, None)
         if not managed:
@@ -258,6 +261,7 @@ class Objects:
             before, status=not rt.has_status
         ):
             meta["generation"] = old["metadata"].get("generation", 0) + 1
+        podsecurity.admit_template(self, rt.group, rt.plural, obj)
         crds.validate(rt, obj)
         checks.validate(rt, obj, old)
         if not managed:

@@ -15,6 +15,7 @@ from kubesim.api.params import Target, flag, parse_target
 from kubesim.http import reads, responses, writes
 from kubesim.http.auth import user_of
 from kubesim.http.state import STATE
+from kubesim.machinery import warnings
 from kubesim.machinery.status import KubeError, method_not_allowed
 
 _VERB = {"GET": "get", "POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
@@ -23,6 +24,16 @@ _STREAMS = ("exec", "attach", "portforward")
 
 
 async def resource(request: web.Request) -> web.StreamResponse:
+    """One resource request; the warnings admission gives it (``warnings``) go with its answer."""
+    with warnings.collecting() as said:
+        try:
+            return await _resource(request)
+        finally:
+            for message in said:
+                responses.warn(request, message)
+
+
+async def _resource(request: web.Request) -> web.StreamResponse:
     state = request.app[STATE]
     group = request.match_info.get("group", "")
     version = request.match_info["version"]

@@ -17,6 +17,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from kubesim.machinery import registry
+
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "kubesim" / "machinery" / "resources.json"
 
@@ -44,20 +46,8 @@ SERVED = [
     ("discovery.k8s.io", "v1"),
     ("flowcontrol.apiserver.k8s.io", "v1"),
 ]
-# Resources the reference documents (taken from a newer release) list that 1.32 does not serve in
-# these GA versions: MutatingAdmissionPolicy, ClusterTrustBundle and PodCertificateRequest; and
-# IPAddress and ServiceCIDR (networking.k8s.io/v1 from 1.33) and VolumeAttributesClass
-# (storage.k8s.io/v1 from 1.34), which a 1.32 server serves only as beta, off by default. Listed,
-# they would send Helm's ``.Capabilities.APIVersions.Has`` down the wrong branch.
-NOT_IN_1_32 = {
-    ("admissionregistration.k8s.io", "mutatingadmissionpolicies"),
-    ("admissionregistration.k8s.io", "mutatingadmissionpolicybindings"),
-    ("certificates.k8s.io", "clustertrustbundles"),
-    ("certificates.k8s.io", "podcertificaterequests"),
-    ("networking.k8s.io", "ipaddresses"),
-    ("networking.k8s.io", "servicecidrs"),
-    ("storage.k8s.io", "volumeattributesclasses"),
-}
+# Resources the reference documents (taken from a newer release) list that 1.32 does not serve.
+NOT_IN_1_32 = registry.NEWER_THAN_1_32
 
 # metrics-server is an aggregated API, absent from the reference set; these are its real entries.
 METRICS = {

@@ -148,12 +148,19 @@ class Objects:
         if rt.group_resource == ("", "pods"):
             priority.admit_pod(self, obj)
             podsecurity.admit_pod(self, obj)
+        return self._admit(rt, None, obj, opts, managed=managed)
+
+    def _admit(
+        self, rt: ResourceType, old: Obj | None, obj: Obj, opts: WriteOptions, *, managed: bool
+    ) -> Obj:
+        """The last steps of a create or an update: the pod-template admission, validation,
+        managedFields (unless ``managed``), and the commit."""
         podsecurity.admit_template(self, rt.group, rt.plural, obj)
         crds.validate(rt, obj)
-        checks.validate(rt, obj, None)
+        checks.validate(rt, obj, old)
         if not managed:
-            obj = _record(rt, None, obj, opts)
-        return self.persist(rt, None, obj, opts)
+            obj = _record(rt, old, obj, opts)
+        return self.persist(rt, old, obj, opts)
 
     def _default(self, rt: ResourceType, obj: Obj) -> None:
         defaults.apply(rt, obj, self)
@@ -261,12 +268,7 @@ class Objects:
             before, status=not rt.has_status
         ):
             meta["generation"] = old["metadata"].get("generation", 0) + 1
-        podsecurity.admit_template(self, rt.group, rt.plural, obj)
-        crds.validate(rt, obj)
-        checks.validate(rt, obj, old)
-        if not managed:
-            obj = _record(rt, old, obj, opts)
-        return self.persist(rt, old, obj, opts)
+        return self._admit(rt, old, obj, opts, managed=managed)
 
     def persist(self, rt: ResourceType, old: Obj | None, obj: Obj, opts: WriteOptions) -> Obj:
         """Commit a prepared object, unless it is a dry run or a no-op; runs the write hooks."""

@@ -33,6 +33,25 @@ _NO_GENERATION = frozenset(
 _SHARED_STORAGE = {("events.k8s.io", "events"): ("", "events")}
 
 
+#: Resources of GA versions that the reference discovery documents (taken from a newer release)
+#: list and kube-apiserver 1.32 does not serve: MutatingAdmissionPolicy, ClusterTrustBundle and
+#: PodCertificateRequest; IPAddress and ServiceCIDR (networking.k8s.io/v1 from 1.33) and
+#: VolumeAttributesClass (storage.k8s.io/v1 from 1.34), which 1.32 serves only as beta, off by
+#: default. ``scripts/gen_kubesim_resources.py`` leaves them out of ``resources.json``; listed,
+#: they would send Helm's ``.Capabilities.APIVersions.Has`` down the wrong branch.
+NEWER_THAN_1_32 = frozenset(
+    {
+        ("admissionregistration.k8s.io", "mutatingadmissionpolicies"),
+        ("admissionregistration.k8s.io", "mutatingadmissionpolicybindings"),
+        ("certificates.k8s.io", "clustertrustbundles"),
+        ("certificates.k8s.io", "podcertificaterequests"),
+        ("networking.k8s.io", "ipaddresses"),
+        ("networking.k8s.io", "servicecidrs"),
+        ("storage.k8s.io", "volumeattributesclasses"),
+    }
+)
+
+
 @attrs.frozen
 class Subresource:
     name: str

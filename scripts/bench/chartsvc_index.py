@@ -14,7 +14,6 @@ Run: ``.venv/bin/python scripts/bench/chartsvc_index.py [--charts 300 --versions
 from __future__ import annotations
 
 import argparse
-import asyncio
 import hashlib
 import json
 import random
@@ -28,8 +27,8 @@ from typing import Any
 import aiohttp
 import yaml
 from aiohttp import web
-from harness import free_port, rss_kib, running_child
-from report import Report, options
+from harness import bench_main, rss_kib, running_child
+from report import Report
 
 KEY = "bench-key"
 
@@ -221,13 +220,13 @@ def main() -> int:
     parser.add_argument("--versions", type=int, default=50)
     parser.add_argument("--port", type=int, default=0, help="chartsvc's port (default: a free one)")
     parser.add_argument("--rounds", type=int, default=5, help="updates (each after a json.loads)")
-    args = options(
-        parser, quick={"charts": 150, "rounds": 3}, smoke={"charts": 10, "versions": 5, "rounds": 1}
+    return bench_main(
+        "chartsvc_index",
+        parser,
+        bench,
+        quick={"charts": 150, "rounds": 3},
+        smoke={"charts": 10, "versions": 5, "rounds": 1},
     )
-    args.port = args.port or free_port()
-    args.report = Report.of("chartsvc_index", args)
-    asyncio.run(bench(args))
-    return int(args.report.emit())
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ Run: ``.venv/bin/python scripts/bench/console_counts.py [--rounds 20] [--starts 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import statistics
 import sys
 import tempfile
@@ -21,8 +20,8 @@ import time
 from pathlib import Path
 
 import aiohttp
-from harness import free_port, kube_api, running_child, running_console, serve_console
-from report import Report, options
+from harness import bench_main, kube_api, running_child, running_console, serve_console
+from report import Report
 
 
 def serve_sim(directory: str) -> None:
@@ -120,11 +119,13 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--starts", type=int, default=3, help="fresh consoles per variant")
     parser.add_argument("--port", type=int, default=0, help="the console's (default: a free one)")
-    args = options(parser, quick={"rounds": 10, "starts": 2}, smoke={"rounds": 2, "starts": 1})
-    args.port = args.port or free_port()
-    args.report = Report.of("console_counts", args)
-    asyncio.run(bench(args))
-    return int(args.report.emit())
+    return bench_main(
+        "console_counts",
+        parser,
+        bench,
+        quick={"rounds": 10, "starts": 2},
+        smoke={"rounds": 2, "starts": 1},
+    )
 
 
 if __name__ == "__main__":

@@ -17,7 +17,6 @@ baselines. Run: ``.venv/bin/python scripts/bench/console_objects.py [--pods 1000
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import statistics
 import sys
@@ -27,8 +26,8 @@ from pathlib import Path
 from typing import Any, cast
 
 import aiohttp
-from harness import free_port, kube_api, rss_kib, running_child, running_console, serve_console
-from report import Report, options
+from harness import bench_main, kube_api, rss_kib, running_child, running_console, serve_console
+from report import Report
 
 NAMESPACES = 20
 
@@ -185,11 +184,9 @@ def main() -> int:
     parser.add_argument("--pods", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--port", type=int, default=0, help="the console's (default: a free one)")
-    args = options(parser, quick={"pods": 3000}, smoke={"pods": 100, "rounds": 1})
-    args.port = args.port or free_port()
-    args.report = Report.of("console_objects", args)
-    asyncio.run(bench(args))
-    return int(args.report.emit())
+    return bench_main(
+        "console_objects", parser, bench, quick={"pods": 3000}, smoke={"pods": 100, "rounds": 1}
+    )
 
 
 if __name__ == "__main__":

@@ -245,6 +245,29 @@ async def wait_until(check: Callable[[], Awaitable[bool]], what: str, timeout: f
     raise SystemExit(f"{what} did not start within {timeout:g}s")
 
 
+def bench_main(
+    name: str,
+    parser: argparse.ArgumentParser,
+    bench: Callable[[argparse.Namespace], Coroutine[Any, Any, None]],
+    *,
+    quick: Mapping[str, Any],
+    smoke: Mapping[str, Any],
+    chosen_loop: bool = False,
+) -> int:
+    """Parse ``parser`` with ``--quick``/``--smoke`` (:func:`report.options`), give a ``--port``
+    left at 0 a free one, run ``bench(args)`` (on the loop :mod:`common.eventloop` picks when
+    ``chosen_loop``) with its figures recorded in ``args.report``, and print them: the verdict."""
+    args = report.options(parser, quick=quick, smoke=smoke)
+    if getattr(args, "port", None) == 0:
+        args.port = free_port()
+    args.report = report.Report.of(name, args)
+    if chosen_loop:
+        eventloop.run(bench(args), eventloop.chosen(os.environ))
+    else:
+        asyncio.run(bench(args))
+    return int(args.report.emit())
+
+
 def console_bench_main(
     doc: str | None,
     bench: Callable[[argparse.Namespace], Coroutine[Any, Any, None]],
@@ -255,16 +278,11 @@ def console_bench_main(
     smoke: Mapping[str, Any],
 ) -> None:
     """``main`` of a benchmark whose console runs as its child: this same script started with
-    ``--serve-console`` serves it (:func:`running_console`); otherwise ``options`` are parsed (with
-    ``--quick`` and ``--smoke``, :func:`report.options`) and ``bench`` runs with them, on the loop
-    :mod:`common.eventloop` picks, recording its figures in ``args.report``; exits with its
-    verdict."""
+    ``--serve-console`` serves it (:func:`running_console`); otherwise ``options`` are parsed and
+    ``bench`` runs as :func:`bench_main` runs it, on the chosen loop; exits with its verdict."""
     if len(sys.argv) > 1 and sys.argv[1] == "--serve-console":
         serve_console(sys.argv[2], int(sys.argv[3]), sys.argv[4])
         return
     parser = argparse.ArgumentParser(description=(doc or "").splitlines()[0])
     options(parser)
-    args = report.options(parser, quick=quick, smoke=smoke)
-    args.report = report.Report.of(name, args)
-    eventloop.run(bench(args), eventloop.chosen(os.environ))
-    raise SystemExit(args.report.emit())
+    raise SystemExit(bench_main(name, parser, bench, quick=quick, smoke=smoke, chosen_loop=True))

@@ -11,6 +11,7 @@ import aiohttp
 import pytest
 
 from kubesim import Simulator
+from kubesim.machinery.registry import NEWER_THAN_1_32
 
 REFERENCE = Path(__file__).resolve().parents[2] / ".." / "shared" / "reference" / "kube"
 AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
@@ -26,17 +27,6 @@ NO_LEGACY_REFERENCE = (
     "autoscaling/v1",
     "flowcontrol.apiserver.k8s.io/v1",
 )
-# The reference documents come from a release newer than 1.32; these GA resources came after it
-# (IPAddress and ServiceCIDR went GA in 1.33, VolumeAttributesClass in 1.34).
-NEWER_THAN_1_32 = {
-    ("admissionregistration.k8s.io", "mutatingadmissionpolicies"),
-    ("admissionregistration.k8s.io", "mutatingadmissionpolicybindings"),
-    ("certificates.k8s.io", "clustertrustbundles"),
-    ("certificates.k8s.io", "podcertificaterequests"),
-    ("networking.k8s.io", "ipaddresses"),
-    ("networking.k8s.io", "servicecidrs"),
-    ("storage.k8s.io", "volumeattributesclasses"),
-}
 
 
 def in_1_32(gv: str, name: str) -> bool:

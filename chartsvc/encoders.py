@@ -15,6 +15,8 @@ from typing import Any, NotRequired, TypedDict
 
 from chartsvc.charts import LintReport
 from chartsvc.hub import HubResult
+from chartsvc.releases.compare import PatchOp
+from chartsvc.releases.drift import DriftedObject, ReleaseDrift
 from chartsvc.releases.model import Release, ResourceStatus, TestResult
 from chartsvc.releases.preview import UpgradePreview
 from chartsvc.repos.config import Repository
@@ -92,6 +94,31 @@ class ResourceStatusBody(TypedDict):
     status: str
     ready: bool
     message: str
+
+
+class PatchOpBody(TypedDict):
+    op: str
+    path: str
+    value: NotRequired[Any]
+
+
+class DriftedObjectBody(TypedDict):
+    api_version: str
+    kind: str
+    name: str
+    namespace: str | None
+    state: str
+    message: NotRequired[str]
+    patch: NotRequired[list[PatchOpBody]]
+    diff: NotRequired[str]
+
+
+class ReleaseDriftBody(TypedDict):
+    name: str
+    namespace: str
+    revision: int
+    summary: dict[str, int]
+    objects: list[DriftedObjectBody]
 
 
 def encode_hub_result(result: HubResult) -> HubSearchResult:
@@ -252,3 +279,35 @@ def encode_preview(preview: UpgradePreview) -> UpgradePreviewBody:
         ],
         "unchanged": preview.unchanged,
     }
+
+
+def encode_drift(drift: ReleaseDrift) -> ReleaseDriftBody:
+    return {
+        "name": drift.name,
+        "namespace": drift.namespace,
+        "revision": drift.revision,
+        "summary": {state.replace("-", "_"): n for state, n in drift.summary.items()},
+        "objects": [_drifted(o) for o in drift.objects],
+    }
+
+
+def _drifted(obj: DriftedObject) -> DriftedObjectBody:
+    body: DriftedObjectBody = {
+        "api_version": obj.api_version,
+        "kind": obj.kind,
+        "name": obj.name,
+        "namespace": obj.namespace,
+        "state": obj.state,
+    }
+    if obj.message:
+        body["message"] = obj.message
+    if obj.state == "modified":
+        body["patch"] = [_patch_op(op) for op in obj.patch]
+        body["diff"] = obj.diff
+    return body
+
+
+def _patch_op(op: PatchOp) -> PatchOpBody:
+    if op.op == "remove":
+        return {"op": op.op, "path": op.path}
+    return {"op": op.op, "path": op.path, "value": op.value}

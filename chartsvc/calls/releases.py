@@ -10,6 +10,7 @@ from chartsvc.calls.base import Call, Reply, Services, registrar
 from chartsvc.calls.form import ChartForm
 from chartsvc.clusters import ReleaseRef
 from chartsvc.encoders import (
+    encode_drift,
     encode_preview,
     encode_release,
     encode_resource,
@@ -135,3 +136,8 @@ async def get_release_hooks(s: Services, v: Validated) -> Reply:
 async def get_release_resources(s: Services, v: Validated) -> Reply:
     statuses = await s.release_service.resources(await _release(s, v))
     return Reply([encode_resource(r) for r in statuses])
+
+
+@call("getReleaseDrift")
+async def get_release_drift(s: Services, v: Validated) -> Reply:
+    return Reply(encode_drift(await s.release_service.drift(await _release(s, v))))

@@ -24,6 +24,7 @@ import attrs
 from chartsvc.clusters import ClusterTarget, ReleaseRef
 from chartsvc.helm import Installed, ReleaseEngine, ReleaseNotFound
 from chartsvc.releases import preview, resources, testhooks
+from chartsvc.releases.drift import ReleaseDrift, ServerDefaults, release_drift
 from chartsvc.releases.model import (
     InstallRequest,
     Release,
@@ -80,6 +81,7 @@ class ReleaseService:
     charts: ChartSource
     reads: ClusterReads = attrs.field(factory=ClusterReads)
     _locks: KeyedLocks = attrs.field(factory=KeyedLocks)
+    _defaults: ServerDefaults = attrs.field(factory=ServerDefaults)
 
     async def close(self) -> None:
         await self.reads.close()
@@ -124,6 +126,14 @@ class ReleaseService:
     async def resources(self, release: ReleaseRef) -> list[ResourceStatus]:
         current = await self.status(release)
         return await resources.statuses(self.reads, release.target, current)
+
+    async def drift(self, release: ReleaseRef) -> ReleaseDrift:
+        """How the live objects differ from what Helm applied; earlier revisions' kinds are
+        searched for orphans too."""
+        revisions = await self.history(release)
+        return await release_drift(
+            self.reads, self._defaults, release.target, revisions[-1], revisions[:-1]
+        )
 
     # --- writes --------------------------------------------------------------------------------
 

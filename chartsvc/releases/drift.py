@@ -26,9 +26,15 @@ from typing import Any, Literal, TypeVar
 import attrs
 
 from chartsvc.clusters import ClusterTarget
-from chartsvc.releases.compare import PatchOp, compare, overlay
+from chartsvc.releases.compare import Comparison, PatchOp, compare, overlay
 from chartsvc.releases.model import Release
-from chartsvc.releases.reads import ApiResource, ClusterReads, collection_path, object_path
+from chartsvc.releases.reads import (
+    DISCOVERY_TTL_S,
+    ApiResource,
+    ClusterReads,
+    collection_path,
+    object_path,
+)
 from chartsvc.releases.resources import manifest_objects
 
 logger = logging.getLogger(__name__)
@@ -40,7 +46,8 @@ RELEASE_NAME = "meta.helm.sh/release-name"
 RELEASE_NAMESPACE = "meta.helm.sh/release-namespace"
 CONCURRENCY = 16  # requests in flight per drift call, as for the resource statuses
 DEFAULTS_TTL_S = 600.0  # defaults change with the cluster's version or admission, rarely
-DEFAULTS_CACHED = 4096  # dry-run answers kept, across clusters
+MEMO_ENTRIES = 4096  # manifests and dry-run answers kept, across clusters
+COMPARISONS_KEPT = 8  # per object: its live copy changes with each write, the old ones are dead
 _GENERATED = "wharf-drift-"  # the dry run's generateName; no object is ever stored under it
 T = TypeVar("T")
 _Key = tuple[str, str, str | None, str]  # apiVersion, kind, namespace, name
@@ -71,41 +78,15 @@ class ReleaseDrift:
         return {state: counts.get(state, 0) for state in STATES}
 
 
-@attrs.define
-class ServerDefaults:
-    """The server's dry-run create of manifest objects, kept per cluster and object."""
-
-    _kept: dict[tuple[str, str], tuple[float, dict[str, Any] | None]] = attrs.field(factory=dict)
-
-    async def expected(
-        self, reads: ClusterReads, target: ClusterTarget, collection: str, declared: dict[str, Any]
-    ) -> dict[str, Any] | None:
-        """``declared`` as the server would store it; None when the server refuses the dry run."""
-        key = (target.key, _digest(collection, declared))
-        kept = self._kept.get(key)
-        if kept is not None and time.monotonic() - kept[0] < DEFAULTS_TTL_S:
-            return kept[1]
-        meta = {k: v for k, v in declared["metadata"].items() if k != "name"}
-        probe = {**declared, "metadata": {**meta, "generateName": _GENERATED}}
-        created = await reads.dry_run_create(target, collection, probe)
-        if created is None:
-            logger.info("the dry run of %s %s was refused", declared["kind"], collection)
-        else:
-            created["metadata"]["name"] = declared["metadata"]["name"]
-            created["metadata"].pop("generateName", None)
-        if len(self._kept) >= DEFAULTS_CACHED:
-            self._kept.clear()  # a crude bound: refilling costs one dry run per object
-        self._kept[key] = (time.monotonic(), created)
-        return created
-
-
 @attrs.frozen
 class _Wanted:
-    """One manifest object: as Helm applied it, and where it lives (path None: kind not served)."""
+    """One manifest object as Helm applied it (its ``digest`` names it in the memo), and where it
+    lives (``resource`` None: the cluster does not serve its kind)."""
 
     declared: dict[str, Any]
     resource: ApiResource | None
     namespace: str | None
+    digest: str
 
     @property
     def name(self) -> str:
@@ -119,14 +100,89 @@ class _Wanted:
     def kind(self) -> str:
         return str(self.declared["kind"])
 
+    @property
+    def key(self) -> _Key:
+        return (self.api_version, self.kind, self.namespace, self.name)
+
     def collection(self) -> str:
         assert self.resource is not None
         return collection_path(self.api_version, self.resource, self.namespace or "")
 
 
+@attrs.define
+class _Expected:
+    """The server's dry run of one manifest object (None: refused), when it was asked, and the
+    comparisons already made against it, by the live object's uid and resourceVersion."""
+
+    at: float
+    obj: dict[str, Any] | None
+    compared: dict[tuple[str, str], Comparison] = attrs.field(factory=dict)
+
+
+@attrs.define
+class DriftMemo:
+    """What drift makes once and reuses, per cluster: a manifest's objects as Helm applied them
+    (parsing YAML costs more than the rest of a drift), the server's dry run of each object, and
+    the comparison with a live object that has not changed since (same uid and resourceVersion:
+    the server changes the resourceVersion on every write). Bounded crudely: a full table is
+    emptied, and refilling costs one parse or dry run per object."""
+
+    _manifests: dict[tuple[str, ...], tuple[float, list[_Wanted]]] = attrs.field(factory=dict)
+    _expected: dict[tuple[str, str], _Expected] = attrs.field(factory=dict)
+
+    async def wanted(
+        self, reads: ClusterReads, target: ClusterTarget, release: Release, manifest: str
+    ) -> list[_Wanted]:
+        """The objects of ``manifest`` (one of ``release``'s revisions) as Helm applied them."""
+        digest = hashlib.sha256(manifest.encode("utf-8")).hexdigest()
+        key = (target.key, release.namespace, release.name, digest)
+        kept = self._manifests.get(key)
+        if kept is not None and time.monotonic() - kept[0] < DISCOVERY_TTL_S:
+            return kept[1]
+        objects = [await _wanted(reads, target, release, o) for o in manifest_objects(manifest)]
+        _bound(self._manifests, MEMO_ENTRIES)[key] = (time.monotonic(), objects)
+        return objects
+
+    async def compare(
+        self, reads: ClusterReads, target: ClusterTarget, wanted: _Wanted, live: dict[str, Any]
+    ) -> Comparison:
+        expected = await self._expected_of(reads, target, wanted)
+        meta = live.get("metadata") or {}
+        version = (str(meta.get("uid", "")), str(meta.get("resourceVersion", "")))
+        done = expected.compared.get(version) if all(version) else None
+        if done is not None:
+            return done
+        # Refused: every field not declared counts as the server's.
+        server = expected.obj if expected.obj is not None else overlay(live, wanted.declared)
+        done = compare(wanted.declared, server, live)
+        if all(version):
+            _bound(expected.compared, COMPARISONS_KEPT)[version] = done
+        return done
+
+    async def _expected_of(
+        self, reads: ClusterReads, target: ClusterTarget, wanted: _Wanted
+    ) -> _Expected:
+        key = (target.key, wanted.digest)
+        kept = self._expected.get(key)
+        if kept is not None and time.monotonic() - kept.at < DEFAULTS_TTL_S:
+            return kept
+        declared = wanted.declared
+        meta = {k: v for k, v in declared["metadata"].items() if k != "name"}
+        probe = {**declared, "metadata": {**meta, "generateName": _GENERATED}}
+        created = await reads.dry_run_create(target, wanted.collection(), probe)
+        if created is None:
+            logger.info("the dry run of %s %s was refused", wanted.kind, wanted.name)
+        else:
+            created["metadata"]["name"] = declared["metadata"]["name"]
+            created["metadata"].pop("generateName", None)
+        expected = _Expected(time.monotonic(), created)
+        _bound(self._expected, MEMO_ENTRIES)[key] = expected
+        return expected
+
+
 async def release_drift(
     reads: ClusterReads,
-    defaults: ServerDefaults,
+    memo: DriftMemo,
     target: ClusterTarget,
     release: Release,
     earlier: Iterable[Release] = (),
@@ -134,20 +190,15 @@ async def release_drift(
     """The drift of ``release`` (its latest revision); ``earlier`` revisions name the kinds where
     orphans are looked for, beside the current manifest's."""
     gate = asyncio.Semaphore(CONCURRENCY)
-    wanted = [
-        await _wanted(reads, target, release, obj) for obj in manifest_objects(release.manifest)
-    ]
+    wanted = await memo.wanted(reads, target, release, release.manifest)
     kinds = {(w.api_version, w.kind, w.namespace) for w in wanted if w.resource is not None}
     for old in earlier:
-        for obj in manifest_objects(old.manifest):
-            w = await _wanted(reads, target, release, obj)
+        for w in await memo.wanted(reads, target, release, old.manifest):
             if w.resource is not None:
                 kinds.add((w.api_version, w.kind, w.namespace))
     marked = await _marked(reads, target, release, sorted(kinds, key=str), gate)
-    objects = await asyncio.gather(
-        *(_judge(reads, defaults, target, w, marked, gate) for w in wanted)
-    )
-    named = {(w.api_version, w.kind, w.namespace, w.name) for w in wanted}
+    objects = await asyncio.gather(*(_judge(reads, memo, target, w, marked, gate) for w in wanted))
+    named = {w.key for w in wanted}
     orphans = [
         DriftedObject(api_version, kind, name, namespace, "orphaned")
         for api_version, kind, namespace, name in sorted(marked, key=str)
@@ -172,7 +223,10 @@ async def _wanted(
         RELEASE_NAME: release.name,
         RELEASE_NAMESPACE: release.namespace,
     }
-    return _Wanted({**obj, "metadata": meta}, resource, namespace)
+    declared = {**obj, "metadata": meta}
+    text = json.dumps(declared, sort_keys=True, separators=(",", ":"))
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return _Wanted(declared, resource, namespace, digest)
 
 
 async def _marked(
@@ -213,7 +267,7 @@ async def _marked(
 
 async def _judge(
     reads: ClusterReads,
-    defaults: ServerDefaults,
+    memo: DriftMemo,
     target: ClusterTarget,
     wanted: _Wanted,
     marked: dict[_Key, dict[str, Any]],
@@ -226,17 +280,12 @@ async def _judge(
 
     if wanted.resource is None:
         return verdict("missing", message="the cluster does not serve this kind")
-    live = marked.get((wanted.api_version, wanted.kind, wanted.namespace, wanted.name))
+    live = marked.get(wanted.key)
     if live is None:
         live = await _fetch(reads, target, wanted, gate)
     if live is None:
         return verdict("missing", message="not found")
-    expected = await _bounded(
-        gate, defaults.expected(reads, target, wanted.collection(), wanted.declared)
-    )
-    if expected is None:  # the server would not say: every field not declared is its own
-        expected = overlay(live, wanted.declared)
-    result = compare(wanted.declared, expected, live)
+    result = await _bounded(gate, memo.compare(reads, target, wanted, live))
     if result.in_sync:
         return verdict("in-sync")
     label = f"{wanted.kind}/{wanted.name}.yaml"
@@ -256,6 +305,8 @@ async def _bounded(gate: asyncio.Semaphore, work: Awaitable[T]) -> T:
         return await work
 
 
-def _digest(collection: str, declared: dict[str, Any]) -> str:
-    text = json.dumps([collection, declared], sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+def _bound(table: dict[Any, Any], size: int) -> dict[Any, Any]:
+    """``table``, emptied first when it holds ``size`` entries."""
+    if len(table) >= size:
+        table.clear()
+    return table

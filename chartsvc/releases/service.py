@@ -24,7 +24,7 @@ import attrs
 from chartsvc.clusters import ClusterTarget, ReleaseRef
 from chartsvc.helm import Installed, ReleaseEngine, ReleaseNotFound
 from chartsvc.releases import preview, resources, testhooks
-from chartsvc.releases.drift import ReleaseDrift, ServerDefaults, release_drift
+from chartsvc.releases.drift import DriftMemo, ReleaseDrift, release_drift
 from chartsvc.releases.model import (
     InstallRequest,
     Release,
@@ -81,7 +81,7 @@ class ReleaseService:
     charts: ChartSource
     reads: ClusterReads = attrs.field(factory=ClusterReads)
     _locks: KeyedLocks = attrs.field(factory=KeyedLocks)
-    _defaults: ServerDefaults = attrs.field(factory=ServerDefaults)
+    _drift: DriftMemo = attrs.field(factory=DriftMemo)
 
     async def close(self) -> None:
         await self.reads.close()
@@ -132,7 +132,7 @@ class ReleaseService:
         searched for orphans too."""
         revisions = await self.history(release)
         return await release_drift(
-            self.reads, self._defaults, release.target, revisions[-1], revisions[:-1]
+            self.reads, self._drift, release.target, revisions[-1], revisions[:-1]
         )
 
     # --- writes --------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from typing import Any, NotRequired, TypedDict
 
 from chartsvc.charts import LintReport
 from chartsvc.hub import HubResult
+from chartsvc.provenance import Provenance
 from chartsvc.releases.compare import PatchOp
 from chartsvc.releases.drift import DriftedObject, ReleaseDrift
 from chartsvc.releases.model import Release, ResourceStatus, TestResult
@@ -94,6 +95,16 @@ class ResourceStatusBody(TypedDict):
     status: str
     ready: bool
     message: str
+
+
+class ProvenanceBody(TypedDict):
+    name: str
+    version: str
+    signer: str
+    fingerprint: str
+    keyId: str
+    digest: str
+    file: str
 
 
 class PatchOpBody(TypedDict):
@@ -311,3 +322,15 @@ def _patch_op(op: PatchOp) -> PatchOpBody:
     if op.op == "remove":
         return {"op": op.op, "path": op.path}
     return {"op": op.op, "path": op.path, "value": op.value}
+
+
+def encode_provenance(provenance: Provenance) -> ProvenanceBody:
+    return {
+        "name": provenance.name,
+        "version": provenance.version,
+        "signer": provenance.signer,
+        "fingerprint": provenance.key.fingerprint,
+        "keyId": provenance.key.key_id,
+        "digest": provenance.digest,
+        "file": provenance.file_name,
+    }

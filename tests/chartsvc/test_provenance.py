@@ -16,13 +16,17 @@ import helm_python as helm
 import pytest
 from aiohttp import FormData
 
+from chartsvc.archives import without_gzip_extra
+from chartsvc.oci import OciClient
 from kubesim import Simulator
 from tests.chartsvc.conftest import FULL, KEY, ChartRepo, MakeClient, index_document
 from tests.chartsvc.fixtures_cluster import API, build_chart, namespace, sim
+from tests.chartsvc.fixtures_registry import Registry, registry
+from tests.chartsvc.test_oci import LOOPBACK, alice
 from tests.guards import assert_problem
 from tests.typing_support import Client
 
-__all__ = ["namespace", "sim"]
+__all__ = ["namespace", "registry", "sim"]
 
 CHART = "signed"
 
@@ -236,3 +240,35 @@ async def test_without_a_keyring_nothing_verifies(
     await client.post(f"{API}/repos", json={"name": "r", "url": chart_repo.url}, headers=KEY)
     status, body = await verify(client, "1.0.0")
     assert (status, body["reason"]) == (400, "no-keyring")
+
+
+@pytest.mark.timeout(900)  # the first registry test may install the package
+async def test_a_signed_chart_from_oci_verifies_and_an_unsigned_one_does_not(
+    make_client: MakeClient, registry: Registry, signers: dict[str, Signer], tmp_path: Path
+) -> None:
+    # The OCI client pushes archives without Helm's gzip extra field (see test_http_oci): the
+    # archive is signed as pushed.
+    signed = tmp_path / f"{CHART}-5.0.0.tgz"
+    signed.write_bytes(without_gzip_extra(build_chart(tmp_path, CHART, version="5.0.0")))
+    prov = Path(helm.sign(signed, key="author", keyring=signers["author"].secret))
+    unsigned = tmp_path / "unsigned" / f"{CHART}-6.0.0.tgz"
+    unsigned.parent.mkdir()
+    unsigned.write_bytes(without_gzip_extra(build_chart(tmp_path, CHART, version="6.0.0")))
+    remote = f"{registry.oci}/public/provenance"
+    async with OciClient(LOOPBACK, plain_http=True, credentials=alice(registry)) as oci:
+        await oci.push(signed, remote, provenance=prov)
+        await oci.push(unsigned, remote)
+    client: Client = await make_client(
+        "chartsvc.oci.plain-http=true", f"chartsvc.security.keyring={signers['author'].public}"
+    )
+    resp = await client.post(
+        f"{API}/charts/verify", json={"chart": f"{remote}/{CHART}", "version": "5.0.0"}
+    )
+    assert resp.status == 200, await resp.text()
+    body = await resp.json()
+    assert (body["name"], body["version"]) == (CHART, "5.0.0")
+    assert body["digest"] == "sha256:" + hashlib.sha256(signed.read_bytes()).hexdigest()
+    resp = await client.post(
+        f"{API}/repos/pull", json={"chart": f"{remote}/{CHART}:6.0.0", "verify": True}
+    )
+    assert (await assert_problem(resp, 400, code="provenance-failed"))["reason"] == "no-provenance"

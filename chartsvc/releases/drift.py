@@ -20,12 +20,12 @@ import json
 import logging
 import time
 from collections import Counter
-from collections.abc import Awaitable, Iterable, Mapping
+from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from typing import Any, Literal, TypeVar
 
 import attrs
 
-from chartsvc.clusters import ClusterTarget
+from chartsvc.clusters import ClusterTarget, ReleaseRef
 from chartsvc.releases.compare import Comparison, PatchOp, compare, overlay
 from chartsvc.releases.model import Release
 from chartsvc.releases.reads import (
@@ -47,10 +47,14 @@ RELEASE_NAMESPACE = "meta.helm.sh/release-namespace"
 CONCURRENCY = 16  # requests in flight per drift call, as for the resource statuses
 DEFAULTS_TTL_S = 600.0  # defaults change with the cluster's version or admission, rarely
 MEMO_ENTRIES = 4096  # manifests and dry-run answers kept, across clusters
+INLINE_PARSE = 64 * 1024  # a larger manifest is parsed in a worker thread, off the event loop
 COMPARISONS_KEPT = 8  # per object: its live copy changes with each write, the old ones are dead
 _GENERATED = "wharf-drift-"  # the dry run's generateName; no object is ever stored under it
 T = TypeVar("T")
 _Key = tuple[str, str, str | None, str]  # apiVersion, kind, namespace, name
+_Kind = tuple[str, str, str | None]  # apiVersion, kind, namespace
+A = TypeVar("A")
+B = TypeVar("B")
 
 
 @attrs.frozen
@@ -129,6 +133,16 @@ class DriftMemo:
 
     _manifests: dict[tuple[str, ...], tuple[float, list[_Wanted]]] = attrs.field(factory=dict)
     _expected: dict[tuple[str, str], _Expected] = attrs.field(factory=dict)
+    _kinds: dict[tuple[str, str, str], frozenset[_Kind]] = attrs.field(factory=dict)
+
+    def kinds_of(self, ref: ReleaseRef) -> frozenset[_Kind]:
+        """The kinds (apiVersion, kind, namespace) the release's drift listed last time."""
+        return self._kinds.get(ref.key, frozenset())
+
+    def remember(self, ref: ReleaseRef, kinds: set[_Kind]) -> None:
+        known = frozenset(kinds)
+        if self._kinds.get(ref.key) != known:
+            _bound(self._kinds, MEMO_ENTRIES)[ref.key] = known
 
     async def wanted(
         self, reads: ClusterReads, target: ClusterTarget, release: Release, manifest: str
@@ -139,7 +153,12 @@ class DriftMemo:
         kept = self._manifests.get(key)
         if kept is not None and time.monotonic() - kept[0] < DISCOVERY_TTL_S:
             return kept[1]
-        objects = [await _wanted(reads, target, release, o) for o in manifest_objects(manifest)]
+        parsed = (
+            manifest_objects(manifest)
+            if len(manifest) <= INLINE_PARSE
+            else await asyncio.to_thread(manifest_objects, manifest)
+        )
+        objects = [await _wanted(reads, target, release, o) for o in parsed]
         _bound(self._manifests, MEMO_ENTRIES)[key] = (time.monotonic(), objects)
         return objects
 
@@ -183,28 +202,47 @@ class DriftMemo:
 async def release_drift(
     reads: ClusterReads,
     memo: DriftMemo,
-    target: ClusterTarget,
-    release: Release,
-    earlier: Iterable[Release] = (),
+    ref: ReleaseRef,
+    revisions: Awaitable[Sequence[Release]],
 ) -> ReleaseDrift:
-    """The drift of ``release`` (its latest revision); ``earlier`` revisions name the kinds where
-    orphans are looked for, beside the current manifest's."""
+    """The drift of the latest of ``revisions`` (oldest first); the earlier ones name the kinds
+    where orphans are looked for, beside the current manifest's. The kinds this release used last
+    time are listed while the revisions are read: both wait on the cluster at once."""
     gate = asyncio.Semaphore(CONCURRENCY)
+    remembered = memo.kinds_of(ref)
+    history, marked = await _together(revisions, _marked(reads, ref, remembered, gate))
+    release, target = history[-1], ref.target
     wanted = await memo.wanted(reads, target, release, release.manifest)
     kinds = {(w.api_version, w.kind, w.namespace) for w in wanted if w.resource is not None}
-    for old in earlier:
+    for old in history[:-1]:
         for w in await memo.wanted(reads, target, release, old.manifest):
             if w.resource is not None:
                 kinds.add((w.api_version, w.kind, w.namespace))
-    marked = await _marked(reads, target, release, sorted(kinds, key=str), gate)
+    if kinds - remembered:
+        marked.update(await _marked(reads, ref, kinds - remembered, gate))
+    memo.remember(ref, kinds)
     objects = await asyncio.gather(*(_judge(reads, memo, target, w, marked, gate) for w in wanted))
     named = {w.key for w in wanted}
     orphans = [
         DriftedObject(api_version, kind, name, namespace, "orphaned")
-        for api_version, kind, namespace, name in sorted(marked, key=str)
-        if (api_version, kind, namespace, name) not in named
+        for api_version, kind, namespace, name in sorted(
+            (key for key in marked if key not in named and key[:3] in kinds), key=str
+        )
     ]
     return ReleaseDrift(release.name, release.namespace, release.version, (*objects, *orphans))
+
+
+async def _together(first: Awaitable[A], second: Awaitable[B]) -> tuple[A, B]:
+    """Both awaited at once; when the first fails the second is cancelled and waited for, so
+    nothing outlives the call."""
+    task = asyncio.ensure_future(second)
+    try:
+        one = await first
+    except BaseException:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        raise
+    return one, await task
 
 
 async def _wanted(
@@ -230,15 +268,12 @@ async def _wanted(
 
 
 async def _marked(
-    reads: ClusterReads,
-    target: ClusterTarget,
-    release: Release,
-    kinds: list[tuple[str, str, str | None]],
-    gate: asyncio.Semaphore,
+    reads: ClusterReads, ref: ReleaseRef, kinds: Iterable[_Kind], gate: asyncio.Semaphore
 ) -> dict[_Key, dict[str, Any]]:
     """Every live object of ``kinds`` that carries the release's marks, by kind, namespace and
     name."""
     found: dict[_Key, dict[str, Any]] = {}
+    target = ref.target
     selector = [("labelSelector", f"{MANAGED_BY}=Helm")]
 
     async def listed(api_version: str, kind: str, namespace: str | None) -> None:
@@ -249,9 +284,9 @@ async def _marked(
         page = await _bounded(gate, reads.get(target, path, selector)) or {}
         for item in page.get("items") or []:
             notes = (item.get("metadata") or {}).get("annotations") or {}
-            if notes.get(RELEASE_NAME) != release.name:
+            if notes.get(RELEASE_NAME) != ref.name:
                 continue
-            if notes.get(RELEASE_NAMESPACE) != release.namespace:
+            if notes.get(RELEASE_NAMESPACE) != ref.namespace:
                 continue
             name = str(item["metadata"].get("name", ""))
             # a list's items carry no apiVersion and kind: the list says them once
@@ -261,7 +296,7 @@ async def _marked(
                 **item,
             }
 
-    await asyncio.gather(*(listed(*k) for k in kinds))
+    await asyncio.gather(*(listed(*k) for k in sorted(kinds, key=str)))
     return found
 
 

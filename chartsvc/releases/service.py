@@ -130,10 +130,7 @@ class ReleaseService:
     async def drift(self, release: ReleaseRef) -> ReleaseDrift:
         """How the live objects differ from what Helm applied; earlier revisions' kinds are
         searched for orphans too."""
-        revisions = await self.history(release)
-        return await release_drift(
-            self.reads, self._drift, release.target, revisions[-1], revisions[:-1]
-        )
+        return await release_drift(self.reads, self._drift, release, self.history(release))
 
     # --- writes --------------------------------------------------------------------------------
 

@@ -26,6 +26,7 @@ from tests.chartsvc.fixtures_cluster import (
     upgrade_upload,
 )
 from tests.chartsvc.mcp_support import KEY, MakeMcp, b64, json_of, make_mcp
+from tests.guards import assert_problem
 from tests.typing_support import Client
 
 __all__ = ["make_mcp", "namespace", "releases", "sim"]
@@ -215,6 +216,19 @@ async def test_drift_of_an_unknown_release_is_404(releases: Client, namespace: s
     resp = await releases.get(f"{API}/releases/nothing/drift?namespace={namespace}")
     assert resp.status == 404
     assert resp.content_type == "application/problem+json"
+
+
+async def test_drift_of_an_uninstalled_release_is_404(
+    releases: Client, namespace: str, archive: bytes
+) -> None:
+    # The kinds its last drift listed are listed again while the (now missing) record is read.
+    assert (await install_upload(releases, archive, namespace, "app")).status == 201
+    assert (await drift_of(releases, namespace))["summary"]["in_sync"] == 5
+    gone = await releases.delete(
+        f"{API}/releases/app?namespace={namespace}", headers={"X-API-Key": KEY}
+    )
+    assert gone.status == 200
+    await assert_problem(await releases.get(f"{API}/releases/app/drift?namespace={namespace}"), 404)
 
 
 async def test_drift_through_the_mcp_tool_matches_rest(

@@ -130,6 +130,10 @@ async def test_kubectl_changes_show_as_drift_until_put_back(
     assert (fresh["name"], fresh["namespace"], fresh["revision"]) == ("app", namespace, 1)
 
     ns = f"--namespace={namespace}"
+    live = json.loads(await kubectl(sim, tmp_path, ns, "get", "deployment/app-web", "-o", "json"))
+    assert live["spec"]["revisionHistoryLimit"] == 10  # defaults the chart never set...
+    container = live["spec"]["template"]["spec"]["containers"][0]
+    assert container["terminationMessagePath"] == "/dev/termination-log"  # ...and not drift
     await kubectl(sim, tmp_path, ns, "scale", "deployment/app-web", "--replicas=3")
     await kubectl(sim, tmp_path, ns, "label", "service/app-web", "team=blue")
     drifted = await drift_of(releases, namespace)

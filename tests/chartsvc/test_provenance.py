@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import subprocess
+import tempfile
 import uuid
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,9 @@ import pytest
 from aiohttp import FormData
 
 from chartsvc.archives import without_gzip_extra
+from chartsvc.gpg import Keyring
 from chartsvc.oci import OciClient
+from common.config import ConfigError
 from kubesim import Simulator
 from tests.chartsvc.conftest import FULL, KEY, ChartRepo, MakeClient, index_document
 from tests.chartsvc.fixtures_cluster import API, build_chart, namespace, sim
@@ -272,3 +275,18 @@ async def test_a_signed_chart_from_oci_verifies_and_an_unsigned_one_does_not(
         f"{API}/repos/pull", json={"chart": f"{remote}/{CHART}:6.0.0", "verify": True}
     )
     assert (await assert_problem(resp, 400, code="provenance-failed"))["reason"] == "no-provenance"
+
+
+@pytest.mark.parametrize("content", [None, b"", b"not a key at all"])
+def test_a_keyring_that_cannot_be_read_stops_start_up(
+    tmp_path: Path, content: bytes | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "keyring.asc"
+    if content is not None:
+        path.write_bytes(content)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))  # where its working copies go
+    with pytest.raises(ConfigError, match=r"chartsvc\.security\.keyring"):
+        Keyring.load(path)
+    assert not list(scratch.iterdir())  # nothing left behind

@@ -216,6 +216,32 @@ async def test_a_marked_object_the_manifest_does_not_name_is_orphaned(
     assert drift["objects"][-1]["name"] == "app-leftover"  # after the manifest's objects
 
 
+async def test_when_the_server_refuses_the_dry_run_only_declared_fields_count(
+    releases: Client, sim: Simulator, namespace: str, archive: bytes, tmp_path: Path
+) -> None:
+    assert (await install_upload(releases, archive, namespace, "app")).status == 201
+    quota = {
+        "apiVersion": "v1",
+        "kind": "ResourceQuota",
+        "metadata": {"name": "no-more", "namespace": namespace},
+        "spec": {"hard": {"configmaps": "0"}},  # refuses every ConfigMap create, dry or not
+    }
+    path = tmp_path / "quota.json"
+    path.write_text(json.dumps(quota))
+    await kubectl(sim, tmp_path, "create", "-f", str(path))
+    ns = f"--namespace={namespace}"
+    await kubectl(
+        sim, tmp_path, ns, "patch", "configmap/app-settings", "-p", '{"data":{"greeting":"hi"}}'
+    )
+    await kubectl(sim, tmp_path, ns, "label", "configmap/app-extra", "team=blue")
+    drift = await drift_of(releases, namespace)
+    settings = entry(drift, "ConfigMap", "app-settings")
+    assert settings["patch"] == [{"op": "replace", "path": "/data/greeting", "value": "hi"}]
+    # Without the server's answer an added label cannot be told from one the server added.
+    assert entry(drift, "ConfigMap", "app-extra")["state"] == "in-sync"
+    assert entry(drift, "Deployment", "app-web")["state"] == "in-sync"
+
+
 async def test_drift_of_an_unknown_release_is_404(releases: Client, namespace: str) -> None:
     resp = await releases.get(f"{API}/releases/nothing/drift?namespace={namespace}")
     assert resp.status == 404

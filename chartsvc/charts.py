@@ -19,8 +19,10 @@ from typing import Any, Protocol, get_args
 import attrs
 
 from chartsvc import archives, deps
+from chartsvc.gpg import Keyring
 from chartsvc.helm import ChartEngine, ShowFormat
 from chartsvc.oci.reference import redacted
+from chartsvc.provenance import MAX_PROVENANCE_BYTES, Provenance, ProvenanceChecker
 from chartsvc.repos.cache import WeightedLRU
 from chartsvc.repos.model import UpdateResult
 from chartsvc.repos.service import RepoService
@@ -35,6 +37,8 @@ class ChartPuller(Protocol):
     """What charts need of the OCI client."""
 
     async def pull(self, ref: str, *, version: str | None) -> bytes: ...
+
+    async def pull_signed(self, ref: str, *, version: str | None) -> tuple[bytes, bytes | None]: ...
 
     async def push(self, archive: Path, remote: str) -> dict[str, Any]: ...
 
@@ -179,6 +183,7 @@ class ChartService:
     checker: archives.ArchiveChecker
     engine: ChartEngine
     shown: WeightedLRU[str, str] = attrs.field(factory=lambda: WeightedLRU(SHOW_MEMORY))
+    keyring: Keyring | None = None  # the signers' keys (chartsvc.security.keyring)
 
     @property
     def temp_dir(self) -> Path | None:
@@ -192,12 +197,40 @@ class ChartService:
     ) -> tuple[bytes, str]:
         """The archive ``ref`` names and a file name for it (``<chart>-<version>.tgz``)."""
         if ref.startswith("oci://"):
-            data = await self.oci.pull(ref, version=version or None)
-            await asyncio.to_thread(self.checker.check, data)
-            meta = await self.engine.metadata(data)
-            return data, f"{meta.get('name', 'chart')}-{meta.get('version', '0')}.tgz"
+            return await self._oci_named(await self.oci.pull(ref, version=version or None))
         parsed = ChartRef.parse(ref, version, field=field)
         return await self.repos.chart_archive(parsed.repo, parsed.chart, parsed.version)
+
+    async def verified(
+        self, ref: str, version: str | None, key_id: str | None, *, field: str = "chartRef"
+    ) -> tuple[bytes, str, Provenance]:
+        """As :meth:`pull`, once the archive's ``.prov`` checks out (``helm --verify``)."""
+        if ref.startswith("oci://"):
+            data, prov = await self.oci.pull_signed(ref, version=version or None)
+            data, filename = await self._oci_named(data)
+        else:
+            parsed = ChartRef.parse(ref, version, field=field)
+            data, filename = await self.repos.chart_archive(
+                parsed.repo, parsed.chart, parsed.version
+            )
+            prov = await self.repos.chart_provenance(
+                parsed.repo, parsed.chart, parsed.version, max_bytes=MAX_PROVENANCE_BYTES
+            )
+        return data, filename, await self.provenance.verify(data, prov, key_id=key_id)
+
+    async def verify_upload(
+        self, upload: bytes, prov: bytes | None, key_id: str | None
+    ) -> Provenance:
+        return await self.provenance.verify(await self.checked(upload), prov, key_id=key_id)
+
+    @property
+    def provenance(self) -> ProvenanceChecker:
+        return ProvenanceChecker(self.engine, self.keyring)
+
+    async def _oci_named(self, data: bytes) -> tuple[bytes, str]:
+        await asyncio.to_thread(self.checker.check, data)
+        meta = await self.engine.metadata(data)
+        return data, f"{meta.get('name', 'chart')}-{meta.get('version', '0')}.tgz"
 
     async def template(self, ref: str, version: str | None, request: RenderRequest) -> str:
         return await self.render(await self.archive(ref, version), request)

@@ -15,6 +15,9 @@ from typing import Any, NotRequired, TypedDict
 
 from chartsvc.charts import LintReport
 from chartsvc.hub import HubResult
+from chartsvc.provenance import Provenance
+from chartsvc.releases.compare import PatchOp
+from chartsvc.releases.drift import DriftedObject, ReleaseDrift
 from chartsvc.releases.model import Release, ResourceStatus, TestResult
 from chartsvc.releases.preview import UpgradePreview
 from chartsvc.repos.config import Repository
@@ -92,6 +95,41 @@ class ResourceStatusBody(TypedDict):
     status: str
     ready: bool
     message: str
+
+
+class ProvenanceBody(TypedDict):
+    name: str
+    version: str
+    signer: str
+    fingerprint: str
+    keyId: str
+    digest: str
+    file: str
+
+
+class PatchOpBody(TypedDict):
+    op: str
+    path: str
+    value: NotRequired[Any]
+
+
+class DriftedObjectBody(TypedDict):
+    api_version: str
+    kind: str
+    name: str
+    namespace: str | None
+    state: str
+    message: NotRequired[str]
+    patch: NotRequired[list[PatchOpBody]]
+    diff: NotRequired[str]
+
+
+class ReleaseDriftBody(TypedDict):
+    name: str
+    namespace: str
+    revision: int
+    summary: dict[str, int]
+    objects: list[DriftedObjectBody]
 
 
 def encode_hub_result(result: HubResult) -> HubSearchResult:
@@ -251,4 +289,48 @@ def encode_preview(preview: UpgradePreview) -> UpgradePreviewBody:
             for o in preview.objects
         ],
         "unchanged": preview.unchanged,
+    }
+
+
+def encode_drift(drift: ReleaseDrift) -> ReleaseDriftBody:
+    return {
+        "name": drift.name,
+        "namespace": drift.namespace,
+        "revision": drift.revision,
+        "summary": {state.replace("-", "_"): n for state, n in drift.summary.items()},
+        "objects": [_drifted(o) for o in drift.objects],
+    }
+
+
+def _drifted(obj: DriftedObject) -> DriftedObjectBody:
+    body: DriftedObjectBody = {
+        "api_version": obj.api_version,
+        "kind": obj.kind,
+        "name": obj.name,
+        "namespace": obj.namespace,
+        "state": obj.state,
+    }
+    if obj.message:
+        body["message"] = obj.message
+    if obj.state == "modified":
+        body["patch"] = [_patch_op(op) for op in obj.patch]
+        body["diff"] = obj.diff
+    return body
+
+
+def _patch_op(op: PatchOp) -> PatchOpBody:
+    if op.op == "remove":
+        return {"op": op.op, "path": op.path}
+    return {"op": op.op, "path": op.path, "value": op.value}
+
+
+def encode_provenance(provenance: Provenance) -> ProvenanceBody:
+    return {
+        "name": provenance.name,
+        "version": provenance.version,
+        "signer": provenance.signer,
+        "fingerprint": provenance.key.fingerprint,
+        "keyId": provenance.key.key_id,
+        "digest": provenance.digest,
+        "file": provenance.file_name,
     }

@@ -17,6 +17,7 @@ import attrs
 
 from chartsvc import archives
 from chartsvc.charts import ChartService
+from chartsvc.gpg import Keyring
 from chartsvc.helm import Helm, Observer
 from chartsvc.hub import HubClient
 from chartsvc.oci import OciClient
@@ -72,10 +73,15 @@ async def open_library(
             limits=archive_limits(svc),
             indexes=WeightedLRU(svc.repositories.index_memory),
         )
+        keyring = None
+        if svc.security.keyring is not None:
+            keyring = await asyncio.to_thread(Keyring.load, svc.security.keyring)
         helm = Helm(temp_dir=svc.rest.temp_dir, observer=helm_observer)
         checker = archives.ArchiveChecker(archive_limits(svc))
-        charts = ChartService(repos, oci_client, checker, helm.charts)
+        charts = ChartService(repos, oci_client, checker, helm.charts, keyring=keyring)
         try:
             yield ChartLibrary(repos, oci_client, hub_client, helm, charts)
         finally:
             await asyncio.to_thread(helm.close)
+            if keyring is not None:
+                await asyncio.to_thread(keyring.close)

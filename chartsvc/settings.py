@@ -80,6 +80,12 @@ class SecuritySettings:
         "10.20.0.0/16, [::1]:8879, charts.corp.example. Still checked at connect time and on "
         "every redirect hop; cloud metadata addresses are never allowed. Default empty.",
     )
+    keyring: Path | None = option(
+        None,
+        "File of the OpenPGP public keys whose signatures verify a chart's provenance (verify "
+        "on install, upgrade, pull and template; POST /charts/verify), binary or armoured, as "
+        "gpg --export writes it; read once at start with gpg. Default none: nothing verifies.",
+    )
 
 
 @attrs.frozen

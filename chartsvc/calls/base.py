@@ -99,6 +99,15 @@ class Services:
 Call = Callable[[Services, Validated], Awaitable[Reply]]
 
 
+async def verified_archive(s: Services, body: dict[str, Any], *, field: str) -> bytes | None:
+    """With ``verify`` in ``body``: the archive its ``field`` names, once its provenance checks
+    out (else ProvenanceFailed, and nothing further happens); None without ``verify``."""
+    if not body.get("verify"):
+        return None
+    ref, version, key_id = body[field], body.get("version"), body.get("keyId")
+    return (await s.charts.verified(ref, version, key_id, field=field))[0]
+
+
 def registrar(table: dict[str, Call]) -> Callable[[str], Callable[[Call], Call]]:
     """A decorator that files a call under its operationId in ``table``."""
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from chartsvc.calls.base import Call, Reply, Services, registrar
+from chartsvc.calls.base import Call, Reply, Services, registrar, verified_archive
 from chartsvc.calls.form import ChartForm
 from chartsvc.charts import LintRequest, PackageRequest, RenderRequest
-from chartsvc.encoders import encode_lint
+from chartsvc.encoders import encode_lint, encode_provenance
 from chartsvc.helm import ShowFormat
 from common.openapi import Validated
 
@@ -16,6 +16,9 @@ call = registrar(CALLS)
 @call("templateChart")
 async def template_chart(s: Services, v: Validated) -> Reply:
     render = RenderRequest.from_body(v.body)
+    verified = await verified_archive(s, v.body, field="chartRef")
+    if verified is not None:
+        return Reply(text=await s.charts.render(verified, render))
     return Reply(text=await s.charts.template(v.body["chartRef"], v.body.get("version"), render))
 
 
@@ -80,3 +83,18 @@ async def resolve_dependencies(s: Services, v: Validated) -> Reply:
     lock = await s.charts.resolve_dependencies(v.body["chartRef"], v.body.get("version"))
     # Exactly the contract's media type: the lock is ASCII YAML, a charset parameter adds nothing.
     return Reply(text=lock, media="text/yaml")
+
+
+@call("verifyChart")
+async def verify_chart(s: Services, v: Validated) -> Reply:
+    ref, version, key_id = v.body["chart"], v.body.get("version"), v.body.get("keyId")
+    _, _, provenance = await s.charts.verified(ref, version, key_id, field="chart")
+    return Reply(encode_provenance(provenance))
+
+
+@call("verifyChartUpload")
+async def verify_chart_upload(s: Services, v: Validated) -> Reply:
+    form: ChartForm = v.body
+    key_id = form.text("keyId") or None
+    provenance = await s.charts.verify_upload(form.archive(), form.parts.get("provenance"), key_id)
+    return Reply(encode_provenance(provenance))

@@ -6,10 +6,11 @@ carried the call (``Services.cluster``), chosen before the first cluster call.
 
 from __future__ import annotations
 
-from chartsvc.calls.base import Call, Reply, Services, registrar
+from chartsvc.calls.base import Call, Reply, Services, registrar, verified_archive
 from chartsvc.calls.form import ChartForm
 from chartsvc.clusters import ReleaseRef
 from chartsvc.encoders import (
+    encode_drift,
     encode_preview,
     encode_release,
     encode_resource,
@@ -47,7 +48,8 @@ async def get_release_status(s: Services, v: Validated) -> Reply:
 @call("installRelease")
 async def install_release(s: Services, v: Validated) -> Reply:
     install = InstallRequest.from_body(v.body)
-    release = await s.release_service.install(await s.cluster(), install)
+    archive = await verified_archive(s, v.body, field="chartRef")
+    release = await s.release_service.install(await s.cluster(), install, archive)
     return _written(release, created=not install.options.dry_run)
 
 
@@ -62,7 +64,8 @@ async def install_release_upload(s: Services, v: Validated) -> Reply:
 @call("upgradeRelease")
 async def upgrade_release(s: Services, v: Validated) -> Reply:
     upgrade = UpgradeRequest.from_body(v.body)
-    release = await s.release_service.upgrade(await _release(s, v), upgrade)
+    archive = await verified_archive(s, v.body, field="chartRef")
+    release = await s.release_service.upgrade(await _release(s, v), upgrade, archive)
     return _written(release, created=False)
 
 
@@ -135,3 +138,8 @@ async def get_release_hooks(s: Services, v: Validated) -> Reply:
 async def get_release_resources(s: Services, v: Validated) -> Reply:
     statuses = await s.release_service.resources(await _release(s, v))
     return Reply([encode_resource(r) for r in statuses])
+
+
+@call("getReleaseDrift")
+async def get_release_drift(s: Services, v: Validated) -> Reply:
+    return Reply(encode_drift(await s.release_service.drift(await _release(s, v))))

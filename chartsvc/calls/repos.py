@@ -59,7 +59,13 @@ async def list_chart_versions(s: Services, v: Validated) -> Reply:
 
 @call("pullChart")
 async def pull_chart(s: Services, v: Validated) -> Reply:
-    data, filename = await s.charts.pull(v.body["chart"], v.body.get("version"), field="chart")
+    ref, version = v.body["chart"], v.body.get("version")
+    if v.body.get("verify"):
+        data, filename, _ = await s.charts.verified(
+            ref, version, v.body.get("keyId"), field="chart"
+        )
+    else:
+        data, filename = await s.charts.pull(ref, version, field="chart")
     return Reply(archive=data, filename=filename)
 
 

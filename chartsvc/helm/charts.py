@@ -19,6 +19,7 @@ from typing import Any, Literal
 import helm_python as helm
 
 from chartsvc.helm import manifests
+from chartsvc.helm.errors import provenance_failure
 from chartsvc.helm.handles import HandlePool
 from chartsvc.helm.runner import HelmRunner
 from common.errors import ValidationFailed
@@ -115,6 +116,26 @@ class ChartEngine:
                 return chart.metadata
 
         return await self.runner.run(call, operation="metadata")
+
+    async def verify(
+        self, archive: bytes, provenance: bytes, keyring: Path, *, file_name: str
+    ) -> dict[str, Any]:
+        """``helm verify`` of ``archive`` (saved as ``file_name``, the name its ``.prov`` signs)
+        against ``keyring``: ``{"file_name", "file_hash", "signed_by"}``; ProvenanceFailed with
+        Helm's reason when it does not verify."""
+
+        def call() -> dict[str, Any]:
+            with self._workdir("verify") as work:
+                path = work / file_name
+                path.write_bytes(archive)
+                prov = work / f"{file_name}.prov"
+                prov.write_bytes(provenance)
+                try:
+                    return helm.verify(path, keyring, provenance_file=prov)
+                except helm.HelmChartInvalidError as exc:
+                    raise provenance_failure(exc) from None
+
+        return await self.runner.run(call, operation="verify")
 
     async def show(self, archive: bytes, what: ShowFormat) -> str:
         """``helm show <what>`` of a local archive."""

@@ -41,6 +41,34 @@ class ChartInvalid(BadRequest):
     default_code = "invalid-chart"
 
 
+class ProvenanceFailed(BadRequest):
+    """A chart's provenance did not check out; ``reason`` says why, in a word."""
+
+    default_code = "provenance-failed"
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(f"provenance check failed: {detail}", extra={"reason": reason})
+        self.reason = reason
+
+
+#: Helm's (pkg/provenance, ProtonMail go-crypto) words for each way a verification fails.
+_PROVENANCE_REASONS = (
+    ("sha256 sum does not match", "digest-mismatch"),
+    ("signature made by unknown entity", "unknown-key"),
+    ("invalid signature", "bad-signature"),
+    ("signature block not found", "invalid-provenance"),
+)
+
+
+def provenance_failure(exc: helm.HelmError) -> ProvenanceFailed:
+    """Our error for Helm's refusal to verify a chart."""
+    detail = without_paths(str(exc))[:DETAIL_LIMIT]
+    for words, reason in _PROVENANCE_REASONS:
+        if words in detail:
+            return ProvenanceFailed(reason, detail)
+    return ProvenanceFailed("invalid-provenance", detail)
+
+
 class RenderFailed(BadRequest):
     """The chart loaded but its templates or the given values do not render."""
 

@@ -51,6 +51,7 @@ MAX_CHART_BYTES = 100 * 1024 * 1024  # Helm's own cap on a chart archive
 MAX_DOCUMENT_BYTES = 4 * 1024 * 1024  # manifests, tag lists, token replies, error bodies
 MAX_TAG_PAGES = 100
 _ACCEPT_MANIFEST = f"{MANIFEST_MEDIA_TYPE}, {INDEX_MEDIA_TYPE}"
+MAX_PROVENANCE_BYTES = 1024 * 1024  # a Chart.yaml and a signature: a few KiB
 
 
 @attrs.frozen
@@ -95,6 +96,27 @@ class OciClient(GuardedClient):
         shown = str(Reference(reference.host, reference.repository, at_tag, reference.digest))
         manifest = await self._get_manifest(reference, target, shown)
         return await self._get_chart_blob(reference, manifest, shown)
+
+    async def pull_signed(
+        self, ref: str, *, version: str | None = None
+    ) -> tuple[bytes, bytes | None]:
+        """As :meth:`pull`, with the provenance layer of the same manifest (None without one)."""
+        reference = Reference.parse(ref)
+        target = reference.digest or await self._pick_tag(reference, version)
+        at_tag = None if reference.digest else target
+        shown = str(Reference(reference.host, reference.repository, at_tag, reference.digest))
+        manifest = await self._get_manifest(reference, target, shown)
+        archive = await self._get_chart_blob(reference, manifest, shown)
+        if manifest.provenance_digest is None:
+            return archive, None
+        url = self._url(reference, f"blobs/{manifest.provenance_digest}")
+        reply = await self._call("GET", url, reference, "pull", max_bytes=MAX_PROVENANCE_BYTES)
+        if reply.status == 404:
+            return archive, None
+        self._expect(reply, reference, 200)
+        if sha256_digest(reply.body) != manifest.provenance_digest:
+            raise RegistryProtocolError(reference.host, f"sent a .prov that does not match {shown}")
+        return archive, reply.body
 
     async def push(
         self, archive: Path, remote: str, *, provenance: Path | None = None

@@ -128,6 +128,8 @@ class ChartManifest:
 
     chart_digest: str
     chart_size: int
+    #: The provenance layer's digest (``helm push`` of a signed chart adds one), None without.
+    provenance_digest: str | None = None
 
     @classmethod
     def parse(cls, data: bytes, where: str) -> ChartManifest:
@@ -148,9 +150,20 @@ class ChartManifest:
     @classmethod
     def _from_layers(cls, layers: Any, where: str) -> ChartManifest:
         chart_types = (CHART_LAYER_MEDIA_TYPE, LEGACY_CHART_LAYER_MEDIA_TYPE)
-        for layer in layers if isinstance(layers, list) else []:
+        listed = layers if isinstance(layers, list) else []
+        provenance = next(
+            (
+                str(layer.get("digest"))
+                for layer in listed
+                if isinstance(layer, dict)
+                and layer.get("mediaType") == PROVENANCE_LAYER_MEDIA_TYPE
+                and isinstance(layer.get("digest"), str)
+            ),
+            None,
+        )
+        for layer in listed:
             if isinstance(layer, dict) and layer.get("mediaType") in chart_types:
                 digest, size = layer.get("digest"), layer.get("size")
                 if isinstance(digest, str) and isinstance(size, int) and size >= 0:
-                    return cls(chart_digest=digest, chart_size=size)
+                    return cls(chart_digest=digest, chart_size=size, provenance_digest=provenance)
         raise NotAChart(f"{where} has no Helm chart layer")

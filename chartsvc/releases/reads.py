@@ -5,7 +5,8 @@ labelled ``owner=helm``, ``name``, ``status`` and ``version``; its ``release`` f
 JSON, gzip'd and base64'd by Helm (and base64'd again by the Secret). Reading those Secrets gives the
 whole record Helm stored — info with first_deployed and description, chart metadata, config, hooks,
 manifest — in one request, where helm_python's read calls return summaries without most of it. This
-module never writes: Helm owns its storage.
+module never writes: Helm owns its storage (a ``dryRun=All`` create, which stores nothing, is how
+drift learns the server's defaults).
 
 Clients come from a bounded pool, one per cluster (``chartsvc.releases.clients``). Calls are raw
 (``_preload_content=False``) and check the status themselves; a cluster that cannot be reached is
@@ -107,31 +108,64 @@ class ClusterReads:
         body = await self._get(target, path, [("limitBytes", str(limit))], accept="text/plain")
         return body.decode("utf-8", "replace") if body is not None else None
 
+    async def dry_run_create(
+        self, target: ClusterTarget, path: str, obj: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        """The object as the server would store it, from a ``dryRun=All`` create at the
+        collection ``path`` (nothing is stored); None when the server refuses it (quota, a
+        webhook, RBAC, a kind that needs a fixed name), our error when it cannot be reached."""
+        status, body = await self._call(
+            target, "POST", path, [("dryRun", "All")], accept="application/json", body=obj
+        )
+        if 400 <= status < 500:
+            return None
+        if status >= 500:
+            raise _refused(target, status, body)
+        created: dict[str, Any] = json.loads(body)
+        return created
+
     async def _get(
         self, target: ClusterTarget, path: str, query: Sequence[tuple[str, str]], *, accept: str
     ) -> bytes | None:
+        status, body = await self._call(target, "GET", path, query, accept=accept)
+        if status == 404:
+            return None
+        if status >= 400:
+            raise _refused(target, status, body)
+        return body
+
+    async def _call(
+        self,
+        target: ClusterTarget,
+        method: str,
+        path: str,
+        query: Sequence[tuple[str, str]],
+        *,
+        accept: str,
+        body: dict[str, Any] | None = None,
+    ) -> tuple[int, bytes]:
+        headers = {"Accept": accept}
+        if body is not None:
+            headers["Content-Type"] = "application/json"
         async with self.clients.use(target) as client:
             try:
                 resp = await client.call_api(
                     path,
-                    "GET",
+                    method,
                     query_params=list(query),
-                    header_params={"Accept": accept},
+                    header_params=headers,
+                    body=body,
                     auth_settings=["BearerToken"],
                     _preload_content=False,
                     _request_timeout=REQUEST_TIMEOUT_S,
                 )
                 try:
-                    body: bytes = await resp.read()
+                    answer: bytes = await resp.read()
                 finally:
                     resp.release()
             except Exception as exc:  # aiohttp, TLS, timeouts: the request never got an answer
                 raise _unreachable(target, exc) from None
-        if resp.status == 404:
-            return None
-        if resp.status >= 400:
-            raise _refused(target, resp.status, body)
-        return body
+        return resp.status, answer
 
     async def revisions(
         self, target: ClusterTarget, namespace: str | None, name: str | None = None
@@ -187,9 +221,14 @@ class ClusterReads:
 
 
 def object_path(api_version: str, resource: ApiResource, namespace: str, name: str) -> str:
+    return f"{collection_path(api_version, resource, namespace)}/{name}"
+
+
+def collection_path(api_version: str, resource: ApiResource, namespace: str) -> str:
+    """Where objects of ``resource`` in ``namespace`` are listed and created."""
     prefix = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
     scope = f"/namespaces/{namespace}" if resource.namespaced else ""
-    return f"{prefix}{scope}/{resource.plural}/{name}"
+    return f"{prefix}{scope}/{resource.plural}"
 
 
 def _kinds(resources: list[dict[str, Any]]) -> dict[str, ApiResource]:

@@ -24,6 +24,7 @@ import attrs
 from chartsvc.clusters import ClusterTarget, ReleaseRef
 from chartsvc.helm import Installed, ReleaseEngine, ReleaseNotFound
 from chartsvc.releases import preview, resources, testhooks
+from chartsvc.releases.drift import DriftMemo, ReleaseDrift, release_drift
 from chartsvc.releases.model import (
     InstallRequest,
     Release,
@@ -80,6 +81,7 @@ class ReleaseService:
     charts: ChartSource
     reads: ClusterReads = attrs.field(factory=ClusterReads)
     _locks: KeyedLocks = attrs.field(factory=KeyedLocks)
+    _drift: DriftMemo = attrs.field(factory=DriftMemo)
 
     async def close(self) -> None:
         await self.reads.close()
@@ -124,6 +126,11 @@ class ReleaseService:
     async def resources(self, release: ReleaseRef) -> list[ResourceStatus]:
         current = await self.status(release)
         return await resources.statuses(self.reads, release.target, current)
+
+    async def drift(self, release: ReleaseRef) -> ReleaseDrift:
+        """How the live objects differ from what Helm applied; earlier revisions' kinds are
+        searched for orphans too."""
+        return await release_drift(self.reads, self._drift, release, self.history(release))
 
     # --- writes --------------------------------------------------------------------------------
 

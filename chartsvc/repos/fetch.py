@@ -81,6 +81,18 @@ class Fetcher:
             )
         return body
 
+    async def provenance(
+        self, url: str, *, max_bytes: int, credentials: Credentials = None
+    ) -> bytes | None:
+        """The ``.prov`` beside a chart archive (``<archive URL>.prov``, as Helm finds it); None
+        when the repository has none (404)."""
+        prov = yarl.URL(url).with_path(yarl.URL(url).path + ".prov", encoded=False)
+        async with await self._get(prov, {"Accept": "*/*"}, credentials) as response:
+            if response.status == 404:
+                return None
+            _raise_for_status(response, prov, what="provenance file")
+            return await _read_capped(response, max_bytes, prov)
+
     async def _get(
         self, url: yarl.URL, headers: dict[str, str], credentials: Credentials
     ) -> aiohttp.ClientResponse:

@@ -258,6 +258,19 @@ class RepoService:
             self._fetched[name].add(str(entry[index.DIGEST]))
         return data, f"{chart}-{entry[index.VERSION]}.tgz"
 
+    async def chart_provenance(
+        self, name: str, chart: str, version: str | None, *, max_bytes: int
+    ) -> bytes | None:
+        """The ``.prov`` of the archive :meth:`chart_archive` gives (None when there is none)."""
+        entry = index.find(await self._entries(name, chart), version)
+        if entry is None or not entry[index.URLS]:
+            raise ChartNotFound(name, chart, version)
+        repo = await self.get(name)
+        url = resolve_chart_url(repo.url, entry[index.URLS][0])
+        return await self.fetcher.provenance(
+            url, max_bytes=max_bytes, credentials=repo.credentials_for(url)
+        )
+
     async def _fetch_archive(
         self, url: str, entry: index.Entry, credentials: tuple[str, str] | None
     ) -> bytes:

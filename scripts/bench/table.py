@@ -35,6 +35,7 @@ BENCHMARKS = (
     "chartsvc_index",
     "chartsvc_template",
     "chartsvc_releases",
+    "chartsvc_drift",
     "chartsvc_mcp",
     "console_objects",
     "console_counts",

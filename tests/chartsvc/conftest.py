@@ -160,6 +160,9 @@ class ChartRepo:
         for path in self.archives.values():
             if path.name == name:
                 return web.Response(body=path.read_bytes(), content_type="application/gzip")
+            prov = path.with_name(f"{path.name}.prov")  # beside its archive, as helm serve has it
+            if prov.name == name and prov.is_file():
+                return web.Response(body=prov.read_bytes(), content_type="text/plain")
         raise web.HTTPNotFound()
 
 

@@ -54,6 +54,7 @@ RELEASE_READS = {
     "getReleaseNotes",
     "getReleaseHooks",
     "getReleaseResources",
+    "getReleaseDrift",
     "previewReleaseUpgrade",
 }
 

@@ -46,6 +46,7 @@ def test_upload_tools_take_the_form_parts_with_the_archive_in_base64() -> None:
         "lintChartUpload",
         "packageChartUpload",
         "pushChart",
+        "verifyChartUpload",
     }
     for name in uploads:
         schema = tools[name].tool.input_schema
@@ -54,7 +55,8 @@ def test_upload_tools_take_the_form_parts_with_the_archive_in_base64() -> None:
         assert chart["contentMediaType"] == "application/gzip"
         assert chart["maxLength"] == 1336  # 1000 bytes in padded base64
         assert "chart" in schema["required"]
-        assert tools[name].arguments.binary == {"chart"}
+        provenance = {"provenance"} if name == "verifyChartUpload" else set()
+        assert tools[name].arguments.binary == {"chart"} | provenance
         assert "`chart` in base64" in (tools[name].tool.description or "")
     install = tools["installReleaseUpload"].tool.input_schema
     assert set(install["properties"]) == {"chart", "request"}

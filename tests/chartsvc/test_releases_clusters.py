@@ -87,6 +87,10 @@ async def test_resolver_routes_each_request_to_its_cluster(
         assert [r["name"] for r in await resp.json()] == expected
     resp = await client.get(f"/svc{API}/releases/app-bob", headers={"X-Tenant": "alice"})
     await assert_problem(resp, 404)
+    drift = await client.get(f"/svc{API}/releases/app-bob/drift", headers={"X-Tenant": "bob"})
+    assert (await drift.json())["summary"]["in_sync"] == 1  # bob's ConfigMap, on west
+    drift = await client.get(f"/svc{API}/releases/app-bob/drift", headers={"X-Tenant": "alice"})
+    await assert_problem(drift, 404)
 
     resp = await client.get(
         f"/svc{API}/releases", headers={"X-Tenant": "mallory", CLUSTER_HEADER: "east"}
@@ -132,7 +136,7 @@ async def test_with_a_cluster_the_spec_documents_the_release_operations(
         for method, op in item.items()
         if method in ("get", "post", "put", "delete")
     }
-    assert len(ops) == 15 + 1  # the contract's fifteen and the upgrade preview
+    assert len(ops) == 15 + 2  # the contract's fifteen, the upgrade preview and drift
     mutating = {k for k, op in ops.items() if op["x-mutating"]}
     assert mutating == RELEASE_WRITES
     for op_id, op in ops.items():

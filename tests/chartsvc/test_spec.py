@@ -44,7 +44,7 @@ async def test_every_operation_documents_summary_and_shared_errors(make_client: 
     declared = load_operations()
     ops = operations(await spec_of(make_client))
     assert set(ops) == set(declared)
-    assert len(ops) == 12 + 9 + 1 + 1  # the contract's eight chart paths, lint and package
+    assert len(ops) == 14 + 9 + 1 + 1  # the contract's eight chart paths, lint, package, verify
     for op_id, (_, _, op) in ops.items():
         assert op["summary"] == declared[op_id].summary
         assert {"400", "404", "500"} <= set(op["responses"]), op_id

@@ -216,6 +216,34 @@ def _secret(obj: Obj, objs: Core) -> None:
             data[key] = base64.b64encode(str(value).encode()).decode()
 
 
+def keep_allocated(rt: ResourceType, old: Obj, obj: Obj) -> None:
+    """An update of a Service that leaves out what the server allocated keeps it, as the service
+    storage's ``patchAllocatedValues`` does: the cluster IPs and each port's node port (matched by
+    port and protocol), while the type still needs them. A PUT of the manifest (``kubectl replace``,
+    ``helm upgrade --force``) would otherwise change an immutable field."""
+    if rt.group_resource != ("", "services"):
+        return
+    before, after = old.get("spec") or {}, obj.get("spec")
+    if not isinstance(after, dict) or after.get("type") == "ExternalName":
+        return
+    if before.get("clusterIP") and not after.get("clusterIP"):
+        after["clusterIP"] = before["clusterIP"]
+        if not after.get("clusterIPs"):
+            after["clusterIPs"] = list(before.get("clusterIPs") or [before["clusterIP"]])
+    if after.get("type") not in ("NodePort", "LoadBalancer"):
+        return
+    allocated = {
+        (p.get("port"), p.get("protocol", "TCP")): p["nodePort"]
+        for p in before.get("ports") or []
+        if isinstance(p, dict) and p.get("nodePort")
+    }
+    for port in after.get("ports") or []:
+        if isinstance(port, dict) and not port.get("nodePort"):
+            found = allocated.get((port.get("port"), port.get("protocol", "TCP")))
+            if found:
+                port["nodePort"] = found
+
+
 def _service(obj: Obj, objs: Core) -> None:
     spec = obj.setdefault("spec", {})
     spec.setdefault("type", "ClusterIP")

@@ -256,6 +256,7 @@ class Objects:
         obj = self._prepare_body(rt, namespace, body)
         _check_identity(rt, name, old, obj["metadata"])
         obj = _scope_to_subresource(rt, old, obj, opts.subresource)
+        defaults.keep_allocated(rt, old, obj)
         meta = obj["metadata"]
         for k in _SERVER_OWNED:
             if k in old["metadata"]:

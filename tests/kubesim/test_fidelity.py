@@ -356,3 +356,24 @@ async def test_an_accept_header_asking_a_transformation_the_server_lacks_is_a_40
     headers["Accept"] += ", application/json"
     async with raw.session.get(url, headers=headers, ssl=raw.ssl) as resp:
         assert resp.status == 200
+
+
+async def test_a_service_put_without_its_cluster_ip_keeps_the_allocated_one(raw: Raw) -> None:
+    """The service storage's ``patchAllocatedValues``: a PUT of the manifest as written (no
+    clusterIP, no nodePort, as ``kubectl replace`` or ``helm upgrade --force`` sends) keeps what
+    the server allocated instead of failing on an immutable field."""
+    ns = await create_namespace(raw)
+    services = f"/api/v1/namespaces/{ns}/services"
+    manifest = {
+        "metadata": {"name": "web"},
+        "spec": {"type": "NodePort", "selector": {"app": "web"}, "ports": [{"port": 80}]},
+    }
+    status, created, _ = await raw("POST", services, manifest)
+    assert status == 201
+    manifest["metadata"]["labels"] = {"tier": "front"}
+    status, replaced, _ = await raw("PUT", f"{services}/web", manifest)
+    assert status == 200, replaced
+    assert replaced["spec"]["clusterIP"] == created["spec"]["clusterIP"]
+    assert replaced["spec"]["clusterIPs"] == created["spec"]["clusterIPs"]
+    assert replaced["spec"]["ports"][0]["nodePort"] == created["spec"]["ports"][0]["nodePort"]
+    assert replaced["metadata"]["labels"] == {"tier": "front"}

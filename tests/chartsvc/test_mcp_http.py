@@ -61,6 +61,8 @@ READS = {
     "updateAllRepositories",
     "searchHub",
     "resolveDependencies",
+    "verifyChart",
+    "verifyChartUpload",
 }
 
 
@@ -126,6 +128,8 @@ async def test_schemas_and_annotations_come_from_the_spec(make_mcp: MakeMcp) -> 
         "releaseName",
         "namespace",
         "values",
+        "verify",
+        "keyId",
     }
     assert template["required"] == ["chartRef"]
     assert template["properties"]["values"]["type"] == "object"

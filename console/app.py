@@ -20,7 +20,7 @@ from pathlib import Path
 
 from aiohttp import web
 
-from common import tasks
+from common import private, tasks
 from common.app import build_app
 from common.config import ConfigError
 from common.db import is_postgresql
@@ -172,7 +172,14 @@ def _clusters_context(
             )
         store = make_store(svc)
         await store.open()
-        registry = ClusterRegistry(static, store, probe_timeout=svc.clusters.probe_timeout_seconds)
+        if swept := await asyncio.to_thread(private.sweep, svc.credentials_dir):
+            logger.info("removed %d credential file(s) an earlier run left behind", swept)
+        registry = ClusterRegistry(
+            static,
+            store,
+            workdir=svc.credentials_dir,
+            probe_timeout=svc.clusters.probe_timeout_seconds,
+        )
         warming: asyncio.Task[None] | None = None
         following: asyncio.Task[None] | None = None
         auditing: asyncio.Task[None] | None = None

@@ -247,6 +247,11 @@ class ConsoleSettings:
     def helm_dir(self) -> Path:
         return self.data_dir / "helm"
 
+    @property
+    def credentials_dir(self) -> Path:
+        """Private folder (0700) where certificates live while a cluster client loads them."""
+        return self.data_dir / "credentials"
+
     def chart_library(self) -> ChartsvcSettings:
         """chartsvc's settings for the embedded chart library, its files under ``helm_dir``."""
         helm = self.helm

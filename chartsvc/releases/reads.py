@@ -84,7 +84,7 @@ class ApiResource:
 
 @attrs.define
 class ClusterReads:
-    clients: KubeClients = attrs.field(factory=KubeClients)
+    clients: KubeClients
     _discovery: dict[tuple[str, str], tuple[float, dict[str, ApiResource]]] = attrs.field(
         factory=dict
     )

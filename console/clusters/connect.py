@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import ssl
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -41,21 +42,22 @@ class Probe:
     differences: tuple[dict[str, str], ...] = ()
 
 
-async def build_client(cluster: Cluster) -> Any:
-    """A new ``ApiClient`` for ``cluster``; the caller owns it and closes it."""
+async def build_client(cluster: Cluster, *, workdir: Path) -> Any:
+    """A new ``ApiClient`` for ``cluster``; the caller owns it and closes it. Certificates are
+    written under the private folder ``workdir`` only while the client loads them."""
     if cluster.config is None or cluster.context is None:
         return _in_cluster_client(cluster)
     try:
-        return await kube.api_client(cluster.config, cluster.context)
+        return await kube.api_client(cluster.config, cluster.context, workdir=workdir)
     except KubeConfigError as exc:  # the operator's kubeconfig, not the caller's input
         raise BadGateway(
             f"cluster {cluster.id!r} cannot be used: {exc.detail}", code="cluster-refused"
         ) from None
 
 
-async def config_client(config: KubeConfig, context: str) -> Any:
+async def config_client(config: KubeConfig, context: str, *, workdir: Path) -> Any:
     try:
-        return await kube.api_client(config, context)
+        return await kube.api_client(config, context, workdir=workdir)
     except KubeConfigError as exc:
         raise InvalidCluster(exc.detail) from None
 

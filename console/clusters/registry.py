@@ -13,6 +13,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -35,10 +36,17 @@ Listener = Callable[[str, str], Awaitable[None]]
 
 class ClusterRegistry:
     def __init__(
-        self, static: StaticClusters, store: ClusterStore, *, probe_timeout: float = 5.0
+        self,
+        static: StaticClusters,
+        store: ClusterStore,
+        *,
+        workdir: Path,
+        probe_timeout: float = 5.0,
     ) -> None:
         self.static = static
         self.store = store
+        #: Private folder where certificates live while a cluster client loads them.
+        self.workdir = workdir
         self.probe_timeout = probe_timeout
         self._clusters: dict[str, Cluster] = {c.id: c for c in static.clusters}
         self._clients: dict[str, Any] = {}
@@ -132,7 +140,7 @@ class ClusterRegistry:
         async with self._client_lock:
             if (existing := self._clients.get(cluster_id)) is not None:
                 return existing
-            client = await connect.build_client(cluster)
+            client = await connect.build_client(cluster, workdir=self.workdir)
             now = self._clusters.get(cluster_id)
             if now is None or now.config is not cluster.config or now.context != cluster.context:
                 await connect.close_client(client)  # removed or re-pointed while it was built
@@ -265,7 +273,7 @@ class ClusterRegistry:
         """A cluster whose context exists and whose server answers, with its new client."""
         single, server = kubeconfigs.standalone(config, context)
         cluster = Cluster(cluster_id, name, Origin.RUNTIME, context, server, config)
-        client = await connect.config_client(single, context)
+        client = await connect.config_client(single, context, workdir=self.workdir)
         try:
             result = await connect.probe(client, timeout=self.probe_timeout)
         except BaseException:

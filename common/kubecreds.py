@@ -186,10 +186,12 @@ class ExecPlugin:
         try:
             async with asyncio.timeout(self.timeout_s):
                 out, _ = await proc.communicate()
-        except TimeoutError:
+        except BaseException as exc:  # timed out, or the caller was cancelled: no orphan left
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
-            await proc.wait()
+            await asyncio.shield(proc.wait())
+            if not isinstance(exc, TimeoutError):
+                raise
             raise CredentialError(
                 f"exec plugin {Path(self.command).name!r} did not answer within "
                 f"{self.timeout_s:g}s (does it wait for an interactive login?)"

@@ -149,3 +149,15 @@ async def test_a_token_refused_again_is_an_error_not_a_loop(
     resp = await client.get(f"{BASE}/resources/configmaps", params={"namespace": ns})
     await assert_problem(resp, 401, code="cluster-refused")
     assert plugin.runs() == 2  # the first token, then one renewal after the 401; no more
+
+
+async def test_leftovers_of_a_killed_run_are_swept_at_start(
+    api_client: ApiClient, sim: Simulator, tmp_path: Path
+) -> None:
+    credentials = tmp_path / "console" / "credentials"
+    (credentials / "kube-abc123").mkdir(parents=True)
+    (credentials / "kube-abc123" / "certificate-authority").write_text("left behind")
+    client, _ = await console_with(api_client, sim, tmp_path)
+    assert list(credentials.iterdir()) == []
+    assert (await client.get(f"{BASE}/resources/namespaces")).status == 200
+    assert list(credentials.iterdir()) == []  # certificates live there only while loaded

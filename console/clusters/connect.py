@@ -13,6 +13,8 @@ Nothing here logs a kubeconfig or a response body.
 from __future__ import annotations
 
 import asyncio
+import ipaddress
+import socket
 import ssl
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,7 @@ import attrs
 from common import kube
 from common.errors import BadGateway, WharfError
 from common.kube import KubeConfig, KubeConfigError
+from common.netguard import AddressPolicy, AddressRefused, GuardingResolver
 from console.clusters.model import Cluster
 from console.errors import InvalidCluster
 
@@ -70,6 +73,32 @@ def _in_cluster_client(cluster: Cluster) -> Any:
             f"cluster {cluster.id!r} has no kubeconfig and this process has no in-cluster "
             "service account",
             code="cluster-refused",
+        ) from None
+
+
+async def check_server(policy: AddressPolicy, server: str) -> None:
+    """Refuse a runtime cluster whose server the address guard refuses: its URL (scheme, a
+    ``localhost`` name, an IP literal in any spelling) and every address its name resolves to, the
+    way chartsvc guards repository fetches. A name that does not resolve is left to the probe."""
+    try:
+        url = policy.check_url(server)
+        if url.scheme not in ("http", "https"):
+            raise InvalidCluster(f"the cluster's server must be an http or https URL, not {url}")
+        host = (url.host or "").strip("[]")
+        try:
+            ipaddress.ip_address(host.split("%", 1)[0])
+        except ValueError:
+            resolver = GuardingResolver(policy)
+            try:
+                await resolver.resolve(host, url.port or 0, socket.AF_UNSPEC)
+            except OSError:
+                pass
+            finally:
+                await resolver.close()
+    except AddressRefused as exc:
+        raise InvalidCluster(
+            f"the cluster's server is refused by the address guard: {exc.reason} (allow it with "
+            "console.clusters.allow-addresses)"
         ) from None
 
 

@@ -20,6 +20,7 @@ import attrs
 
 from common import kube, yamlio
 from common.kube import KubeConfig
+from common.netguard import AddressPolicy
 from console.clusters import connect, kubeconfigs
 from console.clusters.kubeconfigs import StaticClusters
 from console.clusters.model import Cluster, ClusterDefinition, Origin, StoredCluster
@@ -41,10 +42,13 @@ class ClusterRegistry:
         store: ClusterStore,
         *,
         workdir: Path,
+        guard: AddressPolicy,
         probe_timeout: float = 5.0,
     ) -> None:
         self.static = static
         self.store = store
+        #: The address guard a runtime cluster's server must pass (the kubeconfig's are trusted).
+        self.guard = guard
         #: Private folder where certificates live while a cluster client loads them.
         self.workdir = workdir
         self.probe_timeout = probe_timeout
@@ -140,6 +144,8 @@ class ClusterRegistry:
         async with self._client_lock:
             if (existing := self._clients.get(cluster_id)) is not None:
                 return existing
+            if cluster.origin is Origin.RUNTIME and cluster.master_url:
+                await connect.check_server(self.guard, cluster.master_url)
             client = await connect.build_client(cluster, workdir=self.workdir)
             now = self._clusters.get(cluster_id)
             if now is None or now.config is not cluster.config or now.context != cluster.context:
@@ -273,6 +279,7 @@ class ClusterRegistry:
         """A cluster whose context exists and whose server answers, with its new client."""
         single, server = kubeconfigs.standalone(config, context)
         cluster = Cluster(cluster_id, name, Origin.RUNTIME, context, server, config)
+        await connect.check_server(self.guard, server)
         client = await connect.config_client(single, context, workdir=self.workdir)
         try:
             result = await connect.probe(client, timeout=self.probe_timeout)

@@ -26,7 +26,7 @@ import attrs
 
 from chartsvc.clusters import ClusterTarget, ReleaseRef
 from chartsvc.releases.clients import KubeClients
-from common import kube
+from common import kube, kubecreds
 from common.errors import BadGateway, WharfError
 
 HELM_OWNER = "owner=helm"
@@ -110,28 +110,48 @@ class ClusterReads:
     async def _get(
         self, target: ClusterTarget, path: str, query: Sequence[tuple[str, str]], *, accept: str
     ) -> bytes | None:
+        """GET ``path``; a 401 renews the cluster's credentials once and asks once more."""
         async with self.clients.use(target) as client:
-            try:
-                resp = await client.call_api(
-                    path,
-                    "GET",
-                    query_params=list(query),
-                    header_params={"Accept": accept},
-                    auth_settings=["BearerToken"],
-                    _preload_content=False,
-                    _request_timeout=REQUEST_TIMEOUT_S,
-                )
-                try:
-                    body: bytes = await resp.read()
-                finally:
-                    resp.release()
-            except Exception as exc:  # aiohttp, TLS, timeouts: the request never got an answer
-                raise _unreachable(target, exc) from None
-        if resp.status == 404:
+            creds = kubecreds.of_client(client)
+            seen = creds.generation if creds is not None else 0
+            status, body = await self._send(target, client, path, query, accept=accept)
+            if status == 401 and creds is not None:
+                await creds.renew(seen)
+                status, body = await self._send(target, client, path, query, accept=accept)
+        if status == 404:
             return None
-        if resp.status >= 400:
-            raise _refused(target, resp.status, body)
+        if status >= 400:
+            raise _refused(target, status, body)
         return body
+
+    async def _send(
+        self,
+        target: ClusterTarget,
+        client: Any,
+        path: str,
+        query: Sequence[tuple[str, str]],
+        *,
+        accept: str,
+    ) -> tuple[int, bytes]:
+        try:
+            resp = await client.call_api(
+                path,
+                "GET",
+                query_params=list(query),
+                header_params={"Accept": accept},
+                auth_settings=["BearerToken"],
+                _preload_content=False,
+                _request_timeout=REQUEST_TIMEOUT_S,
+            )
+            try:
+                body: bytes = await resp.read()
+            finally:
+                resp.release()
+        except WharfError:
+            raise  # the credentials could not be renewed: already ours
+        except Exception as exc:  # aiohttp, TLS, timeouts: the request never got an answer
+            raise _unreachable(target, exc) from None
+        return int(resp.status), body
 
     async def revisions(
         self, target: ClusterTarget, namespace: str | None, name: str | None = None

@@ -101,3 +101,23 @@ async def test_leftovers_of_a_killed_run_are_swept_at_start(
     client = await api_client(create_app(make_settings(f"chartsvc.kube.kubeconfig={path}")))
     assert list(credentials.iterdir()) == []
     assert (await client.get(f"{API}/releases")).status == 200
+
+
+async def test_release_reads_renew_once_on_a_401(sim: Simulator, tmp_path: Path) -> None:
+    # The plugin claims an hour, but its tokens die after 2 s: only the server's 401 tells.
+    plugin = Plugin(tmp_path / "plugin")
+    user = exec_user(sim, plugin, account=ACCOUNT, seconds=2, claim=3600)
+    config = kube.load([exec_kubeconfig(sim, tmp_path / "kubeconfig", user)])
+    assert config is not None
+    target = ClusterTarget.from_kubeconfig(config, sim.context)
+    helm = Helm(temp_dir=tmp_path / "tmp", credentials_dir=tmp_path / "credentials")
+    service = ReleaseService(engine=helm.releases, charts=LocalCharts(build_chart(tmp_path)))
+    try:
+        assert await service.list_releases(target, "default") == []
+        assert plugin.runs() == 1
+        await asyncio.sleep(2.5)
+        assert await service.list_releases(target, "default") == []
+        assert plugin.runs() == 2
+    finally:
+        await service.close()
+        await asyncio.to_thread(helm.close)

@@ -311,6 +311,32 @@ def _renew_at(token: Token) -> float | None:
     return token.expires - min(RENEW_MARGIN_S, max(0.0, token.expires - now) / 4)
 
 
+@attrs.frozen
+class Renewal:
+    """What a request saw of its client's credentials before it was sent, so that a 401 renews
+    them once (unless another request already did since) and the request is sent once more::
+
+        renewal = Renewal.before(client)
+        answer = await send()
+        if answer.status == 401 and await renewal.renewed():
+            answer = await send()  # once; a second 401 is the answer
+    """
+
+    credentials: Credentials | None
+    generation: int
+
+    @classmethod
+    def before(cls, client: Any) -> Renewal:
+        found = of_client(client)
+        return cls(found, found.generation if found is not None else 0)
+
+    async def renewed(self) -> bool:
+        """Renew after a 401; False when the client's credentials are not ours to renew."""
+        if self.credentials is None:
+            return False
+        return await self.credentials.renew(self.generation)
+
+
 def of_client(client: Any) -> Credentials | None:
     """The :class:`Credentials` a kubernetes-asyncio ``ApiClient`` was built with, if any."""
     found = getattr(getattr(client, "configuration", None), "wharf_credentials", None)

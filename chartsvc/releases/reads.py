@@ -112,11 +112,9 @@ class ClusterReads:
     ) -> bytes | None:
         """GET ``path``; a 401 renews the cluster's credentials once and asks once more."""
         async with self.clients.use(target) as client:
-            creds = kubecreds.of_client(client)
-            seen = creds.generation if creds is not None else 0
+            renewal = kubecreds.Renewal.before(client)
             status, body = await self._send(target, client, path, query, accept=accept)
-            if status == 401 and creds is not None:
-                await creds.renew(seen)
+            if status == 401 and await renewal.renewed():
                 status, body = await self._send(target, client, path, query, accept=accept)
         if status == 404:
             return None

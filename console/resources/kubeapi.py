@@ -169,14 +169,12 @@ class KubeApi:
         ``protocols`` the server accepts (``ws.protocol``), through the client's own connection
         pool, TLS settings and credentials. A refused upgrade raises its status (``cluster-refused``).
         The caller closes the socket. A 401 renews the credentials and tries once more."""
-        creds = kubecreds.of_client(self.client)
-        seen = creds.generation if creds is not None else 0
+        renewal = kubecreds.Renewal.before(self.client)
         try:
             return await self._upgrade(path, query=query, protocols=protocols)
         except UpstreamStatus as exc:
-            if exc.status != 401 or creds is None:
+            if exc.status != 401 or not await renewal.renewed():
                 raise
-        await creds.renew(seen)
         return await self._upgrade(path, query=query, protocols=protocols)
 
     async def _upgrade(
@@ -216,14 +214,12 @@ class KubeApi:
     ) -> aiohttp.ClientResponse:
         """One request; a 401 renews the credentials (one renewal however many requests were
         refused together) and sends it once more, never more."""
-        creds = kubecreds.of_client(self.client)
-        seen = creds.generation if creds is not None else 0
+        renewal = kubecreds.Renewal.before(self.client)
         resp = await self._send(method, path, query, headers, timeout, body)
-        if resp.status != 401 or creds is None:
-            return resp
-        resp.release()
-        await creds.renew(seen)
-        return await self._send(method, path, query, headers, timeout, body)
+        if resp.status == 401 and await renewal.renewed():
+            resp.release()
+            resp = await self._send(method, path, query, headers, timeout, body)
+        return resp
 
     async def _send(
         self,

@@ -21,11 +21,14 @@ import contextlib
 import copy
 import os
 import shutil
+import ssl
 from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import attrs
+from aiohttp.abc import AbstractResolver
 
 from common import kubecreds, private, yamlio
 from common.errors import BadGateway, BadRequest, UpstreamStatus, WharfError
@@ -37,6 +40,8 @@ _FILE_KEYS = {
         ("client-key", "client-key-data"),
     ),
 }
+#: kubernetes-asyncio's read buffer: a watch event of a large object (1.5 MiB in etcd) fits.
+READ_BUFFER = 2**21
 IN_CLUSTER_TOKEN = Path("/var/run/secrets/kubernetes.io/serviceaccount/token")
 
 
@@ -209,13 +214,18 @@ def in_cluster(environ: Mapping[str, str]) -> bool:
     return bool(environ.get("KUBERNETES_SERVICE_HOST")) and IN_CLUSTER_TOKEN.exists()
 
 
-async def api_client(config: KubeConfig, context: str, *, workdir: Path) -> Any:
+async def api_client(
+    config: KubeConfig, context: str, *, workdir: Path, resolver: AbstractResolver | None = None
+) -> Any:
     """A kubernetes-asyncio ``ApiClient`` for ``context``; the caller closes it (``await close()``).
 
     The bearer token (a static one, a ``tokenFile``, an ``exec`` plugin) is ours to keep fresh
     (:mod:`common.kubecreds`); its first value is fetched here, so a plugin that cannot work fails
     now. Certificates given as data are written to a private folder under ``workdir`` only while
     the client reads them into its TLS context, then removed: no copy outlives this call.
+    ``resolver`` (a ``netguard.GuardingResolver``) checks every address the server's name resolves
+    to when a connection is made; such a client ignores proxy environment variables, since a
+    proxy would resolve the name where it cannot be checked.
     """
     from kubernetes_asyncio import client
     from kubernetes_asyncio import config as kconfig  # adapters import the client lazily
@@ -237,11 +247,33 @@ async def api_client(config: KubeConfig, context: str, *, workdir: Path) -> Any:
                 config_dict=on_disk, context=context, client_configuration=configuration
             )
             api = client.ApiClient(configuration)
+            if resolver is not None:
+                await _resolve_with(api, configuration, resolver)
     except (kconfig.ConfigException, ValueError, KeyError, OSError) as exc:
         raise KubeConfigError(f"context {context!r} cannot be used: {type(exc).__name__}") from None
     if creds is not None:
         await creds.install(configuration)
     return api
+
+
+async def _resolve_with(api: Any, configuration: Any, resolver: AbstractResolver) -> None:
+    """Give ``api`` a connection pool that resolves through ``resolver``. kubernetes-asyncio's
+    own pool takes neither a resolver nor a connector, so it is replaced by one made the way its
+    ``RESTClientObject`` makes it (TLS settings, pool size, read buffer), without ``trust_env``."""
+    context = ssl.create_default_context(cafile=configuration.ssl_ca_cert)
+    if configuration.cert_file:
+        context.load_cert_chain(configuration.cert_file, keyfile=configuration.key_file)
+    if not configuration.verify_ssl:
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    connector = aiohttp.TCPConnector(
+        limit=configuration.connection_pool_maxsize, ssl=context, resolver=resolver
+    )
+    previous = api.rest_client.pool_manager
+    api.rest_client.pool_manager = aiohttp.ClientSession(
+        connector=connector, trust_env=False, read_bufsize=READ_BUFFER
+    )
+    await previous.close()
 
 
 #: The user keys whose credential :mod:`common.kubecreds` manages instead of kubernetes-asyncio.

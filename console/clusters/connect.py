@@ -45,22 +45,33 @@ class Probe:
     differences: tuple[dict[str, str], ...] = ()
 
 
-async def build_client(cluster: Cluster, *, workdir: Path) -> Any:
+async def build_client(
+    cluster: Cluster, *, workdir: Path, guard: AddressPolicy | None = None
+) -> Any:
     """A new ``ApiClient`` for ``cluster``; the caller owns it and closes it. Certificates are
-    written under the private folder ``workdir`` only while the client loads them."""
+    written under the private folder ``workdir`` only while the client loads them. With
+    ``guard``, every connection checks the addresses the server's name resolves to."""
     if cluster.config is None or cluster.context is None:
         return _in_cluster_client(cluster)
+    resolver = GuardingResolver(guard) if guard is not None else None
     try:
-        return await kube.api_client(cluster.config, cluster.context, workdir=workdir)
+        return await kube.api_client(
+            cluster.config, cluster.context, workdir=workdir, resolver=resolver
+        )
     except KubeConfigError as exc:  # the operator's kubeconfig, not the caller's input
         raise BadGateway(
             f"cluster {cluster.id!r} cannot be used: {exc.detail}", code="cluster-refused"
         ) from None
 
 
-async def config_client(config: KubeConfig, context: str, *, workdir: Path) -> Any:
+async def config_client(
+    config: KubeConfig, context: str, *, workdir: Path, guard: AddressPolicy
+) -> Any:
+    """The client of a definition sent through the API: guarded at every connection."""
     try:
-        return await kube.api_client(config, context, workdir=workdir)
+        return await kube.api_client(
+            config, context, workdir=workdir, resolver=GuardingResolver(guard)
+        )
     except KubeConfigError as exc:
         raise InvalidCluster(exc.detail) from None
 
@@ -79,7 +90,8 @@ def _in_cluster_client(cluster: Cluster) -> Any:
 async def check_server(policy: AddressPolicy, server: str) -> None:
     """Refuse a runtime cluster whose server the address guard refuses: its URL (scheme, a
     ``localhost`` name, an IP literal in any spelling) and every address its name resolves to, the
-    way chartsvc guards repository fetches. A name that does not resolve is left to the probe."""
+    way chartsvc guards repository fetches. A name that does not resolve is left to the probe.
+    Its client checks the resolved addresses again at every connection (``build_client``)."""
     try:
         url = policy.check_url(server)
         if url.scheme not in ("http", "https"):

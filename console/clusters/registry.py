@@ -144,9 +144,11 @@ class ClusterRegistry:
         async with self._client_lock:
             if (existing := self._clients.get(cluster_id)) is not None:
                 return existing
-            if cluster.origin is Origin.RUNTIME and cluster.master_url:
-                await connect.check_server(self.guard, cluster.master_url)
-            client = await connect.build_client(cluster, workdir=self.workdir)
+            guard = None
+            if cluster.origin is Origin.RUNTIME:
+                guard = self.guard
+                await connect.check_server(guard, cluster.master_url or "")
+            client = await connect.build_client(cluster, workdir=self.workdir, guard=guard)
             now = self._clusters.get(cluster_id)
             if now is None or now.config is not cluster.config or now.context != cluster.context:
                 await connect.close_client(client)  # removed or re-pointed while it was built
@@ -280,7 +282,9 @@ class ClusterRegistry:
         single, server = kubeconfigs.standalone(config, context)
         cluster = Cluster(cluster_id, name, Origin.RUNTIME, context, server, config)
         await connect.check_server(self.guard, server)
-        client = await connect.config_client(single, context, workdir=self.workdir)
+        client = await connect.config_client(
+            single, context, workdir=self.workdir, guard=self.guard
+        )
         try:
             result = await connect.probe(client, timeout=self.probe_timeout)
         except BaseException:

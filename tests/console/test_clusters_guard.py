@@ -9,14 +9,17 @@ reaches it; the other decisions are the guard's, checked without sending anythin
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from aiohttp import web
 from pytest_aiohttp import AiohttpServer
 
+from common import kube
 from common.config import ConfigError
-from common.netguard import AddressPolicy, parse_allowed
+from common.netguard import AddressPolicy, AddressRefused, GuardingResolver, parse_allowed
 from console.app import create_app
 from console.clusters import connect
 from console.errors import InvalidCluster
@@ -111,3 +114,34 @@ def test_an_allow_list_entry_for_metadata_stops_start_up(tmp_path: Any) -> None:
     settings = make_settings(tmp_path, "clusters.allow-addresses=169.254.0.0/16")
     with pytest.raises(ConfigError, match=r"console\.clusters\.allow-addresses"):
         create_app(settings)
+
+
+async def test_a_name_is_checked_again_when_the_client_connects(
+    sim: Simulator, tmp_path: Path
+) -> None:
+    """What a name resolves to may change after the add (DNS rebinding): a runtime cluster's client
+    checks the addresses at every connection, before anything is sent."""
+    config = kube.parse(with_server(sim, f"https://localhost:{sim.port}"))
+    client = await kube.api_client(
+        config,
+        sim.context,
+        workdir=tmp_path / "credentials",
+        resolver=GuardingResolver(AddressPolicy()),
+    )
+    try:
+        with pytest.raises(AddressRefused, match="loopback"):
+            await client.call_api("/version", "GET", _preload_content=False)
+    finally:
+        await client.close()
+
+
+async def test_a_posted_kubeconfig_may_not_name_a_proxy(
+    console_app: ConsoleApp, sim: Simulator
+) -> None:
+    doc = yaml.safe_load(with_server(sim, sim.url))
+    doc["clusters"][0]["cluster"]["proxy-url"] = "http://127.0.0.1:3128"
+    client = await console_app()
+    body = {"id": "proxied", "kubeconfig": yaml.safe_dump(doc)}
+    resp = await client.post("/api/v1/clusters", json=body, headers=ADMIN)
+    problem = await assert_problem(resp, 400, code="invalid-cluster")
+    assert "proxy-url" in problem["detail"]

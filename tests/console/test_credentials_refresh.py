@@ -52,7 +52,11 @@ def ns(sim: Simulator) -> str:
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "shell"},
            "spec": {"containers": [{"name": "main", "image": "busybox:1.36",
                                     "command": ["sh", "-c", "sleep 3600"]}]}}  # fmt: skip
-    return seeded_namespace(sim, "creds", pod)
+    web = {"name": "app", "image": "ghcr.io/wharf-demo/web:1.0",
+           "ports": [{"name": "http", "containerPort": 8080}]}  # fmt: skip
+    server = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web"},
+              "spec": {"containers": [web]}}  # fmt: skip
+    return seeded_namespace(sim, "creds", pod, server)
 
 
 async def console_with(
@@ -115,6 +119,30 @@ async def test_an_exec_session_outlives_many_tokens_and_new_sessions_still_open(
     await again.send_str("echo again\n")
     assert await _stdout(again) == b"again\n"
     await again.close()
+    assert plugin.runs() > before
+
+
+async def test_a_port_forward_opened_after_expiry_connects_with_a_fresh_token(
+    api_client: ApiClient, sim: Simulator, ns: str, tmp_path: Path
+) -> None:
+    client, plugin = await console_with(api_client, sim, tmp_path)
+
+    async def ready() -> bool:
+        resp = await client.get(f"{BASE}/resources/pods/object",
+                                params={"namespace": ns, "name": "web"})  # fmt: skip
+        conditions = (await resp.json()).get("status", {}).get("conditions") or []
+        return any(c["type"] == "Ready" and c["status"] == "True" for c in conditions)
+
+    await eventually(ready, what="the web pod to be ready")
+    body = {"kind": "Pod", "namespace": ns, "name": "web", "remotePort": 8080}
+    resp = await client.post(f"{BASE}/port-forwards", json=body, headers=ADMIN)
+    assert resp.status == 201, await resp.text()
+    port = (await resp.json())["localPort"]
+    before = plugin.runs()
+    await asyncio.sleep(2.1)  # the upstream tunnel is opened at the first connection: after expiry
+    url = f"http://127.0.0.1:{port}/hello"
+    async with aiohttp.ClientSession() as http, asyncio.timeout(10), http.get(url) as answer:
+        assert answer.status == 200
     assert plugin.runs() > before
 
 

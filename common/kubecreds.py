@@ -124,7 +124,7 @@ class ExecPlugin:
     #: The ``KUBERNETES_EXEC_INFO`` document handed to the plugin.
     exec_info: str = attrs.field(default="", repr=False)
     timeout_s: float = PLUGIN_TIMEOUT_S
-    #: How many times the plugin ran (shown by tests and kept for metrics).
+    #: How many times the plugin ran.
     runs: int = 0
 
     @classmethod
@@ -287,6 +287,7 @@ class Credentials:
             token = await self.source.fetch()
             self._token, self._renew_at = token, _renew_at(token)
             self.generation += 1
+            logger.debug("cluster credentials renewed (%s)", type(self.source).__name__)
             return True
 
     async def hook(self, configuration: Any) -> None:

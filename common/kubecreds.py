@@ -119,7 +119,7 @@ class ExecPlugin:
 
     api_version: str
     command: str
-    args: tuple[str, ...] = ()
+    args: tuple[str, ...] = attrs.field(default=(), repr=False)  # may carry a secret
     env: Mapping[str, str] = attrs.field(factory=dict, repr=False)
     #: The ``KUBERNETES_EXEC_INFO`` document handed to the plugin.
     exec_info: str = attrs.field(default="", repr=False)

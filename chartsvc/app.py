@@ -11,7 +11,7 @@ The routes and the gate follow the spec's operations (``chartsvc.operations``).
 from __future__ import annotations
 
 import functools
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -47,9 +47,8 @@ from chartsvc.operations import Operation, declared, mutating
 from chartsvc.releases import ReleaseService
 from chartsvc.settings import ChartsvcSettings, Settings
 from common.app import build_app
-from common.config import ConfigError
 from common.metrics import METRICS
-from common.netguard import AddressPolicy, Allowed, IPNetwork, parse_allowed
+from common.netguard import AddressPolicy, IPNetwork, allow_setting
 from common.openapi import Spec, load_document
 from common.routing import PerRoute
 
@@ -109,7 +108,10 @@ def create_app(
     app[OPERATIONS] = operations
     app[POLICY] = AddressPolicy(
         block_private_networks=svc.security.block_private_networks,
-        allow=(*address_allow, *_allow_list(svc.security.allow_outbound)),
+        allow=(
+            *address_allow,
+            *allow_setting(svc.security.allow_outbound, key="chartsvc.security.allow-outbound"),
+        ),
     )
     for scope in scopes:
         scope.install(app)
@@ -149,14 +151,6 @@ def _guards(
     middlewares.append(upload_budget(budget, cap_of, metered))
     scopes.append(metered)
     return middlewares, scopes, budget
-
-
-def _allow_list(entries: Sequence[str]) -> list[Allowed]:
-    try:
-        return [allowed for entry in entries for allowed in parse_allowed(entry)]
-    except ValueError as exc:
-        key = "chartsvc.security.allow-outbound"
-        raise ConfigError(key, f"a host, address or network: {exc}") from None
 
 
 def _route_tables(

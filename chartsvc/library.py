@@ -10,6 +10,7 @@ them after its block. Nothing here knows HTTP routes or reads settings sources.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -28,7 +29,10 @@ from chartsvc.repos.memory import tune_allocator
 from chartsvc.repos.service import RepoService
 from chartsvc.repos.store import IndexFiles
 from chartsvc.settings import ChartsvcSettings
+from common import private
 from common.netguard import AddressPolicy, guarded_session
+
+logger = logging.getLogger(__name__)
 
 
 @attrs.frozen
@@ -57,6 +61,9 @@ async def open_library(
     of every Helm call (the service's metrics)."""
     if svc.rest.temp_dir is not None:
         svc.rest.temp_dir.mkdir(parents=True, exist_ok=True)
+    swept = await asyncio.to_thread(private.sweep, svc.credentials_dir)
+    if swept:
+        logger.info("removed %d credential file(s) an earlier run left behind", swept)
     tune_allocator()
     credentials = await asyncio.to_thread(read_credentials, svc.registry_config)
     async with (
@@ -76,7 +83,11 @@ async def open_library(
         keyring = None
         if svc.security.keyring is not None:
             keyring = await asyncio.to_thread(Keyring.load, svc.security.keyring)
-        helm = Helm(temp_dir=svc.rest.temp_dir, observer=helm_observer)
+        helm = Helm(
+            temp_dir=svc.rest.temp_dir,
+            credentials_dir=svc.credentials_dir,
+            observer=helm_observer,
+        )
         checker = archives.ArchiveChecker(archive_limits(svc))
         charts = ChartService(repos, oci_client, checker, helm.charts, keyring=keyring)
         try:

@@ -184,6 +184,12 @@ class ChartsvcSettings:
     def cache_dir(self) -> Path:
         return self.repositories.cache or self.data_dir / "repository"
 
+    @property
+    def credentials_dir(self) -> Path:
+        """Private folder (0700) of the short-lived credential files: the kubeconfig each Helm
+        configuration reads, certificates while a cluster client loads them. Swept at start-up."""
+        return self.data_dir / "credentials"
+
 
 @attrs.frozen
 class Settings:

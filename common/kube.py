@@ -3,9 +3,11 @@
 kubectl's rules are kept exactly: ``KUBECONFIG`` is a path list (``:`` on POSIX), missing files are
 skipped, the first file to define a name (cluster, user, context) or ``current-context`` wins, and
 without ``KUBECONFIG`` the file is ``~/.kube/config``. Relative file references inside a kubeconfig
-(``certificate-authority``, ``client-certificate``, ``client-key``, ``tokenFile``) resolve against
-the directory of the file that holds them; they are inlined when a context is extracted, so a
-context's config stands alone (and can be stored or handed to Helm as content).
+(``certificate-authority``, ``client-certificate``, ``client-key``, ``tokenFile``, a plugin
+``command`` given as a path) resolve against the directory of the file that holds them.
+Certificates are inlined, so a context's config stands alone (and can be stored or handed to Helm
+as content); a ``tokenFile`` and a plugin stay references (made absolute), since what they give
+changes over time (:mod:`common.kubecreds` keeps such credentials fresh).
 
 A kubeconfig holds credentials: :class:`KubeConfig` never shows its document in ``repr``, and no
 function here logs one. Errors never echo kubeconfig content.
@@ -13,16 +15,22 @@ function here logs one. Errors never echo kubeconfig content.
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import contextlib
 import copy
 import os
-from collections.abc import Mapping, Sequence
+import shutil
+import ssl
+from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import attrs
+from aiohttp.abc import AbstractResolver
 
-from common import yamlio
+from common import kubecreds, private, yamlio
 from common.errors import BadGateway, BadRequest, UpstreamStatus, WharfError
 
 _FILE_KEYS = {
@@ -32,6 +40,8 @@ _FILE_KEYS = {
         ("client-key", "client-key-data"),
     ),
 }
+#: kubernetes-asyncio's read buffer: a watch event of a large object (1.5 MiB in etcd) fits.
+READ_BUFFER = 2**21
 IN_CLUSTER_TOKEN = Path("/var/run/secrets/kubernetes.io/serviceaccount/token")
 
 
@@ -161,15 +171,21 @@ def _inline_files(document: dict[str, Any], base_dir: Path) -> dict[str, Any]:
                             f"{kind[:-1]} {entry['name']!r}: cannot read {file_key}"
                         ) from None
                     del body[file_key]
-            token_file = body.get("tokenFile")
-            if kind == "users" and isinstance(token_file, str) and not body.get("token"):
-                try:
-                    body["token"] = (base_dir / token_file).read_text().strip()
-                except OSError:
-                    raise KubeConfigError(
-                        f"user {entry['name']!r}: cannot read tokenFile"
-                    ) from None
+            if kind == "users":
+                _absolute_paths(body, base_dir)
     return document
+
+
+def _absolute_paths(user: dict[str, Any], base_dir: Path) -> None:
+    """A ``tokenFile`` stays a file (it is re-read when it changes), and a plugin command given as
+    a relative path (``./bin/plugin``) is found from the kubeconfig's folder, as kubectl does."""
+    token_file = user.get("tokenFile")
+    if isinstance(token_file, str) and token_file:
+        user["tokenFile"] = str((base_dir / token_file).expanduser().absolute())
+    plugin = user.get("exec")
+    command = plugin.get("command") if isinstance(plugin, dict) else None
+    if isinstance(plugin, dict) and isinstance(command, str) and os.sep in command:
+        plugin["command"] = str((base_dir / command).expanduser().absolute())
 
 
 def load(paths: Sequence[Path]) -> KubeConfig | None:
@@ -198,15 +214,114 @@ def in_cluster(environ: Mapping[str, str]) -> bool:
     return bool(environ.get("KUBERNETES_SERVICE_HOST")) and IN_CLUSTER_TOKEN.exists()
 
 
-async def api_client(config: KubeConfig, context: str) -> Any:
-    """A kubernetes-asyncio ``ApiClient`` for ``context``; the caller closes it (``await close()``)."""
+async def api_client(
+    config: KubeConfig, context: str, *, workdir: Path, resolver: AbstractResolver | None = None
+) -> Any:
+    """A kubernetes-asyncio ``ApiClient`` for ``context``; the caller closes it (``await close()``).
+
+    The bearer token (a static one, a ``tokenFile``, an ``exec`` plugin) is ours to keep fresh
+    (:mod:`common.kubecreds`); its first value is fetched here, so a plugin that cannot work fails
+    now. Certificates given as data are written to a private folder under ``workdir`` only while
+    the client reads them into its TLS context, then removed: no copy outlives this call.
+    ``resolver`` (a ``netguard.GuardingResolver``) checks every address the server's name resolves
+    to when a connection is made; such a client ignores proxy environment variables, since a
+    proxy would resolve the name where it cannot be checked.
+    """
+    from kubernetes_asyncio import client
     from kubernetes_asyncio import config as kconfig  # adapters import the client lazily
 
     standalone = config.for_context(context)
+    user = standalone["users"][0]["user"]
     try:
-        return await kconfig.new_client_from_config_dict(config_dict=standalone, context=context)
-    except (kconfig.ConfigException, ValueError, KeyError) as exc:
+        creds = kubecreds.for_user(user, standalone["clusters"][0]["cluster"])
+        if creds is not None:
+            await creds.current()
+    except kubecreds.CredentialError as exc:
+        raise KubeConfigError(f"context {context!r} cannot be used: {exc.detail}") from None
+    plain = {k: v for k, v in user.items() if creds is None or k not in _OUR_KEYS}
+    standalone["users"][0]["user"] = plain
+    configuration = client.Configuration()
+    try:
+        async with certificate_files(standalone, workdir) as on_disk:
+            await kconfig.load_kube_config_from_dict(
+                config_dict=on_disk, context=context, client_configuration=configuration
+            )
+            api = client.ApiClient(configuration)
+            if resolver is not None:
+                await _resolve_with(api, configuration, resolver)
+    except (kconfig.ConfigException, ValueError, KeyError, OSError) as exc:
         raise KubeConfigError(f"context {context!r} cannot be used: {type(exc).__name__}") from None
+    if creds is not None:
+        await creds.install(configuration)
+    return api
+
+
+async def _resolve_with(api: Any, configuration: Any, resolver: AbstractResolver) -> None:
+    """Give ``api`` a connection pool that resolves through ``resolver``. kubernetes-asyncio's
+    own pool takes neither a resolver nor a connector, so it is replaced by one made the way its
+    ``RESTClientObject`` makes it (TLS settings, pool size, read buffer), without ``trust_env``."""
+    context = ssl.create_default_context(cafile=configuration.ssl_ca_cert)
+    if configuration.cert_file:
+        context.load_cert_chain(configuration.cert_file, keyfile=configuration.key_file)
+    if not configuration.verify_ssl:
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    connector = aiohttp.TCPConnector(
+        limit=configuration.connection_pool_maxsize, ssl=context, resolver=resolver
+    )
+    previous = api.rest_client.pool_manager
+    api.rest_client.pool_manager = aiohttp.ClientSession(
+        connector=connector, trust_env=False, read_bufsize=READ_BUFFER
+    )
+    await previous.close()
+
+
+#: The user keys whose credential :mod:`common.kubecreds` manages instead of kubernetes-asyncio.
+_OUR_KEYS = ("exec", "token", "tokenFile")
+_DATA_KEYS = (
+    ("clusters", "cluster", "certificate-authority"),
+    ("users", "user", "client-certificate"),
+    ("users", "user", "client-key"),
+)
+
+
+@contextlib.asynccontextmanager
+async def certificate_files(
+    standalone: dict[str, Any], workdir: Path
+) -> AsyncIterator[dict[str, Any]]:
+    """``standalone`` with its ``*-data`` certificates as files (0600, in a 0700 folder under
+    ``workdir``) for the length of the ``with``; the folder is removed on leaving it."""
+    document = copy.deepcopy(standalone)
+    files: dict[str, bytes] = {}
+    for kind, singular, key in _DATA_KEYS:
+        body = document[kind][0][singular]
+        data = body.pop(f"{key}-data", None)
+        if data:
+            try:
+                files[key] = base64.b64decode(data, validate=False)
+            except ValueError:
+                raise KubeConfigError(f"{singular} {key}-data is not base64") from None
+            body[key] = key
+    if not files:
+        yield document
+        return
+    folder = await asyncio.to_thread(private.private_temp_dir, workdir, "kube-")
+    try:
+        await asyncio.to_thread(_write_all, folder, files)
+        for kind, singular, key in _DATA_KEYS:
+            body = document[kind][0][singular]
+            if body.get(key) == key and key in files:
+                body[key] = str(folder / key)
+        yield document
+    finally:
+        await asyncio.to_thread(shutil.rmtree, folder, True)
+
+
+def _write_all(folder: Path, files: Mapping[str, bytes]) -> None:
+    for name, content in files.items():
+        fd = os.open(folder / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, private.FILE_MODE)
+        with os.fdopen(fd, "wb") as out:
+            out.write(content)
 
 
 def in_cluster_client() -> Any:

@@ -33,7 +33,7 @@ from __future__ import annotations
 import ipaddress
 import re
 import socket
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self
 
@@ -43,6 +43,7 @@ import yarl
 from aiohttp.abc import AbstractResolver, ResolveResult
 from multidict import CIMultiDict
 
+from common.config import ConfigError
 from common.errors import BadGateway, BadRequest
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -281,6 +282,15 @@ def parse_allowed(entry: str) -> tuple[Allowed, ...]:
     if any(m.version == network.version and m.overlaps(network) for m in metadata):
         raise ValueError(f"{entry!r} covers a cloud metadata address, which is never allowed")
     return (Allowed(network, port=port),)
+
+
+def allow_setting(entries: Sequence[str], *, key: str) -> list[Allowed]:
+    """A service's allow-list setting ``key`` read with :func:`parse_allowed`; a bad entry stops
+    start-up (:class:`~common.config.ConfigError` naming ``key``)."""
+    try:
+        return [allowed for entry in entries for allowed in parse_allowed(entry)]
+    except ValueError as exc:
+        raise ConfigError(key, f"a host, address or network: {exc}") from None
 
 
 def _allow_list(entries: Any) -> tuple[Allowed, ...]:

@@ -1,4 +1,6 @@
-"""Files only the service's own user may read: databases that hold password hashes or kubeconfigs.
+"""Files only the service's own user may read: databases that hold password hashes or kubeconfigs,
+and the short-lived copies of cluster credentials (certificates, a kubeconfig handed to Helm) that
+live in a service's private folder and are swept at start-up when a killed run left them.
 
 ``private_file`` makes the parent folder (mode 0700 when it creates it) and the file (mode 0600)
 before SQLite opens it; SQLite gives its ``-wal`` and ``-shm`` files the database file's mode, so
@@ -9,7 +11,9 @@ shared-memory files, rather than trusted as it is.
 from __future__ import annotations
 
 import os
+import shutil
 import stat
+import tempfile
 from pathlib import Path
 
 FILE_MODE = 0o600
@@ -30,3 +34,34 @@ def private_file(path: Path) -> None:
             continue
         if mode & 0o077:
             candidate.chmod(mode & 0o700)
+
+
+def private_dir(path: Path) -> Path:
+    """``path`` (and missing parents) as a folder only this user may enter; tightened if it exists."""
+    path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    mode = stat.S_IMODE(path.stat().st_mode)
+    if mode & 0o077:
+        path.chmod(mode & 0o700)
+    return path
+
+
+def private_temp_dir(parent: Path, prefix: str) -> Path:
+    """A new folder (0700) under the private folder ``parent``, for files removed after use."""
+    return Path(tempfile.mkdtemp(prefix=prefix, dir=private_dir(parent)))
+
+
+def sweep(parent: Path) -> int:
+    """Remove what an earlier run left in the private folder ``parent`` (a process killed before
+    it could clean up); how many entries went. Run at start-up, before anything writes there."""
+    removed = 0
+    try:
+        entries = list(parent.iterdir())
+    except FileNotFoundError:
+        return 0
+    for entry in entries:
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
+        removed += 1
+    return removed

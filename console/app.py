@@ -20,10 +20,11 @@ from pathlib import Path
 
 from aiohttp import web
 
-from common import tasks
+from common import private, tasks
 from common.app import build_app
 from common.config import ConfigError
 from common.db import is_postgresql
+from common.netguard import AddressPolicy, allow_setting
 from common.openapi import Spec
 from common.revocation import REVOCATIONS
 from common.sessions import MemorySessionRows, SessionStore
@@ -127,7 +128,11 @@ def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) 
             "console.security.admin.password is not set: every request that needs the admin "
             "will be refused (wharf console hash-password makes a hash for the settings)"
         )
-    app.cleanup_ctx.append(_clusters_context(dict(environ or {})))
+    guard = AddressPolicy(  # checked here, so a bad entry stops start-up as any bad setting does
+        block_private_networks=svc.clusters.block_private_networks,
+        allow=allow_setting(svc.clusters.allow_addresses, key="console.clusters.allow-addresses"),
+    )
+    app.cleanup_ctx.append(_clusters_context(dict(environ or {}), guard))
     helm.setup(app)  # the Helm desk opens after the clusters it serves
     diagnose.setup(app)  # the LLM summary client and cache
     usage.setup(app)  # the metrics sampler, after the clusters it samples
@@ -159,7 +164,7 @@ def make_store(svc: ConsoleSettings) -> ClusterStore:
 
 
 def _clusters_context(
-    environ: Mapping[str, str],
+    environ: Mapping[str, str], guard: AddressPolicy
 ) -> Callable[[web.Application], AsyncIterator[None]]:
     async def clusters(app: web.Application) -> AsyncIterator[None]:
         svc = app[SETTINGS]
@@ -172,7 +177,15 @@ def _clusters_context(
             )
         store = make_store(svc)
         await store.open()
-        registry = ClusterRegistry(static, store, probe_timeout=svc.clusters.probe_timeout_seconds)
+        if swept := await asyncio.to_thread(private.sweep, svc.credentials_dir):
+            logger.info("removed %d credential file(s) an earlier run left behind", swept)
+        registry = ClusterRegistry(
+            static,
+            store,
+            workdir=svc.credentials_dir,
+            guard=guard,
+            probe_timeout=svc.clusters.probe_timeout_seconds,
+        )
         warming: asyncio.Task[None] | None = None
         following: asyncio.Task[None] | None = None
         auditing: asyncio.Task[None] | None = None

@@ -84,6 +84,20 @@ class ClustersSettings:
         "first browse request does not pay for them. Start-up never waits on it, and a cluster "
         "that cannot be reached is simply left for its first request to report. Default true.",
     )
+    allow_addresses: tuple[str, ...] = option(
+        (),
+        "Where clusters added through the API may be although the address guard refuses the "
+        "class of their server's address (loopback; link-local; private ranges with "
+        "block-private-networks): hosts, addresses or CIDR networks, each optionally with :port, "
+        "e.g. 127.0.0.1:6443, localhost, 10.20.0.0/16. Cloud metadata addresses are never "
+        "allowed. Clusters of the service's own kubeconfig are not checked. Default empty.",
+    )
+    block_private_networks: bool = option(
+        False,
+        "Also refuse clusters added through the API whose server is in a private range (10/8, "
+        "172.16/12, 192.168/16, 100.64/10, fc00::/7) unless allow-addresses names it. Default "
+        "false: clusters usually live on private networks.",
+    )
 
 
 @attrs.frozen
@@ -246,6 +260,11 @@ class ConsoleSettings:
     @property
     def helm_dir(self) -> Path:
         return self.data_dir / "helm"
+
+    @property
+    def credentials_dir(self) -> Path:
+        """Private folder (0700) where certificates live while a cluster client loads them."""
+        return self.data_dir / "credentials"
 
     def chart_library(self) -> ChartsvcSettings:
         """chartsvc's settings for the embedded chart library, its files under ``helm_dir``."""

@@ -59,11 +59,35 @@ def _parser() -> argparse.ArgumentParser:
         "kubeconfig as context <context>-NAME; it may do nothing until a RoleBinding grants it",
     )
     p.add_argument(
+        "--min-token-seconds",
+        type=_positive,
+        default=600,
+        help="shortest expirationSeconds a TokenRequest may ask (default 600, as kube-apiserver);"
+        " a few seconds exercise clients' credential refresh",
+    )
+    p.add_argument(
+        "--max-watch-seconds",
+        type=_positive,
+        default=None,
+        help="end every watch after this many seconds whatever timeoutSeconds asked (as a load "
+        "balancer does); default: as asked",
+    )
+    p.add_argument(
         "--plain-http",
         action="store_true",
         help="serve http without authentication (benchmarks only)",
     )
     return p
+
+
+def _positive(given: str) -> int:
+    try:
+        value = int(given)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{given!r} is not a whole number of seconds above 0")
+    return value
 
 
 def _user(given: str) -> tuple[str, tuple[str, ...]]:
@@ -125,6 +149,8 @@ def main(argv: list[str] | None = None) -> int:
         scenario=args.scenario,
         timings=Timings.realistic() if args.speed == "realistic" else Timings(),
         users=users,
+        min_token_seconds=args.min_token_seconds,
+        max_watch_seconds=args.max_watch_seconds,
     )
     try:
         eventloop.run(_run(sim, loop), loop)

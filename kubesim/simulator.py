@@ -50,7 +50,11 @@ class Simulator:
     ``users``: more identities, name -> groups; each gets a random bearer token in
     :attr:`user_tokens` and a kubeconfig context ``<context>-<name>``, and may do what RBAC
     grants it (the admin token may do everything). ``event_loop``: what :meth:`start`'s thread runs
-    on (``common.eventloop``).
+    on (``common.eventloop``). ``min_token_seconds``: the shortest life a TokenRequest may ask
+    for (kube-apiserver's 600 by default; 1 lets tests mint tokens that expire in seconds, which
+    are then refused with 401 as a real server refuses them). ``max_watch_seconds``: every watch
+    ends by then whatever ``timeoutSeconds`` asked, as a load balancer in front of a cluster cuts
+    long requests; clients must reconnect (with their current credentials).
     """
 
     def __init__(
@@ -70,6 +74,8 @@ class Simulator:
         timings: Timings | None = None,
         users: Mapping[str, Sequence[str]] | None = None,
         event_loop: eventloop.Loop = "asyncio",
+        min_token_seconds: int = 600,
+        max_watch_seconds: float | None = None,
     ) -> None:
         self.directory = Path(directory)
         self.token = token if token is not None else secrets.token_urlsafe(24)
@@ -93,6 +99,8 @@ class Simulator:
         self._users = {name: tuple(groups) for name, groups in (users or {}).items()}
         self.user_tokens = {name: secrets.token_urlsafe(24) for name in self._users}
         self.event_loop = event_loop
+        self.min_token_seconds = min_token_seconds
+        self.max_watch_seconds = max_watch_seconds
 
     def __repr__(self) -> str:
         return f"Simulator(url={self.url!r}, context={self.context!r})"
@@ -118,6 +126,8 @@ class Simulator:
             history=self._history,
             bookmark_interval=self._bookmark_interval,
         )
+        self.state.min_token_seconds = self.min_token_seconds
+        self.state.max_watch_seconds = self.max_watch_seconds
         self.state.users = {
             self.user_tokens[name]: UserInfo(name, (*groups, AUTHENTICATED))
             for name, groups in self._users.items()

@@ -25,7 +25,13 @@ from chartsvc.helm.errors import (
     RenderFailed,
     RevisionNotFound,
 )
-from chartsvc.helm.releases import DEFAULT_TIMEOUT_S, Installed, ReleaseEngine, TestRun
+from chartsvc.helm.releases import (
+    DEFAULT_TIMEOUT_S,
+    ConfigPool,
+    Installed,
+    ReleaseEngine,
+    TestRun,
+)
 from chartsvc.helm.runner import MAX_CALLS, HelmRunner, Observer
 from chartsvc.helm.writes import WriteOptions
 
@@ -63,13 +69,16 @@ class Helm:
         self,
         *,
         temp_dir: Path | None = None,
+        credentials_dir: Path,
         max_calls: int = MAX_CALLS,
         observer: Observer | None = None,
     ) -> None:
         self.runner = HelmRunner(max_calls, observer=observer)
         self.cache = ChartCache()
         self.charts = ChartEngine(self.runner, self.cache, temp_dir)
-        self.releases = ReleaseEngine(self.runner, self.cache)
+        self.releases = ReleaseEngine(self.runner, self.cache, ConfigPool(credentials_dir))
+        #: Where cluster clients of the release reads write certificates while loading them.
+        self.credentials_dir = credentials_dir
 
     def close(self) -> None:
         """Wait for the calls in flight, then close every Helm handle (blocking)."""

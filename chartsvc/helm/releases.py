@@ -16,8 +16,11 @@ starts the process (otherwise Helm uses ``$HOME/.kube/cache``, as kubectl does).
 
 from __future__ import annotations
 
+import os
+import shutil
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, TypeVar
 
 import attrs
@@ -30,6 +33,7 @@ from chartsvc.helm.errors import without_paths
 from chartsvc.helm.handles import HandlePool
 from chartsvc.helm.runner import HelmRunner
 from chartsvc.helm.writes import WriteOptions
+from common import private
 
 T = TypeVar("T")
 
@@ -60,41 +64,78 @@ class TestRun:
 
 
 class ConfigPool:
-    """``helm_python.Config`` handles by (cluster, namespace), least recently used out first."""
+    """``helm_python.Config`` handles by (cluster, namespace), least recently used out first.
 
-    def __init__(self, max_configs: int = 64) -> None:
-        self._pool: HandlePool[tuple[str, str], helm.Config] = HandlePool(max_count=max_configs)
+    Each Config reads its kubeconfig from a file of ours under ``credentials_dir`` (0600 in a 0700
+    folder), removed when the Config is closed; helm_python's own ``kubeconfig_content`` would put
+    it in the system temp folder, where a killed process leaves it. The kubeconfig keeps an
+    ``exec`` plugin or a ``tokenFile`` as it is: Helm's Kubernetes client (client-go) runs the
+    plugin itself and renews the token before it expires and after a 401, and re-reads the token
+    file, so an install that outlives a token keeps going.
+    """
+
+    def __init__(self, credentials_dir: Path, max_configs: int = 64) -> None:
+        self.credentials_dir = credentials_dir
+        self._pool: HandlePool[tuple[str, str], _Configured] = HandlePool(max_count=max_configs)
 
     @contextmanager
     def use(self, target: ClusterTarget, namespace: str) -> Iterator[helm.Config]:
         key = (target.key, namespace)
-        with self._pool.use(key, lambda: _new_config(target, namespace)) as config:
-            yield config
+        make = lambda: _Configured.open(target, namespace, self.credentials_dir)  # noqa: E731
+        with self._pool.use(key, make) as configured:
+            yield configured.config
 
     def close(self) -> None:
         self._pool.close()
 
 
-def _new_config(target: ClusterTarget, namespace: str) -> helm.Config:
-    # No kubeconfig: helm_python falls back to the in-cluster service account, as kubectl does.
-    return helm.Config(
-        kubeconfig_content=target.kubeconfig,
-        kube_context=target.context,
-        namespace=namespace,
-        qps=QPS,
-        burst_limit=BURST,
-    )
+@attrs.define
+class _Configured:
+    """A Helm Config and the private folder of the kubeconfig file it reads."""
+
+    config: helm.Config
+    folder: Path | None
+
+    @classmethod
+    def open(cls, target: ClusterTarget, namespace: str, credentials_dir: Path) -> _Configured:
+        folder = path = None
+        if target.kubeconfig is not None:
+            folder = private.private_temp_dir(credentials_dir, "helm-")
+            path = folder / "kubeconfig"
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, private.FILE_MODE)
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                out.write(target.kubeconfig)
+        try:
+            # No kubeconfig: helm_python falls back to the in-cluster service account, as
+            # kubectl does.
+            config = helm.Config(
+                kubeconfig_path=path,
+                kube_context=target.context,
+                namespace=namespace,
+                qps=QPS,
+                burst_limit=BURST,
+            )
+        except BaseException:
+            if folder is not None:
+                shutil.rmtree(folder, ignore_errors=True)
+            raise
+        return cls(config, folder)
+
+    def close(self) -> None:
+        try:
+            self.config.close()
+        finally:
+            if self.folder is not None:
+                shutil.rmtree(self.folder, ignore_errors=True)
 
 
 class ReleaseEngine:
     """Release actions on the runner's pool; charts are loaded through ``cache``."""
 
-    def __init__(
-        self, runner: HelmRunner, cache: ChartCache, configs: ConfigPool | None = None
-    ) -> None:
+    def __init__(self, runner: HelmRunner, cache: ChartCache, configs: ConfigPool) -> None:
         self.runner = runner
         self.cache = cache
-        self.configs = configs or ConfigPool()
+        self.configs = configs
 
     async def run(
         self, release: ReleaseRef, call: Callable[[helm.Config], T], *, operation: str

@@ -12,6 +12,7 @@ import asyncio
 from collections import OrderedDict
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -33,6 +34,8 @@ class _Lease:
 
 @attrs.define
 class KubeClients:
+    #: The private folder where a client's certificates are written while it loads them.
+    workdir: Path
     max_clients: int = MAX_CLIENTS
     _leases: OrderedDict[str, _Lease] = attrs.field(factory=OrderedDict)
     _lock: asyncio.Lock = attrs.field(factory=asyncio.Lock)
@@ -53,7 +56,7 @@ class KubeClients:
         async with self._lock:  # one client per cluster, even when requests race for it
             lease = self._leases.get(target.key)
             if lease is None:
-                lease = _Lease(await _new_client(target))
+                lease = _Lease(await _new_client(target, self.workdir))
                 self._leases[target.key] = lease
                 retired = self._evict()
             self._leases.move_to_end(target.key)
@@ -79,7 +82,7 @@ class KubeClients:
             await lease.client.close()
 
 
-async def _new_client(target: ClusterTarget) -> Any:
+async def _new_client(target: ClusterTarget, workdir: Path) -> Any:
     if target.kubeconfig is None:
         try:
             return kube.in_cluster_client()
@@ -87,7 +90,8 @@ async def _new_client(target: ClusterTarget) -> Any:
             raise _unusable(target, exc.detail) from None
     try:
         config = kube.parse(target.kubeconfig, source=f"the kubeconfig of cluster {target.name!r}")
-        return await kube.api_client(config, target.context or config.current_context or "")
+        context = target.context or config.current_context or ""
+        return await kube.api_client(config, context, workdir=workdir)
     except KubeConfigError as exc:
         raise _unusable(target, exc.detail) from None
 

@@ -27,7 +27,7 @@ import attrs
 
 from chartsvc.clusters import ClusterTarget, ReleaseRef
 from chartsvc.releases.clients import KubeClients
-from common import kube
+from common import kube, kubecreds
 from common.errors import BadGateway, WharfError
 
 HELM_OWNER = "owner=helm"
@@ -85,7 +85,7 @@ class ApiResource:
 
 @attrs.define
 class ClusterReads:
-    clients: KubeClients = attrs.field(factory=KubeClients)
+    clients: KubeClients
     _discovery: dict[tuple[str, str], tuple[float, dict[str, ApiResource]]] = attrs.field(
         factory=dict
     )
@@ -144,28 +144,48 @@ class ClusterReads:
         accept: str,
         body: dict[str, Any] | None = None,
     ) -> tuple[int, bytes]:
+        """One request; a 401 renews the cluster's credentials once and asks once more."""
+        async with self.clients.use(target) as client:
+            renewal = kubecreds.Renewal.before(client)
+            sent = (method, path, query, accept, body)
+            status, answer = await self._send(target, client, *sent)
+            if status == 401 and await renewal.renewed():
+                status, answer = await self._send(target, client, *sent)
+        return status, answer
+
+    async def _send(
+        self,
+        target: ClusterTarget,
+        client: Any,
+        method: str,
+        path: str,
+        query: Sequence[tuple[str, str]],
+        accept: str,
+        body: dict[str, Any] | None,
+    ) -> tuple[int, bytes]:
         headers = {"Accept": accept}
         if body is not None:
             headers["Content-Type"] = "application/json"
-        async with self.clients.use(target) as client:
+        try:
+            resp = await client.call_api(
+                path,
+                method,
+                query_params=list(query),
+                header_params=headers,
+                body=body,
+                auth_settings=["BearerToken"],
+                _preload_content=False,
+                _request_timeout=REQUEST_TIMEOUT_S,
+            )
             try:
-                resp = await client.call_api(
-                    path,
-                    method,
-                    query_params=list(query),
-                    header_params=headers,
-                    body=body,
-                    auth_settings=["BearerToken"],
-                    _preload_content=False,
-                    _request_timeout=REQUEST_TIMEOUT_S,
-                )
-                try:
-                    answer: bytes = await resp.read()
-                finally:
-                    resp.release()
-            except Exception as exc:  # aiohttp, TLS, timeouts: the request never got an answer
-                raise _unreachable(target, exc) from None
-        return resp.status, answer
+                answer: bytes = await resp.read()
+            finally:
+                resp.release()
+        except WharfError:
+            raise  # the credentials could not be renewed: already ours
+        except Exception as exc:  # aiohttp, TLS, timeouts: the request never got an answer
+            raise _unreachable(target, exc) from None
+        return int(resp.status), answer
 
     async def revisions(
         self, target: ClusterTarget, namespace: str | None, name: str | None = None

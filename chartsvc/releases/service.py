@@ -24,6 +24,7 @@ import attrs
 from chartsvc.clusters import ClusterTarget, ReleaseRef
 from chartsvc.helm import Installed, ReleaseEngine, ReleaseNotFound
 from chartsvc.releases import preview, resources, testhooks
+from chartsvc.releases.clients import KubeClients
 from chartsvc.releases.drift import DriftMemo, ReleaseDrift, release_drift
 from chartsvc.releases.model import (
     InstallRequest,
@@ -79,7 +80,13 @@ class ReleaseService:
 
     engine: ReleaseEngine
     charts: ChartSource
-    reads: ClusterReads = attrs.field(factory=ClusterReads)
+    #: Cluster clients write certificates under the same private folder as the Helm configs.
+    reads: ClusterReads = attrs.field(
+        default=attrs.Factory(
+            lambda self: ClusterReads(KubeClients(self.engine.configs.credentials_dir)),
+            takes_self=True,
+        )
+    )
     _locks: KeyedLocks = attrs.field(factory=KeyedLocks)
     _drift: DriftMemo = attrs.field(factory=DriftMemo)
 

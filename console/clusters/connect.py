@@ -13,7 +13,10 @@ Nothing here logs a kubeconfig or a response body.
 from __future__ import annotations
 
 import asyncio
+import ipaddress
+import socket
 import ssl
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -22,6 +25,7 @@ import attrs
 from common import kube
 from common.errors import BadGateway, WharfError
 from common.kube import KubeConfig, KubeConfigError
+from common.netguard import AddressPolicy, AddressRefused, GuardingResolver
 from console.clusters.model import Cluster
 from console.errors import InvalidCluster
 
@@ -41,21 +45,33 @@ class Probe:
     differences: tuple[dict[str, str], ...] = ()
 
 
-async def build_client(cluster: Cluster) -> Any:
-    """A new ``ApiClient`` for ``cluster``; the caller owns it and closes it."""
+async def build_client(
+    cluster: Cluster, *, workdir: Path, guard: AddressPolicy | None = None
+) -> Any:
+    """A new ``ApiClient`` for ``cluster``; the caller owns it and closes it. Certificates are
+    written under the private folder ``workdir`` only while the client loads them. With
+    ``guard``, every connection checks the addresses the server's name resolves to."""
     if cluster.config is None or cluster.context is None:
         return _in_cluster_client(cluster)
+    resolver = GuardingResolver(guard) if guard is not None else None
     try:
-        return await kube.api_client(cluster.config, cluster.context)
+        return await kube.api_client(
+            cluster.config, cluster.context, workdir=workdir, resolver=resolver
+        )
     except KubeConfigError as exc:  # the operator's kubeconfig, not the caller's input
         raise BadGateway(
             f"cluster {cluster.id!r} cannot be used: {exc.detail}", code="cluster-refused"
         ) from None
 
 
-async def config_client(config: KubeConfig, context: str) -> Any:
+async def config_client(
+    config: KubeConfig, context: str, *, workdir: Path, guard: AddressPolicy
+) -> Any:
+    """The client of a definition sent through the API: guarded at every connection."""
     try:
-        return await kube.api_client(config, context)
+        return await kube.api_client(
+            config, context, workdir=workdir, resolver=GuardingResolver(guard)
+        )
     except KubeConfigError as exc:
         raise InvalidCluster(exc.detail) from None
 
@@ -68,6 +84,33 @@ def _in_cluster_client(cluster: Cluster) -> Any:
             f"cluster {cluster.id!r} has no kubeconfig and this process has no in-cluster "
             "service account",
             code="cluster-refused",
+        ) from None
+
+
+async def check_server(policy: AddressPolicy, server: str) -> None:
+    """Refuse a runtime cluster whose server the address guard refuses: its URL (scheme, a
+    ``localhost`` name, an IP literal in any spelling) and every address its name resolves to, the
+    way chartsvc guards repository fetches. A name that does not resolve is left to the probe.
+    Its client checks the resolved addresses again at every connection (``build_client``)."""
+    try:
+        url = policy.check_url(server)
+        if url.scheme not in ("http", "https"):
+            raise InvalidCluster(f"the cluster's server must be an http or https URL, not {url}")
+        host = (url.host or "").strip("[]")
+        try:
+            ipaddress.ip_address(host.split("%", 1)[0])
+        except ValueError:
+            resolver = GuardingResolver(policy)
+            try:
+                await resolver.resolve(host, url.port or 0, socket.AF_UNSPEC)
+            except OSError:
+                pass
+            finally:
+                await resolver.close()
+    except AddressRefused as exc:
+        raise InvalidCluster(
+            f"the cluster's server is refused by the address guard: {exc.reason} (allow it with "
+            "console.clusters.allow-addresses)"
         ) from None
 
 

@@ -30,7 +30,8 @@ logger = logging.getLogger(__name__)
 ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@:-]{0,252}$")
 #: Keys that make a client read a file or start a process on the host that loads the kubeconfig.
 _HOST_KEYS = {
-    "clusters": ("certificate-authority",),
+    # A proxy would resolve the server's name where the address guard cannot check it.
+    "clusters": ("certificate-authority", "proxy-url"),
     "users": ("client-certificate", "client-key", "tokenFile", "exec", "auth-provider"),
 }
 
@@ -109,7 +110,7 @@ def parse_posted(text: str) -> KubeConfig:
                 raise InvalidCluster(
                     f"{kind[:-1]} {entry['name']!r} uses {found[0]}: a kubeconfig sent to the "
                     "console must carry its credentials inline (…-data, token) and may not "
-                    "reference files or run commands on the server"
+                    "reference files, run commands on the server or go through a proxy"
                 )
     if not config.contexts():
         raise InvalidCluster("the kubeconfig has no contexts: nothing in it names a cluster to use")

@@ -13,12 +13,14 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import attrs
 
 from common import kube, yamlio
 from common.kube import KubeConfig
+from common.netguard import AddressPolicy
 from console.clusters import connect, kubeconfigs
 from console.clusters.kubeconfigs import StaticClusters
 from console.clusters.model import Cluster, ClusterDefinition, Origin, StoredCluster
@@ -35,10 +37,20 @@ Listener = Callable[[str, str], Awaitable[None]]
 
 class ClusterRegistry:
     def __init__(
-        self, static: StaticClusters, store: ClusterStore, *, probe_timeout: float = 5.0
+        self,
+        static: StaticClusters,
+        store: ClusterStore,
+        *,
+        workdir: Path,
+        guard: AddressPolicy,
+        probe_timeout: float = 5.0,
     ) -> None:
         self.static = static
         self.store = store
+        #: The address guard a runtime cluster's server must pass (the kubeconfig's are trusted).
+        self.guard = guard
+        #: Private folder where certificates live while a cluster client loads them.
+        self.workdir = workdir
         self.probe_timeout = probe_timeout
         self._clusters: dict[str, Cluster] = {c.id: c for c in static.clusters}
         self._clients: dict[str, Any] = {}
@@ -132,7 +144,11 @@ class ClusterRegistry:
         async with self._client_lock:
             if (existing := self._clients.get(cluster_id)) is not None:
                 return existing
-            client = await connect.build_client(cluster)
+            guard = None
+            if cluster.origin is Origin.RUNTIME:
+                guard = self.guard
+                await connect.check_server(guard, cluster.master_url or "")
+            client = await connect.build_client(cluster, workdir=self.workdir, guard=guard)
             now = self._clusters.get(cluster_id)
             if now is None or now.config is not cluster.config or now.context != cluster.context:
                 await connect.close_client(client)  # removed or re-pointed while it was built
@@ -265,7 +281,10 @@ class ClusterRegistry:
         """A cluster whose context exists and whose server answers, with its new client."""
         single, server = kubeconfigs.standalone(config, context)
         cluster = Cluster(cluster_id, name, Origin.RUNTIME, context, server, config)
-        client = await connect.config_client(single, context)
+        await connect.check_server(self.guard, server)
+        client = await connect.config_client(
+            single, context, workdir=self.workdir, guard=self.guard
+        )
         try:
             result = await connect.probe(client, timeout=self.probe_timeout)
         except BaseException:

@@ -23,6 +23,7 @@ import aiohttp
 from kubernetes_asyncio.client.exceptions import ApiException
 from kubernetes_asyncio.config.config_exception import ConfigException
 
+from common import kubecreds
 from common.errors import UpstreamStatus, WharfError
 from common.kube import cluster_error
 
@@ -167,7 +168,18 @@ class KubeApi:
         """A WebSocket upgrade of ``path`` (exec, attach, port-forward) speaking the first of
         ``protocols`` the server accepts (``ws.protocol``), through the client's own connection
         pool, TLS settings and credentials. A refused upgrade raises its status (``cluster-refused``).
-        The caller closes the socket."""
+        The caller closes the socket. A 401 renews the credentials and tries once more."""
+        renewal = kubecreds.Renewal.before(self.client)
+        try:
+            return await self._upgrade(path, query=query, protocols=protocols)
+        except UpstreamStatus as exc:
+            if exc.status != 401 or not await renewal.renewed():
+                raise
+        return await self._upgrade(path, query=query, protocols=protocols)
+
+    async def _upgrade(
+        self, path: str, *, query: Query, protocols: Sequence[str]
+    ) -> aiohttp.ClientWebSocketResponse:
         headers: dict[str, str] = {}
         try:
             await self.client.update_params_for_auth(headers, [], ["BearerToken"])
@@ -192,6 +204,24 @@ class KubeApi:
         return ws
 
     async def _call(
+        self,
+        method: str,
+        path: str,
+        query: Query,
+        headers: dict[str, str],
+        timeout: float | aiohttp.ClientTimeout,
+        body: Any = None,
+    ) -> aiohttp.ClientResponse:
+        """One request; a 401 renews the credentials (one renewal however many requests were
+        refused together) and sends it once more, never more."""
+        renewal = kubecreds.Renewal.before(self.client)
+        resp = await self._send(method, path, query, headers, timeout, body)
+        if resp.status == 401 and await renewal.renewed():
+            resp.release()
+            resp = await self._send(method, path, query, headers, timeout, body)
+        return resp
+
+    async def _send(
         self,
         method: str,
         path: str,

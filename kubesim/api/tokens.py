@@ -81,10 +81,11 @@ def user(key: bytes, token: str, store: Store) -> Obj | None:
     }
 
 
-def token_request(key: bytes, sa: Obj, body: Any) -> Obj:
-    """The TokenRequest response for a POST to ``serviceaccounts/{name}/token``."""
+def token_request(key: bytes, sa: Obj, body: Any, *, min_seconds: int = MIN_SECONDS) -> Obj:
+    """The TokenRequest response for a POST to ``serviceaccounts/{name}/token``; an
+    ``expirationSeconds`` below ``min_seconds`` is raised to it, as kube-apiserver does."""
     spec = (body or {}).get("spec") or {} if isinstance(body, dict) else {}
-    seconds = max(MIN_SECONDS, int(spec.get("expirationSeconds") or DEFAULT_SECONDS))
+    seconds = max(min_seconds, int(spec.get("expirationSeconds") or DEFAULT_SECONDS))
     audiences = [str(a) for a in spec.get("audiences") or []]
     token, expiry = issue(key, sa, audiences=audiences, seconds=seconds)
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(expiry))

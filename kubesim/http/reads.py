@@ -149,5 +149,10 @@ async def watch_(request: web.Request, state: State, target: Target) -> web.Stre
         return obj
 
     return await watch.serve(
-        request, state.objects, target, encode, bookmark_interval=state.bookmark_interval
+        request,
+        state.objects,
+        target,
+        encode,
+        bookmark_interval=state.bookmark_interval,
+        max_seconds=state.max_watch_seconds,
     )

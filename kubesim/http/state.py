@@ -31,6 +31,10 @@ class State:
     server_address: str = "127.0.0.1:6443"
     # Report workloads rolled out at once (``standin``) until real controllers run.
     instant_rollout: bool = True
+    # Shortest ``expirationSeconds`` a TokenRequest may ask (kube-apiserver's is 10 minutes).
+    min_token_seconds: int = 600
+    # Every watch ends after at most this many seconds (None: as ``timeoutSeconds`` asks).
+    max_watch_seconds: float | None = None
     # (group, plural, subresource) -> handler, for subresources served outside ``handlers``
     # (``pods/log``, ``pods/exec``, ``pods/portforward``); anything unregistered is refused with 501.
     subresource_handlers: dict[tuple[str, str, str], SubresourceHandler] = attrs.Factory(dict)

@@ -152,9 +152,13 @@ async def serve(
     encode: Callable[[Obj], Obj],
     *,
     bookmark_interval: float,
+    max_seconds: float | None = None,
 ) -> web.StreamResponse:
-    """Answer a watch request; ``encode`` turns a stored object into what the client asked for."""
+    """Answer a watch request; ``encode`` turns a stored object into what the client asked for.
+    ``max_seconds`` ends every watch by then, whatever ``timeoutSeconds`` asked."""
     req = WatchRequest.parse(request.query)
+    if max_seconds is not None and req.timeout > max_seconds:
+        req = attrs.evolve(req, timeout=max_seconds)
     rt = target.rt
     filt = _Filter(objs, target, req)
     initial: list[tuple[str, Obj]] = []

@@ -58,7 +58,10 @@ async def create(request: web.Request, state: State, target: Target) -> web.Resp
     if target.subresource == "token":
         body = await _body(request, bodies.WRITE_TYPES)
         sa = state.objects.get(target.rt, target.namespace, target.name)
-        return json_response(tokens.token_request(state.signing_key, sa, body), status=201)
+        issued = tokens.token_request(
+            state.signing_key, sa, body, min_seconds=state.min_token_seconds
+        )
+        return json_response(issued, status=201)
     if target.subresource == "binding" or target.rt.group_resource == ("", "bindings"):
         body = await _body(request, bodies.WRITE_TYPES)
         status = subresources.bind(state.objects, target, body, _write_options(request, target))

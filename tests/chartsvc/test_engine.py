@@ -23,7 +23,7 @@ def demo(chart_archives: dict[str, Path]) -> bytes:
 
 @pytest.fixture
 def engine(tmp_path: Path) -> Iterator[ChartEngine]:
-    helm = Helm(temp_dir=tmp_path / "tmp")
+    helm = Helm(temp_dir=tmp_path / "tmp", credentials_dir=tmp_path / "credentials")
     (tmp_path / "tmp").mkdir()
     yield helm.charts
     helm.close()

@@ -228,7 +228,7 @@ async def test_the_release_domain_serves_any_cluster_without_chartsvc_settings(
         for sim in two_sims
     )
     await create_namespace(two_sims[0], "dom")
-    helm = Helm(temp_dir=tmp_path)
+    helm = Helm(temp_dir=tmp_path, credentials_dir=tmp_path / "credentials")
     service = ReleaseService(engine=helm.releases, charts=LocalCharts(build_chart(tmp_path)))
     try:
         request = InstallRequest(

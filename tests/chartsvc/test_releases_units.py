@@ -271,7 +271,7 @@ async def test_locks_serialise_one_key_and_not_others() -> None:
 
 def test_config_pool_reuses_and_evicts(tmp_path: Path) -> None:
     target = ClusterTarget(name="t", kubeconfig="apiVersion: v1\nkind: Config\n", context=None)
-    pool = ConfigPool(max_configs=2)
+    pool = ConfigPool(tmp_path, max_configs=2)
     with pool.use(target, "a") as first, pool.use(target, "a") as again:
         assert first is again
     with pool.use(target, "b"), pool.use(target, "c") as third:
@@ -297,8 +297,8 @@ def closed(client: Any) -> bool:
     return bool(client.rest_client.pool_manager.closed)
 
 
-async def test_kube_clients_are_shared_bounded_and_closed_when_idle() -> None:
-    clients = KubeClients(max_clients=1)
+async def test_kube_clients_are_shared_bounded_and_closed_when_idle(tmp_path: Path) -> None:
+    clients = KubeClients(tmp_path, max_clients=1)
     async with clients.use(fake_target("a")) as a, clients.use(fake_target("a")) as again:
         assert a is again
         async with clients.use(fake_target("b")) as b:
@@ -309,8 +309,8 @@ async def test_kube_clients_are_shared_bounded_and_closed_when_idle() -> None:
     assert closed(b)
 
 
-async def test_unusable_kubeconfig_is_a_502_without_its_content() -> None:
-    clients = KubeClients()
+async def test_unusable_kubeconfig_is_a_502_without_its_content(tmp_path: Path) -> None:
+    clients = KubeClients(tmp_path)
     broken = ClusterTarget(name="broken", kubeconfig="token: secret-token\nkind: [", context=None)
     with pytest.raises(BadGateway) as caught:
         async with clients.use(broken):
@@ -320,8 +320,10 @@ async def test_unusable_kubeconfig_is_a_502_without_its_content() -> None:
     await clients.close()
 
 
-async def test_a_cancelled_write_keeps_the_release_lock_until_helm_is_done() -> None:
-    helm = Helm()
+async def test_a_cancelled_write_keeps_the_release_lock_until_helm_is_done(
+    tmp_path: Path,
+) -> None:
+    helm = Helm(credentials_dir=tmp_path)
     locks = KeyedLocks()
     release = ReleaseRef(fake_target("slow"), "ns", "web")
     finished: list[str] = []

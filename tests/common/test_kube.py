@@ -85,8 +85,8 @@ def test_file_references_resolve_against_their_own_file(two_files: list[Path]) -
     cluster = one["clusters"][0]["cluster"]
     assert base64.b64decode(cluster["certificate-authority-data"]) == b"CA-BYTES"
     assert "certificate-authority" not in cluster
-    two = config.for_context("b")
-    assert two["users"][0]["user"]["token"] == "second-token"
+    two = config.for_context("b")  # a token file stays a file, to be re-read when it changes
+    assert two["users"][0]["user"]["tokenFile"] == str(two_files[1].parent / "token.txt")
     assert two["current-context"] == "b"
     assert [c["name"] for c in two["clusters"]] == ["c2"]
 

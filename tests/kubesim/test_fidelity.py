@@ -364,7 +364,7 @@ async def test_a_service_put_without_its_cluster_ip_keeps_the_allocated_one(raw:
     the server allocated instead of failing on an immutable field."""
     ns = await create_namespace(raw)
     services = f"/api/v1/namespaces/{ns}/services"
-    manifest = {
+    manifest: dict[str, Any] = {
         "metadata": {"name": "web"},
         "spec": {"type": "NodePort", "selector": {"app": "web"}, "ports": [{"port": 80}]},
     }

@@ -1,0 +1,189 @@
+"""Cluster credentials through ``common.kube.api_client`` against the simulator, with the real exec
+plugin ``tests/execplugin.py``: tokens renewed before they expire (one plugin run for many waiting
+requests), the plugin's contract (cluster info, never interactive, a time limit, clear failures),
+token files re-read when they change, and certificates that leave no copy behind."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from common import kube, kubecreds
+from common.kube import KubeConfigError
+from kubesim import Simulator
+from tests.kubecreds_support import Plugin, exec_kubeconfig, exec_user, grant
+
+ACCOUNT = "creds/plugin"
+
+
+@pytest.fixture(scope="module")
+def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simulator]:
+    with Simulator(tmp_path_factory.mktemp("sim"), context="creds", min_token_seconds=1) as s:
+        asyncio.run(grant(s, ACCOUNT))
+        yield s
+
+
+async def client_for(sim: Simulator, tmp_path: Path, user: dict[str, Any]) -> Any:
+    path = exec_kubeconfig(sim, tmp_path / "kubeconfig", user)
+    config = kube.load([path])
+    assert config is not None
+    return await kube.api_client(config, sim.context, workdir=tmp_path / "credentials")
+
+
+async def status_of(client: Any, path: str = "/api/v1/namespaces/creds") -> int:
+    resp = await client.call_api(path, "GET", auth_settings=["BearerToken"], _preload_content=False)
+    resp.release()
+    return int(resp.status)
+
+
+async def test_an_expiring_plugin_token_is_renewed_before_it_expires(
+    sim: Simulator, tmp_path: Path
+) -> None:
+    plugin = Plugin(tmp_path / "plugin")
+    client = await client_for(sim, tmp_path, exec_user(sim, plugin, account=ACCOUNT, seconds=2))
+    try:
+        assert plugin.runs() == 1  # fetched when the client is made
+        deadline = time.monotonic() + 7
+        while time.monotonic() < deadline:  # crosses three expiries of 2 s tokens
+            assert await status_of(client) == 200
+            await asyncio.sleep(0.3)
+        assert 3 <= plugin.runs() <= 8
+        info = plugin.info()
+        assert info["apiVersion"] == kubecreds.EXEC_VERSIONS[0]
+        assert info["spec"]["interactive"] is False
+        assert info["spec"]["cluster"]["server"] == sim.url  # provideClusterInfo
+        assert info["stdin_is_terminal"] is False
+    finally:
+        await client.close()
+
+
+async def test_many_requests_waiting_for_a_renewal_share_one_plugin_run(
+    sim: Simulator, tmp_path: Path
+) -> None:
+    plugin = Plugin(tmp_path / "plugin")
+    client = await client_for(sim, tmp_path, exec_user(sim, plugin, account=ACCOUNT, seconds=2))
+    try:
+        await asyncio.sleep(2.2)  # the token has expired
+        before = plugin.runs()
+        statuses = await asyncio.gather(*(status_of(client) for _ in range(20)))
+        assert statuses == [200] * 20
+        assert plugin.runs() == before + 1
+    finally:
+        await client.close()
+
+
+async def test_a_refused_token_is_renewed_once_per_refusal_never_in_a_loop(
+    sim: Simulator, tmp_path: Path
+) -> None:
+    plugin = Plugin(tmp_path / "plugin")
+    user = exec_user(sim, plugin, account=ACCOUNT, mode="bad", claim=3600)
+    client = await client_for(sim, tmp_path, user)
+    try:
+        creds = kubecreds.of_client(client)
+        assert creds is not None
+        seen = creds.generation
+        assert await status_of(client) == 401
+        assert await creds.renew(seen)
+        assert await creds.renew(seen)  # a second caller refused by the same token: no new run
+        assert plugin.runs() == 2
+    finally:
+        await client.close()
+
+
+@pytest.mark.parametrize(
+    ("user", "message"),
+    [
+        ({"interactive_mode": "Always"}, "needs interaction"),
+        ({"interactive_mode": None}, "interactiveMode must be"),  # v1 requires it
+        ({"api_version": "client.authentication.k8s.io/v1alpha1"}, "apiVersion"),
+        ({"mode": "fail"}, "failed with exit status 1"),
+    ],
+)
+async def test_a_plugin_that_cannot_work_fails_clearly(
+    sim: Simulator, tmp_path: Path, user: dict[str, Any], message: str
+) -> None:
+    plugin = Plugin(tmp_path / "plugin")
+    with pytest.raises(KubeConfigError) as caught:
+        await client_for(sim, tmp_path, exec_user(sim, plugin, account=ACCOUNT, **user))
+    assert message in caught.value.detail
+    assert "login required" not in caught.value.detail  # the plugin's stderr is not echoed
+    if "mode" not in user:
+        assert plugin.runs() == 0  # refused before running it
+
+
+async def test_v1beta1_without_interactive_mode_runs_never_interactively(
+    sim: Simulator, tmp_path: Path
+) -> None:
+    plugin = Plugin(tmp_path / "plugin")
+    user = exec_user(
+        sim,
+        plugin,
+        account=ACCOUNT,
+        api_version="client.authentication.k8s.io/v1beta1",
+        interactive_mode=None,
+    )
+    client = await client_for(sim, tmp_path, user)
+    try:
+        assert await status_of(client) == 200
+        assert plugin.info()["spec"]["interactive"] is False
+    finally:
+        await client.close()
+
+
+async def test_a_plugin_that_never_answers_is_stopped(sim: Simulator, tmp_path: Path) -> None:
+    plugin = Plugin(tmp_path / "plugin")
+    entry = exec_user(sim, plugin, account=ACCOUNT, mode="hang")["exec"]
+    runner = kubecreds.ExecPlugin.from_kubeconfig(entry, {"server": sim.url})
+    runner.timeout_s = 0.5
+    started = time.monotonic()
+    with pytest.raises(kubecreds.CredentialError, match=r"did not answer within 0\.5s"):
+        await runner.fetch()
+    assert time.monotonic() - started < 5
+
+
+async def test_a_token_file_is_read_again_when_it_changes(sim: Simulator, tmp_path: Path) -> None:
+    token_file = tmp_path / "token"
+    token_file.write_text(sim.token + "\n")
+    client = await client_for(sim, tmp_path, {"tokenFile": str(token_file)})
+    try:
+        assert await status_of(client) == 200
+        token_file.write_text("revoked\n")
+        os.utime(token_file, (time.time() + 5, time.time() + 5))
+        await asyncio.sleep(kubecreds.TOKEN_FILE_CHECK_S + 0.1)
+        assert await status_of(client) == 401  # the new content is what is sent
+        token_file.write_text(sim.token)
+        os.utime(token_file, (time.time() + 10, time.time() + 10))
+        await asyncio.sleep(kubecreds.TOKEN_FILE_CHECK_S + 0.1)
+        assert await status_of(client) == 200
+    finally:
+        await client.close()
+
+
+async def test_certificates_given_as_data_leave_no_copy(sim: Simulator, tmp_path: Path) -> None:
+    # Any certificate and key that belong together serve as a client certificate's pair.
+    pair = {
+        "client-certificate-data": base64.b64encode((sim.directory / "server.crt").read_bytes()),
+        "client-key-data": base64.b64encode((sim.directory / "server.key").read_bytes()),
+    }
+    user = {"token": sim.token, **{k: v.decode() for k, v in pair.items()}}
+    client = await client_for(sim, tmp_path, user)
+    try:
+        assert await status_of(client) == 200
+        workdir = tmp_path / "credentials"
+        assert list(workdir.iterdir()) == []  # written while the client loaded them, then removed
+        assert oct(workdir.stat().st_mode & 0o777) == oct(0o700)
+    finally:
+        await client.close()
+
+
+def test_credentials_never_show_their_token() -> None:
+    creds = kubecreds.Credentials(kubecreds.StaticToken("s3cret-value"))
+    assert "s3cret-value" not in repr(creds)
+    assert "s3cret-value" not in repr(kubecreds.Token("s3cret-value", 1.0))

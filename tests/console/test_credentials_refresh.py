@@ -1,0 +1,191 @@
+"""A cluster whose kubeconfig user is the real exec plugin ``tests/execplugin.py``, minting
+ServiceAccount tokens that live 2 s, on a living simulator that refuses expired tokens with 401 and
+cuts every watch after 3 s: a watch and an exec session through the console keep working across
+several expiries (the watch reconnecting with fresh tokens), the plugin runs again, and a 401
+causes exactly one renewal and one retry, never a loop.
+
+2 s tokens over ~12 s runs cross six expiries; the suite runs every test, so the issue's 5 s over
+60 s would add two minutes for the same paths.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+from console.app import create_app
+from console.keys import WATCHES
+from kubesim import Simulator
+from tests.conftest import ApiClient
+from tests.console.live_support import open_stream
+from tests.console.resources_support import eventually, seeded_namespace
+from tests.console.support import ADMIN, make_settings
+from tests.guards import assert_problem
+from tests.kubecreds_support import Plugin, exec_kubeconfig, exec_user, grant, sim_request
+from tests.typing_support import Client
+
+ACCOUNT = "console-creds/plugin"
+BASE = "/api/v1/clusters/alpha"
+#: How long each long-lived test runs: six expiries of a 2 s token.
+RUN_S = 12.0
+
+
+@pytest.fixture(scope="module")
+def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simulator]:
+    folder = tmp_path_factory.mktemp("sim-alpha")
+    with Simulator(
+        folder, context="alpha", nodes=1, min_token_seconds=1, max_watch_seconds=3
+    ) as live:
+        asyncio.run(grant(live, ACCOUNT))
+        yield live
+
+
+@pytest.fixture(scope="module")
+def ns(sim: Simulator) -> str:
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "shell"},
+           "spec": {"containers": [{"name": "main", "image": "busybox:1.36",
+                                    "command": ["sh", "-c", "sleep 3600"]}]}}  # fmt: skip
+    web = {"name": "app", "image": "ghcr.io/wharf-demo/web:1.0",
+           "ports": [{"name": "http", "containerPort": 8080}]}  # fmt: skip
+    server = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web"},
+              "spec": {"containers": [web]}}  # fmt: skip
+    return seeded_namespace(sim, "creds", pod, server)
+
+
+async def console_with(
+    api_client: ApiClient, sim: Simulator, tmp_path: Path, **plugin: Any
+) -> tuple[Client, Plugin]:
+    traces = Plugin(tmp_path / "plugin")
+    user = exec_user(sim, traces, account=ACCOUNT, **plugin)
+    kubeconfig = exec_kubeconfig(sim, tmp_path / "kubeconfig", user)
+    settings = make_settings(tmp_path / "console", "clusters.warm-up=false")
+    app = create_app(settings, environ={"KUBECONFIG": str(kubeconfig)})
+    return await api_client(app), traces
+
+
+async def test_a_watch_outlives_many_tokens(
+    api_client: ApiClient, sim: Simulator, ns: str, tmp_path: Path
+) -> None:
+    client, plugin = await console_with(api_client, sim, tmp_path)
+    stream = await open_stream(client, f"{BASE}/resources/configmaps/objects/watch", namespace=ns)
+    started, sent = time.monotonic(), 0
+    while time.monotonic() - started < RUN_S:
+        name = f"tick-{sent}"
+        cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}}
+        await sim_request(sim, "POST", f"/api/v1/namespaces/{ns}/configmaps", cm)
+        sent += 1
+        event = await stream.until("ADDED", timeout=8)
+        while event.json()["metadata"]["name"] != name:
+            event = await stream.until("ADDED", timeout=8)
+        await asyncio.sleep(1.5)
+    assert sent >= 6
+    assert plugin.runs() >= 4  # the plugin ran again for the reconnects of the shared watch
+    watch = next(iter(client.app[WATCHES].watches.values()))
+    assert watch.connects >= 3  # the simulator cut it every 3 s; each reconnect was admitted
+
+
+async def test_an_exec_session_outlives_many_tokens_and_new_sessions_still_open(
+    api_client: ApiClient, sim: Simulator, ns: str, tmp_path: Path
+) -> None:
+    client, plugin = await console_with(api_client, sim, tmp_path)
+
+    async def running() -> bool:
+        resp = await client.get(f"{BASE}/resources/pods/object",
+                                params={"namespace": ns, "name": "shell"})  # fmt: skip
+        statuses = (await resp.json()).get("status", {}).get("containerStatuses") or []
+        return any("running" in s.get("state", {}) for s in statuses)
+
+    await eventually(running, what="the pod to run")
+    query = {"cluster": "alpha", "namespace": ns, "pod": "shell"}
+    ws = await client.ws_connect("/ws/exec", params=query, headers=ADMIN)
+    started, ticks = time.monotonic(), 0
+    while time.monotonic() - started < RUN_S:
+        await ws.send_str(f"echo tick {ticks}\n")
+        assert await _stdout(ws) == f"tick {ticks}\n".encode()
+        ticks += 1
+        await asyncio.sleep(2)
+    await ws.send_str("exit 0\n")
+    await ws.close()
+    before = plugin.runs()
+    await asyncio.sleep(2.1)  # the last token has expired: the next handshake needs a new one
+    again = await client.ws_connect("/ws/exec", params=query, headers=ADMIN)
+    await again.send_str("echo again\n")
+    assert await _stdout(again) == b"again\n"
+    await again.close()
+    assert plugin.runs() > before
+
+
+async def test_a_port_forward_opened_after_expiry_connects_with_a_fresh_token(
+    api_client: ApiClient, sim: Simulator, ns: str, tmp_path: Path
+) -> None:
+    client, plugin = await console_with(api_client, sim, tmp_path)
+
+    async def ready() -> bool:
+        resp = await client.get(f"{BASE}/resources/pods/object",
+                                params={"namespace": ns, "name": "web"})  # fmt: skip
+        conditions = (await resp.json()).get("status", {}).get("conditions") or []
+        return any(c["type"] == "Ready" and c["status"] == "True" for c in conditions)
+
+    await eventually(ready, what="the web pod to be ready")
+    body = {"kind": "Pod", "namespace": ns, "name": "web", "remotePort": 8080}
+    resp = await client.post(f"{BASE}/port-forwards", json=body, headers=ADMIN)
+    assert resp.status == 201, await resp.text()
+    port = (await resp.json())["localPort"]
+    before = plugin.runs()
+    await asyncio.sleep(2.1)  # the upstream tunnel is opened at the first connection: after expiry
+    url = f"http://127.0.0.1:{port}/hello"
+    async with aiohttp.ClientSession() as http, asyncio.timeout(10), http.get(url) as answer:
+        assert answer.status == 200
+    assert plugin.runs() > before
+
+
+async def _stdout(ws: aiohttp.ClientWebSocketResponse) -> bytes:
+    async with asyncio.timeout(10):
+        async for msg in ws:
+            if msg.type == aiohttp.WSMsgType.BINARY and msg.data[0] == 1:
+                return bytes(msg.data[1:])
+            if msg.type == aiohttp.WSMsgType.TEXT:
+                raise AssertionError(f"the session ended: {json.loads(msg.data)}")
+    raise AssertionError("the socket closed")
+
+
+async def test_a_401_renews_once_and_retries_once(
+    api_client: ApiClient, sim: Simulator, ns: str, tmp_path: Path
+) -> None:
+    # The plugin claims an hour, but its tokens die after 2 s: only the server's 401 tells.
+    client, plugin = await console_with(api_client, sim, tmp_path, claim=3600)
+    path = f"{BASE}/resources/configmaps"
+    assert (await client.get(path, params={"namespace": ns})).status == 200
+    assert plugin.runs() == 1
+    await asyncio.sleep(2.5)
+    results = await asyncio.gather(*(client.get(path, params={"namespace": ns}) for _ in range(5)))
+    assert [r.status for r in results] == [200] * 5
+    assert plugin.runs() == 2  # five refused requests, one renewal
+
+
+async def test_a_token_refused_again_is_an_error_not_a_loop(
+    api_client: ApiClient, sim: Simulator, ns: str, tmp_path: Path
+) -> None:
+    client, plugin = await console_with(api_client, sim, tmp_path, mode="bad", claim=3600)
+    resp = await client.get(f"{BASE}/resources/configmaps", params={"namespace": ns})
+    await assert_problem(resp, 401, code="cluster-refused")
+    assert plugin.runs() == 2  # the first token, then one renewal after the 401; no more
+
+
+async def test_leftovers_of_a_killed_run_are_swept_at_start(
+    api_client: ApiClient, sim: Simulator, tmp_path: Path
+) -> None:
+    credentials = tmp_path / "console" / "credentials"
+    (credentials / "kube-abc123").mkdir(parents=True)
+    (credentials / "kube-abc123" / "certificate-authority").write_text("left behind")
+    client, _ = await console_with(api_client, sim, tmp_path)
+    assert list(credentials.iterdir()) == []
+    assert (await client.get(f"{BASE}/resources/namespaces")).status == 200
+    assert list(credentials.iterdir()) == []  # certificates live there only while loaded

@@ -17,7 +17,7 @@ import attrs
 
 from chartsvc import archives
 from chartsvc.charts import ChartService
-from chartsvc.helm import Helm, Observer
+from chartsvc.helm import Helm, Observer, RenderLimits
 from chartsvc.hub import HubClient
 from chartsvc.oci import OciClient
 from chartsvc.registries import read_credentials
@@ -47,6 +47,15 @@ def archive_limits(svc: ChartsvcSettings) -> archives.ArchiveLimits:
     )
 
 
+def render_limits(svc: ChartsvcSettings) -> RenderLimits:
+    return RenderLimits(
+        timeout=svc.charts.render_timeout,
+        max_output=svc.charts.max_render_output,
+        max_memory=svc.charts.max_render_memory,
+        workers=svc.charts.render_workers,
+    )
+
+
 @asynccontextmanager
 async def open_library(
     svc: ChartsvcSettings, policy: AddressPolicy, *, helm_observer: Observer | None = None
@@ -72,7 +81,9 @@ async def open_library(
             limits=archive_limits(svc),
             indexes=WeightedLRU(svc.repositories.index_memory),
         )
-        helm = Helm(temp_dir=svc.rest.temp_dir, observer=helm_observer)
+        helm = Helm(
+            temp_dir=svc.rest.temp_dir, observer=helm_observer, render_limits=render_limits(svc)
+        )
         checker = archives.ArchiveChecker(archive_limits(svc))
         charts = ChartService(repos, oci_client, checker, helm.charts)
         try:

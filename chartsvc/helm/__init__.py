@@ -1,7 +1,8 @@
 """The Helm adapter: the only package that imports ``helm_python``.
 
 :class:`Helm` is the adapter as one object: one pool of worker threads (``runner``), the loaded-chart
-cache, chart actions (``charts``: render, show, create, package) and release actions (``releases``:
+cache, the render worker processes (``sandbox``: every render within its time and size limits),
+chart actions (``charts``: render, show, create, package) and release actions (``releases``:
 install, upgrade, uninstall, rollback, test, computed values, each on a release given as a
 :class:`~chartsvc.clusters.ReleaseRef`: its cluster, namespace and name). Helm's failures leave it as our errors
 (``chartsvc.helm.errors``), never as helm_python's. Nothing here reads settings, fetches charts or
@@ -22,10 +23,13 @@ from chartsvc.helm.errors import (
     ReleaseFailed,
     ReleaseNotFound,
     RenderFailed,
+    RenderTimedOut,
+    RenderTooLarge,
     RevisionNotFound,
 )
 from chartsvc.helm.releases import DEFAULT_TIMEOUT_S, Installed, ReleaseEngine, TestRun
 from chartsvc.helm.runner import MAX_CALLS, HelmRunner, Observer
+from chartsvc.helm.sandbox import RenderLimits, RenderPool
 from chartsvc.helm.writes import WriteOptions
 
 __all__ = [
@@ -47,6 +51,10 @@ __all__ = [
     "ReleaseFailed",
     "ReleaseNotFound",
     "RenderFailed",
+    "RenderLimits",
+    "RenderPool",
+    "RenderTimedOut",
+    "RenderTooLarge",
     "RevisionNotFound",
     "ShowFormat",
     "TestRun",
@@ -63,14 +71,18 @@ class Helm:
         temp_dir: Path | None = None,
         max_calls: int = MAX_CALLS,
         observer: Observer | None = None,
+        render_limits: RenderLimits | None = None,
     ) -> None:
         self.runner = HelmRunner(max_calls, observer=observer)
         self.cache = ChartCache()
-        self.charts = ChartEngine(self.runner, self.cache, temp_dir)
-        self.releases = ReleaseEngine(self.runner, self.cache)
+        self.renders = RenderPool(render_limits or RenderLimits())
+        self.charts = ChartEngine(self.runner, self.cache, self.renders, temp_dir)
+        self.releases = ReleaseEngine(self.runner, self.cache, self.renders)
 
     def close(self) -> None:
-        """Wait for the calls in flight, then close every Helm handle (blocking)."""
+        """Wait for the calls in flight, then close every Helm handle and render worker
+        (blocking)."""
         self.runner.close()
+        self.renders.close()
         self.releases.close()
         self.cache.close()

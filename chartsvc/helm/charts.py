@@ -18,9 +18,9 @@ from typing import Any, Literal
 
 import helm_python as helm
 
-from chartsvc.helm import manifests
 from chartsvc.helm.handles import HandlePool
 from chartsvc.helm.runner import HelmRunner
+from chartsvc.helm.sandbox import RenderPool
 from common.errors import ValidationFailed
 
 ShowFormat = Literal["all", "chart", "values", "readme", "crds"]
@@ -73,12 +73,20 @@ class ChartCache:
 
 
 class ChartEngine:
-    """Chart actions on the runner's pool, loaded charts kept in ``cache``; temp files (show,
-    create) go under ``temp_dir`` (the system's when None) and are removed when done."""
+    """Chart actions on the runner's pool, loaded charts kept in ``cache``; renders run bounded in
+    ``renders``' worker processes; temp files (show, create) go under ``temp_dir`` (the system's
+    when None) and are removed when done."""
 
-    def __init__(self, runner: HelmRunner, cache: ChartCache, temp_dir: Path | None = None) -> None:
+    def __init__(
+        self,
+        runner: HelmRunner,
+        cache: ChartCache,
+        renders: RenderPool,
+        temp_dir: Path | None = None,
+    ) -> None:
         self.runner = runner
         self.cache = cache
+        self.renders = renders
         self.temp_dir = temp_dir
 
     async def render(
@@ -90,20 +98,17 @@ class ChartEngine:
         namespace: str,
         before: Callable[[], None] | None = None,
     ) -> str:
-        """``helm template``: render offline, values coalesced over the chart's defaults like Helm.
+        """``helm template``: render offline, values coalesced over the chart's defaults like Helm,
+        within the render limits (``chartsvc.helm.sandbox``).
 
         ``before`` runs first in the same worker thread (the archive limits check), saving a hop.
         """
+        options = {"namespace": namespace, "revision": 1, "is_install": True}
 
         def call() -> str:
             if before is not None:
                 before()
-            helm.validate_release_name(release_name)
-            with self.cache.use(archive) as chart:
-                rendered = chart.render(
-                    values, name=release_name, namespace=namespace, revision=1, is_install=True
-                )
-            return manifests.text(rendered)
+            return self.renders.render(archive, values, name=release_name, options=options)
 
         return await self.runner.run(call, operation="render")
 

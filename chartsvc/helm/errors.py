@@ -26,6 +26,8 @@ from common.errors import (
     BadRequest,
     Conflict,
     NotFound,
+    PayloadTooLarge,
+    Unprocessable,
     UpstreamStatus,
     WharfError,
 )
@@ -45,6 +47,18 @@ class RenderFailed(BadRequest):
     """The chart loaded but its templates or the given values do not render."""
 
     default_code = "render-failed"
+
+
+class RenderTimedOut(Unprocessable):
+    """The render ran past its time limit (a template looping for minutes) and was stopped."""
+
+    default_code = "render-timeout"
+
+
+class RenderTooLarge(PayloadTooLarge):
+    """The render's output or its memory passed its bound and was refused."""
+
+    default_code = "render-too-large"
 
 
 class HelmFailed(WharfError):

@@ -79,21 +79,23 @@ async def bench(args: argparse.Namespace) -> None:
         bombs = {"loop": chart(root / "loop", "loop", LOOP)}
         bombs["balloon"] = chart(root / "balloon", "balloon", BALLOON)
         sets = [f"chartsvc.charts.render-timeout={args.timeout}"]
-        async with running_chartsvc(root / "data", sets=sets) as served:
-            async with aiohttp.ClientSession() as session:
-                for _ in range(20):
-                    await post(session, served.base, fine)
-                before = resident(served.pid)
-                print(f"before:                {memory(served)}")
-                for name, archive in bombs.items():
-                    status, seconds = await post(session, served.base, archive)
-                    print(f"{name:8} bomb: {status} in {seconds:5.2f} s; {memory(served)}")
-                status, seconds = await post(session, served.base, fine)
-                print(f"small render after:    {status} in {seconds * 1000:.1f} ms")
-                await asyncio.sleep(2)
-                print(f"settled:               {memory(served)}")
-                grown = (resident(served.pid) - before) / MiB
-                print(f"service RSS change: {grown:+.1f} MiB (target within 50)")
+        async with (
+            running_chartsvc(root / "data", sets=sets) as served,
+            aiohttp.ClientSession() as session,
+        ):
+            for _ in range(20):
+                await post(session, served.base, fine)
+            before = resident(served.pid)
+            print(f"before:                {memory(served)}")
+            for name, archive in bombs.items():
+                status, seconds = await post(session, served.base, archive)
+                print(f"{name:8} bomb: {status} in {seconds:5.2f} s; {memory(served)}")
+            status, seconds = await post(session, served.base, fine)
+            print(f"small render after:    {status} in {seconds * 1000:.1f} ms")
+            await asyncio.sleep(2)
+            print(f"settled:               {memory(served)}")
+            grown = (resident(served.pid) - before) / MiB
+            print(f"service RSS change: {grown:+.1f} MiB (target within 50)")
 
 
 def main() -> None:

@@ -34,13 +34,29 @@ class InvalidReference(BadRequest):
         self.ref = ref
 
 
-#: ``user:password@`` before the host (with or without a scheme): never echoed in an error.
-_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)?[^/@]*@")
+_SCHEME = re.compile(r"\s*(?:[A-Za-z][A-Za-z0-9+.-]*://)?")
+_AUTHORITY_END = re.compile(r"[/?#]")
 
 
 def redacted(ref: str) -> str:
-    """``ref`` as an answer may show it: credentials before the host are replaced by ``***``."""
-    return _USERINFO.sub(r"\1***@", ref, count=1)
+    """``ref`` as an answer, a log line or a tool result may show it: credentials before the host
+    replaced by ``***``. The one masking of every echo of a reference.
+
+    The userinfo is read as a URL client reads it: the authority (up to the first ``/``, ``?`` or
+    ``#``) splits at its *last* ``@``, so a password holding ``@`` is masked whole. A password
+    holding ``/`` ends the authority early for a client, so any later ``@`` that does not start a
+    digest (``@sha256:``) is taken as the end of credentials too. Leading blanks do not hide the
+    scheme."""
+    start = _SCHEME.match(ref).end()  # type: ignore[union-attr]  # matches any text
+    rest = ref[start:]
+    authority = _AUTHORITY_END.split(rest, maxsplit=1)[0]
+    cut = authority.rfind("@")
+    if cut < 0:
+        later = [
+            m.start() for m in re.finditer("@", rest) if not rest.startswith("sha256:", m.end())
+        ]
+        cut = later[-1] if later else -1
+    return ref if cut < 0 else f"{ref[:start]}***{rest[cut:]}"
 
 
 @attrs.frozen

@@ -60,7 +60,8 @@ async def test_install_is_helms_own_release_on_that_cluster_only(
     assert ("web", ns) in {(r["name"], r["namespace"]) for r in everywhere}
     assert await (await helm_console.get(f"{BETA}/releases", params={"namespace": ns})).json() == []
 
-    manifest = await (await helm_console.get(f"{ALPHA}/releases/{ns}/web/manifest")).text()
+    where = f"{ALPHA}/releases/{ns}/web/manifest"
+    manifest = await (await helm_console.get(where, headers=ADMIN)).text()
     kinds = {doc["kind"] for doc in yaml.safe_load_all(manifest) if doc}
     assert {"Deployment", "Service", "ServiceAccount"} <= kinds
     owned = await (await helm_console.get(f"{ALPHA}/releases/{ns}/web/resources")).json()
@@ -159,6 +160,35 @@ async def test_values_need_the_admin_even_in_open_mode(
     )
     assert every["image"]["tag"] == "9.9"
     assert "replicaCount" in every
+
+
+async def test_anonymous_callers_get_releases_without_values_or_what_is_rendered_from_them(
+    helm_console: Client, sim: Simulator
+) -> None:
+    ns = await fresh_namespace(sim)
+    secret = {"image": {"tag": "s3cret-tag"}}
+    assert (await _install(helm_console, ns, values=secret)).status == 201
+    one = f"{ALPHA}/releases/{ns}/web"
+    reads = [one, f"{one}/history", f"{ALPHA}/releases?namespace={ns}", f"{ALPHA}/releases"]
+    for url in reads:
+        resp = await helm_console.get(url)
+        assert resp.status == 200, url
+        text = await resp.text()
+        assert "s3cret-tag" not in text, url
+        assert '"notes"' not in text, url  # NOTES.txt is rendered from the values too
+    anonymous = await (await helm_console.get(one)).json()
+    assert not {"config", "manifest", "hooks"} & set(anonymous)
+    assert (anonymous["name"], anonymous["info"]["status"]) == ("web", "deployed")
+    await assert_problem(await helm_console.get(f"{one}/manifest"), 401)
+    # the admin sees all of it
+    whole = await (await helm_console.get(one, headers=ADMIN)).json()
+    assert whole["config"] == secret
+    assert "s3cret-tag" in whole["manifest"]
+    assert "notes" in whole["info"]
+    history = await (await helm_console.get(f"{one}/history", headers=ADMIN)).json()
+    assert "notes" in history[-1]["info"]
+    resp = await helm_console.get(f"{one}/manifest", headers=ADMIN)
+    assert "s3cret-tag" in await resp.text()
 
 
 async def test_failures_are_helm_failed_with_helms_message(

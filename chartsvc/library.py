@@ -23,10 +23,12 @@ from chartsvc.oci import OciClient
 from chartsvc.registries import read_credentials
 from chartsvc.repos.cache import WeightedLRU
 from chartsvc.repos.fetch import Fetcher
+from chartsvc.repos.files import STAGED_PATTERN
 from chartsvc.repos.memory import tune_allocator
 from chartsvc.repos.service import RepoService
 from chartsvc.repos.store import IndexFiles
 from chartsvc.settings import ChartsvcSettings
+from common import leftovers
 from common.netguard import AddressPolicy, guarded_session
 
 
@@ -47,6 +49,14 @@ def archive_limits(svc: ChartsvcSettings) -> archives.ArchiveLimits:
     )
 
 
+def sweep_leftovers(svc: ChartsvcSettings) -> None:
+    """What a killed process left (blocking): index files staged and never published in the
+    repository cache, and, in a temp dir of our own, Helm's work folders (``chartsvc-*``)."""
+    leftovers.sweep(svc.cache_dir, STAGED_PATTERN, recursive=True)
+    if svc.rest.temp_dir is not None:
+        leftovers.sweep(svc.rest.temp_dir, "chartsvc-*")
+
+
 def render_limits(svc: ChartsvcSettings) -> RenderLimits:
     return RenderLimits(
         timeout=svc.charts.render_timeout,
@@ -65,6 +75,7 @@ async def open_library(
     of every Helm call (the service's metrics)."""
     if svc.rest.temp_dir is not None:
         svc.rest.temp_dir.mkdir(parents=True, exist_ok=True)
+    await asyncio.to_thread(sweep_leftovers, svc)
     tune_allocator()
     credentials = await asyncio.to_thread(read_credentials, svc.registry_config)
     async with (

@@ -102,6 +102,14 @@ class ReleaseFailed(WharfError):
     default_code = "release-failed"
 
 
+#: What to do about a release left pending-install, -upgrade or -rollback by a writer that was
+#: killed mid-write (Helm's own advice; nothing clears the state by itself).
+RECOVERY = (
+    "if no other Helm client is writing it (one was stopped mid-write), recover it: roll a "
+    "pending upgrade or rollback back (POST .../rollback), uninstall a pending install "
+    "(DELETE the release), then try again"
+)
+
 # (pattern, status, code): the first match wins; statuses are the API server's own.
 _REFUSALS: tuple[tuple[re.Pattern[str], int, str], ...] = tuple(
     (re.compile(pattern, re.IGNORECASE), status, code)
@@ -163,7 +171,7 @@ def _from_text(detail: str, release: ReleaseRef) -> WharfError:
     if "cannot reuse a name that is still in use" in detail:
         return ReleaseExists(namespace, name)
     if _BUSY.search(detail):  # someone else (the helm CLI, say) is writing this release
-        return Conflict(f"release {name!r} is busy: {detail}", code="release-busy")
+        return Conflict(f"release {name!r} is busy: {detail}; {RECOVERY}", code="release-busy")
     if "has no deployed releases" in detail:
         return ReleaseNotFound(namespace, name)
     revision = _MISSING_REVISION.search(detail)

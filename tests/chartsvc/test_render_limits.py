@@ -14,6 +14,7 @@ from kubesim import Simulator
 from tests.chartsvc.conftest import FULL, KEY, MakeClient
 from tests.chartsvc.fixtures_cluster import (
     API,
+    LOOP,
     build_chart,
     install_upload,
     namespace,
@@ -24,8 +25,6 @@ from tests.guards import assert_problem
 
 __all__ = ["namespace", "sim"]
 
-#: Renders for minutes (a hundred million numbers) unless stopped.
-LOOP = "{{ range $i := until 100000000 }}{{ $i }}{{ end }}\n"
 #: Doubles a string thirty times: a gigabyte within a second or two unless stopped.
 BALLOON = (
     '{{ $s := "xxxxxxxx" }}{{ range until 30 }}{{ $s = printf "%s%s" $s $s }}{{ end }}{{ $s }}\n'

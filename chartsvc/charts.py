@@ -20,11 +20,11 @@ import attrs
 
 from chartsvc import archives, deps
 from chartsvc.helm import ChartEngine, ShowFormat
-from chartsvc.oci.reference import redacted
 from chartsvc.repos.cache import WeightedLRU
 from chartsvc.repos.model import UpdateResult
 from chartsvc.repos.service import RepoService
 from common.errors import BadRequest, ValidationFailed
+from common.redact import redacted
 
 DEFAULT_RELEASE_NAME = "release-name"  # what `helm template` uses without a name
 DEFAULT_NAMESPACE = "default"

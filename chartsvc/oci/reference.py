@@ -13,6 +13,7 @@ import re
 import attrs
 
 from common.errors import BadRequest
+from common.redact import redacted
 
 SCHEME = "oci://"
 # OCI distribution-spec grammar for repository names, tags and digests.
@@ -32,31 +33,6 @@ class InvalidReference(BadRequest):
     def __init__(self, ref: str, reason: str) -> None:
         super().__init__(f"{redacted(ref)[:300]!r} is not a valid OCI reference: {reason}")
         self.ref = ref
-
-
-_SCHEME = re.compile(r"\s*(?:[A-Za-z][A-Za-z0-9+.-]*://)?")
-_AUTHORITY_END = re.compile(r"[/?#]")
-
-
-def redacted(ref: str) -> str:
-    """``ref`` as an answer, a log line or a tool result may show it: credentials before the host
-    replaced by ``***``. The one masking of every echo of a reference.
-
-    The userinfo is read as a URL client reads it: the authority (up to the first ``/``, ``?`` or
-    ``#``) splits at its *last* ``@``, so a password holding ``@`` is masked whole. A password
-    holding ``/`` ends the authority early for a client, so any later ``@`` that does not start a
-    digest (``@sha256:``) is taken as the end of credentials too. Leading blanks do not hide the
-    scheme."""
-    start = _SCHEME.match(ref).end()  # type: ignore[union-attr]  # matches any text
-    rest = ref[start:]
-    authority = _AUTHORITY_END.split(rest, maxsplit=1)[0]
-    cut = authority.rfind("@")
-    if cut < 0:
-        later = [
-            m.start() for m in re.finditer("@", rest) if not rest.startswith("sha256:", m.end())
-        ]
-        cut = later[-1] if later else -1
-    return ref if cut < 0 else f"{ref[:start]}***{rest[cut:]}"
 
 
 @attrs.frozen

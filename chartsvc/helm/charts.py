@@ -12,7 +12,7 @@ import hashlib
 import re
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, Literal
 
@@ -21,7 +21,7 @@ import helm_python as helm
 from chartsvc.helm.handles import HandlePool
 from chartsvc.helm.runner import HelmRunner
 from chartsvc.helm.sandbox import RenderPool
-from common.errors import ValidationFailed
+from common.errors import BadRequest, ValidationFailed
 
 ShowFormat = Literal["all", "chart", "values", "readme", "crds"]
 
@@ -164,9 +164,16 @@ class ChartEngine:
         kube_version: str | None = None,
     ) -> dict[str, Any]:
         """``helm lint`` of a chart archive: ``{total_charts_linted, messages, errors}``, findings
-        as data (severity 1 info, 2 warning, 3 error), never raised."""
+        as data (severity 1 info, 2 warning, 3 error), never raised.
+
+        Lint renders the templates, which cannot be stopped in-process: the chart is first
+        rendered within the render limits, and only the limits' refusals are raised from it (a
+        chart that fails to render is lint's finding to report)."""
+        bounded = {"namespace": namespace or "default", "is_install": True}
 
         def call() -> dict[str, Any]:
+            with suppress(BadRequest):  # does not render or load: lint says why, as findings
+                self.renders.render(archive, values, name="release-name", options=bounded)
             with self._workdir("lint") as work:
                 path = work / "chart.tgz"
                 path.write_bytes(archive)

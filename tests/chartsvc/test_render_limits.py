@@ -52,6 +52,17 @@ async def test_a_looping_template_is_stopped_at_the_time_limit(
     assert "name: ok" in await resp.text()
 
 
+async def test_lint_of_a_bomb_is_stopped_too(make_client: MakeClient, tmp_path: Path) -> None:
+    client = await make_client("chartsvc.charts.render-timeout=1")
+    bomb = build_chart(tmp_path, "bomb", templates={"loop.yaml": LOOP})
+    resp = await client.post("/api/v1/charts/lint/upload", data=upload_form(bomb))
+    await assert_problem(resp, 422, code="render-timeout")
+    broken = build_chart(tmp_path, "broken", templates={"x.yaml": "{{ .Values.nope.deeper }}"})
+    resp = await client.post("/api/v1/charts/lint/upload", data=upload_form(broken))
+    assert resp.status == 200, await resp.text()  # a render failure stays lint's finding
+    assert (await resp.json())["errors"]
+
+
 async def test_output_over_the_limit_is_413(make_client: MakeClient, tmp_path: Path) -> None:
     client = await make_client("chartsvc.charts.max-render-output=100000")
     wide = build_chart(tmp_path, "wide", templates={"wide.yaml": WIDE})

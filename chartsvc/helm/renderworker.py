@@ -18,6 +18,8 @@ import hashlib
 import json
 import os
 import sys
+import threading
+import time
 from collections import OrderedDict
 from typing import IO, Any
 
@@ -72,7 +74,18 @@ def _answer(
     return {"ok": True}, text
 
 
+def _orphaned_exit(interval_s: float = 0.5) -> None:
+    """End this process once its parent is gone (killed with SIGKILL, say): a render in progress
+    would otherwise run on, unbounded, with nobody to stop it. ctypes lets the GIL go during a
+    render, so this thread runs while Go renders."""
+    parent = os.getppid()
+    while os.getppid() == parent:
+        time.sleep(interval_s)
+    os._exit(1)
+
+
 def main() -> None:
+    threading.Thread(target=_orphaned_exit, daemon=True).start()
     requests = sys.stdin.buffer
     answers = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # whatever else writes to stdout (Go's runtime, say) lands on stderr

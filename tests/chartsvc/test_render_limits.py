@@ -3,6 +3,9 @@ process, and the service answers afterwards (issue 39 item 1). Small limits keep
 
 from __future__ import annotations
 
+import asyncio
+import subprocess
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -124,3 +127,52 @@ async def test_an_install_of_a_bomb_is_refused_before_helm_runs_it(
     resp = await client.get(f"{API}/releases", params={"namespace": namespace}, headers=KEY)
     assert resp.status == 200
     assert await resp.json() == []  # nothing was stored
+
+
+async def test_a_render_worker_ends_with_the_service_killed_mid_render(tmp_path: Path) -> None:
+    """The service is killed with SIGKILL while a bomb renders: its worker stops too."""
+    bomb = tmp_path / "bomb.tgz"
+    bomb.write_bytes(build_chart(tmp_path, "bomb", templates={"loop.yaml": LOOP}))
+    script = (
+        "import sys, threading\n"
+        "from pathlib import Path\n"
+        "from chartsvc.helm import RenderLimits, RenderPool\n"
+        "pool = RenderPool(RenderLimits(timeout=600))\n"
+        "archive = Path(sys.argv[1]).read_bytes()\n"
+        "threading.Thread(target=pool.render, args=(archive, {}),"
+        " kwargs={'name': 'x', 'options': {}}).start()\n"
+        "print('started', flush=True)\n"
+        "threading.Event().wait()\n"
+    )
+    service = subprocess.Popen(
+        [sys.executable, "-c", script, str(bomb)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert service.stdout is not None
+        assert service.stdout.readline().strip() == "started"
+        children = Path(f"/proc/{service.pid}/task")
+        async with asyncio.timeout(30):
+            while not (workers := _children(children)):
+                await asyncio.sleep(0.05)
+        await asyncio.sleep(1)  # the worker is rendering
+        service.kill()
+        service.wait()
+        async with asyncio.timeout(10):
+            while any(Path(f"/proc/{pid}").exists() and _alive(pid) for pid in workers):
+                await asyncio.sleep(0.1)
+    finally:
+        if service.poll() is None:
+            service.kill()
+            service.wait()
+
+
+def _children(tasks: Path) -> list[int]:
+    return [int(c) for task in tasks.iterdir() for c in (task / "children").read_text().split()]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"

@@ -517,14 +517,15 @@ async def _body(request: web.Request, op: Operation, errors: list[dict[str, str]
             return None  # read by the handler
         taken = " or ".join((*JSON_TYPES, *op.other_body_types))
         raise UnsupportedMediaType(f"Content-Type must be {taken}")
+    floats: list[float] = []  # a body without whole floats (nearly all) is never walked again
     try:
-        body = json.loads(await request.read())
+        body = json.loads(await request.read(), parse_float=_noted(floats))
     except (ValueError, UnicodeDecodeError):
         errors.append(_error("body", "body", "is not valid JSON"))
         return None
-    found = [_error("body", _field(e), _message(e)) for e in op.json_body.iter_errors(body)]
-    errors += sorted(found, key=lambda e: e["field"])
-    return body if found else whole_integers(op.json_body, body)
+    found = sorted(op.json_body.iter_errors(body), key=lambda e: list(e.path))
+    errors.extend(_error("body", _field(err), _message(err)) for err in found)
+    return whole_integers(op.json_body, body) if floats and not found else body
 
 
 def check_form(op: Operation, names: Collection[str]) -> None:
@@ -568,6 +569,18 @@ def whole_integers(validator: jsonschema.protocols.Validator, value: Any) -> Any
             container = container[step]
         container[last] = int(container[last])
     return value
+
+
+def _noted(whole: list[float]) -> Callable[[str], float]:
+    """A ``parse_float`` that also keeps the whole-number floats it reads in ``whole``."""
+
+    def parse(text: str) -> float:
+        value = float(text)
+        if value.is_integer():
+            whole.append(value)
+        return value
+
+    return parse
 
 
 def _holds_whole_float(value: Any) -> bool:

@@ -5,7 +5,7 @@ Two bombs, anonymous as the issue found them: a loop of a hundred million number
 ``max-render-memory``). Prints how long each refusal took and the resident memory of the service
 and of its whole process tree (render workers included) before, after each bomb, and once the
 replaced worker is idle (target: within 50 MB of before), then a small render's answer time.
-Run: ``.venv/bin/python scripts/bench/chartsvc_render_bomb.py [--timeout 5]``
+Run: ``.venv/bin/python scripts/bench/chartsvc_render_bomb.py [--timeout 30] [--quick | --smoke]``
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import shutil
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -20,6 +21,7 @@ from pathlib import Path
 import aiohttp
 import helm_python as helm
 from harness import Served, running_chartsvc
+from report import Report, options
 
 LOOP = "{{ range $i := until 100000000 }}{{ $i }}{{ end }}\n"
 BALLOON = (
@@ -72,7 +74,7 @@ async def post(session: aiohttp.ClientSession, base: str, archive: bytes) -> tup
         return resp.status, time.perf_counter() - started
 
 
-async def bench(args: argparse.Namespace) -> None:
+async def bench(args: argparse.Namespace, report: Report) -> None:
     with tempfile.TemporaryDirectory() as work:
         root = Path(work)
         fine = chart(root / "fine", "fine", None)
@@ -83,25 +85,42 @@ async def bench(args: argparse.Namespace) -> None:
             running_chartsvc(root / "data", sets=sets) as served,
             aiohttp.ClientSession() as session,
         ):
-            for _ in range(20):
+            for _ in range(args.warmup):
                 await post(session, served.base, fine)
             before = resident(served.pid)
             print(f"before:                {memory(served)}")
             for name, archive in bombs.items():
                 status, seconds = await post(session, served.base, archive)
                 print(f"{name:8} bomb: {status} in {seconds:5.2f} s; {memory(served)}")
+                report.figure(
+                    f"{name} bomb refused after (render-timeout {args.timeout:g} s)",
+                    seconds,
+                    "s",
+                    at_most=args.timeout + 2,
+                )
+                report.figure(f"{name} bomb answer status", status, "", at_least=413)
             status, seconds = await post(session, served.base, fine)
             print(f"small render after:    {status} in {seconds * 1000:.1f} ms")
-            await asyncio.sleep(2)
+            await asyncio.sleep(args.settle)
             print(f"settled:               {memory(served)}")
             grown = (resident(served.pid) - before) / MiB
             print(f"service RSS change: {grown:+.1f} MiB (target within 50)")
+            report.figure("service RSS after the bombs, change", grown, "MiB", at_most=50)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--timeout", type=float, default=5.0, help="render-timeout, seconds")
-    asyncio.run(bench(parser.parse_args()))
+    parser.add_argument("--timeout", type=float, default=30.0, help="render-timeout, seconds")
+    parser.add_argument("--warmup", type=int, default=20, help="small renders before the bombs")
+    parser.add_argument("--settle", type=float, default=2.0, help="seconds before the last look")
+    args = options(
+        parser,
+        quick={"timeout": 5.0},
+        smoke={"timeout": 1.0, "warmup": 2, "settle": 0.1},
+    )
+    report = Report.of("chartsvc_render_bomb", args)
+    asyncio.run(bench(args, report))
+    sys.exit(report.emit())
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ from chartsvc.calls import Services
 from chartsvc.calls.form import MAX_TEXT_BYTES
 from chartsvc.clusters import ClusterResolver, ClusterSource, default_target
 from chartsvc.gate import access_gate, mutating_routes
+from chartsvc.helm.errors import RECOVERY
 from chartsvc.http.budget import is_multipart, upload_budget
 from chartsvc.http.routes import form_operations, route_tables
 from chartsvc.keys import (
@@ -47,6 +48,7 @@ from chartsvc.operations import Operation, declared, mutating
 from chartsvc.releases import ReleaseService
 from chartsvc.settings import ChartsvcSettings, Settings
 from common.app import build_app
+from common.errors import WharfError
 from common.metrics import METRICS
 from common.netguard import AddressPolicy, IPNetwork, allow_setting
 from common.openapi import Spec, load_document
@@ -101,7 +103,10 @@ def create_app(
         middlewares=middlewares,
         client_max_size=svc.rest.max_json_size,  # multipart bodies are streamed, not read whole
         info={"security": {"mode": svc.security.mode.value}},
-        readiness={"repositories": _repositories_ready},
+        readiness={
+            "repositories": _repositories_ready,
+            **({"releases": _stuck_releases} if clusters.default is not None else {}),
+        },
     )
     app[SETTINGS] = svc
     app[UPLOADS] = budget
@@ -171,6 +176,22 @@ def _with_info(spec: Spec, api_info: Mapping[str, Any] | None) -> Spec:
 async def _repositories_ready(app: web.Application) -> Mapping[str, Any]:
     """Ready when repositories.yaml (if any) reads as it is now; a corrupt file fails the check."""
     return {"configured": len(await app[REPOS].configured(fresh=True))}
+
+
+async def _stuck_releases(app: web.Application) -> Mapping[str, Any]:
+    """Up whatever the cluster says (a cluster away is the release calls' 502, not the service's
+    readiness); the details name the releases on the service's cluster that a stopped writer
+    left pending, and their recovery."""
+    default = app[CLUSTERS].default
+    assert default is not None  # only registered with a default cluster
+    try:
+        stuck = await app[RELEASES].stuck(default)
+    except WharfError as exc:
+        return {"checked": False, "reason": exc.code or "error"}
+    return {
+        "stuck": [{"namespace": r.namespace, "name": r.name, "status": r.status} for r in stuck],
+        **({"recovery": RECOVERY} if stuck else {}),
+    }
 
 
 async def _services(app: web.Application) -> AsyncIterator[None]:

@@ -21,12 +21,12 @@ import attrs
 from chartsvc import archives, deps
 from chartsvc.gpg import Keyring
 from chartsvc.helm import ChartEngine, ShowFormat
-from chartsvc.oci.reference import redacted
 from chartsvc.provenance import MAX_PROVENANCE_BYTES, Provenance, ProvenanceChecker
 from chartsvc.repos.cache import WeightedLRU
 from chartsvc.repos.model import UpdateResult
 from chartsvc.repos.service import RepoService
 from common.errors import BadRequest, ValidationFailed
+from common.redact import redacted
 
 DEFAULT_RELEASE_NAME = "release-name"  # what `helm template` uses without a name
 DEFAULT_NAMESPACE = "default"

@@ -169,13 +169,17 @@ def encode_update(result: UpdateResult) -> UpdateResultBody:
     return body
 
 
-def encode_summary(release: Release) -> ReleaseSummary:
-    """A release without its manifest, values and hooks (list and history entries)."""
+def encode_summary(release: Release, *, public: bool = False) -> ReleaseSummary:
+    """A release without its manifest, values and hooks (list and history entries); ``public``
+    also leaves out its notes (``info.notes``), which are rendered from the values too."""
+    info = dict(release.info)
+    if public:
+        info.pop("notes", None)
     return {
         "name": release.name,
         "namespace": release.namespace,
         "version": release.version,
-        "info": dict(release.info),
+        "info": info,
         "chart": {"metadata": dict(release.chart.get("metadata") or {})},
     }
 

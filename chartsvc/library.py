@@ -19,17 +19,18 @@ import attrs
 from chartsvc import archives
 from chartsvc.charts import ChartService
 from chartsvc.gpg import Keyring
-from chartsvc.helm import Helm, Observer
+from chartsvc.helm import Helm, Observer, RenderLimits
 from chartsvc.hub import HubClient
 from chartsvc.oci import OciClient
 from chartsvc.registries import read_credentials
 from chartsvc.repos.cache import WeightedLRU
 from chartsvc.repos.fetch import Fetcher
+from chartsvc.repos.files import STAGED_PATTERN
 from chartsvc.repos.memory import tune_allocator
 from chartsvc.repos.service import RepoService
 from chartsvc.repos.store import IndexFiles
 from chartsvc.settings import ChartsvcSettings
-from common import private
+from common import leftovers, private
 from common.netguard import AddressPolicy, guarded_session
 
 logger = logging.getLogger(__name__)
@@ -52,6 +53,23 @@ def archive_limits(svc: ChartsvcSettings) -> archives.ArchiveLimits:
     )
 
 
+def sweep_leftovers(svc: ChartsvcSettings) -> None:
+    """What a killed process left (blocking): index files staged and never published in the
+    repository cache, and, in a temp dir of our own, Helm's work folders (``chartsvc-*``)."""
+    leftovers.sweep(svc.cache_dir, STAGED_PATTERN, recursive=True)
+    if svc.rest.temp_dir is not None:
+        leftovers.sweep(svc.rest.temp_dir, "chartsvc-*")
+
+
+def render_limits(svc: ChartsvcSettings) -> RenderLimits:
+    return RenderLimits(
+        timeout=svc.charts.render_timeout,
+        max_output=svc.charts.max_render_output,
+        max_memory=svc.charts.max_render_memory,
+        workers=svc.charts.render_workers,
+    )
+
+
 @asynccontextmanager
 async def open_library(
     svc: ChartsvcSettings, policy: AddressPolicy, *, helm_observer: Observer | None = None
@@ -64,6 +82,7 @@ async def open_library(
     swept = await asyncio.to_thread(private.sweep, svc.credentials_dir)
     if swept:
         logger.info("removed %d credential file(s) an earlier run left behind", swept)
+    await asyncio.to_thread(sweep_leftovers, svc)
     tune_allocator()
     credentials = await asyncio.to_thread(read_credentials, svc.registry_config)
     async with (
@@ -87,6 +106,7 @@ async def open_library(
             temp_dir=svc.rest.temp_dir,
             credentials_dir=svc.credentials_dir,
             observer=helm_observer,
+            render_limits=render_limits(svc),
         )
         checker = archives.ArchiveChecker(archive_limits(svc))
         charts = ChartService(repos, oci_client, checker, helm.charts, keyring=keyring)

@@ -124,6 +124,27 @@ class ChartLimits:
     max_entries: int = option(
         50_000, "Most entries a chart archive may hold; more gets 400. Default 50000."
     )
+    render_timeout: float = option(
+        30.0,
+        "Longest a chart render may run (template, install, upgrade, dry runs, previews), in "
+        "seconds; its worker process is then stopped and the request gets 422 render-timeout. "
+        "Default 30.",
+    )
+    max_render_output: int = option(
+        64 * MiB,
+        "Largest rendered manifest text, in bytes; larger gets 413 render-too-large. "
+        "Default 64 MiB.",
+    )
+    max_render_memory: int = option(
+        1024 * MiB,
+        "Most resident memory a render's worker process may reach, in bytes; it is then stopped "
+        "(its memory given back) and the request gets 413 render-too-large. Default 1 GiB.",
+    )
+    render_workers: int = option(
+        2,
+        "Renders run at once, each in its own worker process kept warm; more wait for a free "
+        "one. Default 2 (a render is CPU work).",
+    )
 
 
 @attrs.frozen

@@ -34,6 +34,7 @@ from aiohttp.web_request import BaseRequest
 from aiohttp.web_response import StreamResponse
 
 from common.app import RequestIdFilter
+from common.redact import redacted_target
 
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"
 ACCESS_LOGGER = "aiohttp.access"
@@ -222,7 +223,8 @@ class AccessLogger(AbstractAccessLogger):
         fields = (
             request.remote,
             request.method,
-            request.raw_path,  # the target as sent, as nginx logs it (``path_qs`` rebuilds it)
+            # the target as sent, as nginx logs it (``path_qs`` rebuilds it), credentials masked
+            redacted_target(request.raw_path),
             version.major,
             version.minor,
             response.status,

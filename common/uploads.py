@@ -33,6 +33,9 @@ _CHUNK = 256 * 1024
 #: A text field is a name, a ref or a small JSON document; anything larger belongs in a file part.
 MAX_FIELD_BYTES = 1024 * 1024
 
+#: The spool folder of one upload (``<temp dir>/upload-*``); a killed process leaves it behind.
+SPOOL_PREFIX = "upload-"
+
 
 @attrs.frozen
 class UploadLimits:
@@ -110,7 +113,7 @@ def _check_request(request: web.Request, limits: UploadLimits) -> None:
 def _make_workdir(temp_dir: Path | None) -> Path:
     if temp_dir is not None:
         temp_dir.mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(prefix="upload-", dir=temp_dir))
+    return Path(tempfile.mkdtemp(prefix=SPOOL_PREFIX, dir=temp_dir))
 
 
 #: What to do with one part: read it (``room`` bytes are left of the total), return its size.

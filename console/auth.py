@@ -43,12 +43,13 @@ API = "/api/v1"
 SESSION_PATH = f"{API}/auth/session"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 _SEG = r"[^/]+"
-#: Authenticated in both modes: they return secrets (exec, pod files, Helm values).
+#: Authenticated in both modes: they return secrets (exec, pod files, Helm values and the
+#: manifests rendered from them).
 SECRET_PATHS = re.compile(
     r"^(?:/ws(?:/.*)?"
     rf"|{API}/clusters/{_SEG}/pods/{_SEG}/{_SEG}/files(?:/.*)?"
     rf"|{API}/helm/values(?:/.*)?"
-    rf"|{API}/clusters/{_SEG}/helm/releases/{_SEG}/{_SEG}/values/?)$"
+    rf"|{API}/clusters/{_SEG}/helm/releases/{_SEG}/{_SEG}/(?:values|manifest)/?)$"
 )
 ALWAYS_PUBLIC = re.compile(r"^/actuator/(?:health(?:/.*)?|info)$")
 CSRF_EXEMPT = ("/api/", "/mcp/")

@@ -3,6 +3,7 @@
 ``create_app`` is synchronous and does no I/O beyond reading the packaged spec. Resources open in
 cleanup contexts, in this order, and close in reverse:
 
+0. ``spool_context`` — removes the upload spools a killed process left behind.
 1. ``store_context`` — the store (SQLite or PostgreSQL) (``keys.STORE``, ``keys.DATABASE``) and the ingestor
    (``keys.INGESTOR``), which awaits ``keys.RUN_LISTENERS`` after each committed ingest.
 2. The accounts context (``keys.ACCOUNTS``), after the store whose database it uses.
@@ -11,6 +12,7 @@ cleanup contexts, in this order, and close in reverse:
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
@@ -18,11 +20,12 @@ from typing import Any
 
 from aiohttp import web
 
-from common import sse
+from common import leftovers, sse
 from common.app import build_app
 from common.metrics import METRICS
 from common.openapi import Spec
 from common.throttle import LoginThrottle
+from common.uploads import SPOOL_PREFIX
 from results import keys, wiring
 from results import web as pages
 from results.gate import VerdictCache
@@ -89,6 +92,7 @@ def create_app(
     app[keys.METRICS] = ResultsMetrics.register(app[METRICS], subscribers=lambda: _subscribers(app))
     listeners: list[RunListener] = []
     app[keys.RUN_LISTENERS] = listeners
+    app.cleanup_ctx.append(spool_context)
     app.cleanup_ctx.append(store_context)
     # The accounts and events contexts, after the store; then the page templates.
     app.cleanup_ctx.append(wiring.accounts_context)
@@ -100,6 +104,13 @@ def create_app(
 def _subscribers(app: web.Application) -> int:
     hub = app.get(keys.EVENTS)
     return len(hub.subscriptions) if hub is not None else 0
+
+
+async def spool_context(app: web.Application) -> AsyncIterator[None]:
+    """Upload spools a killed process left (each holds whole uploaded reports) go first."""
+    spool = app[keys.SETTINGS].spool_dir
+    await asyncio.to_thread(leftovers.sweep, spool, f"{SPOOL_PREFIX}*")
+    yield
 
 
 async def store_context(app: web.Application) -> AsyncIterator[None]:

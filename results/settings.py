@@ -140,7 +140,9 @@ class IngestSettings:
         64, "Deepest element nesting accepted in an XML report; deeper gets 400. Default 64."
     )
     temp_dir: Path | None = option(
-        None, "Where uploads are spooled while they are parsed. Default: the system temp dir."
+        None,
+        "Where uploads are spooled while they are parsed; leftovers of a killed process are "
+        "removed at start-up. Default <data-dir>/spool.",
     )
 
 
@@ -224,6 +226,11 @@ class ResultsSettings:
     @property
     def db_path(self) -> Path:
         return self.db.path or self.data_dir / "results.db"
+
+    @property
+    def spool_dir(self) -> Path:
+        """Where uploads are spooled: the service's own folder, so start-up may sweep it."""
+        return self.ingest.temp_dir or self.data_dir / "spool"
 
     @property
     def db_url(self) -> str:

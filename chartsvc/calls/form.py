@@ -14,7 +14,7 @@ from typing import Any
 import attrs
 
 from common.errors import PayloadTooLarge, ValidationFailed
-from common.openapi import Operation, check_form, schema_errors
+from common.openapi import Operation, check_form, schema_errors, whole_integers
 
 ARCHIVE_PART = "chart"
 MAX_TEXT_BYTES = (
@@ -25,6 +25,8 @@ MAX_TEXT_BYTES = (
 @attrs.frozen
 class ChartForm:
     parts: dict[str, bytes]
+    #: JSON parts already read and checked against their schemas, by name.
+    checked: dict[str, dict[str, Any]] = attrs.field(factory=dict)
 
     def archive(self) -> bytes:
         data = self.parts.get(ARCHIVE_PART)
@@ -44,6 +46,8 @@ class ChartForm:
     def json_object(self, name: str = "request") -> dict[str, Any]:
         """The JSON object in part ``name`` ({} when absent); the HTTP door has checked it against
         the part's schema in the spec."""
+        if name in self.checked:
+            return self.checked[name]
         text = self.text(name)
         if text is None or not text.strip():
             return {}
@@ -68,14 +72,18 @@ def checked_form(parts: dict[str, bytes], op: Operation | None, *, cap: int) -> 
     if op is None:
         return form
     check_form(op, parts)
+    objects = {name: form.json_object(name) for name in op.multipart_json if name in parts}
     errors = [
         error
         for name, validator in op.multipart_json.items()
-        if name in parts
-        for error in schema_errors(validator, form.json_object(name), prefix=name)
+        if name in objects
+        for error in schema_errors(validator, objects[name], prefix=name)
     ]
     if errors:
         raise ValidationFailed(errors)
+    for name, validator in op.multipart_json.items():
+        if name in objects:  # 440.0 where an integer is asked for becomes 440, as in a JSON body
+            form.checked[name] = whole_integers(validator, objects[name])
     return form
 
 

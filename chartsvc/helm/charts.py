@@ -12,17 +12,17 @@ import hashlib
 import re
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, Literal
 
 import helm_python as helm
 
-from chartsvc.helm import manifests
 from chartsvc.helm.errors import provenance_failure
 from chartsvc.helm.handles import HandlePool
 from chartsvc.helm.runner import HelmRunner
-from common.errors import ValidationFailed
+from chartsvc.helm.sandbox import RenderPool
+from common.errors import BadRequest, ValidationFailed
 
 ShowFormat = Literal["all", "chart", "values", "readme", "crds"]
 
@@ -74,12 +74,20 @@ class ChartCache:
 
 
 class ChartEngine:
-    """Chart actions on the runner's pool, loaded charts kept in ``cache``; temp files (show,
-    create) go under ``temp_dir`` (the system's when None) and are removed when done."""
+    """Chart actions on the runner's pool, loaded charts kept in ``cache``; renders run bounded in
+    ``renders``' worker processes; temp files (show, create) go under ``temp_dir`` (the system's
+    when None) and are removed when done."""
 
-    def __init__(self, runner: HelmRunner, cache: ChartCache, temp_dir: Path | None = None) -> None:
+    def __init__(
+        self,
+        runner: HelmRunner,
+        cache: ChartCache,
+        renders: RenderPool,
+        temp_dir: Path | None = None,
+    ) -> None:
         self.runner = runner
         self.cache = cache
+        self.renders = renders
         self.temp_dir = temp_dir
 
     async def render(
@@ -91,20 +99,17 @@ class ChartEngine:
         namespace: str,
         before: Callable[[], None] | None = None,
     ) -> str:
-        """``helm template``: render offline, values coalesced over the chart's defaults like Helm.
+        """``helm template``: render offline, values coalesced over the chart's defaults like Helm,
+        within the render limits (``chartsvc.helm.sandbox``).
 
         ``before`` runs first in the same worker thread (the archive limits check), saving a hop.
         """
+        options = {"namespace": namespace, "revision": 1, "is_install": True}
 
         def call() -> str:
             if before is not None:
                 before()
-            helm.validate_release_name(release_name)
-            with self.cache.use(archive) as chart:
-                rendered = chart.render(
-                    values, name=release_name, namespace=namespace, revision=1, is_install=True
-                )
-            return manifests.text(rendered)
+            return self.renders.render(archive, values, name=release_name, options=options)
 
         return await self.runner.run(call, operation="render")
 
@@ -180,9 +185,16 @@ class ChartEngine:
         kube_version: str | None = None,
     ) -> dict[str, Any]:
         """``helm lint`` of a chart archive: ``{total_charts_linted, messages, errors}``, findings
-        as data (severity 1 info, 2 warning, 3 error), never raised."""
+        as data (severity 1 info, 2 warning, 3 error), never raised.
+
+        Lint renders the templates, which cannot be stopped in-process: the chart is first
+        rendered within the render limits, and only the limits' refusals are raised from it (a
+        chart that fails to render is lint's finding to report)."""
+        bounded = {"namespace": namespace or "default", "is_install": True}
 
         def call() -> dict[str, Any]:
+            with suppress(BadRequest):  # does not render or load: lint says why, as findings
+                self.renders.render(archive, values, name="release-name", options=bounded)
             with self._workdir("lint") as work:
                 path = work / "chart.tgz"
                 path.write_bytes(archive)

@@ -26,6 +26,8 @@ from common.errors import (
     BadRequest,
     Conflict,
     NotFound,
+    PayloadTooLarge,
+    Unprocessable,
     UpstreamStatus,
     WharfError,
 )
@@ -75,6 +77,18 @@ class RenderFailed(BadRequest):
     default_code = "render-failed"
 
 
+class RenderTimedOut(Unprocessable):
+    """The render ran past its time limit (a template looping for minutes) and was stopped."""
+
+    default_code = "render-timeout"
+
+
+class RenderTooLarge(PayloadTooLarge):
+    """The render's output or its memory passed its bound and was refused."""
+
+    default_code = "render-too-large"
+
+
 class HelmFailed(WharfError):
     """Helm failed for a reason that is not the caller's input (logged with its cause)."""
 
@@ -115,6 +129,14 @@ class ReleaseFailed(WharfError):
 
     default_code = "release-failed"
 
+
+#: What to do about a release left pending-install, -upgrade or -rollback by a writer that was
+#: killed mid-write (Helm's own advice; nothing clears the state by itself).
+RECOVERY = (
+    "if no other Helm client is writing it (one was stopped mid-write), recover it: roll a "
+    "pending upgrade or rollback back (POST .../rollback), uninstall a pending install "
+    "(DELETE the release), then try again"
+)
 
 # (pattern, status, code): the first match wins; statuses are the API server's own.
 _REFUSALS: tuple[tuple[re.Pattern[str], int, str], ...] = tuple(
@@ -177,7 +199,7 @@ def _from_text(detail: str, release: ReleaseRef) -> WharfError:
     if "cannot reuse a name that is still in use" in detail:
         return ReleaseExists(namespace, name)
     if _BUSY.search(detail):  # someone else (the helm CLI, say) is writing this release
-        return Conflict(f"release {name!r} is busy: {detail}", code="release-busy")
+        return Conflict(f"release {name!r} is busy: {detail}; {RECOVERY}", code="release-busy")
     if "has no deployed releases" in detail:
         return ReleaseNotFound(namespace, name)
     revision = _MISSING_REVISION.search(detail)

@@ -32,6 +32,7 @@ from chartsvc.helm.charts import ChartCache
 from chartsvc.helm.errors import without_paths
 from chartsvc.helm.handles import HandlePool
 from chartsvc.helm.runner import HelmRunner
+from chartsvc.helm.sandbox import RenderPool
 from chartsvc.helm.writes import WriteOptions
 from common import private
 
@@ -130,11 +131,15 @@ class _Configured:
 
 
 class ReleaseEngine:
-    """Release actions on the runner's pool; charts are loaded through ``cache``."""
+    """Release actions on the runner's pool; charts are loaded through ``cache``, and rendered in
+    ``renders`` (within the render limits) before Helm's own install or upgrade renders them."""
 
-    def __init__(self, runner: HelmRunner, cache: ChartCache, configs: ConfigPool) -> None:
+    def __init__(
+        self, runner: HelmRunner, cache: ChartCache, renders: RenderPool, configs: ConfigPool
+    ) -> None:
         self.runner = runner
         self.cache = cache
+        self.renders = renders
         self.configs = configs
 
     async def run(
@@ -158,10 +163,15 @@ class ReleaseEngine:
         options: WriteOptions,
     ) -> Installed:
         """``helm install`` or ``helm upgrade``; an upgrade with no values reuses the release's
-        (Helm's CLI default)."""
+        (Helm's CLI default).
+
+        Helm's render inside the action cannot be stopped, so the chart is first rendered with the
+        given values within the render limits: a template bomb is refused before Helm runs it."""
         name, namespace = release.name, release.namespace
+        bounded = {"namespace": namespace, f"is_{action}": True}
 
         def call(config: helm.Config) -> Installed:
+            self.renders.render(archive, values or {}, name=name, options=bounded)
             with self.cache.use(archive) as chart:
                 summary = writes.write(
                     action, config, chart, name, values, namespace=namespace, options=options

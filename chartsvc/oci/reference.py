@@ -13,6 +13,7 @@ import re
 import attrs
 
 from common.errors import BadRequest
+from common.redact import redacted
 
 SCHEME = "oci://"
 # OCI distribution-spec grammar for repository names, tags and digests.
@@ -32,15 +33,6 @@ class InvalidReference(BadRequest):
     def __init__(self, ref: str, reason: str) -> None:
         super().__init__(f"{redacted(ref)[:300]!r} is not a valid OCI reference: {reason}")
         self.ref = ref
-
-
-#: ``user:password@`` before the host (with or without a scheme): never echoed in an error.
-_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)?[^/@]*@")
-
-
-def redacted(ref: str) -> str:
-    """``ref`` as an answer may show it: credentials before the host are replaced by ``***``."""
-    return _USERINFO.sub(r"\1***@", ref, count=1)
 
 
 @attrs.frozen

@@ -17,6 +17,9 @@ from pathlib import Path
 from common.errors import WharfError
 
 logger = logging.getLogger(__name__)
+STAGED_SUFFIX = ".tmp"
+#: A staged file (``.<name>.<random>.tmp``) that a killed process never published.
+STAGED_PATTERN = f".*{STAGED_SUFFIX}"
 
 
 class StorageFailed(WharfError):
@@ -39,7 +42,7 @@ def stage(path: Path, data: bytes, *, durable: bool = True) -> Path:
     :func:`publish`. Files that can be rebuilt from others need not pay for the fsync."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=STAGED_SUFFIX)
     except OSError as exc:
         raise _failed(path, exc) from exc
     try:

@@ -16,6 +16,8 @@ from typing import TypeVar
 from aiohttp import web
 
 from chartsvc.encoders import (
+    ReleaseBody,
+    ReleaseSummary,
     encode_release,
     encode_resource,
     encode_summary,
@@ -25,6 +27,7 @@ from chartsvc.metrics import helm_observer
 from chartsvc.releases import (
     ClusterTarget,
     InstallRequest,
+    Release,
     ReleaseRef,
     ReleaseService,
     UpgradeRequest,
@@ -33,6 +36,7 @@ from chartsvc.releases.model import write_options
 from common import yamlio
 from common.openapi import validated
 from console.audit import audited
+from console.auth import current_user
 from console.helm.desk import HelmDesk, helm_failures, open_desk
 from console.http.encode import YAML_TYPE
 from console.http.encode.helm import encode_catalogue_entry
@@ -69,6 +73,21 @@ def _release(request: web.Request, target: ClusterTarget) -> ReleaseRef:
     return ReleaseRef(target, path["namespace"], path["name"])
 
 
+def _whole(request: web.Request) -> bool:
+    """The one rule of every release read: values, and what Helm renders from them (manifest,
+    hooks, notes), go to a signed-in person only. In open mode an anonymous caller sees releases
+    without them, as ``/values`` and ``/manifest`` answer it 401."""
+    return current_user(request) is not None
+
+
+def _release_body(request: web.Request, release: Release) -> ReleaseBody | ReleaseSummary:
+    return encode_release(release) if _whole(request) else encode_summary(release, public=True)
+
+
+def _summary_body(request: web.Request, release: Release) -> ReleaseSummary:
+    return encode_summary(release, public=not _whole(request))
+
+
 async def _read(request: web.Request, read: Read[T]) -> T:
     """One read of the release the path names (``ReleaseService.status``, ``.history``, ...)."""
     desk, _, target = _context(request)
@@ -81,18 +100,18 @@ async def list_helm_releases(request: web.Request) -> web.Response:
     desk, _, target = _context(request)
     with helm_failures():
         found = await desk.releases.list_releases(target, validated(request).query.get("namespace"))
-    return web.json_response([encode_summary(r) for r in found])
+    return web.json_response([_summary_body(request, r) for r in found])
 
 
 @routes.get(RELEASE, name="getHelmRelease")
 async def get_helm_release(request: web.Request) -> web.Response:
-    return web.json_response(encode_release(await _read(request, ReleaseService.status)))
+    return web.json_response(_release_body(request, await _read(request, ReleaseService.status)))
 
 
 @routes.get(RELEASE + "/history", name="getHelmReleaseHistory")
 async def get_helm_release_history(request: web.Request) -> web.Response:
     revisions = await _read(request, ReleaseService.history)
-    return web.json_response([encode_summary(r) for r in revisions])
+    return web.json_response([_summary_body(request, r) for r in revisions])
 
 
 @routes.get(RELEASE + "/resources", name="getHelmReleaseResources")

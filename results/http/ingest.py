@@ -22,10 +22,10 @@ routes = web.RouteTableDef()
 
 @routes.post("/ingest", name="ingest")
 async def ingest(request: web.Request) -> web.Response:
-    limits = request.app[keys.SETTINGS].ingest
+    svc = request.app[keys.SETTINGS]
     started = time.perf_counter()
     async with read_multipart(
-        request, limits=upload_limits(limits), temp_dir=limits.temp_dir
+        request, limits=upload_limits(svc.ingest), temp_dir=svc.spool_dir
     ) as form:
         report = ingest_form(form)
         result = await request.app[keys.INGESTOR].ingest(report, can_read=can_read(request))

@@ -84,11 +84,25 @@ async def running_results(
     """``wharf serve results`` on a free loopback port with its own data directory (and
     ``db_url``'s database when given; ``sets`` are further ``--set`` values), ready to answer;
     stopped when the block ends."""
+    database = [f"results.db.url={db_url}"] if db_url is not None else []
+    async with running_service("results", data_dir, [*database, *sets]) as served:
+        yield served
+
+
+@contextlib.asynccontextmanager
+async def running_chartsvc(data_dir: Path, *, sets: Sequence[str] = ()) -> AsyncIterator[Served]:
+    """``wharf serve chartsvc``, as :func:`running_results`."""
+    async with running_service("chartsvc", data_dir, sets) as served:
+        yield served
+
+
+@contextlib.asynccontextmanager
+async def running_service(
+    service: str, data_dir: Path, sets: Sequence[str]
+) -> AsyncIterator[Served]:
     port = free_port()
-    command = [sys.executable, "-m", "wharf", "serve", "results", "--port", str(port)]
-    command += ["--host", "127.0.0.1", "--set", f"results.data-dir={data_dir}"]
-    if db_url is not None:
-        command += ["--set", f"results.db.url={db_url}"]
+    command = [sys.executable, "-m", "wharf", "serve", service, "--port", str(port)]
+    command += ["--host", "127.0.0.1", "--set", f"{service}.data-dir={data_dir}"]
     for item in sets:
         command += ["--set", item]
     server = await asyncio.create_subprocess_exec(

@@ -34,6 +34,7 @@ BENCHMARKS = (
     "results_postgres",
     "chartsvc_index",
     "chartsvc_template",
+    "chartsvc_render_bomb",
     "chartsvc_releases",
     "chartsvc_drift",
     "chartsvc_mcp",

@@ -57,6 +57,9 @@ data:
 """
 NOTES = "Greeting is {{ .Values.greeting }} in {{ .Release.Namespace }}.\n"
 #: A template the cluster refuses: the port is out of range.
+#: A template bomb: renders for minutes (a hundred million numbers) unless stopped.
+LOOP = "{{ range $i := until 100000000 }}{{ $i }}{{ end }}\n"
+
 INVALID_SERVICE = """apiVersion: v1
 kind: Service
 metadata:

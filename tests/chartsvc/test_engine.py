@@ -12,7 +12,16 @@ import helm_python
 import pytest
 import yaml
 
-from chartsvc.helm import ChartCache, ChartEngine, ChartInvalid, Helm, HelmRunner, RenderFailed
+from chartsvc.helm import (
+    ChartCache,
+    ChartEngine,
+    ChartInvalid,
+    Helm,
+    HelmRunner,
+    RenderFailed,
+    RenderLimits,
+    RenderPool,
+)
 from common.errors import BadRequest
 
 
@@ -34,6 +43,13 @@ def runner() -> Iterator[HelmRunner]:
     runner = HelmRunner()
     yield runner
     runner.close()
+
+
+@pytest.fixture
+def renders() -> Iterator[RenderPool]:
+    pool = RenderPool(RenderLimits())
+    yield pool
+    pool.close()
 
 
 async def test_render_orders_like_helm_template_and_puts_hooks_last(
@@ -111,33 +127,34 @@ async def test_create_refuses_unsafe_names(engine: ChartEngine, name: str) -> No
         await engine.create(name)
 
 
-async def test_chart_cache_reuses_and_closes_handles(
-    runner: HelmRunner, chart_archives: dict[str, Path]
-) -> None:
+def test_chart_cache_reuses_and_closes_handles(chart_archives: dict[str, Path]) -> None:
     cache = ChartCache(max_charts=2)
-    engine = ChartEngine(runner, cache)
     archives = [chart_archives[k].read_bytes() for k in ("demo-0.1.0", "demo-0.2.0", "other-2.3.4")]
     before = helm_python.open_handles_count()
+
+    def load(data: bytes) -> None:
+        with cache.use(data):
+            pass
+
     for data in archives[:2] * 3:
-        await engine.render(data, values={}, release_name="x", namespace="d")
+        load(data)
     assert helm_python.open_handles_count() == before + 2  # loaded once each, kept
     with cache.use(archives[0]) as held:  # in use while evicted: must stay open until released
-        await engine.render(archives[2], values={}, release_name="x", namespace="d")
-        await engine.render(archives[1], values={}, release_name="x", namespace="d")
+        load(archives[2])
+        load(archives[1])
         assert held.metadata["version"] == "0.1.0"
     assert helm_python.open_handles_count() == before + 2
     cache.close()
     assert helm_python.open_handles_count() == before
 
 
-async def test_concurrent_renders_share_the_cache_safely(
-    runner: HelmRunner, chart_archives: dict[str, Path]
+async def test_concurrent_renders_share_the_workers_safely(
+    runner: HelmRunner, renders: RenderPool, chart_archives: dict[str, Path]
 ) -> None:
     cache = ChartCache(max_charts=2)
-    engine = ChartEngine(runner, cache)
+    engine = ChartEngine(runner, cache, renders)
     keys = ["demo-0.1.0", "demo-0.2.0", "other-2.3.4"]
     archives = {k: chart_archives[k].read_bytes() for k in keys}
-    before = helm_python.open_handles_count()
 
     async def render(key: str, n: int) -> tuple[str, str]:
         text = await engine.render(archives[key], values={}, release_name=f"r{n}", namespace="d")
@@ -149,7 +166,6 @@ async def test_concurrent_renders_share_the_cache_safely(
         assert f"helm.sh/chart: {name}-{version}" in text
         assert f"app.kubernetes.io/instance: r{n}" in text
     cache.close()
-    assert helm_python.open_handles_count() == before
 
 
 async def test_create_accepts_what_helm_accepts(engine: ChartEngine) -> None:

@@ -107,13 +107,26 @@ async def test_push_of_a_helm_packaged_archive(
     assert resp.status == 200, await resp.text()
 
 
-async def test_a_password_inside_an_oci_reference_is_never_echoed(client: Client) -> None:
-    for ref in (
-        "oci://robot:hunter2-secret@registry.example/charts/x:1.0.0",
-        "robot:hunter2-secret@registry.example/charts/x",
-        "oci://robot:hunter2-secret@/charts/x",
-    ):
+LEAKY_REFERENCES = (
+    "oci://robot:hunter2-secret@registry.example/charts/x:1.0.0",
+    "robot:hunter2-secret@registry.example/charts/x",
+    "oci://robot:hunter2-secret@/charts/x",
+    "oci://robot:a@hunter2-secret@registry.example/x:1",  # "@" in the password: the last "@" splits
+    " oci://robot:hunter2-secret@registry.example/x:1",  # a leading blank
+    "oci://robot:a/hunter2-secret@registry.example/x:1",  # "/" in the password
+    "oci://robot:hunter2-secret@@registry.example/x",
+)
+
+
+async def test_a_password_inside_an_oci_reference_is_never_echoed(
+    client: Client, chart_archives: dict[str, Path]
+) -> None:
+    archive = chart_archives["other-2.3.4"].read_bytes()
+    for ref in LEAKY_REFERENCES:
         resp = await client.post("/api/v1/repos/pull", json={"chart": ref})
         body = await assert_problem(resp, 400)
         assert "hunter2-secret" not in json.dumps(body), ref
         assert "***@" in body["detail"], body["detail"]
+        resp = await client.post("/api/v1/repos/push", data=push_form(archive, ref), headers=KEY)
+        body = await assert_problem(resp, 400)
+        assert "hunter2-secret" not in json.dumps(body), ref

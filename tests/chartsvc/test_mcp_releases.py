@@ -94,6 +94,7 @@ async def test_the_release_lifecycle_through_mcp(cluster_mcp: McpServer, namespa
             "releaseName": "web",
             "namespace": namespace,
             "values": {"greeting": "hi"},
+            "timeout": 440.0,  # an integer to JSON Schema: read as 440, never a 500
         }
         installed = await s.call_tool("installRelease", install, progress_callback=progress)
         assert installed.meta == {"httpStatus": 201}

@@ -154,6 +154,25 @@ async def test_upload_options_are_checked_against_the_spec(
     assert fields == {"request.dryRun", "request.atomik"}
 
 
+async def test_whole_number_floats_are_integers_on_every_write_door(
+    releases: Client, namespace: str, tmp_path: Path
+) -> None:
+    body = {"chartRef": "r/demo", "releaseName": "web", "namespace": namespace, "timeout": 440.0}
+    await assert_json(await releases.post(f"{API}/releases", json=body, headers=KEY), 201)
+    where = f"{API}/releases/web?namespace={namespace}"
+    upgrade = {"chartRef": "r/demo", "timeout": 440.0, "maxHistory": 2.0}
+    for _ in range(2):
+        await assert_json(await releases.put(where, json=upgrade, headers=KEY))
+    history = await assert_json(
+        await releases.get(f"{API}/releases/web/history?namespace={namespace}")
+    )
+    assert [h["version"] for h in history] == [2, 3]  # maxHistory 2.0 kept two
+    resp = await install_upload(releases, build_chart(tmp_path), namespace, "up", timeout=440.0)
+    await assert_json(resp, 201)
+    resp = await releases.put(where, json=upgrade | {"timeout": 440.5}, headers=KEY)
+    assert (await assert_json(resp, 400))["errors"][0]["field"] == "timeout"
+
+
 def test_timeouts_read_as_the_helm_cli_reads_them() -> None:
     assert [parse_timeout(v) for v in (None, 90, "90s", "5m", "1h30m", "2m5s")] == [
         None,

@@ -199,6 +199,13 @@ def test_helm_errors_are_translated(error: helm.HelmError, status: int, code: st
     assert (translated.status, translated.code) == (status, code)
 
 
+def test_a_busy_release_names_its_recovery() -> None:
+    busy = helm.HelmReleaseError("another operation (install/upgrade/rollback) is in progress")
+    translated = translate(busy, ReleaseRef(ClusterTarget("east"), namespace="apps", name="web"))
+    assert "rollback" in translated.detail
+    assert "uninstall a pending install" in translated.detail
+
+
 def test_translated_detail_is_truncated() -> None:
     error = helm.HelmReleaseError("Service is invalid: " + "x" * 5000)
     assert len(translate(error, ReleaseRef(ClusterTarget("c"), "n", "r")).detail) < 1200

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from common.openapi import Param, Spec, _message, load_document, quick_checks
+from common.openapi import Param, Spec, _message, load_document, quick_checks, whole_integers
 
 ROOT = Path(__file__).resolve().parents[2]
 PROBES: tuple[Any, ...] = (
@@ -97,3 +97,37 @@ def test_each_rule_in_schema_order() -> None:
         ["must be one of a, b"],
         ["must be of type string", "must be one of a, b"],
     )
+
+
+def test_whole_number_floats_become_ints_where_the_schema_asks_for_an_integer() -> None:
+    spec = Spec.from_document(
+        {
+            "openapi": "3.1.0",
+            "paths": {},
+            "components": {"schemas": {"Count": {"type": ["integer", "null"]}}},
+        }
+    )
+    schema = {
+        "type": "object",
+        "properties": {
+            "timeout": {"oneOf": [{"type": "integer"}, {"type": "string"}]},
+            "count": {"$ref": "#/components/schemas/Count"},
+            "ports": {"type": "array", "items": {"type": "integer"}},
+            "ratio": {"type": "number"},
+            "values": {"type": "object"},
+        },
+    }
+    body = {
+        "timeout": 440.0,
+        "count": 3.0,
+        "ports": [80.0, 443],
+        "ratio": 2.0,
+        "values": {"replicas": 2.0},
+    }
+    fixed = whole_integers(spec.validator(schema), body)
+    assert fixed == body
+    assert [type(v) for v in (fixed["timeout"], fixed["count"], *fixed["ports"])] == [int] * 4
+    # a number or a free-form value keeps what the caller sent
+    assert isinstance(fixed["ratio"], float)
+    assert isinstance(fixed["values"]["replicas"], float)
+    assert whole_integers(spec.validator({"type": "integer"}), 7.0) == 7

@@ -39,6 +39,7 @@ SECRET_PATHS = [
     "/api/v1/helm/values",
     "/api/v1/helm/values/base",
     "/api/v1/clusters/alpha/helm/releases/default/web/values",
+    "/api/v1/clusters/alpha/helm/releases/default/web/manifest",
 ]
 
 

@@ -7,16 +7,27 @@ what the audit trail recorded, and what ``beta`` does not see.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import helm_python as helm
 import yaml
 from aiohttp import ClientResponse
 
+from console.app import create_app
+from console.keys import OUTBOUND_ALLOW
 from kubesim import Simulator
-from tests.console.helm_support import chart_archives, chart_repo, helm_console
+from tests.chartsvc.conftest import LOOPBACK, ChartRepo, index_document
+from tests.chartsvc.fixtures_cluster import LOOP, build_chart
+from tests.conftest import ApiClient
+from tests.console.helm_support import (
+    chart_archives,
+    chart_repo,
+    helm_console,
+    write_repositories,
+)
 from tests.console.resources_support import fresh_namespace
-from tests.console.support import ADMIN
+from tests.console.support import ADMIN, make_settings
 from tests.guards import assert_problem
 from tests.scrape import scrape, value
 from tests.typing_support import Client
@@ -60,7 +71,8 @@ async def test_install_is_helms_own_release_on_that_cluster_only(
     assert ("web", ns) in {(r["name"], r["namespace"]) for r in everywhere}
     assert await (await helm_console.get(f"{BETA}/releases", params={"namespace": ns})).json() == []
 
-    manifest = await (await helm_console.get(f"{ALPHA}/releases/{ns}/web/manifest")).text()
+    where = f"{ALPHA}/releases/{ns}/web/manifest"
+    manifest = await (await helm_console.get(where, headers=ADMIN)).text()
     kinds = {doc["kind"] for doc in yaml.safe_load_all(manifest) if doc}
     assert {"Deployment", "Service", "ServiceAccount"} <= kinds
     owned = await (await helm_console.get(f"{ALPHA}/releases/{ns}/web/resources")).json()
@@ -159,6 +171,58 @@ async def test_values_need_the_admin_even_in_open_mode(
     )
     assert every["image"]["tag"] == "9.9"
     assert "replicaCount" in every
+
+
+async def test_anonymous_callers_get_releases_without_values_or_what_is_rendered_from_them(
+    helm_console: Client, sim: Simulator
+) -> None:
+    ns = await fresh_namespace(sim)
+    secret = {"image": {"tag": "s3cret-tag"}}
+    assert (await _install(helm_console, ns, values=secret)).status == 201
+    one = f"{ALPHA}/releases/{ns}/web"
+    reads = [one, f"{one}/history", f"{ALPHA}/releases?namespace={ns}", f"{ALPHA}/releases"]
+    for url in reads:
+        resp = await helm_console.get(url)
+        assert resp.status == 200, url
+        text = await resp.text()
+        assert "s3cret-tag" not in text, url
+        assert '"notes"' not in text, url  # NOTES.txt is rendered from the values too
+    anonymous = await (await helm_console.get(one)).json()
+    assert not {"config", "manifest", "hooks"} & set(anonymous)
+    assert (anonymous["name"], anonymous["info"]["status"]) == ("web", "deployed")
+    await assert_problem(await helm_console.get(f"{one}/manifest"), 401)
+    # the admin sees all of it
+    whole = await (await helm_console.get(one, headers=ADMIN)).json()
+    assert whole["config"] == secret
+    assert "s3cret-tag" in whole["manifest"]
+    assert "notes" in whole["info"]
+    history = await (await helm_console.get(f"{one}/history", headers=ADMIN)).json()
+    assert "notes" in history[-1]["info"]
+    resp = await helm_console.get(f"{one}/manifest", headers=ADMIN)
+    assert "s3cret-tag" in await resp.text()
+
+
+async def test_a_template_bomb_is_stopped_at_the_render_limit(
+    api_client: ApiClient, kubeconfig: Path, tmp_path: Path, chart_repo: ChartRepo, sim: Simulator
+) -> None:
+    bomb = tmp_path / "bomb-0.1.0.tgz"
+    bomb.write_bytes(build_chart(tmp_path, "bomb", templates={"loop.yaml": LOOP}))
+    chart_repo.archives["bomb"] = bomb
+    chart_repo.set_index(index_document(chart_repo.archives))
+    data = tmp_path / "console"
+    write_repositories(data, {"r": chart_repo.url})
+    settings = make_settings(data, "helm.charts.render-timeout=1")
+    app = create_app(settings, environ={"KUBECONFIG": str(kubeconfig)})
+    app[OUTBOUND_ALLOW] = LOOPBACK
+    client = await api_client(app)
+    ns = await fresh_namespace(sim)
+    body = {"releaseName": "boom", "namespace": ns, "chartRef": "r/bomb"}
+    for dry_run in (True, False):
+        resp = await client.post(
+            f"{ALPHA}/releases", json=body | {"dryRun": dry_run}, headers=ADMIN
+        )
+        await assert_problem(resp, 422, code="render-timeout")
+    assert await (await client.get(f"{ALPHA}/releases", params={"namespace": ns})).json() == []
 
 
 async def test_failures_are_helm_failed_with_helms_message(

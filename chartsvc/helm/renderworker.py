@@ -84,12 +84,18 @@ def _orphaned_exit(interval_s: float = 0.5) -> None:
     os._exit(1)
 
 
+#: The first frame a worker writes, once it can render.
+READY = b"ready"
+
+
 def main() -> None:
     threading.Thread(target=_orphaned_exit, daemon=True).start()
     requests = sys.stdin.buffer
     answers = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # whatever else writes to stdout (Go's runtime, say) lands on stderr
     charts = _Charts()
+    write_frame(answers, READY)  # started: the time a render may take is counted from here
+    answers.flush()
     while (header := read_frame(requests)) is not None:
         archive = read_frame(requests)
         if archive is None:

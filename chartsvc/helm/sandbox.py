@@ -25,6 +25,7 @@ from typing import Any
 import attrs
 import helm_python as helm
 
+from chartsvc.helm import renderworker
 from chartsvc.helm.errors import HelmFailed, RenderTimedOut, RenderTooLarge, translate
 from common.errors import WharfError
 
@@ -32,6 +33,8 @@ logger = logging.getLogger(__name__)
 
 #: How often a running render's worker is checked against the memory bound, in seconds.
 POLL_S = 0.05
+#: Seconds a new worker may take to start (a busy machine loads an interpreter and Go slowly).
+START_S = 60.0
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
@@ -58,6 +61,20 @@ class _Worker:
         assert self.process.stdout is not None
         self._in = self.process.stdin
         self._out = self.process.stdout.fileno()
+        self._started = False
+
+    def wait_started(self, limits: RenderLimits) -> None:
+        """Wait for a new worker's first frame: its start (an interpreter and the Helm engine
+        loading, slow on a busy machine) is not counted against the render's time limit."""
+        if self._started:
+            return
+        try:
+            frame = self.receive(time.monotonic() + START_S, limits)
+        except RenderTimedOut:
+            raise HelmFailed(f"the render worker did not start within {START_S:g} s") from None
+        if frame != renderworker.READY:
+            raise HelmFailed("the render worker started wrongly")
+        self._started = True
 
     def send(self, *frames: bytes) -> None:
         for frame in frames:
@@ -147,6 +164,7 @@ class RenderPool:
 
     def _exchange(self, worker: _Worker, request: bytes, archive: bytes) -> str | WharfError:
         """The rendered text, or the refusal of a worker that stays usable."""
+        worker.wait_started(self.limits)
         deadline = time.monotonic() + self.limits.timeout
         try:
             worker.send(request, archive)

@@ -58,7 +58,9 @@ data:
 NOTES = "Greeting is {{ .Values.greeting }} in {{ .Release.Namespace }}.\n"
 #: A template the cluster refuses: the port is out of range.
 #: A template bomb: renders for minutes (a hundred million numbers) unless stopped.
-LOOP = "{{ range $i := until 100000000 }}{{ $i }}{{ end }}\n"
+#: A template that renders for ever in little memory: the time limit, not the memory bound, stops
+#: it (the issue's own bomb, which prints every number, is BALLOON's kind: it grows without bound).
+LOOP = "{{ range $i := until 100000 }}{{ range $j := until 100000 }}{{ end }}{{ end }}\n"
 
 INVALID_SERVICE = """apiVersion: v1
 kind: Service

@@ -223,6 +223,7 @@ async def test_guessing_from_another_address_never_locks_the_user_out(
     client = await start(api_client, tmp_path)
     client.app[LOGIN_THROTTLE].clock = lambda: 1000.0
     await make_user(client, "alice")
+    status = 0
     async with session_from("127.0.0.2") as elsewhere:
         for _ in range(10):
             async with elsewhere.get(client.make_url("/login")) as resp:

@@ -24,8 +24,9 @@ a 401 too (``common.presented``). A path is judged by both the request path and 
 route's template, so an encoded or oddly spelled path cannot slip past a rule its route falls
 under.
 
-Cookie-authenticated unsafe requests outside ``/api/`` and ``/mcp/`` (and WebSocket handshakes)
-must come from this origin (CSRF); API paths are exempt, as the contract says.
+Cookie- or proxy-authenticated unsafe requests outside ``/api/`` and ``/mcp/`` (and WebSocket
+handshakes) must come from this origin (CSRF): a browser sends the proxy's cookie on its own too.
+API paths are exempt, as the contract says.
 """
 
 from __future__ import annotations
@@ -70,6 +71,9 @@ ALWAYS_PUBLIC = re.compile(r"^/actuator/(?:health(?:/.*)?|info)$")
 #: as good as none (issue 39, item 14), a right one signs in.
 LENIENT_IN_OPEN_MODE = frozenset({f"{API}/clusters", f"{API}/about"})
 CSRF_EXEMPT = ("/api/", "/mcp/")
+#: Credentials a browser attaches on its own, so a cross-site page could ride them (CSRF): the
+#: session cookie, and a proxy's own cookie, which the proxy turns into its identity headers.
+BROWSER_BORNE = frozenset({"session", "proxy"})
 PAGE_METHODS = frozenset({"GET", "HEAD"})
 
 
@@ -206,7 +210,7 @@ def auth_middleware(policy: AuthPolicy, fixed: PerRoute[Rules | None]) -> Middle
             raise Unauthorized("authentication required: HTTP Basic or a session cookie")
         else:
             request[IDENTITY] = policy.anonymous
-        if principal is not None and principal.via == "session":
+        if principal is not None and principal.via in BROWSER_BORNE:
             _check_origin(request)
         return await handler(request)
 

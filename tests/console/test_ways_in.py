@@ -149,3 +149,16 @@ async def test_basic_for_an_unknown_user_costs_a_hash_and_is_refused(
     client = await console_app()
     stranger = {"Authorization": aiohttp.encode_basic_auth("stranger", "x")}
     await assert_problem(await client.post(SESSION, headers=stranger), 401)
+
+
+async def test_a_proxied_websocket_handshake_must_come_from_this_origin(
+    console_app: ConsoleApp,
+) -> None:
+    """The browser sends the proxy's cookie on its own, so a cross-site page could ride it."""
+    client = await console_app(*PROXY)
+    upgrade = {**FROM_PROXY, "Upgrade": "websocket", "Connection": "Upgrade"}
+    resp = await client.get("/ws/exec", headers={**upgrade, "Origin": "https://evil.example"})
+    await assert_problem(resp, 403, code="csrf-rejected")
+    host = f"http://{client.host}:{client.port}"
+    resp = await client.get("/ws/exec", headers={**upgrade, "Origin": host})
+    assert resp.status not in (401, 403)

@@ -3,11 +3,13 @@ and by session; the admin login's groups; the anonymous identity's settings."""
 
 from __future__ import annotations
 
+import io
 import subprocess
 import sys
 from pathlib import Path
 
 import aiohttp
+import pytest
 
 from console.app import make_policy
 from console.identity import Identity
@@ -15,6 +17,7 @@ from tests.console.conftest import ConsoleApp
 from tests.console.support import ADMIN, ADMIN_PASSWORD, make_settings
 from tests.guards import assert_problem
 from tests.typing_support import Client
+from wharf.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 SESSION = "/api/v1/auth/session"
@@ -113,11 +116,29 @@ async def test_changes_by_the_cli_hold_at_the_next_request_sessions_included(
     assert wharf(data, "user", "list").stdout == ""
 
 
-async def test_the_cli_refuses_what_it_cannot_keep(tmp_path: Path) -> None:
+def test_the_cli_refuses_what_it_cannot_keep(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The refusals, through the same ``wharf`` entry point in this process (a subprocess each
+    would cost seconds apiece; the subprocess path is the tests above)."""
     data = tmp_path / "console"
     add_alice(data)
-    again = wharf(data, "user", "add", "alice", "--password-stdin", stdin="x-password\n")
-    assert (again.returncode, again.stderr) == (1, "wharf console: account alice already exists\n")
+    settings = [f"console.data-dir={data}", f"console.security.admin.password={ADMIN_PASSWORD}"]
+    where = [arg for setting in settings for arg in ("--set", setting)]
+
+    def run(*args: str, stdin: str = "") -> tuple[int, str]:
+        monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+        try:
+            code = main(["console", *args, *where])
+        except SystemExit as exc:  # argparse refusing the command line
+            code = int(exc.code or 0)
+        out = capsys.readouterr()
+        assert ALICE_PASSWORD not in out.out + out.err
+        return code, out.err
+
+    assert run("user", "add", "alice", "--password-stdin", stdin="x-password\n") == (
+        1, "wharf console: account alice already exists\n"
+    )  # fmt: skip
     for args, stdin, says in (
         (("user", "add", "admin", "--password-stdin"), "pw\n", "admin login's name"),
         (("user", "add", "system:x", "--password-stdin"), "pw\n", "an account name is"),
@@ -126,17 +147,15 @@ async def test_the_cli_refuses_what_it_cannot_keep(tmp_path: Path) -> None:
         (("user", "remove", "bob"), "", "no account bob"),
         (("user", "set-groups", "bob", "--groups", "x"), "", "no account bob"),
         (("user", "set-password", "bob", "--password-stdin"), "pw\n", "no account bob"),
+        (("user", "list", "--set", "console.clusters.store.backend=memory"), "", "need a database"),
     ):
-        result = wharf(data, *args, stdin=stdin)
-        assert result.returncode == 1, args
-        assert says in result.stderr, (args, result.stderr)
+        code, err = run(*args, stdin=stdin)
+        assert code == 1, args
+        assert says in err, (args, err)
     # No password on argv: the flag is required and nothing else takes one.
-    bare = wharf(data, "user", "add", "bob", stdin="pw\n")
-    assert bare.returncode == 2
-    assert "--password-stdin" in bare.stderr
-    memory = wharf(data, "user", "list", sets=("console.clusters.store.backend=memory",))
-    assert memory.returncode == 1
-    assert "need a database" in memory.stderr
+    code, err = run("user", "add", "bob", stdin="pw\n")
+    assert code == 2
+    assert "--password-stdin" in err
 
 
 async def test_the_admin_login_stays_and_carries_the_configured_groups(

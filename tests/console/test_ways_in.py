@@ -3,12 +3,15 @@ read a credential (issue 33's ways in; issue 39, items 10 and 14)."""
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 
 import aiohttp
 import pytest
-from multidict import CIMultiDict
+from multidict import CIMultiDict, CIMultiDictProxy
 
+from console.identity import Identity
+from console.proxy import MAX_LOGGED, TrustedProxy
 from tests.addresses import session_from
 from tests.console.conftest import ConsoleApp
 from tests.console.support import ADMIN, WRONG
@@ -162,3 +165,22 @@ async def test_a_proxied_websocket_handshake_must_come_from_this_origin(
     host = f"http://{client.host}:{client.port}"
     resp = await client.get("/ws/exec", headers={**upgrade, "Origin": host})
     assert resp.status not in (401, 403)
+
+
+def test_the_proxy_remembers_a_bounded_number_of_logged_addresses(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, logger="console.proxy")
+    counted: list[int] = []
+    proxy = TrustedProxy("X-Forwarded-User", None, (ipaddress.ip_network("10.0.0.0/8"),))
+    proxy.ignored = lambda: counted.append(1)
+    headers = CIMultiDictProxy(CIMultiDict({"X-Forwarded-User": "mallory"}))
+    for i in range(MAX_LOGGED * 3):
+        assert proxy.identity(headers, f"192.168.{i // 256}.{i % 256}") is None
+    assert len(counted) == MAX_LOGGED * 3
+    assert len(caplog.records) == MAX_LOGGED * 3  # each address once
+    assert len(proxy._logged) == MAX_LOGGED
+    assert proxy.identity(headers, "10.1.2.3") == Identity("mallory")
+    assert not proxy.trusts(None)
+    assert not proxy.trusts("::1")
+    assert not proxy.trusts("not-an-address")

@@ -58,6 +58,15 @@ SCHEMA = Schema(
         );
         CREATE INDEX audit_by_time ON audit(time)
         """,
+        # Named console accounts (console.accounts, console.accountstore); groups a JSON list.
+        """
+        CREATE TABLE accounts (
+            username TEXT PRIMARY KEY,
+            password_hash TEXT NOT NULL,
+            groups_json TEXT NOT NULL,
+            created REAL NOT NULL
+        )
+        """,
     ),
     postgresql=(
         """
@@ -90,6 +99,14 @@ SCHEMA = Schema(
             detail TEXT
         );
         CREATE INDEX audit_by_time ON audit(time)
+        """,
+        """
+        CREATE TABLE accounts (
+            username TEXT PRIMARY KEY,
+            password_hash TEXT NOT NULL,
+            groups_json TEXT NOT NULL,
+            created DOUBLE PRECISION NOT NULL
+        )
         """,
     ),
 )

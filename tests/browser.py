@@ -6,7 +6,8 @@ test's loop and hands the browser a coroutine of page steps; the test's loop sta
 the browser's requests while it waits.
 
 Every visit opens a fresh browser context (no cookies or storage shared between visits), records
-each console error, uncaught page error, failed request and HTTP error response, keeps a
+each console error, uncaught page error, failed request (an event stream the page closed
+excepted) and HTTP error response, keeps a
 screenshot under ``var/test-artifacts/<test>/`` whatever happens, and then fails the test if
 anything was recorded. An error answer the test is about (a 401 that sends a page to sign in) is
 declared with ``Visit.expect`` first: that answer, and Chromium's console line about it, pass.
@@ -101,6 +102,9 @@ class Visit:
         self.problems.append(f"console error: {message.text} ({message.location})")
 
     def _request_failed(self, request: Request) -> None:
+        # A page closes its event streams when the person moves on: the abort is their end.
+        if request.resource_type == "eventsource" and request.failure == "net::ERR_ABORTED":
+            return
         self.problems.append(f"request failed: {request.method} {request.url}: {request.failure}")
 
     def _response(self, response: Response) -> None:

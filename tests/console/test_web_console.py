@@ -1,0 +1,187 @@
+"""The console's pages in headless Chromium doing what a person does, over a living simulator.
+
+Sign in, open the cluster, find a Deployment by search, open it, scale it to 3 and see the list's
+rows follow without a reload, read a pod's logs as new lines arrive, type ``echo hi`` in a
+terminal and see ``hi`` (and the exit code at the end), roll back a Helm release, and see a
+cluster's 403 as a message. Screenshots of each page land under ``var/test-artifacts/``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from playwright.async_api import Page, expect
+
+from kubesim import Simulator
+from tests.browser import Pages, Visit
+from tests.console.helm_support import chart_archives, chart_repo, helm_console
+from tests.console.resources_support import seeded_namespace
+from tests.console.support import ADMIN_PASSWORD, ADMIN_USER
+from tests.typing_support import Client
+
+__all__ = ["chart_archives", "chart_repo", "helm_console"]
+
+ALPHA = "/api/v1/clusters/alpha"
+#: Prints a numbered line three times a second: the logs page must show new ones arriving.
+TICKER = 'i=0; while true; do i=$((i+1)); echo "tick $i"; sleep 0.3; done'
+
+
+@pytest.fixture(scope="module")
+def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simulator]:
+    """``alpha`` alive, with a user ``nobody`` whom RBAC grants nothing (context ``alpha-nobody``:
+    every read there is the cluster's 403)."""
+    directory = tmp_path_factory.mktemp("sim-alpha")
+    with Simulator(directory, context="alpha", nodes=1, users={"nobody": ()}) as live:
+        yield live
+
+
+def deployment(name: str, replicas: int) -> dict[str, Any]:
+    labels = {"app": name}
+    container = {"name": "main", "image": "busybox:1.36", "command": ["sh", "-c", TICKER]}
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": labels},
+                     "template": {"metadata": {"labels": labels},
+                                  "spec": {"containers": [container]}}}}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def shop(sim: Simulator) -> str:
+    """A namespace with the Deployment ``storefront`` (one pod printing ticks)."""
+    return seeded_namespace(sim, "shop", deployment("storefront", 1))
+
+
+async def sign_in(page: Page, base: str) -> None:
+    await page.goto(base + "/login")
+    await page.fill("#username", ADMIN_USER)
+    await page.fill("#password", ADMIN_PASSWORD)
+    await page.click("button[type=submit]")
+    await page.wait_for_url(base + "/")
+
+
+async def pick_namespace(page: Page, namespace: str) -> None:
+    await expect(page.locator(f"#namespace option[value='{namespace}']")).to_have_count(1)
+    await page.select_option("#namespace", namespace)
+
+
+async def row_names(page: Page) -> list[str]:
+    names: list[str] = await page.eval_on_selector_all(
+        "#rows tbody tr", "rows => rows.map(r => r.cells[0].textContent)"
+    )
+    return names
+
+
+async def test_find_scale_watch_logs_and_terminal(
+    helm_console: Client, browser: Pages, shop: str
+) -> None:
+    client = helm_console
+    base = str(client.make_url("")).rstrip("/")
+
+    async def steps(visit: Visit) -> dict[str, Any]:
+        page = visit.page
+        seen: dict[str, Any] = {}
+        await sign_in(page, base)
+        await page.click("#clusters a[href='#/c/alpha']")
+        await expect(page.locator("#kinds a[data-kind=deployments]")).to_be_visible()
+        await pick_namespace(page, shop)
+        await expect(page.locator("#rows")).to_be_visible()  # the default page: the pods
+        await visit.screenshot("cluster")
+        # Find the Deployment by search and open it.
+        await page.fill("#q", "storefront")
+        await page.press("#q", "Enter")
+        hit = page.locator("#hits a", has_text="storefront").first
+        await expect(hit).to_be_visible()
+        await visit.screenshot("search")
+        seen["hits"] = await page.eval_on_selector_all(
+            "#hits tbody tr", "rows => rows.map(r => r.cells[1].textContent)"
+        )
+        await page.locator("#hits tbody tr", has_text="Deployment").locator("a").click()
+        await expect(page.locator("#page h1")).to_have_text(f"Deployment {shop}/storefront")
+        await visit.screenshot("object")
+        # A marker the page keeps until it is reloaded.
+        await page.evaluate("window.stillTheSamePage = true")
+        # Scale to 3 with the confirmation naming the object.
+        await page.fill("input[name=replicas]", "3")
+        await page.click("button:text-is('Scale')")
+        dialog = page.locator("dialog.confirm")
+        await expect(dialog).to_contain_text(f"Scale Deployment {shop}/storefront to 3 replicas?")
+        await visit.screenshot("confirm-scale")
+        await dialog.locator("button.primary").click()
+        await expect(page.locator("#action-result")).to_contain_text("scaled")
+        # The pods' list follows the scale-up without a reload.
+        await page.click("#kinds a[data-kind=pods]")
+        await expect(page.locator("#rows tbody tr")).to_have_count(3, timeout=30_000)
+        await visit.screenshot("pods-after-scale")
+        # Scaled down behind the page's back (another client, signed in as the page is): rows go.
+        resp = await page.request.post(
+            f"{base}{ALPHA}/resources/deployments/{shop}/storefront/scale?replicas=1"
+        )
+        assert resp.status == 200
+        await expect(page.locator("#rows tbody tr")).to_have_count(1, timeout=30_000)
+        seen["same-page"] = await page.evaluate("window.stillTheSamePage === true")
+        # The remaining pod's logs: lines keep arriving.
+        await page.locator("#rows tbody a").first.click()
+        await page.click("a.button:text-is('Logs')")
+        log = page.locator("#log")
+        await expect(log).to_contain_text("tick", timeout=20_000)
+        first = await log.locator("div").count()
+        await expect(log.locator("div")).not_to_have_count(first, timeout=10_000)
+        seen["log-grew"] = await log.locator("div").count() > first
+        await visit.screenshot("logs")
+        # A terminal in it: echo hi, then the exit code.
+        await page.go_back()
+        await page.click("a.button:text-is('Terminal')")
+        await expect(page.locator("#terminal-status")).to_contain_text("Connected")
+        await page.locator("#terminal").click()
+        await page.keyboard.type("echo hi\n")
+        rows = page.locator("#terminal .xterm-rows")
+        await expect(rows).to_contain_text("echo hi")
+        await page.wait_for_function(
+            """() => [...document.querySelectorAll('#terminal .xterm-rows > div')]
+                 .some(row => row.textContent.trim() === 'hi')"""
+        )
+        await visit.screenshot("terminal")
+        await page.keyboard.type("exit 3\n")
+        await expect(page.locator("#terminal-status")).to_have_text(
+            "The process ended with exit code 3."
+        )
+        return seen
+
+    seen = await browser.visit("find-scale-watch-logs-terminal", steps)
+    assert "Deployment" in seen["hits"]
+    assert seen["same-page"] is True
+    assert seen["log-grew"] is True
+
+
+async def test_a_clusters_403_is_a_message_on_a_phone_in_the_dark(
+    helm_console: Client, browser: Pages
+) -> None:
+    base = str(helm_console.make_url("")).rstrip("/")
+    refused = "/api/v1/clusters/alpha-nobody"
+
+    async def steps(visit: Visit) -> dict[str, Any]:
+        page = visit.page
+        for path in ("namespaces", "resources/pods"):  # discovery is open to everyone signed in
+            visit.expect(403, f"{refused}/{path}")
+        await page.set_viewport_size({"width": 390, "height": 844})
+        await page.emulate_media(color_scheme="dark")
+        await sign_in(page, base)
+        await page.click("#clusters a[href='#/c/alpha-nobody']")
+        alert = page.locator("#page [role=alert]")
+        await expect(alert).to_be_visible()
+        return {
+            "message": await alert.text_content(),
+            "overflow": await page.evaluate(
+                "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+            ),
+            "background": await page.evaluate("getComputedStyle(document.body).backgroundColor"),
+        }
+
+    seen = await browser.visit("forbidden-phone-dark", steps)
+    assert seen["message"] == (
+        'pods is forbidden: User "nobody" cannot list resource "pods" in API group "" at the '
+        "cluster scope"
+    )
+    assert seen["overflow"] <= 0  # nothing wider than the phone
+    assert seen["background"] == "rgb(20, 23, 29)"  # the dark theme's --bg

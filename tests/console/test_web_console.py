@@ -17,8 +17,8 @@ from playwright.async_api import Page, expect
 from kubesim import Simulator
 from tests.browser import Pages, Visit
 from tests.console.helm_support import chart_archives, chart_repo, helm_console
-from tests.console.resources_support import seeded_namespace
-from tests.console.support import ADMIN_PASSWORD, ADMIN_USER
+from tests.console.resources_support import fresh_namespace, seeded_namespace
+from tests.console.support import ADMIN, ADMIN_PASSWORD, ADMIN_USER
 from tests.typing_support import Client
 
 __all__ = ["chart_archives", "chart_repo", "helm_console"]
@@ -46,10 +46,15 @@ def deployment(name: str, replicas: int) -> dict[str, Any]:
                                   "spec": {"containers": [container]}}}}  # fmt: skip
 
 
+SETTINGS = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings"},
+            "data": {"colour": "blue"}}  # fmt: skip
+
+
 @pytest.fixture(scope="module")
 def shop(sim: Simulator) -> str:
-    """A namespace with the Deployment ``storefront`` (one pod printing ticks)."""
-    return seeded_namespace(sim, "shop", deployment("storefront", 1))
+    """A namespace with the Deployment ``storefront`` (one pod printing ticks) and the ConfigMap
+    ``settings``."""
+    return seeded_namespace(sim, "shop", deployment("storefront", 1), SETTINGS)
 
 
 async def sign_in(page: Page, base: str) -> None:
@@ -185,3 +190,90 @@ async def test_a_clusters_403_is_a_message_on_a_phone_in_the_dark(
     )
     assert seen["overflow"] <= 0  # nothing wider than the phone
     assert seen["background"] == "rgb(20, 23, 29)"  # the dark theme's --bg
+
+
+async def test_edit_yaml_see_the_dry_runs_diff_apply_and_errors_in_place(
+    helm_console: Client, browser: Pages, shop: str
+) -> None:
+    base = str(helm_console.make_url("")).rstrip("/")
+
+    async def steps(visit: Visit) -> dict[str, Any]:
+        page = visit.page
+        visit.expect(400, "/api/v1/clusters/alpha/apply/dry-run")
+        await sign_in(page, base)
+        await page.goto(f"{base}/#/c/alpha/o/configmaps/{shop}/settings")
+        await page.click("button[role=tab]:text-is('YAML')")
+        yaml_box = page.get_by_label("The object as YAML")
+        await expect(yaml_box).to_have_js_property("readOnly", True)
+        await page.click("button:text-is('Edit')")
+        text = await yaml_box.input_value()
+        await yaml_box.fill(text.replace("colour: blue", "colour: green"))
+        await page.click("button:text-is('Review changes')")
+        diff = page.locator("pre.diff")
+        await expect(diff).to_be_visible()
+        await visit.screenshot("diff")
+        seen: dict[str, Any] = {"diff": await diff.inner_text()}
+        await page.click("button:text-is('Apply')")
+        await expect(page.locator("#yaml-error")).to_have_text("Applied: ConfigMap settings.")
+        await yaml_box.fill("kind: [")
+        await page.click("button:text-is('Review changes')")
+        error = page.locator("#yaml-error [role=alert]")
+        await expect(error).to_be_visible()
+        seen["error"] = await error.text_content()
+        seen["apply-enabled"] = await page.locator("button:text-is('Apply')").is_enabled()
+        await visit.screenshot("error")
+        return seen
+
+    seen = await browser.visit("yaml", steps)
+    assert [line for line in seen["diff"].splitlines() if line[:1] in "+-"] == [
+        '-     "colour": "blue"',
+        '+     "colour": "green"',
+    ]
+    assert "YAML" in seen["error"] or "yaml" in seen["error"], seen["error"]
+    assert seen["apply-enabled"] is False
+    obj = await helm_console.get(
+        "/api/v1/clusters/alpha/resources/configmaps/object",
+        params={"namespace": shop, "name": "settings"},
+    )
+    assert (await obj.json())["data"] == {"colour": "green"}
+
+
+async def test_roll_back_a_helm_release(
+    helm_console: Client, browser: Pages, sim: Simulator
+) -> None:
+    ns = await fresh_namespace(sim)
+    releases = "/api/v1/clusters/alpha/helm/releases"
+    install = {"releaseName": "web", "namespace": ns, "chartRef": "r/demo", "version": "0.1.0"}
+    assert (await helm_console.post(releases, json=install, headers=ADMIN)).status == 201
+    upgrade = {"chartRef": "r/demo", "version": "0.2.0"}
+    resp = await helm_console.post(f"{releases}/{ns}/web/upgrade", json=upgrade, headers=ADMIN)
+    assert resp.status == 200
+    base = str(helm_console.make_url("")).rstrip("/")
+
+    async def steps(visit: Visit) -> dict[str, Any]:
+        page = visit.page
+        await sign_in(page, base)
+        await page.click("#clusters a[href='#/c/alpha']")
+        await page.click("a:text-is('Helm releases')")
+        await page.locator("#releases a", has_text="web").first.click()
+        await expect(page.locator("#release-status")).to_have_text("deployed")
+        await page.select_option("select[name=revision]", "1")
+        await page.click("button:text-is('Roll back')")
+        dialog = page.locator("dialog.confirm")
+        await expect(dialog).to_contain_text(f"Roll the Helm release {ns}/web back to revision 1?")
+        await dialog.locator("button.primary").click()
+        await expect(page.locator("#helm-result")).to_have_text(
+            "Rolled back to revision 1: now revision 3 (deployed)."
+        )
+        await visit.screenshot("rolled-back")
+        return {
+            "history": await page.eval_on_selector_all(
+                "#history tbody tr",
+                "rows => rows.map(r => [r.cells[0].textContent, r.cells[2].textContent])",
+            ),
+            "values": await page.locator("#values").text_content(),
+        }
+
+    seen = await browser.visit("helm-rollback", steps)
+    assert seen["history"] == [["3", "0.1.0"], ["2", "0.2.0"], ["1", "0.1.0"]]
+    assert seen["values"] == "{}\n"  # the values given (none), as Helm's YAML

@@ -29,7 +29,6 @@ function statusClass(status) {
 
 async function release(page, { cluster, args, title }) {
   const [namespace, name] = args;
-  const base = `/clusters/${enc(cluster)}/helm/releases/${enc(namespace)}/${enc(name)}`;
   title(`Release ${namespace}/${name}`);
   const history = await get(`/clusters/${enc(cluster)}/helm/releases/${enc(namespace)}/${enc(name)}/history`);
   const current = history[history.length - 1];
@@ -67,8 +66,14 @@ async function release(page, { cluster, args, title }) {
         el("td", { class: statusClass(h.info.status) }, h.info.status), el("td", {}, h.chart.metadata.version),
         el("td", {}, h.info.last_deployed ?? "–"), el("td", {}, h.info.description ?? "")))))),
     el("h2", {}, "Values"), values);
-  const answer = await call("GET", `${base}/values`);
-  if (answer.response.status === 401) values.replaceWith(el("p", { class: "muted" }, "Sign in to see the values: they may hold secrets."));
-  else if (!answer.response.ok) values.replaceWith(failure(answer.body?.detail || `The values could not be read (${answer.response.status}).`));
-  else values.textContent = JSON.stringify(answer.body ?? {}, null, 2);
+  const all = el("input", { type: "checkbox", name: "all" });
+  values.before(el("label", { class: "field check" }, all, el("span", {}, "With the chart's defaults")));
+  const showValues = async () => {
+    const answer = await call("GET", `/clusters/${enc(cluster)}/helm/releases/${enc(namespace)}/${enc(name)}/values${query({ all: all.checked ? "true" : "" })}`, { headers: { Accept: "application/yaml" } });
+    if (answer.response.status === 401) values.replaceChildren(el("span", { class: "muted" }, "Sign in to see the values: they may hold secrets."));
+    else if (!answer.response.ok) values.replaceChildren(failure(answer.body?.detail || `The values could not be read (${answer.response.status}).`));
+    else values.textContent = answer.body || "{}";
+  };
+  all.addEventListener("change", showValues);
+  await showValues();
 }

@@ -92,11 +92,10 @@ export async function show(page, { cluster, namespace, args, nav, title }) {
     redraw();
   });
 
-  const scope = query({ namespace });
-  for (const row of await get(`/clusters/${enc(cluster)}/resources/${enc(resourceId)}${scope}`)) rows.set(key(row), row);
+  for (const row of await get(`/clusters/${enc(cluster)}/resources/${enc(resourceId)}${query({ namespace })}`)) rows.set(key(row), row);
   draw();
   const upsert = (row) => { rows.set(key(row), row); redraw(); };
-  return stream(`/clusters/${enc(cluster)}/resources/${enc(resourceId)}/watch${scope}`, {
+  return stream(`/clusters/${enc(cluster)}/resources/${enc(resourceId)}/watch${query({ namespace })}`, {
     ADDED: upsert,
     MODIFIED: upsert,
     DELETED: (row) => { rows.delete(key(row)); redraw(); },

@@ -10,7 +10,6 @@ const WITH_LOGS = ["Pod", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet"
 
 export async function show(page, { cluster, args, title }) {
   const [resourceId, namespace, name] = args;
-  const base = `/clusters/${enc(cluster)}/resources/${enc(resourceId)}/${enc(namespace)}/${enc(name)}`;
   const detail = await get(`/clusters/${enc(cluster)}/detail/${enc(resourceId)}/${enc(namespace)}/${enc(name)}`);
   const kind = detail.object.kind;
   const named = `${kind} ${detail.row.namespace ? `${detail.row.namespace}/` : ""}${name}`;
@@ -31,7 +30,7 @@ export async function show(page, { cluster, args, title }) {
   for (const label of Object.keys(panels)) tabs.append(el("button", { type: "button", role: "tab", onclick: () => open(label) }, label));
   page.replaceChildren(
     el("div", { class: "title" }, el("h1", {}, named), el("span", { id: "object-status" }, detail.row.status ?? "")),
-    el("div", { class: "actions toolbar" }, actions({ cluster, base, kind, resourceId, namespace, name, named, message, detail })),
+    el("div", { class: "actions toolbar" }, actions({ cluster, kind, resourceId, namespace, name, named, message, detail })),
     message, tabs, body);
   open("Summary");
 }
@@ -71,8 +70,7 @@ function events(list) {
 function yamlPanel(cluster, resourceId, detail) {
   const meta = detail.object.metadata;
   const panel = el("div", {}, el("p", { class: "muted" }, "Loading the YAML…"));
-  const where = query({ resource: resourceId, name: meta.name, namespace: meta.namespace });
-  call("GET", `/clusters/${enc(cluster)}/yaml${where}`, { headers: { Accept: "application/yaml" } }).then((answer) => {
+  call("GET", `/clusters/${enc(cluster)}/yaml${query({ resource: resourceId, name: meta.name, namespace: meta.namespace })}`, { headers: { Accept: "application/yaml" } }).then((answer) => {
     if (!answer.response.ok) return panel.replaceChildren(failure(answer.body?.detail || `The YAML could not be read (${answer.response.status}).`));
     const original = answer.body;
     const text = el("textarea", { class: "yaml", id: "yaml", name: "yaml", readonly: true, spellcheck: "false", rows: 24 }, original);
@@ -85,7 +83,8 @@ function yamlPanel(cluster, resourceId, detail) {
     text.addEventListener("input", () => { apply.disabled = true; diff.hidden = true; });
     review.addEventListener("click", async () => {
       errors.replaceChildren();
-      const before = await call("POST", `/clusters/${enc(cluster)}/apply/dry-run`, { body: original });
+      // Before: what the cluster stores now; after: what it would store (its dry run).
+      const before = await call("GET", `/clusters/${enc(cluster)}/resources/${enc(resourceId)}/object${query({ name: meta.name, namespace: meta.namespace })}`);
       const after = await call("POST", `/clusters/${enc(cluster)}/apply/dry-run`, { body: text.value });
       if (!after.response.ok) return errors.replaceChildren(failure(after.body?.detail || `The cluster refused: ${after.response.status}`));
       diff.replaceChildren(...lineDiff(yamlish(before.body), yamlish(after.body)));
@@ -128,14 +127,16 @@ function lineDiff(before, after) {
   let i = 0, j = 0;
   while (i < n || j < m) {
     if (i < n && j < m && before[i] === after[j]) { i++; j++; continue; }
-    if (j < m && (i >= n || table[i][j + 1] >= table[i + 1][j])) out.push(el("span", { class: "add" }, `+ ${after[j++]}\n`));
-    else out.push(el("span", { class: "del" }, `- ${before[i++]}\n`));
+    if (i < n && (j >= m || table[i + 1][j] >= table[i][j + 1])) out.push(el("span", { class: "del" }, `- ${before[i++]}\n`));
+    else out.push(el("span", { class: "add" }, `+ ${after[j++]}\n`));
   }
   return out.length ? out : [el("span", { class: "muted" }, "No changes.")];
 }
 
 function actions(o) {
-  const { cluster, base, kind, resourceId, namespace, name, named, message } = o;
+  const { cluster, kind, resourceId, namespace, name, named, message } = o;
+  // Each path written out in full, as everywhere: a test checks them against the API's spec.
+  const [c, r, ns, n] = [cluster, resourceId, namespace, name].map(enc);
   const run = async (title, what, method, path, after) => {
     if (!(await confirmAction(title, what, title))) return;
     message.className = "muted";
@@ -158,25 +159,24 @@ function actions(o) {
   if (SCALABLE.includes(kind)) {
     const replicas = el("input", { type: "number", name: "replicas", min: 0, max: 100000, value: o.detail.object.spec?.replicas ?? 1 });
     buttons.push(labelled("Replicas", replicas));
-    button("Scale", () => run("Scale", `Scale ${named} to ${replicas.value} replicas?`, "POST", `${base}/scale${query({ replicas: replicas.value })}`));
+    button("Scale", () => run("Scale", `Scale ${named} to ${replicas.value} replicas?`, "POST", `/clusters/${c}/resources/${r}/${ns}/${n}/scale${query({ replicas: replicas.value })}`));
   }
   if (RESTARTABLE.includes(kind)) {
-    button("Restart", () => run("Restart", `Restart every pod of ${named}?`, "POST", `${base}/restart`));
-    button("Roll back", () => run("Roll back", `Roll ${named} back to its previous revision?`, "POST", `${base}/rollback`));
+    button("Restart", () => run("Restart", `Restart every pod of ${named}?`, "POST", `/clusters/${c}/resources/${r}/${ns}/${n}/restart`));
+    button("Roll back", () => run("Roll back", `Roll ${named} back to its previous revision?`, "POST", `/clusters/${c}/resources/${r}/${ns}/${n}/rollback`));
   }
   if (kind === "CronJob" || kind === "Job") {
     const suspended = Boolean(o.detail.object.spec?.suspend);
-    button(suspended ? "Resume" : "Suspend", () => run(suspended ? "Resume" : "Suspend", `${suspended ? "Resume" : "Suspend"} ${named}?`, "POST", `${base}/suspend${query({ suspend: String(!suspended) })}`));
+    button(suspended ? "Resume" : "Suspend", () => run(suspended ? "Resume" : "Suspend", `${suspended ? "Resume" : "Suspend"} ${named}?`, "POST", `/clusters/${c}/resources/${r}/${ns}/${n}/suspend${query({ suspend: String(!suspended) })}`));
   }
-  if (kind === "CronJob") button("Run now", () => run("Run now", `Start a Job from ${named} now?`, "POST", `${base}/trigger`));
+  if (kind === "CronJob") button("Run now", () => run("Run now", `Start a Job from ${named} now?`, "POST", `/clusters/${c}/resources/${r}/${ns}/${n}/trigger`));
   if (kind === "Node") {
-    const nodeBase = `/clusters/${enc(cluster)}/nodes/${enc(name)}`;
     const cordoned = Boolean(o.detail.object.spec?.unschedulable);
-    if (cordoned) button("Uncordon", () => run("Uncordon", `Let pods be scheduled on ${named} again?`, "POST", `${nodeBase}/uncordon`));
-    else button("Cordon", () => run("Cordon", `Stop scheduling pods on ${named}?`, "POST", `${nodeBase}/cordon`));
-    button("Drain", () => run("Drain", `Cordon ${named} and evict its pods?`, "POST", `${nodeBase}/drain`));
+    if (cordoned) button("Uncordon", () => run("Uncordon", `Let pods be scheduled on ${named} again?`, "POST", `/clusters/${c}/nodes/${n}/uncordon`));
+    else button("Cordon", () => run("Cordon", `Stop scheduling pods on ${named}?`, "POST", `/clusters/${c}/nodes/${n}/cordon`));
+    button("Drain", () => run("Drain", `Cordon ${named} and evict its pods?`, "POST", `/clusters/${c}/nodes/${n}/drain`));
   }
-  button("Delete", () => run("Delete", `Delete ${named}? This cannot be undone.`, "POST", `${base}/delete`,
+  button("Delete", () => run("Delete", `Delete ${named}? This cannot be undone.`, "POST", `/clusters/${c}/resources/${r}/${ns}/${n}/delete`,
     () => { window.location.hash = route("c", cluster, "r", resourceId); }));
   return buttons;
 }

@@ -17,7 +17,14 @@ from playwright.async_api import Page, expect
 from kubesim import Simulator
 from tests.browser import Pages, Visit
 from tests.console.helm_support import chart_archives, chart_repo, helm_console
-from tests.console.resources_support import fresh_namespace, seeded_namespace
+from tests.console.resources_support import (
+    create,
+    deployment,
+    eventually,
+    fresh_namespace,
+    kube_in_new_namespace,
+    seeded_namespace,
+)
 from tests.console.support import ADMIN, ADMIN_PASSWORD, ADMIN_USER
 from tests.typing_support import Client
 
@@ -37,7 +44,7 @@ def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simulator]:
         yield live
 
 
-def deployment(name: str, replicas: int) -> dict[str, Any]:
+def ticking(name: str, replicas: int) -> dict[str, Any]:
     labels = {"app": name}
     container = {"name": "main", "image": "busybox:1.36", "command": ["sh", "-c", TICKER]}
     return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name},
@@ -54,7 +61,7 @@ SETTINGS = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "setti
 def shop(sim: Simulator) -> str:
     """A namespace with the Deployment ``storefront`` (one pod printing ticks) and the ConfigMap
     ``settings``."""
-    return seeded_namespace(sim, "shop", deployment("storefront", 1), SETTINGS)
+    return seeded_namespace(sim, "shop", ticking("storefront", 1), SETTINGS)
 
 
 async def sign_in(page: Page, base: str) -> None:
@@ -68,6 +75,21 @@ async def sign_in(page: Page, base: str) -> None:
 async def pick_namespace(page: Page, namespace: str) -> None:
     await expect(page.locator(f"#namespace option[value='{namespace}']")).to_have_count(1)
     await page.select_option("#namespace", namespace)
+
+
+#: Form controls without a label, buttons and links without a name, and a value shown as
+#: "[object ...]" instead of its text (none may be).
+DEFECTS = """() => [...document.querySelectorAll('input, select, textarea, button, a[href]')]
+  .filter(e => e.offsetParent !== null && !e.closest('.xterm'))
+  .filter(e => ['INPUT', 'SELECT', 'TEXTAREA'].includes(e.tagName)
+    ? !(e.labels?.length || e.getAttribute('aria-label')) : !e.textContent.trim())
+  .map(e => e.outerHTML.slice(0, 80))
+  .concat(document.body.innerText.includes('[object ') ? ['[object ...] shown'] : [])"""
+
+
+async def unnamed(page: Page) -> list[str]:
+    found: list[str] = await page.evaluate(DEFECTS)
+    return found
 
 
 async def row_names(page: Page) -> list[str]:
@@ -104,6 +126,7 @@ async def test_find_scale_watch_logs_and_terminal(
         await page.locator("#hits tbody tr", has_text="Deployment").locator("a").click()
         await expect(page.locator("#page h1")).to_have_text(f"Deployment {shop}/storefront")
         await visit.screenshot("object")
+        seen["unnamed"] = await unnamed(page)
         # A marker the page keeps until it is reloaded.
         await page.evaluate("window.stillTheSamePage = true")
         # Scale to 3 with the confirmation naming the object.
@@ -112,12 +135,13 @@ async def test_find_scale_watch_logs_and_terminal(
         dialog = page.locator("dialog.confirm")
         await expect(dialog).to_contain_text(f"Scale Deployment {shop}/storefront to 3 replicas?")
         await visit.screenshot("confirm-scale")
-        await dialog.locator("button.primary").click()
+        await page.keyboard.press("Enter")  # the dialog opens with its confirm button focused
         await expect(page.locator("#action-result")).to_contain_text("scaled")
         # The pods' list follows the scale-up without a reload.
         await page.click("#kinds a[data-kind=pods]")
         await expect(page.locator("#rows tbody tr")).to_have_count(3, timeout=30_000)
         await visit.screenshot("pods-after-scale")
+        seen["unnamed"] += await unnamed(page)
         # Scaled down behind the page's back (another client, signed in as the page is): rows go.
         resp = await page.request.post(
             f"{base}{ALPHA}/resources/deployments/{shop}/storefront/scale?replicas=1"
@@ -134,6 +158,7 @@ async def test_find_scale_watch_logs_and_terminal(
         await expect(log.locator("div")).not_to_have_count(first, timeout=10_000)
         seen["log-grew"] = await log.locator("div").count() > first
         await visit.screenshot("logs")
+        seen["unnamed"] += await unnamed(page)
         # A terminal in it: echo hi, then the exit code.
         await page.go_back()
         await page.click("a.button:text-is('Terminal')")
@@ -147,6 +172,7 @@ async def test_find_scale_watch_logs_and_terminal(
                  .some(row => row.textContent.trim() === 'hi')"""
         )
         await visit.screenshot("terminal")
+        seen["unnamed"] += await unnamed(page)
         await page.keyboard.type("exit 3\n")
         await expect(page.locator("#terminal-status")).to_have_text(
             "The process ended with exit code 3."
@@ -157,6 +183,7 @@ async def test_find_scale_watch_logs_and_terminal(
     assert "Deployment" in seen["hits"]
     assert seen["same-page"] is True
     assert seen["log-grew"] is True
+    assert seen["unnamed"] == []
 
 
 async def test_a_clusters_403_is_a_message_on_a_phone_in_the_dark(
@@ -277,3 +304,51 @@ async def test_roll_back_a_helm_release(
     seen = await browser.visit("helm-rollback", steps)
     assert seen["history"] == [["3", "0.1.0"], ["2", "0.2.0"], ["1", "0.1.0"]]
     assert seen["values"] == "{}\n"  # the values given (none), as Helm's YAML
+
+
+async def test_diagnose_shows_evidence_links_and_applies_a_fix(
+    helm_console: Client, browser: Pages, sim: Simulator
+) -> None:
+    client = helm_console
+    async with kube_in_new_namespace(sim, "sick") as (api, ns):
+        await create(api, deployment(ns, "api", image="ghcr.io/wharf-demo/crashloop:1.0"))
+
+    async def crashing() -> bool:
+        resp = await client.get(f"{ALPHA}/remediations", params={"namespace": ns})
+        return any(p["action"] == "restart" for p in (await resp.json())["proposals"])
+
+    await eventually(crashing, timeout=30, what="a crash-loop finding")
+    base = str(client.make_url("")).rstrip("/")
+
+    async def steps(visit: Visit) -> dict[str, Any]:
+        page = visit.page
+        await sign_in(page, base)
+        await page.click("#clusters a[href='#/c/alpha']")
+        await pick_namespace(page, ns)
+        await page.click("a:text-is('Diagnose')")
+        finding = page.locator("#findings section", has_text="crash-loop").first
+        await expect(finding).to_be_visible()
+        link = finding.locator(f"a:text-is('Deployment {ns}/api')")
+        seen: dict[str, Any] = {"link": await link.get_attribute("href")}
+        await finding.locator("button", has_text="Preview").filter(has_text="restart").first.click()
+        diff = finding.locator("pre.diff")
+        await expect(diff).to_contain_text("restartedAt")
+        await visit.screenshot("preview")
+        await finding.locator("button:text-is('Apply')").first.click()
+        await expect(page.locator("dialog.confirm")).to_contain_text(f"Deployment/api in {ns}")
+        await page.locator("dialog.confirm button.primary").click()
+        await expect(finding.locator("p.ok")).to_be_visible()
+        seen["done"] = await finding.locator("p.ok").text_content()
+        seen["unnamed"] = await unnamed(page)
+        await visit.screenshot("applied")
+        return seen
+
+    seen = await browser.visit("diagnose", steps)
+    assert seen["link"] == f"#/c/alpha/o/deployments/{ns}/api"
+    assert "restarted" in seen["done"]
+    assert seen["unnamed"] == []
+    obj = await client.get(
+        f"{ALPHA}/resources/deployments/object", params={"namespace": ns, "name": "api"}
+    )
+    template = (await obj.json())["spec"]["template"]["metadata"]
+    assert "kubectl.kubernetes.io/restartedAt" in template.get("annotations", {})

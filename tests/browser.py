@@ -70,10 +70,16 @@ class Visit:
     artifacts: Path
     problems: list[str] = attrs.field(factory=list)
     expected: set[tuple[int, str]] = attrs.field(factory=set)
+    failures: set[str] = attrs.field(factory=set)
 
     def expect(self, status: int, path: str) -> None:
         """An answer ``status`` to a request for ``path`` (no query) is wanted, not a problem."""
         self.expected.add((status, path))
+
+    def expect_failure(self, reason: str) -> None:
+        """A request failing with ``reason`` (``net::ERR_INTERNET_DISCONNECTED`` while the test has
+        taken the browser offline) is wanted, not a problem."""
+        self.failures.add(reason)
 
     async def screenshot(self, name: str, *, full_page: bool = False) -> Path:
         """A PNG named ``name`` in this test's artifact folder: the viewport, or the whole page
@@ -104,6 +110,8 @@ class Visit:
     def _request_failed(self, request: Request) -> None:
         # A page closes its event streams when the person moves on: the abort is their end.
         if request.resource_type == "eventsource" and request.failure == "net::ERR_ABORTED":
+            return
+        if request.failure in self.failures:
             return
         self.problems.append(f"request failed: {request.method} {request.url}: {request.failure}")
 

@@ -8,7 +8,9 @@ cluster's 403 as a message. Screenshots of each page land under ``var/test-artif
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -352,3 +354,152 @@ async def test_diagnose_shows_evidence_links_and_applies_a_fix(
     )
     template = (await obj.json())["spec"]["template"]["metadata"]
     assert "kubectl.kubernetes.io/restartedAt" in template.get("annotations", {})
+
+
+def config_map(name: str, tier: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "labels": {"tier": tier}}, "data": {}}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def catalogue(sim: Simulator) -> str:
+    """ConfigMaps ``alpha-web``, ``beta-db`` and ``gamma-web`` labelled with their tier."""
+    maps = [
+        config_map("alpha-web", "web"),
+        config_map("beta-db", "db"),
+        config_map("gamma-web", "web"),
+    ]
+    return seeded_namespace(sim, "cat", *maps)
+
+
+async def test_a_list_sorts_filters_by_text_and_label_and_says_when_it_reconnects(
+    helm_console: Client, browser: Pages, catalogue: str
+) -> None:
+    base = str(helm_console.make_url("")).rstrip("/")
+
+    async def steps(visit: Visit) -> dict[str, Any]:
+        page = visit.page
+        seen: dict[str, Any] = {}
+        await sign_in(page, base)
+        await page.goto(f"{base}/#/c/alpha/r/configmaps")
+        await pick_namespace(page, catalogue)
+        await expect(page.locator("#rows tbody tr", has_text="gamma-web")).to_be_visible()
+        seen["all"] = await row_names(page)
+        await page.locator("th button", has_text="Name").focus()
+        await page.keyboard.press("Enter")  # sorted by name already: now the other way
+        seen["descending"] = await row_names(page)
+        seen["aria-sort"] = await page.locator("th[data-column=name]").get_attribute("aria-sort")
+        await page.get_by_label("Filter").fill("web")
+        seen["text"] = await row_names(page)
+        await page.get_by_label("Filter").fill("")
+        await page.get_by_label("Label selector").fill("tier=db")
+        await page.get_by_label("Label selector").press("Enter")
+        await expect(page.locator("#rows tbody tr")).to_have_count(1)
+        seen["selector"] = await row_names(page)
+        await page.get_by_label("Label selector").fill("tier, tier notin (db), !missing")
+        await page.get_by_label("Label selector").press("Enter")
+        await expect(page.locator("#rows tbody tr")).to_have_count(2)
+        seen["set-based"] = await row_names(page)
+        await page.get_by_label("Label selector").fill("tier=(")
+        await page.get_by_label("Label selector").press("Enter")
+        seen["bad"] = await page.locator(".filters [role=alert]").text_content()
+        await visit.screenshot("filtered")
+        # The network goes away: the page says it is reconnecting, and stops saying so after.
+        visit.expect_failure("net::ERR_INTERNET_DISCONNECTED")
+        badge = page.locator(".title .badge")
+        await page.context.set_offline(True)
+        await expect(badge).to_have_text("Reconnecting…")
+        await visit.screenshot("reconnecting")
+        await page.context.set_offline(False)
+        await expect(badge).to_be_hidden(timeout=20_000)
+        return seen
+
+    seen = await browser.visit("list-filters", steps)
+    names = ["alpha-web", "beta-db", "gamma-web"]
+    assert [n for n in seen["all"] if n in names] == names
+    assert [n for n in seen["descending"] if n in names] == names[::-1]
+    assert seen["aria-sort"] == "descending"
+    assert seen["text"] == ["gamma-web", "alpha-web"]
+    assert seen["selector"] == ["beta-db"]
+    assert seen["set-based"] == ["gamma-web", "alpha-web"]
+    assert seen["bad"] == 'Not a label selector: "tier=(".'
+
+
+def pod(name: str, scripts: dict[str, str]) -> dict[str, Any]:
+    containers = [{"name": c, "image": "busybox:1.36", "command": ["sh", "-c", script]}
+                  for c, script in scripts.items()]  # fmt: skip
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+            "spec": {"containers": containers}}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def chatty(sim: Simulator) -> str:
+    """Pods ``duo`` (containers ``main`` and ``side``, each numbering its lines) and ``flaky``
+    (says ``attempt`` and fails, again and again)."""
+    duo = pod(
+        "duo", {"main": TICKER.replace("tick", "main"), "side": TICKER.replace("tick", "side")}
+    )
+    flaky = pod("flaky", {"main": "echo attempt; sleep 0.5; exit 1"})
+    return seeded_namespace(sim, "chat", duo, flaky)
+
+
+VISIBLE_LINES = """() => [...document.querySelectorAll('#log > div')].filter(d => !d.hidden)
+  .map(d => d.lastChild.textContent)"""
+
+
+async def test_logs_pick_a_container_filter_stamp_pause_download_and_show_the_previous_run(
+    helm_console: Client, browser: Pages, chatty: str
+) -> None:
+    base = str(helm_console.make_url("")).rstrip("/")
+    client = helm_console
+
+    async def restarted() -> bool:
+        resp = await client.get(f"{ALPHA}/pods/{chatty}/flaky/log/previous")
+        return resp.status == 200
+
+    await eventually(restarted, timeout=30, what="flaky to have run before")
+
+    async def steps(visit: Visit) -> dict[str, Any]:
+        page = visit.page
+        seen: dict[str, Any] = {}
+        await sign_in(page, base)
+        await page.goto(f"{base}/#/c/alpha/logs/{chatty}/pods/duo")
+        await expect(page.locator("#page [role=status]").first).to_have_text(
+            "Following 2 containers of 1 pod."
+        )
+        await expect(page.locator("#log")).to_contain_text("side 2")
+        await page.get_by_label("Container").select_option("side")
+        seen["side"] = await page.evaluate(VISIBLE_LINES)
+        await page.get_by_label("Filter").fill("side 1")
+        seen["filtered"] = await page.evaluate(VISIBLE_LINES)
+        await page.get_by_label("Timestamps").check()
+        seen["stamp"] = await page.locator("#log > div:not([hidden]) .time").first.text_content()
+        await page.get_by_label("Follow").uncheck()
+        await expect(page.locator("#page [role=status]").first).to_have_text("Paused.")
+        paused = await page.locator("#log > div").count()
+        await page.wait_for_timeout(1000)
+        seen["paused-grew"] = await page.locator("#log > div").count() - paused
+        async with page.expect_download() as download:
+            await page.click("button:text-is('Download')")
+        seen["download"] = Path(await (await download.value).path()).read_text()
+        seen["download-name"] = (await download.value).suggested_filename
+        await visit.screenshot("duo")
+        await page.goto(f"{base}/#/c/alpha/logs/{chatty}/pods/flaky")
+        await page.get_by_label("Previous run").check()
+        await expect(page.locator("#log")).to_contain_text("attempt")
+        seen["previous"] = await page.evaluate(VISIBLE_LINES)
+        await visit.screenshot("previous")
+        return seen
+
+    seen = await browser.visit("logs-controls", steps)
+    assert seen["side"]
+    assert all(line.startswith("side ") for line in seen["side"])
+    assert seen["filtered"]
+    assert all(line.startswith("side 1") for line in seen["filtered"])
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT[\d:.]+Z ", seen["stamp"])
+    assert seen["paused-grew"] == 0
+    assert seen["download-name"] == "duo.log"
+    lines = seen["download"].splitlines()
+    assert lines
+    assert all(re.fullmatch(r"\S+Z side side 1\d*", line) for line in lines), lines[:3]
+    assert seen["previous"] == ["attempt"]

@@ -123,7 +123,7 @@ async function labelsOf(cluster, resourceId, namespace) {
 // A label selector as Kubernetes writes it: a=b, a==b, a!=b, a, !a, a in (x,y), a notin (x,y).
 export function parseSelector(text) {
   const requirements = [];
-  for (const part of text.match(/[^,(]+(\([^)]*\))?/g) || []) {
+  for (const part of text.split(/,(?![^(]*\))/)) { // commas outside a value list
     const term = part.trim();
     let found;
     if ((found = term.match(/^([\w./-]+)\s*(==|=|!=)\s*([\w.-]*)$/))) requirements.push({ key: found[1], op: found[2] === "!=" ? "!=" : "=", values: [found[3]] });

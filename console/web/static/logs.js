@@ -37,6 +37,9 @@ export async function show(page, { cluster, args, title }) {
   const sources = new Set();
   const visible = (line) => (!container.value || line.container === container.value) &&
     (!filter.value || line.line.toLowerCase().includes(filter.value.toLowerCase()));
+  // Where a line comes from, when that is not plain: the pod and container of a workload's
+  // lines, the container of a pod with several.
+  const sourceOf = (line) => (!isPod ? `${line.pod}/${line.container} ` : sources.size > 1 ? `${line.container} ` : "");
   // Made by hand, not with el(): this runs for every line, a thousand times a second.
   const span = (className, text) => {
     const node = document.createElement("span");
@@ -47,7 +50,8 @@ export async function show(page, { cluster, args, title }) {
   const nodeOf = (line) => {
     const node = document.createElement("div");
     if (line.time) node.append(span("time", `${line.time} `));
-    if (!isPod) node.append(span("src", `${line.pod}/${line.container} `));
+    const source = sourceOf(line);
+    if (source) node.append(span("src", source));
     node.append(line.line);
     node.hidden = !visible(line);
     line.node = node;
@@ -123,7 +127,7 @@ export async function show(page, { cluster, args, title }) {
   container.addEventListener("change", () => (previous.checked ? showPrevious() : refilter()));
   filter.addEventListener("input", refilter);
   download.addEventListener("click", () => {
-    const text = lines.filter(visible).map((l) => `${stamps.checked && l.time ? `${l.time} ` : ""}${isPod ? "" : `${l.pod}/${l.container} `}${l.line}\n`).join("");
+    const text = lines.filter(visible).map((l) => `${stamps.checked && l.time ? `${l.time} ` : ""}${sourceOf(l)}${l.line}\n`).join("");
     const link = el("a", { href: URL.createObjectURL(new Blob([text], { type: "text/plain" })), download: `${name}.log` });
     link.click();
     setTimeout(() => URL.revokeObjectURL(link.href), 1000);

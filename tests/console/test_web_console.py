@@ -8,6 +8,7 @@ cluster's 403 as a message. Screenshots of each page land under ``var/test-artif
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -64,6 +65,18 @@ def shop(sim: Simulator) -> str:
     """A namespace with the Deployment ``storefront`` (one pod printing ticks) and the ConfigMap
     ``settings``."""
     return seeded_namespace(sim, "shop", ticking("storefront", 1), SETTINGS)
+
+
+#: Whether a row of the terminal holds exactly the argument (output, not the echoed command).
+ROW_IS = """text => [...document.querySelectorAll('#terminal .xterm-rows > div')]
+  .some(row => row.textContent.trim() === text)"""
+#: A paste of the argument into the terminal, as the browser delivers one.
+PASTE = """text => {
+  const data = new DataTransfer();
+  data.setData('text/plain', text);
+  document.querySelector('#terminal textarea')
+    .dispatchEvent(new ClipboardEvent('paste', {clipboardData: data, bubbles: true, cancelable: true}));
+}"""
 
 
 async def sign_in(page: Page, base: str) -> None:
@@ -163,18 +176,29 @@ async def test_find_scale_watch_logs_and_terminal(
         seen["unnamed"] += await unnamed(page)
         # A terminal in it: echo hi, then the exit code.
         await page.go_back()
+        sent: list[bytes | str] = []
+        page.on("websocket", lambda ws: ws.on("framesent", lambda frame: sent.append(frame)))
         await page.click("a.button:text-is('Terminal')")
         await expect(page.locator("#terminal-status")).to_contain_text("Connected")
         await page.locator("#terminal").click()
         await page.keyboard.type("echo hi\n")
         rows = page.locator("#terminal .xterm-rows")
         await expect(rows).to_contain_text("echo hi")
-        await page.wait_for_function(
-            """() => [...document.querySelectorAll('#terminal .xterm-rows > div')]
-                 .some(row => row.textContent.trim() === 'hi')"""
-        )
+        await page.wait_for_function(ROW_IS, arg="hi")
         await visit.screenshot("terminal")
         seen["unnamed"] += await unnamed(page)
+        # Pasted text goes to the process as typed text does.
+        await page.evaluate(PASTE, "echo pasted\r")
+        await page.wait_for_function(ROW_IS, arg="pasted")
+        # A smaller window: the terminal refits and tells the process its new size.
+        await page.set_viewport_size({"width": 900, "height": 600})
+        await page.wait_for_function(
+            "() => document.querySelector('#terminal .xterm-screen').offsetWidth < 700"
+        )
+        await page.wait_for_timeout(300)
+        seen["resizes"] = [
+            json.loads(f[1:]) for f in sent if isinstance(f, bytes) and f[:1] == b"\x04"
+        ]
         await page.keyboard.type("exit 3\n")
         await expect(page.locator("#terminal-status")).to_have_text(
             "The process ended with exit code 3."
@@ -186,6 +210,10 @@ async def test_find_scale_watch_logs_and_terminal(
     assert seen["same-page"] is True
     assert seen["log-grew"] is True
     assert seen["unnamed"] == []
+    first, *_, last = seen["resizes"]  # one when it connected, more as the window shrank
+    assert set(first) == set(last) == {"Width", "Height"}
+    assert last["Width"] < first["Width"]
+    assert last["Height"] < first["Height"]
 
 
 async def test_a_clusters_403_is_a_message_on_a_phone_in_the_dark(

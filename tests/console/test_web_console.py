@@ -531,3 +531,62 @@ async def test_logs_pick_a_container_filter_stamp_pause_download_and_show_the_pr
     assert lines
     assert all(re.fullmatch(r"\S+Z side side 1\d*", line) for line in lines), lines[:3]
     assert seen["previous"] == ["attempt"]
+
+
+async def test_relations_are_links_and_delete_asks_first(
+    helm_console: Client, browser: Pages, sim: Simulator
+) -> None:
+    client = helm_console
+    async with kube_in_new_namespace(sim, "rel") as (api, ns):
+        await create(api, deployment(ns, "api"))
+        await create(
+            api, config_map("doomed", "web") | {"metadata": {"name": "doomed", "namespace": ns}}
+        )
+
+    async def one_pod() -> str | None:
+        rows = await (await client.get(f"{ALPHA}/pods", params={"namespace": ns})).json()
+        return rows[0]["name"] if rows else None
+
+    pod_name = await eventually(one_pod, what="the Deployment's pod")
+    base = str(client.make_url("")).rstrip("/")
+
+    async def steps(visit: Visit) -> dict[str, Any]:
+        page = visit.page
+        seen: dict[str, Any] = {}
+        await sign_in(page, base)
+        await page.goto(f"{base}/#/c/alpha/o/pods/{ns}/{pod_name}")
+        await page.click("button[role=tab]:text-is('Relations')")
+        panel = page.locator("#panel")
+        await expect(panel.locator("h2", has_text="Owners")).to_be_visible()
+        seen["owners"] = await panel.locator("h2:text-is('Owners') + ul a").all_text_contents()
+        await visit.screenshot("relations")
+        await panel.locator(f"a:text-is('Deployment {ns}/api')").click()
+        await expect(page.locator("#page h1")).to_have_text(f"Deployment {ns}/api")
+        await page.click("button[role=tab]:text-is('Relations')")
+        seen["owned"] = await panel.locator("a", has_text=pod_name).count()
+        # Delete: Escape keeps the object, the confirmation deletes it and returns to the list.
+        await page.goto(f"{base}/#/c/alpha/o/configmaps/{ns}/doomed")
+        await page.click("button:text-is('Delete')")
+        dialog = page.locator("dialog.confirm")
+        await expect(dialog).to_contain_text(
+            f"Delete ConfigMap {ns}/doomed? This cannot be undone."
+        )
+        await page.keyboard.press("Escape")
+        await expect(dialog).to_have_count(0)
+        seen["kept"] = (await page.request.get(
+            f"{base}{ALPHA}/resources/configmaps/object?namespace={ns}&name=doomed"
+        )).status  # fmt: skip
+        await page.click("button:text-is('Delete')")
+        await page.locator("dialog.confirm button.primary").click()
+        await page.wait_for_url(f"{base}/#/c/alpha/r/configmaps")
+        visit.expect(404, f"{ALPHA}/resources/configmaps/object")
+        seen["gone"] = (await page.request.get(
+            f"{base}{ALPHA}/resources/configmaps/object?namespace={ns}&name=doomed"
+        )).status  # fmt: skip
+        return seen
+
+    seen = await browser.visit("relations-delete", steps)
+    assert seen["owners"][-1] == f"Deployment {ns}/api"
+    assert seen["owners"][0].startswith(f"ReplicaSet {ns}/api-")
+    assert seen["owned"] == 1
+    assert (seen["kept"], seen["gone"]) == (200, 404)

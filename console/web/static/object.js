@@ -55,7 +55,9 @@ function relations(cluster, detail) {
   const groups = [["Owners", detail.owners], ...Object.entries(detail.relations)];
   const shown = groups.filter(([, list]) => list.length);
   if (!shown.length) return el("p", { class: "muted" }, "No owners and no related objects.");
-  return el("div", {}, shown.map(([group, list]) => [el("h2", {}, group),
+  // The API's relation names as headings: "serviceAccounts" → "Service accounts".
+  const heading = (name) => name.replace(/([a-z])([A-Z])/g, "$1 $2").toLowerCase().replace(/^./, (c) => c.toUpperCase());
+  return el("div", {}, shown.map(([group, list]) => [el("h2", {}, heading(group)),
     el("ul", {}, list.map((relation) => el("li", {}, relationLink(cluster, relation), relation.status ? ` · ${relation.status}` : "")))]));
 }
 

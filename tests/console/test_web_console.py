@@ -590,3 +590,44 @@ async def test_relations_are_links_and_delete_asks_first(
     assert seen["owners"][0].startswith(f"ReplicaSet {ns}/api-")
     assert seen["owned"] == 1
     assert (seen["kept"], seen["gone"]) == (200, 404)
+
+
+@pytest.fixture(scope="module")
+def listener(sim: Simulator) -> str:
+    """The pod ``echo`` whose process answers each line of its stdin with ``got <line>``."""
+    main = {"name": "main", "image": "busybox:1.36", "stdin": True,
+            "command": ["sh", "-c", "while read line; do echo got $line; done"]}  # fmt: skip
+    echo = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "echo"},
+            "spec": {"containers": [main]}}  # fmt: skip
+    return seeded_namespace(sim, "attach", echo)
+
+
+async def test_attach_to_a_running_process(
+    helm_console: Client, browser: Pages, listener: str
+) -> None:
+    client = helm_console
+
+    async def running() -> bool:
+        resp = await client.get(
+            f"{ALPHA}/resources/pods/object", params={"namespace": listener, "name": "echo"}
+        )
+        statuses = (await resp.json()).get("status", {}).get("containerStatuses") or []
+        return any("running" in s.get("state", {}) for s in statuses)
+
+    await eventually(running, what="the echo pod to run")
+    base = str(client.make_url("")).rstrip("/")
+
+    async def steps(visit: Visit) -> None:
+        page = visit.page
+        await sign_in(page, base)
+        await page.goto(f"{base}/#/c/alpha/exec/{listener}/echo")
+        await expect(page.locator("#terminal-status")).to_contain_text("Connected")
+        await page.get_by_label("Mode").select_option("attach")
+        await page.click("button:text-is('Connect')")
+        await expect(page.locator("#terminal-status")).to_contain_text("Connected")
+        await page.locator("#terminal").click()
+        await page.keyboard.type("ahoy\r")
+        await page.wait_for_function(ROW_IS, arg="got ahoy")
+        await visit.screenshot("attached")
+
+    await browser.visit("attach", steps)

@@ -31,6 +31,7 @@ export async function show(page, { cluster, args, title }) {
   terminal.open(screen);
   fit.fit();
   let ws = null;
+  let cooked = false;
   const resize = () => {
     fit.fit();
     if (ws?.readyState === WebSocket.OPEN) {
@@ -43,8 +44,16 @@ export async function show(page, { cluster, args, title }) {
     terminal.reset();
     status.className = "muted";
     status.textContent = "Connecting…";
-    const params = { cluster, namespace, pod, container: container.value, tty: "true" };
-    if (mode.value === "attach") params.mode = "attach";
+    // exec runs a shell on a terminal; attach joins the process as it was started, on a
+    // terminal only if its container has one (spec.containers[].tty).
+    const attach = mode.value === "attach";
+    const spec = (object.spec.containers || []).find((c) => c.name === container.value) || {};
+    const params = { cluster, namespace, pod, container: container.value, tty: String(!attach || Boolean(spec.tty)) };
+    if (attach) params.mode = "attach";
+    // Without a terminal on the far side nothing echoes or turns Enter into a newline: the page
+    // does both, and shows the process's bare newlines as line breaks.
+    cooked = params.tty === "false";
+    terminal.options.convertEol = cooked;
     ws = socket(`/ws/exec${query(params)}`);
     ws.addEventListener("open", () => {
       status.textContent = `Connected to ${pod}/${container.value}.`;
@@ -73,7 +82,12 @@ export async function show(page, { cluster, args, title }) {
         `The session could not start or was cut off (${event.code}${event.reason ? `: ${event.reason}` : ""}).`;
     });
   };
-  const input = terminal.onData((data) => { if (ws?.readyState === WebSocket.OPEN) ws.send(data); });
+  const input = terminal.onData((data) => {
+    if (ws?.readyState !== WebSocket.OPEN) return;
+    if (!cooked) return ws.send(data);
+    terminal.write(data.replace(/\r/g, "\n"));
+    ws.send(data.replace(/\r/g, "\n"));
+  });
   const observer = new ResizeObserver(() => resize());
   observer.observe(screen);
   connect.addEventListener("click", open);

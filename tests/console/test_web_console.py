@@ -631,3 +631,45 @@ async def test_attach_to_a_running_process(
         await visit.screenshot("attached")
 
     await browser.visit("attach", steps)
+
+
+async def test_a_cronjob_is_suspended_resumed_and_run_now(
+    helm_console: Client, browser: Pages, sim: Simulator
+) -> None:
+    client = helm_console
+    job = {"spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [
+        {"name": "main", "image": "busybox:1.36", "command": ["sh", "-c", "echo done"]}]}}}}  # fmt: skip
+    async with kube_in_new_namespace(sim, "cron") as (api, ns):
+        await create(api, {"apiVersion": "batch/v1", "kind": "CronJob",
+                           "metadata": {"name": "nightly", "namespace": ns},
+                           "spec": {"schedule": "0 3 * * *", "jobTemplate": job}})  # fmt: skip
+    base = str(client.make_url("")).rstrip("/")
+
+    async def steps(visit: Visit) -> dict[str, Any]:
+        page = visit.page
+        seen: dict[str, Any] = {}
+        await sign_in(page, base)
+        await page.goto(f"{base}/#/c/alpha/o/cronjobs/{ns}/nightly")
+        for action in ("Suspend", "Resume"):
+            await page.click(f".actions button:text-is('{action}')")
+            await expect(page.locator("dialog.confirm")).to_contain_text(
+                f"{action} CronJob {ns}/nightly?"
+            )
+            await page.keyboard.press("Enter")
+            await expect(page.locator("#action-result")).to_have_class("ok")
+            seen[action] = await page.locator("#action-result").text_content()
+        await page.click(".actions button:text-is('Run now')")
+        await page.keyboard.press("Enter")
+        await expect(page.locator("#action-result")).to_have_class("ok")
+        seen["run"] = await page.locator("#action-result").text_content()
+        seen["buttons"] = await page.locator(".actions button").all_text_contents()
+        await visit.screenshot("cronjob")
+        return seen
+
+    seen = await browser.visit("cronjob", steps)
+    assert "suspended" in seen["Suspend"]
+    assert "resumed" in seen["Resume"]
+    assert "nightly-manual-" in seen["run"]
+    assert seen["buttons"] == ["Suspend", "Run now", "Delete"]
+    jobs = await (await client.get(f"{ALPHA}/resources/jobs", params={"namespace": ns})).json()
+    assert [j["name"][: len("nightly-manual-")] for j in jobs] == ["nightly-manual-"]

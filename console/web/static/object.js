@@ -8,7 +8,8 @@ const SCALABLE = ["Deployment", "StatefulSet", "ReplicaSet"];
 const RESTARTABLE = ["Deployment", "StatefulSet", "DaemonSet"];
 const WITH_LOGS = ["Pod", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "Service"];
 
-export async function show(page, { cluster, args, title }) {
+export async function show(page, context) {
+  const { cluster, args, title } = context;
   const [resourceId, namespace, name] = args;
   const detail = await get(`/clusters/${enc(cluster)}/detail/${enc(resourceId)}/${enc(namespace)}/${enc(name)}`);
   const kind = detail.object.kind;
@@ -30,7 +31,7 @@ export async function show(page, { cluster, args, title }) {
   for (const label of Object.keys(panels)) tabs.append(el("button", { type: "button", role: "tab", onclick: () => open(label) }, label));
   page.replaceChildren(
     el("div", { class: "title" }, el("h1", {}, named), el("span", { id: "object-status" }, detail.row.status ?? "")),
-    el("div", { class: "actions toolbar" }, actions({ cluster, kind, resourceId, namespace, name, named, message, detail })),
+    el("div", { class: "actions toolbar" }, actions({ cluster, kind, resourceId, namespace, name, named, message, detail, page, context })),
     message, tabs, body);
   open("Summary");
 }
@@ -149,10 +150,12 @@ function actions(o) {
       message.textContent = answer.body?.detail || `The console answered ${answer.response.status}.`;
       return;
     }
-    message.className = "ok";
-    message.textContent = answer.body.message;
-    if (answer.body.row?.status) document.getElementById("object-status").textContent = answer.body.row.status;
-    if (after) after(answer.body);
+    if (after) return after(answer.body);
+    // The page again as the object is now (a suspended CronJob offers Resume), with the answer.
+    await show(o.page, o.context);
+    const said = document.getElementById("action-result");
+    said.className = "ok";
+    said.textContent = answer.body.message;
   };
   const buttons = [];
   const button = (label, onclick) => buttons.push(el("button", { type: "button", onclick }, label));

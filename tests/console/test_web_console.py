@@ -673,3 +673,39 @@ async def test_a_cronjob_is_suspended_resumed_and_run_now(
     assert seen["buttons"] == ["Suspend", "Run now", "Delete"]
     jobs = await (await client.get(f"{ALPHA}/resources/jobs", params={"namespace": ns})).json()
     assert [j["name"][: len("nightly-manual-")] for j in jobs] == ["nightly-manual-"]
+
+
+async def test_a_node_is_cordoned_and_uncordoned_on_a_phone(
+    helm_console: Client, browser: Pages
+) -> None:
+    base = str(helm_console.make_url("")).rstrip("/")
+
+    async def steps(visit: Visit) -> dict[str, Any]:
+        page = visit.page
+        seen: dict[str, Any] = {}
+        await page.set_viewport_size({"width": 390, "height": 844})
+        await sign_in(page, base)
+        await page.goto(f"{base}/#/c/alpha/o/nodes/_/kubesim-node-1")
+        await page.click(".actions button:text-is('Cordon')")
+        await expect(page.locator("dialog.confirm")).to_contain_text(
+            "Stop scheduling pods on Node kubesim-node-1?"
+        )
+        await page.keyboard.press("Enter")
+        await expect(page.locator(".actions button:text-is('Uncordon')")).to_be_visible()
+        seen["cordoned"] = await page.locator("#object-status").text_content()
+        seen["overflow"] = await page.evaluate(
+            "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+        )
+        await visit.screenshot("cordoned")
+        await page.click(".actions button:text-is('Uncordon')")
+        await page.keyboard.press("Enter")
+        await expect(page.locator(".actions button:text-is('Cordon')")).to_be_visible()
+        seen["uncordoned"] = await page.locator("#object-status").text_content()
+        seen["unnamed"] = await unnamed(page)
+        return seen
+
+    seen = await browser.visit("node", steps)
+    assert "SchedulingDisabled" in seen["cordoned"]
+    assert "SchedulingDisabled" not in seen["uncordoned"]
+    assert seen["overflow"] <= 0
+    assert seen["unnamed"] == []

@@ -77,14 +77,24 @@ ensure_web_assets() {
   local want stamp="$WEB_VENDOR/.installed"
   want="$(printf '%s\n' "${WEB_PACKAGES[@]}" | sha256sum | cut -d' ' -f1)"
   [ -f "$stamp" ] && grep -qxF "$want" "$stamp" && return 0
-  command -v npm >/dev/null 2>&1 || { echo "the console's terminal needs npm to fetch xterm.js (apt-get install npm)" >&2; return 1; }
+  if ! command -v npm >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+      echo "== installing npm (OS package) to fetch the console's terminal emulator"
+      DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends npm >/dev/null
+    else
+      echo "the console's terminal needs npm to fetch xterm.js (apt-get install npm)" >&2
+      return 1
+    fi
+  fi
   local work entry spec integrity tarball got file
   work="$(mktemp -d)"
   mkdir -p "$work/vendor"
   for entry in "${WEB_PACKAGES[@]}"; do
     read -r spec integrity files <<<"$entry"
     tarball="$(cd "$work" && npm pack --silent "$spec")"
-    got="sha512-$(openssl dgst -sha512 -binary "$work/$tarball" | base64 -w0)"
+    got="$("$(find_python)" -c 'import base64, hashlib, sys
+print("sha512-" + base64.b64encode(hashlib.sha512(open(sys.argv[1], "rb").read()).digest()).decode())' "$work/$tarball")"
     if [ "$got" != "$integrity" ]; then
       echo "$spec: the tarball's hash is $got, not the pinned $integrity; nothing installed" >&2
       rm -rf "$work"; return 1

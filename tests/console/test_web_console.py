@@ -709,3 +709,39 @@ async def test_a_node_is_cordoned_and_uncordoned_on_a_phone(
     assert "SchedulingDisabled" not in seen["uncordoned"]
     assert seen["overflow"] <= 0
     assert seen["unnamed"] == []
+
+
+async def test_without_signing_in_helm_values_and_rollback_say_why_not(
+    helm_console: Client, browser: Pages, sim: Simulator
+) -> None:
+    ns = await fresh_namespace(sim)
+    releases = "/api/v1/clusters/alpha/helm/releases"
+    install = {"releaseName": "web", "namespace": ns, "chartRef": "r/demo", "version": "0.1.0"}
+    assert (await helm_console.post(releases, json=install, headers=ADMIN)).status == 201
+    upgrade = {"chartRef": "r/demo", "version": "0.2.0"}
+    resp = await helm_console.post(f"{releases}/{ns}/web/upgrade", json=upgrade, headers=ADMIN)
+    assert resp.status == 200
+    base = str(helm_console.make_url("")).rstrip("/")
+
+    async def steps(visit: Visit) -> dict[str, Any]:
+        page = visit.page
+        visit.expect(401, "/api/v1/auth/session")  # the shell asks who is signed in: nobody
+        visit.expect(401, f"{releases}/{ns}/web/values")
+        visit.expect(401, f"{releases}/{ns}/web/rollback")
+        await page.goto(f"{base}/#/c/alpha/helm/{ns}/web")  # open mode: reading needs no login
+        await expect(page.locator("#release-status")).to_have_text("deployed")
+        await expect(page.locator("#values")).to_have_text(
+            "Sign in to see the values: they may hold secrets."
+        )
+        await page.click("button:text-is('Roll back')")
+        await page.keyboard.press("Enter")
+        await expect(page.locator("#helm-result")).to_have_class("error")
+        await visit.screenshot("anonymous")
+        return {"refused": await page.locator("#helm-result").text_content()}
+
+    seen = await browser.visit("helm-anonymous", steps)
+    assert (
+        seen["refused"] == "Sign in first: authentication required: HTTP Basic or a session cookie"
+    )
+    history = await (await helm_console.get(f"{releases}/{ns}/web/history")).json()
+    assert len(history) == 2  # nothing rolled back

@@ -32,6 +32,14 @@ export function problem({ response, body }) {
   return `The console answered ${response.status} ${response.statusText}.`;
 }
 
+// What a refused call tells a person: the API's words and, for the console's own 401 (not the
+// cluster's), that signing in comes first.
+export function refusal(answer) {
+  const said = problem(answer);
+  const login = answer.response.status === 401 && answer.body?.code !== "cluster-refused";
+  return login ? `Sign in first: ${said}` : said;
+}
+
 // An answer that is not ok as an Error carrying the answer (`failure.answer`).
 export class Refused extends Error {
   constructor(answer) {

@@ -1,7 +1,7 @@
 // What is wrong in the cluster (or the picked namespace): the findings of …/diagnose with their
 // evidence and a link to each object, and the fixes …/remediations proposes, each previewed as the
 // cluster's dry run (a diff) and applied after a confirmation naming its target.
-import { call, enc, get, query } from "./api.js";
+import { call, enc, get, query, refusal } from "./api.js";
 import { confirmAction, el, failure, route } from "./dom.js";
 import { resourceIdOfKind } from "./views.js";
 
@@ -44,14 +44,14 @@ function proposals(cluster, list) {
     const apply = el("button", { type: "button", class: "primary", disabled: true }, "Apply");
     preview.addEventListener("click", async () => {
       const answer = await call("POST", `/clusters/${enc(cluster)}/remediations/preview`, { body: order });
-      if (!answer.response.ok) return out.replaceChildren(failure(answer.body?.detail || `Refused: ${answer.response.status}`));
+      if (!answer.response.ok) return out.replaceChildren(failure(refusal(answer)));
       out.replaceChildren(el("pre", { class: "diff" }, answer.body.diff || answer.body.message));
       apply.disabled = false;
     });
     apply.addEventListener("click", async () => {
       if (!(await confirmAction("Apply the fix", `${proposal.description} (${proposal.target} in ${proposal.namespace})?`, "Apply"))) return;
       const answer = await call("POST", `/clusters/${enc(cluster)}/remediations/apply`, { body: { ...order, confirm: true } });
-      if (!answer.response.ok) return out.replaceChildren(failure(answer.body?.detail || `Refused: ${answer.response.status}`));
+      if (!answer.response.ok) return out.replaceChildren(failure(refusal(answer)));
       out.replaceChildren(el("p", { class: "ok" }, answer.body.message));
       apply.disabled = true;
     });

@@ -1,7 +1,7 @@
 // Helm releases of a cluster (GET …/helm/releases, helm list -a) with their status; one release's
 // history, its values (the API gives them to a signed-in person only) and a rollback to a chosen
 // revision after a confirmation naming the release.
-import { call, enc, get, query } from "./api.js";
+import { call, enc, get, query, refusal } from "./api.js";
 import { confirmAction, el, failure, labelled, route } from "./dom.js";
 
 export async function show(page, context) {
@@ -44,7 +44,7 @@ async function release(page, { cluster, args, title }) {
     const answer = await call("POST", `/clusters/${enc(cluster)}/helm/releases/${enc(namespace)}/${enc(name)}/rollback`, { body: { revision: to } });
     if (!answer.response.ok) {
       message.className = "error";
-      message.textContent = answer.body?.detail || `The console answered ${answer.response.status}.`;
+      message.textContent = refusal(answer);
       return;
     }
     await release(page, { cluster, args, title });
@@ -71,7 +71,7 @@ async function release(page, { cluster, args, title }) {
   const showValues = async () => {
     const answer = await call("GET", `/clusters/${enc(cluster)}/helm/releases/${enc(namespace)}/${enc(name)}/values${query({ all: all.checked ? "true" : "" })}`, { headers: { Accept: "application/yaml" } });
     if (answer.response.status === 401) values.replaceChildren(el("span", { class: "muted" }, "Sign in to see the values: they may hold secrets."));
-    else if (!answer.response.ok) values.replaceChildren(failure(answer.body?.detail || `The values could not be read (${answer.response.status}).`));
+    else if (!answer.response.ok) values.replaceChildren(failure(refusal(answer)));
     else values.textContent = answer.body || "{}";
   };
   all.addEventListener("change", showValues);

@@ -3,7 +3,7 @@
 // timestamps on or off, and a download of what is shown. Lines arriving in a burst are drawn
 // once a frame, and the page keeps at most LIMIT lines (the oldest go), so a fast stream neither
 // stalls the page nor grows it without bound.
-import { call, enc, query, stream } from "./api.js";
+import { call, enc, query, refusal, stream } from "./api.js";
 import { el, failure, labelled, route } from "./dom.js";
 
 export const LIMIT = 5000;
@@ -110,7 +110,7 @@ export async function show(page, { cluster, args, title }) {
     const answer = await call("GET", `/clusters/${enc(cluster)}/pods/${enc(namespace)}/${enc(name)}/log/previous${query({ container: container.value })}`,
       { headers: { Accept: "text/plain" } });
     if (!answer.response.ok) {
-      out.replaceChildren(failure(answer.body?.detail || `The console answered ${answer.response.status}.`));
+      out.replaceChildren(failure(refusal(answer)));
       return;
     }
     status.textContent = "The previous run's last lines.";

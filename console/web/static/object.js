@@ -1,7 +1,7 @@
 // An object's page: the summary of …/detail, its owners and relations as links, its events, its
 // YAML (read, or edit → the cluster's dry run shown as a diff → apply), and the actions of its
 // kind, each after a confirmation naming the object. Errors show next to what caused them.
-import { call, enc, get, query } from "./api.js";
+import { call, enc, get, query, refusal } from "./api.js";
 import { confirmAction, el, failure, labelled, route } from "./dom.js";
 
 const SCALABLE = ["Deployment", "StatefulSet", "ReplicaSet"];
@@ -74,7 +74,7 @@ function yamlPanel(cluster, resourceId, detail) {
   const meta = detail.object.metadata;
   const panel = el("div", {}, el("p", { class: "muted" }, "Loading the YAML…"));
   call("GET", `/clusters/${enc(cluster)}/yaml${query({ resource: resourceId, name: meta.name, namespace: meta.namespace })}`, { headers: { Accept: "application/yaml" } }).then((answer) => {
-    if (!answer.response.ok) return panel.replaceChildren(failure(answer.body?.detail || `The YAML could not be read (${answer.response.status}).`));
+    if (!answer.response.ok) return panel.replaceChildren(failure(refusal(answer)));
     const original = answer.body;
     const text = el("textarea", { class: "yaml", id: "yaml", name: "yaml", readonly: true, spellcheck: "false", rows: 24 }, original);
     const edit = el("button", { type: "button", class: "secondary" }, "Edit");
@@ -89,7 +89,7 @@ function yamlPanel(cluster, resourceId, detail) {
       // Before: what the cluster stores now; after: what it would store (its dry run).
       const before = await call("GET", `/clusters/${enc(cluster)}/resources/${enc(resourceId)}/object${query({ name: meta.name, namespace: meta.namespace })}`);
       const after = await call("POST", `/clusters/${enc(cluster)}/apply/dry-run`, { body: text.value });
-      if (!after.response.ok) return errors.replaceChildren(failure(after.body?.detail || `The cluster refused: ${after.response.status}`));
+      if (!after.response.ok) return errors.replaceChildren(failure(refusal(after)));
       diff.replaceChildren(...lineDiff(yamlish(before.body), yamlish(after.body)));
       diff.hidden = false;
       apply.disabled = false;
@@ -97,7 +97,7 @@ function yamlPanel(cluster, resourceId, detail) {
     apply.addEventListener("click", async () => {
       errors.replaceChildren();
       const answer = await call("POST", `/clusters/${enc(cluster)}/apply`, { body: text.value });
-      if (!answer.response.ok) return errors.replaceChildren(failure(answer.body?.detail || `The cluster refused: ${answer.response.status}`));
+      if (!answer.response.ok) return errors.replaceChildren(failure(refusal(answer)));
       errors.replaceChildren(el("p", { class: "ok", role: "status" }, `Applied: ${answer.body.kind} ${answer.body.name}.`));
       apply.disabled = true;
     });
@@ -147,7 +147,7 @@ function actions(o) {
     const answer = await call(method, path);
     if (!answer.response.ok) {
       message.className = "error";
-      message.textContent = answer.body?.detail || `The console answered ${answer.response.status}.`;
+      message.textContent = refusal(answer);
       return;
     }
     if (after) return after(answer.body);

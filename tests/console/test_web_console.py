@@ -295,16 +295,24 @@ async def test_edit_yaml_see_the_dry_runs_diff_apply_and_errors_in_place(
     assert (await obj.json())["data"] == {"colour": "green"}
 
 
+RELEASES = "/api/v1/clusters/alpha/helm/releases"
+
+
+async def release_with_two_revisions(client: Client, sim: Simulator) -> str:
+    """The release ``web`` of chart ``demo`` 0.1.0 upgraded to 0.2.0, in a new namespace (→ it)."""
+    ns = await fresh_namespace(sim)
+    install = {"releaseName": "web", "namespace": ns, "chartRef": "r/demo", "version": "0.1.0"}
+    assert (await client.post(RELEASES, json=install, headers=ADMIN)).status == 201
+    upgrade = {"chartRef": "r/demo", "version": "0.2.0"}
+    resp = await client.post(f"{RELEASES}/{ns}/web/upgrade", json=upgrade, headers=ADMIN)
+    assert resp.status == 200
+    return ns
+
+
 async def test_roll_back_a_helm_release(
     helm_console: Client, browser: Pages, sim: Simulator
 ) -> None:
-    ns = await fresh_namespace(sim)
-    releases = "/api/v1/clusters/alpha/helm/releases"
-    install = {"releaseName": "web", "namespace": ns, "chartRef": "r/demo", "version": "0.1.0"}
-    assert (await helm_console.post(releases, json=install, headers=ADMIN)).status == 201
-    upgrade = {"chartRef": "r/demo", "version": "0.2.0"}
-    resp = await helm_console.post(f"{releases}/{ns}/web/upgrade", json=upgrade, headers=ADMIN)
-    assert resp.status == 200
+    ns = await release_with_two_revisions(helm_console, sim)
     base = str(helm_console.make_url("")).rstrip("/")
 
     async def steps(visit: Visit) -> dict[str, Any]:
@@ -714,20 +722,14 @@ async def test_a_node_is_cordoned_and_uncordoned_on_a_phone(
 async def test_without_signing_in_helm_values_and_rollback_say_why_not(
     helm_console: Client, browser: Pages, sim: Simulator
 ) -> None:
-    ns = await fresh_namespace(sim)
-    releases = "/api/v1/clusters/alpha/helm/releases"
-    install = {"releaseName": "web", "namespace": ns, "chartRef": "r/demo", "version": "0.1.0"}
-    assert (await helm_console.post(releases, json=install, headers=ADMIN)).status == 201
-    upgrade = {"chartRef": "r/demo", "version": "0.2.0"}
-    resp = await helm_console.post(f"{releases}/{ns}/web/upgrade", json=upgrade, headers=ADMIN)
-    assert resp.status == 200
+    ns = await release_with_two_revisions(helm_console, sim)
     base = str(helm_console.make_url("")).rstrip("/")
 
     async def steps(visit: Visit) -> dict[str, Any]:
         page = visit.page
         visit.expect(401, "/api/v1/auth/session")  # the shell asks who is signed in: nobody
-        visit.expect(401, f"{releases}/{ns}/web/values")
-        visit.expect(401, f"{releases}/{ns}/web/rollback")
+        visit.expect(401, f"{RELEASES}/{ns}/web/values")
+        visit.expect(401, f"{RELEASES}/{ns}/web/rollback")
         await page.goto(f"{base}/#/c/alpha/helm/{ns}/web")  # open mode: reading needs no login
         await expect(page.locator("#release-status")).to_have_text("deployed")
         await expect(page.locator("#values")).to_have_text(
@@ -743,5 +745,5 @@ async def test_without_signing_in_helm_values_and_rollback_say_why_not(
     assert (
         seen["refused"] == "Sign in first: authentication required: HTTP Basic or a session cookie"
     )
-    history = await (await helm_console.get(f"{releases}/{ns}/web/history")).json()
+    history = await (await helm_console.get(f"{RELEASES}/{ns}/web/history")).json()
     assert len(history) == 2  # nothing rolled back

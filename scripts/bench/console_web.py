@@ -8,7 +8,8 @@ Targets (issue 34), measured in the browser with the Performance API:
    page sets once its rows are painted and the main thread takes input again. Target: median
    < 1,000 ms.
 2. **Followed log.** A live simulator runs the Deployment of ``console_logs_multi`` (24 pods at
-   1,000 lines/s in all); the page follows its logs for ``--seconds``. Every 250 ms the benchmark
+   1,000 lines/s in all); the page follows its logs, and once the start-up tails are drawn
+   (``SETTLE_S``), for ``--seconds`` more, every 250 ms the benchmark
    reads how many lines the page has drawn and the timestamp of the newest one. Figures: the rate
    drawn over the window (target: at least 90 % of the simulator's rate), the lag of the newest
    line drawn behind the wall clock (p99 < 1,000 ms, including the stream's own quarter-second
@@ -44,8 +45,9 @@ CHROMIUM = os.environ.get("WHARF_CHROMIUM", "/usr/bin/chromium")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"]
 #: The logs page's cap on the lines it keeps (``LIMIT`` in console/web/static/logs.js).
 LOG_LIMIT = 5000
-#: Seconds of the log run not measured: the stream's sources connect, the tail is drawn.
-SETTLE_S = 3.0
+#: Seconds of the log run not measured: the 24 sources connect and their tails (100 lines each)
+#: are drawn; on a loaded machine that catch-up took up to 5 s.
+SETTLE_S = 6.0
 
 
 @asynccontextmanager

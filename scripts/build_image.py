@@ -253,12 +253,21 @@ def build_without_engine(out: Path, tag: str) -> str:
         return write_layout(out, [runtime, app], tag=tag)
 
 
+def web_assets() -> None:
+    """The console's terminal emulator (xterm.js), fetched and checked against its pinned hashes
+    by the project's install step into ``console/web/static/vendor/``, which both ways of
+    building copy from this checkout."""
+    command = ["bash", "-c", "source scripts/_env.sh && ensure_web_assets"]
+    subprocess.run(command, cwd=ROOT, check=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--output", type=Path, default=ROOT / "wharf-image.oci.tar")
     parser.add_argument("--tag", default=f"wharf:{version()}")
     parser.add_argument("--engine", choices=["auto", "none"], default="auto")
     args = parser.parse_args()
+    web_assets()
     found = engine() if args.engine == "auto" else None
     if found is not None:
         containerfile = ROOT / "deploy" / "container" / "Containerfile"

@@ -6,7 +6,8 @@ test's loop and hands the browser a coroutine of page steps; the test's loop sta
 the browser's requests while it waits.
 
 Every visit opens a fresh browser context (no cookies or storage shared between visits), records
-each console error, uncaught page error, failed request and HTTP error response, keeps a
+each console error, uncaught page error, failed request (an event stream the page closed
+excepted) and HTTP error response, keeps a
 screenshot under ``var/test-artifacts/<test>/`` whatever happens, and then fails the test if
 anything was recorded. An error answer the test is about (a 401 that sends a page to sign in) is
 declared with ``Visit.expect`` first: that answer, and Chromium's console line about it, pass.
@@ -69,10 +70,16 @@ class Visit:
     artifacts: Path
     problems: list[str] = attrs.field(factory=list)
     expected: set[tuple[int, str]] = attrs.field(factory=set)
+    failures: set[str] = attrs.field(factory=set)
 
     def expect(self, status: int, path: str) -> None:
         """An answer ``status`` to a request for ``path`` (no query) is wanted, not a problem."""
         self.expected.add((status, path))
+
+    def expect_failure(self, reason: str) -> None:
+        """A request failing with ``reason`` (``net::ERR_INTERNET_DISCONNECTED`` while the test has
+        taken the browser offline) is wanted, not a problem."""
+        self.failures.add(reason)
 
     async def screenshot(self, name: str, *, full_page: bool = False) -> Path:
         """A PNG named ``name`` in this test's artifact folder: the viewport, or the whole page
@@ -101,6 +108,11 @@ class Visit:
         self.problems.append(f"console error: {message.text} ({message.location})")
 
     def _request_failed(self, request: Request) -> None:
+        # A page closes its event streams when the person moves on: the abort is their end.
+        if request.resource_type == "eventsource" and request.failure == "net::ERR_ABORTED":
+            return
+        if request.failure in self.failures:
+            return
         self.problems.append(f"request failed: {request.method} {request.url}: {request.failure}")
 
     def _response(self, response: Response) -> None:

@@ -13,9 +13,27 @@ from common.pages import ASSETS_PREFIX, STYLESHEET_PATH
 
 SHELL_PATH = "/"
 LOGIN_PATH = "/login"
-#: The files under ``static/`` the pages load, each served at ``/ui/<name>``; the look is the
-#: stylesheet every service's pages share.
-ASSETS = ("console.js",)
+#: The files under ``static/`` the pages load, each served at ``/ui/<name>``: the shell's ES
+#: modules (``console.js`` loads the rest), the console's stylesheet over the one every service's
+#: pages share, and the terminal emulator that ``scripts/_env.sh`` (``ensure_web_assets``) puts
+#: under ``static/vendor/``.
+ASSETS = (
+    "console.js",
+    "api.js",
+    "dom.js",
+    "views.js",
+    "list.js",
+    "search.js",
+    "object.js",
+    "logs.js",
+    "terminal.js",
+    "helm.js",
+    "diagnose.js",
+    "console-web.css",
+    "vendor/xterm.js",
+    "vendor/addon-fit.js",
+    "vendor/xterm.css",
+)
 PUBLIC_PATHS = frozenset(
     {SHELL_PATH, LOGIN_PATH, STYLESHEET_PATH, *(f"{ASSETS_PREFIX}/{name}" for name in ASSETS)}
 )

@@ -45,6 +45,7 @@ BENCHMARKS = (
     "console_exec_portforward",
     "console_helm",
     "console_diagnose",
+    "console_web",
     "throughput",
     "soak",
 )

@@ -14,9 +14,25 @@ from tests.console.test_auth import assert_bare_401
 
 PAGES = ("/", "/login")
 #: Each asset's types (Python's table says application/javascript before 3.12, text/javascript after).
+JS = {"text/javascript", "application/javascript"}
+MODULES = [
+    "console",
+    "api",
+    "dom",
+    "views",
+    "list",
+    "search",
+    "object",
+    "logs",
+    "terminal",
+    "helm",
+    "diagnose",
+]
 ASSETS = {
-    "/ui/console.js": {"text/javascript", "application/javascript"},
+    **{f"/ui/{name}.js": JS for name in (*MODULES, "vendor/xterm", "vendor/addon-fit")},
     "/ui/wharf.css": {"text/css"},
+    "/ui/console-web.css": {"text/css"},
+    "/ui/vendor/xterm.css": {"text/css"},
 }
 #: Near the public paths, but not them: each stays behind the login in closed mode.
 NOT_PUBLIC = (

@@ -1,34 +1,10 @@
 // The console's pages talk to the public API only, as any client does: the login page signs in
-// with POST {api}/auth/session and HTTP Basic (the answer sets the HttpOnly session cookie), the
-// shell lists GET {api}/clusters and asks POST {api}/auth/session (no credentials) who is signed
-// in, and signs out with DELETE {api}/auth/session. Everything shown goes in as text, never HTML.
-"use strict";
-
-const here = document.body.dataset;
-
-// → the answer with its body read to the end (leaving the page mid-body would abort it) and
-// parsed as JSON (null when it is not).
-async function call(method, path, headers = {}) {
-  const response = await fetch(here.api + path, {
-    method,
-    credentials: "same-origin",
-    headers: { Accept: "application/json", ...headers },
-  });
-  const text = await response.text();
-  let body = null;
-  try {
-    body = text ? JSON.parse(text) : null;
-  } catch (ignored) {
-    // not JSON: the status says enough
-  }
-  return { response, body };
-}
-
-// The problem's own words (RFC 9457 detail), else the status line.
-function problem({ response, body }) {
-  if (body && typeof body.detail === "string") return body.detail;
-  return `The console answered ${response.status} ${response.statusText}.`;
-}
+// with POST {api}/auth/session and HTTP Basic (the answer sets the HttpOnly session cookie); the
+// shell lists GET {api}/clusters, asks POST {api}/auth/session (no credentials) who is signed in,
+// signs out with DELETE {api}/auth/session, and shows each cluster's views (the modules this one
+// loads by the address's #/ route). Everything shown goes in as text, never HTML.
+import { call, here, problem } from "./api.js";
+import { start as startViews } from "./views.js";
 
 // btoa takes Latin-1 only: encode the UTF-8 bytes, as the server decodes them.
 function basic(user, password) {
@@ -50,7 +26,7 @@ function startLogin() {
     error.hidden = true;
     try {
       const auth = basic(form.elements.username.value, form.elements.password.value);
-      const answer = await call("POST", "/auth/session", { Authorization: auth });
+      const answer = await call("POST", "/auth/session", { headers: { Authorization: auth } });
       const response = answer.response;
       if (response.ok) {
         window.location.assign(here.shell);
@@ -84,8 +60,13 @@ function cell(text, className) {
 
 function clusterRow(cluster) {
   const tr = document.createElement("tr");
+  const id = cell("");
+  const link = document.createElement("a");
+  link.href = `#/c/${encodeURIComponent(cluster.id)}`;
+  link.textContent = cluster.id;
+  id.append(link);
   tr.append(
-    cell(cluster.id),
+    id,
     cell(cluster.name),
     cell(cluster.masterUrl ?? "–", cluster.masterUrl ? "" : "muted"),
     cell(cluster.origin === "RUNTIME" ? "added at runtime" : "kubeconfig"),
@@ -135,7 +116,10 @@ async function showAccount() {
 }
 
 async function startShell() {
-  if (await showClusters()) await showAccount();
+  if (await showClusters()) {
+    await showAccount();
+    startViews();
+  }
 }
 
 if (here.page === "login") startLogin();

@@ -60,7 +60,8 @@ from console.http import (
     usage,
     watch,
 )
-from console.keys import AUTH, CATALOGS, CLUSTERS, FLIGHTS, METRICS, SETTINGS
+from console.keys import ACCESS_REVIEWS, AUTH, CATALOGS, CLUSTERS, FLIGHTS, METRICS, SETTINGS
+from console.resources.access import AccessReviews
 from console.resources.discovery import Catalogs
 from console.resources.flights import Flights
 from console.resources.kubeapi import KubeApi
@@ -118,6 +119,7 @@ def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) 
     app[AUDIT] = AuditLog()
     app[CATALOGS] = Catalogs()  # discovery cache of the browse/objects/apply/actions routes
     app[FLIGHTS] = Flights()
+    app[ACCESS_REVIEWS] = AccessReviews(ttl_s=svc.security.access_review_ttl)
     clusters.install(app)
     app[METRICS].gauge(
         "console_audit_entries", "Entries in the audit ring.", lambda: len(app[AUDIT])
@@ -179,6 +181,8 @@ def _clusters_context(
             store,
             workdir=svc.credentials_dir,
             probe_timeout=svc.clusters.probe_timeout_seconds,
+            impersonation=svc.clusters.impersonate,
+            impersonate_contexts=svc.clusters.impersonate_contexts,
         )
         warming: asyncio.Task[None] | None = None
         following: asyncio.Task[None] | None = None
@@ -210,6 +214,7 @@ def _clusters_context(
             app[AUTH].sessions.rows = MemorySessionRows()
             await app[CATALOGS].close()
             await app[FLIGHTS].close()
+            await app[ACCESS_REVIEWS].close()
             await registry.close()
             await store.close()
 

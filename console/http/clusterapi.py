@@ -26,6 +26,7 @@ from common.errors import Unauthorized, WharfError
 from common.openapi import validated
 from console.audit import IMPERSONATED
 from console.auth import acting_identity, current_user
+from console.identity import Identity
 from console.keys import CATALOGS, CLUSTERS
 from console.resources.catalog import Catalog, Kind
 from console.resources.discovery import Catalogs
@@ -43,11 +44,16 @@ class Target:
 
 async def cluster_api(request: web.Request, cluster_id: str) -> KubeApi:
     """The cluster as the request's person may use it (see the module's doc)."""
-    registry = request.app[CLUSTERS]
-    client = await registry.client(cluster_id)
-    acting_as = await registry.acting_as(cluster_id, acting_identity(request))
-    request[IMPERSONATED] = acting_as is not None  # the audit entry names who the cluster saw
-    return KubeApi(client, acting_as=acting_as)
+    client = await request.app[CLUSTERS].client(cluster_id)
+    return KubeApi(client, acting_as=await acting_as(request, cluster_id))
+
+
+async def acting_as(request: web.Request, cluster_id: str) -> Identity | None:
+    """Who ``request``'s cluster calls act as: its person where the cluster impersonates, None
+    (the console itself) where it does not. Helm's calls ask here too."""
+    who = await request.app[CLUSTERS].acting_as(cluster_id, acting_identity(request))
+    request[IMPERSONATED] = who is not None  # the audit entry names who the cluster saw
+    return who
 
 
 async def target(request: web.Request) -> Target:

@@ -6,10 +6,15 @@ asks the cluster a SubjectAccessReview for that person (user, groups, verb, reso
 before handing them anything, and keeps the answer for ``ttl_s`` per (cluster client, identity,
 verb, resource, namespace). Identical questions asked at once share one review (``Flights``). A
 review the cluster cannot answer is a refusal (``cluster_error``), never a yes.
+
+Reads across namespaces (counts, search) made for a person ask :meth:`AccessReviews.scopes`:
+the whole cluster when the person may list a kind everywhere, else each namespace they may list
+it in, so they see what the cluster would show them and nothing else.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 import weakref
@@ -19,8 +24,9 @@ from typing import Any
 import attrs
 
 from console.identity import Identity
+from console.resources.catalog import Kind
 from console.resources.flights import Flights
-from console.resources.kubeapi import KubeApi, refused
+from console.resources.kubeapi import KubeApi, path_of, refused
 
 REVIEWS = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
 #: Default seconds an answer is reused (``console.security.access-review-ttl``).
@@ -103,6 +109,25 @@ class AccessReviews:
             return made
 
         return await self._flights.run((id(api.client), question), review, join_running=True)
+
+    async def scopes(self, api: KubeApi, kind: Kind, namespace: str | None) -> list[str | None]:
+        """Where ``api`` may list ``kind`` for a request about ``namespace`` (None: every one):
+        ``[namespace]`` as asked unless ``api`` acts for a person who may not list ``kind``
+        cluster-wide; then the namespaces they may list it in (perhaps none)."""
+        person = api.acting_as
+        if person is None or namespace is not None or not kind.namespaced:
+            return [namespace]
+        own = api.own()
+
+        def may_list(where: str) -> Question:
+            return Question(person.user, person.groups, "list", kind.group, kind.resource, where)
+
+        if (await self.answer(own, may_list(""))).allowed:
+            return [None]
+        listed = await own.list_all(path_of("", "v1", "namespaces"))
+        names = [n for i in listed if (n := str((i.get("metadata") or {}).get("name") or ""))]
+        answers = await asyncio.gather(*(self.answer(own, may_list(name)) for name in names))
+        return [name for name, answer in zip(names, answers, strict=True) if answer.allowed]
 
     async def close(self) -> None:
         await self._flights.close()

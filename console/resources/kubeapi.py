@@ -105,6 +105,12 @@ class KubeApi:
         #: Who the cluster is asked to act as (impersonation); None: the console's own identity.
         self.acting_as = acting_as
 
+    @property
+    def reader(self) -> tuple[Any, Identity | None]:
+        """Who reads through this API: the key for sharing a read between callers (two people
+        never share an answer, since the cluster may show them different things)."""
+        return (self.client, self.acting_as)
+
     def own(self) -> KubeApi:
         """This cluster with the console's own identity (shared reads: discovery, watches)."""
         return self if self.acting_as is None else KubeApi(self.client, timeout_s=self.timeout_s)

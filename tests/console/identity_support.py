@@ -54,6 +54,12 @@ async def unbind(api: KubeApi, namespace: str, name: str) -> None:
     )
 
 
+def alice_edit(spaces: Spaces) -> dict[str, Any]:
+    """alice's RoleBinding: her group ``team-a`` may edit namespace ``a``."""
+    subject = {"kind": "Group", "name": "team-a"}
+    return binding(spaces.alice_binding, "edit", subject, namespace=spaces.a)
+
+
 def people(sim: Simulator, *objects: dict[str, Any]) -> Spaces:
     """Namespaces ``a`` and ``b`` (``objects`` made in both) and everyone's bindings; run from a
     module-scoped fixture (no loop runs yet)."""
@@ -65,13 +71,13 @@ def people(sim: Simulator, *objects: dict[str, Any]) -> Spaces:
                 await create(api, namespace(name))
                 for obj in objects:
                     await create(api, {**obj, "metadata": {**obj["metadata"], "namespace": name}})
-            alice = unique("alice-edit")
+            spaces = Spaces(a, b, unique("alice-edit"))
             group = {"kind": "Group"}
-            await bind(api, binding(alice, "edit", {**group, "name": "team-a"}, namespace=a))
+            await bind(api, alice_edit(spaces))
             await bind(api, binding(unique("bob-view"), "view", {**group, "name": "team-b"}))
             await bind(
                 api, binding(unique("admins"), "cluster-admin", {**group, "name": ADMINS_GROUP})
             )
-        return Spaces(a, b, alice)
+        return spaces
 
     return asyncio.run(make())

@@ -16,7 +16,7 @@ import pytest
 from common.errors import UpstreamStatus
 from console.auth import ANONYMOUS
 from console.identity import Identity
-from console.resources import listing
+from console.resources import counts, discovery, listing, search
 from console.resources.access import AccessReviews
 from console.resources.catalog import Kind
 from console.resources.kubeapi import KubeApi, path_of
@@ -25,7 +25,16 @@ from console.streams.podexec import ExecRequest, Exit
 from console.streams.portforward import PROTOCOLS
 from console.streams.watches import Change, WatchHub
 from kubesim import Simulator
-from tests.console.identity_support import ADMINS_GROUP, ALICE, BOB, Spaces, people, unbind
+from tests.console.identity_support import (
+    ADMINS_GROUP,
+    ALICE,
+    BOB,
+    Spaces,
+    alice_edit,
+    bind,
+    people,
+    unbind,
+)
 from tests.console.live_cluster import sim
 from tests.console.live_support import upstream_watches
 from tests.console.resources_support import eventually, kube
@@ -215,11 +224,36 @@ async def test_removing_the_rolebinding_closes_the_stream_within_the_ttl(
 
         await unbind(own, spaces.a, spaces.alice_binding)
         removed = time.monotonic()
-        with pytest.raises(UpstreamStatus) as closed:
-            await _next_change(alice, "never")
-        took = time.monotonic() - removed
+        try:
+            with pytest.raises(UpstreamStatus) as closed:
+                await _next_change(alice, "never")
+            took = time.monotonic() - removed
+        finally:  # the other tests need alice as she was
+            await bind(own, alice_edit(spaces))
         assert closed.value.status == 403
         assert took < ttl + 1.0, took  # the TTL, plus one review's round trip on a busy machine
         await own.send("POST", _cms(spaces.a), _cm("after"))
         assert (await _next_change(bob, "after")).type == "ADDED"  # bob still may
     await hub.close()
+
+
+async def test_counts_and_search_across_namespaces_answer_where_the_person_may_list(
+    sim: Simulator, spaces: Spaces
+) -> None:
+    async with kube(sim) as own:
+        catalog = await discovery.discover(own)
+        await own.send("POST", _cms(spaces.a), _cm("needle-a"))
+        await own.send("POST", _cms(spaces.b), _cm("needle-b"))
+    reviews = AccessReviews()
+    async with acting(sim, ALICE) as api:
+        found = await counts.count_all(api, catalog, None, reviews=reviews)
+        by_kind = {c.resource_id: c for c in found.counts}
+        assert by_kind["pods"].count == 1  # her namespace's pod only (b has one too)
+        hits = await search.search(api, catalog, "needle", reviews=reviews)
+        assert {(h.namespace, h.name) for h in hits.hits} == {(spaces.a, "needle-a")}
+        # Without the reviews the same person is refused the cluster-wide lists.
+        plain = await counts.count_all(api, catalog, None)
+        assert "pods" in {f.resource_id for f in plain.failed}
+    async with acting(sim, BOB) as api:  # view everywhere: the cluster-wide list, unchanged
+        hits = await search.search(api, catalog, "needle", reviews=reviews)
+        assert {h.name for h in hits.hits} >= {"needle-a", "needle-b"}

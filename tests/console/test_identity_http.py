@@ -139,3 +139,16 @@ async def test_a_runtime_clusters_choice_survives_a_restart(
     assert (config["impersonate"], config["impersonating"]) == (False, False)
     resp = await client.get("/api/v1/clusters/own/resources/pods", params={"namespace": ns})
     assert resp.status == 200  # the console's own rights on this one cluster
+
+
+async def test_helm_acts_as_the_person(
+    console_app: ConsoleApp, ns: str, admin_may_edit: None
+) -> None:
+    client = await console_app(ON)
+    releases = "/api/v1/clusters/alpha/helm/releases"
+    resp = await client.get(releases, params={"namespace": ns}, headers=ADMIN)
+    assert resp.status == 200, await resp.text()  # edit in ns: Helm's secrets there are readable
+    problem = await assert_problem(await client.get(releases, headers=ADMIN), 403)
+    assert f'User "{ADMIN_USER}" cannot list resource "secrets"' in problem["detail"]
+    off = await console_app()  # the console's own identity lists every namespace
+    assert (await off.get(releases, headers=ADMIN)).status == 200

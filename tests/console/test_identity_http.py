@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
+from common.db import open_database
+from console.clusters.store import SCHEMA
 from kubesim import Simulator
 from tests.console.conftest import ConsoleApp
 from tests.console.identity_support import bind, binding, unbind
@@ -58,9 +61,9 @@ async def _apply(client: Client, ns: str, name: str) -> int:
 
 
 async def test_the_admin_acts_as_itself_and_is_refused_what_rbac_refuses(
-    console_app: ConsoleApp, ns: str
+    console_app: ConsoleApp, ns: str, tmp_path: Path
 ) -> None:
-    client = await console_app(ON)
+    client = await console_app(ON, data_dir=tmp_path / "console")
     problem = await assert_problem(
         await client.get(PODS, params={"namespace": ns}, headers=ADMIN), 403, code="cluster-refused"
     )
@@ -72,6 +75,10 @@ async def test_the_admin_acts_as_itself_and_is_refused_what_rbac_refuses(
     assert trail[0]["user"] == ADMIN_USER
     assert trail[0]["impersonated"] is True
     assert trail[0]["outcome"] == "failure"
+    await client.close()  # the durable trail is flushed
+    async with open_database(f"sqlite:{tmp_path / 'console' / 'clusters.db'}", SCHEMA) as db:
+        rows = await db.fetchall("SELECT username, user_groups, impersonated, action FROM audit")
+    assert ("admin", "", 1, "delete") in [tuple(r) for r in rows]
 
 
 async def test_with_a_rolebinding_the_admin_may_what_it_grants(

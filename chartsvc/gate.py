@@ -15,6 +15,7 @@ from aiohttp.typedefs import Handler, Middleware
 
 from chartsvc.access import API_KEY_HEADER, AccessPolicy
 from common.openapi import operation_id
+from common.presented import one_header
 from common.routing import PerRoute
 
 
@@ -31,7 +32,7 @@ def access_gate(
     @web.middleware
     async def gate(request: web.Request, handler: Handler) -> web.StreamResponse:
         if scope(request) and operation_id(request) in mutating:
-            policy.allow_mutation(request.headers.get(API_KEY_HEADER))
+            policy.allow_mutation(one_header(request.headers, API_KEY_HEADER))
         return await handler(request)
 
     return gate

@@ -8,14 +8,16 @@ reads settings and logs the same way. Only the commands read the environment.
 from __future__ import annotations
 
 import argparse
+import getpass
 import os
+import sys
 from pathlib import Path
 from typing import TypeVar
 
 from common.config import load_settings
 from common.logs import configure_logging
 
-__all__ = ["configure_logging", "load_command_settings", "settings_args"]
+__all__ = ["configure_logging", "load_command_settings", "read_password", "settings_args"]
 
 S = TypeVar("S")
 
@@ -38,3 +40,11 @@ def load_command_settings(settings_cls: type[S], args: argparse.Namespace) -> S:
     return load_settings(
         settings_cls, config_file=args.config, environ=os.environ, overrides=args.overrides
     )
+
+
+def read_password() -> str:
+    """A password from stdin, never argv: a prompt without echo on a terminal, else the first
+    line (``--password-stdin``)."""
+    if sys.stdin.isatty():
+        return getpass.getpass("Password: ")
+    return sys.stdin.readline().rstrip("\r\n")

@@ -1,11 +1,16 @@
 """Password-guessing throttle: failed sign-ins cost the one guessing, not the server.
 
-Failures are counted per key — the account name and the client address, each on its own — in a
-window. The ``free_failures``-th failure locks a key for 1 s, and each further one doubles the
-lock (2 s, 4 s … up to ``max_lock_s``). While any key of an attempt is locked the attempt is
-refused at once, before the password hash is computed, so a flood of guesses costs the server a
-dictionary lookup each. A success clears the account's key (not the address's: one good password
-on a shared proxy does not reset the guessing of another account behind it).
+Failures are counted in a window under two keys: the account name *from that client address*,
+and the client address alone (a budget for all the names it tries, ``address_free_failures``).
+Counting an account only together with the address keeps the real admin signing in from their
+own desk while someone elsewhere guesses their password five times a second: the guesser locks
+only their own pair and their own address (issue 39, item 4), and a correct password from an
+address with no failures is never refused. The ``free_failures``-th failure locks a key for 1 s,
+and each further one doubles the lock (2 s, 4 s … up to ``max_lock_s``). While any key of an
+attempt is locked the attempt is refused at once, before the password hash is computed, so a
+flood of guesses costs the server a dictionary lookup each. A success clears the pair's key (not
+the address's: one good password on a shared proxy does not reset the guessing of another
+account behind it).
 
 Memory is bounded: at most ``max_keys`` keys are kept, the least recently touched dropped first.
 Time comes from a monotonic clock that tests may replace. :meth:`LoginThrottle.attempt` is the one
@@ -46,9 +51,17 @@ class _Record:
     locked_until: float = 0.0
 
 
+#: The prefix of an address's own key, whose budget is ``address_free_failures``.
+ADDRESS = "addr:"
+
+
 @attrs.define
 class LoginThrottle:
+    #: Wrong passwords one account may get from one address before a lock.
     free_failures: int = 5
+    #: Wrong passwords one address may send, over every account name, before a lock: enough for
+    #: an office behind one NAT mistyping now and then, far too few for a dictionary.
+    address_free_failures: int = 30
     window_s: float = 15 * 60
     max_lock_s: float = 15 * 60
     max_keys: int = 10_000
@@ -85,7 +98,8 @@ class LoginThrottle:
             if record is None or now - record.first > self.window_s:
                 record = _Record(first=now)
             record.failures += 1
-            over = record.failures - self.free_failures
+            free = self.address_free_failures if key.startswith(ADDRESS) else self.free_failures
+            over = record.failures - free
             if over >= 0:
                 record.locked_until = now + min(self.max_lock_s, 2.0**over)
             self._records[key] = record
@@ -104,6 +118,7 @@ class LoginThrottle:
 
 
 def login_keys(user: str, address: str | None) -> tuple[str, ...]:
-    """The keys one sign-in attempt is counted under."""
-    named = (f"user:{user.strip().lower()[:256]}",)
-    return (*named, f"addr:{address}") if address else named
+    """The keys one sign-in attempt is counted under: the account from this address (first: the
+    one a success clears), then the address alone."""
+    named = f"user:{user.strip().lower()[:256]}@{address or ''}"
+    return (named, f"{ADDRESS}{address}") if address else (named,)

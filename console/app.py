@@ -27,6 +27,8 @@ from common.db import is_postgresql
 from common.openapi import Spec
 from common.revocation import REVOCATIONS
 from common.sessions import MemorySessionRows, SessionStore
+from console.accounts import Accounts, check_groups
+from console.accountstore import MemoryAccountStore, SqlAccountStore
 from console.audit import AUDIT, AuditLog, keep_durably
 from console.auth import AuthPolicy, auth_middleware, route_rules
 from console.clusters import ClusterRegistry
@@ -60,7 +62,9 @@ from console.http import (
     usage,
     watch,
 )
+from console.identity import Identity
 from console.keys import ACCESS_REVIEWS, AUTH, CATALOGS, CLUSTERS, FLIGHTS, METRICS, SETTINGS
+from console.proxy import TrustedProxy
 from console.resources.access import AccessReviews
 from console.resources.discovery import Catalogs
 from console.resources.flights import Flights
@@ -96,12 +100,7 @@ WARM_UP_CONCURRENCY = 4
 
 def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) -> web.Application:
     svc = settings.console
-    policy = AuthPolicy(
-        open_mode=svc.security.open_mode,
-        credentials=AdminCredentials(svc.security.admin.username, svc.security.admin.password),
-        sessions=SessionStore(svc.security.session_timeout_minutes * 60, renew=True),
-        public_pages=PUBLIC_PATHS,
-    )
+    policy = make_policy(svc)
     fixed = route_rules(policy)
     app = build_app(
         service="console",
@@ -114,6 +113,14 @@ def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) 
     )
     fixed.install(app)
     policy.sessions.on_end = app[REVOCATIONS].revoke  # a sign-out ends the session's streams
+    policy.proxy.ignored = (
+        app[METRICS]
+        .counter(
+            "console_proxy_headers_ignored",
+            "Requests whose proxy identity headers were ignored: not from a trusted network.",
+        )
+        .inc
+    )
     app[SETTINGS] = svc
     app[AUTH] = policy
     app[AUDIT] = AuditLog()
@@ -124,10 +131,10 @@ def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) 
     app[METRICS].gauge(
         "console_audit_entries", "Entries in the audit ring.", lambda: len(app[AUDIT])
     )
-    if not policy.credentials.password_set:
+    if not policy.accounts.admin.password_set:
         logger.warning(
-            "console.security.admin.password is not set: every request that needs the admin "
-            "will be refused (wharf console hash-password makes a hash for the settings)"
+            "console.security.admin.password is not set: the admin login cannot sign in "
+            "(wharf console hash-password makes a hash for the settings)"
         )
     app.cleanup_ctx.append(_clusters_context(dict(environ or {})))
     helm.setup(app)  # the Helm desk opens after the clusters it serves
@@ -138,6 +145,21 @@ def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) 
     portforwards.setup(app)  # forwards are released before their clusters close
     pages.setup(app)  # the login page and the front-end shell
     return app
+
+
+def make_policy(svc: ConsoleSettings) -> AuthPolicy:
+    security = svc.security
+    admin = AdminCredentials(security.admin.username, security.admin.password)
+    return AuthPolicy(
+        open_mode=security.open_mode,
+        accounts=Accounts(MemoryAccountStore(), admin, check_groups(security.admin.groups)),
+        sessions=SessionStore(security.session_timeout_minutes * 60, renew=True),
+        public_pages=PUBLIC_PATHS,
+        anonymous=Identity(
+            security.anonymous.user, tuple(security.anonymous.groups), anonymous=True
+        ),
+        proxy=TrustedProxy.from_settings(security.proxy),
+    )
 
 
 #: An encryption key shorter than this is a password, not a key.
@@ -197,6 +219,7 @@ def _clusters_context(
             if svc.clusters.warm_up:
                 warming = asyncio.create_task(_warm_up(registry, app[CATALOGS]))
             if isinstance(store, SqlClusterStore):
+                app[AUTH].accounts.store = SqlAccountStore(store.db)
                 auditing = asyncio.create_task(keep_durably(app[AUDIT], store.db))
             if isinstance(store, SqlClusterStore) and store.backend == "postgresql":
                 # Shared by replicas: sessions live there too, and their changes are taken in.
@@ -212,6 +235,7 @@ def _clusters_context(
             await tasks.cancel(warming, following, auditing)
             await shared.aclose()
             app[AUTH].sessions.rows = MemorySessionRows()
+            app[AUTH].accounts.store = MemoryAccountStore()
             await app[CATALOGS].close()
             await app[FLIGHTS].close()
             await app[ACCESS_REVIEWS].close()

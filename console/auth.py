@@ -1,25 +1,39 @@
-"""Who may call what: HTTP Basic or the session cookie, checked against open or closed mode.
+"""Who may call what: HTTP Basic, the session cookie or a trusted proxy, in open or closed mode.
 
-Rules (the contract's): in open mode every GET is public and every other method needs the admin;
-in closed mode everything but ``/actuator/health/**``, ``/actuator/info``, the sign-in call and
-the web pages (exactly ``AuthPolicy.public_pages``, which the app sets to
+Who: the contract's admin login or a named account (``console.accounts``), by HTTP Basic on each
+request or by the ``JSESSIONID`` session a sign-in issues (the session names the person; their
+account and groups are read again on every request, so a removed account's sessions stop working
+and changed groups take effect at once); or the person a trusted authenticating proxy names in
+its headers (``console.proxy``, believed only from its own addresses). Every one of them is a
+signed-in person; what each may do on a cluster the cluster decides (impersonation).
+
+Rules (the contract's): in open mode every GET is public and every other method needs a signed-in
+person; in closed mode everything but ``/actuator/health/**``, ``/actuator/info``, the sign-in
+call and the web pages (exactly ``AuthPolicy.public_pages``, which the app sets to
 ``console.web.PUBLIC_PATHS``: the login page, the shell, their assets; GET and HEAD only) needs
-the admin; paths that return secrets need the admin in both modes (so do a Secret's values,
-checked once the resource is known: ``console.http.clusterapi.target_whole_kind``).
-Health and info probes ignore any credential sent, so a wrong one cannot turn a probe into a 401.
-A path is judged by both the request path and the matched route's template, so an encoded or
-oddly spelled path cannot slip past a rule its route falls under. A Basic header is checked
-wherever else it is sent, and a wrong one is a bare 401: a problem body and no
-``WWW-Authenticate``, so a browser shows no login dialog.
+one; paths that return secrets need one in both modes (so do a Secret's values, checked once the
+resource is known: ``console.http.clusterapi.target_whole_kind``).
 
-Cookie-authenticated unsafe requests outside ``/api/`` and ``/mcp/`` (and WebSocket handshakes)
-must come from this origin (CSRF); API paths are exempt, as the contract says.
+How credentials are read depends on the path (``Reading``): health and info probes and the web
+pages ignore every credential sent, so a browser holding a stale one can still load the login
+page (issue 39, item 14); in open mode the cluster list and ``/about`` read them leniently (a wrong
+one is as good as none, a right one signs in); everywhere else a wrong credential is a bare 401:
+a problem body and no ``WWW-Authenticate``, so a browser shows no login dialog. A credential
+header or cookie sent twice, or a cookie that does not name the Basic or proxy user beside it, is
+a 401 too (``common.presented``). A path is judged by both the request path and the matched
+route's template, so an encoded or oddly spelled path cannot slip past a rule its route falls
+under.
+
+Cookie- or proxy-authenticated unsafe requests outside ``/api/`` and ``/mcp/`` (and WebSocket
+handshakes) must come from this origin (CSRF): a browser sends the proxy's cookie on its own too.
+API paths are exempt, as the contract says.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import enum
 import re
 from urllib.parse import urlsplit
 
@@ -29,11 +43,13 @@ from aiohttp.typedefs import Handler, Middleware
 
 from common import sse
 from common.errors import Forbidden, Unauthorized
+from common.presented import ConflictingCredentials, one_cookie, one_header
 from common.routing import PerRoute
 from common.sessions import SessionStore
 from common.throttle import LoginThrottle
-from console.credentials import AdminCredentials
+from console.accounts import Accounts
 from console.identity import Identity
+from console.proxy import TrustedProxy
 
 #: The session cookie (the contract's): a browser cannot attach HTTP Basic to a WebSocket
 #: handshake, so a session stands in for it. It idles out (``SessionStore.renew``).
@@ -51,19 +67,37 @@ SECRET_PATHS = re.compile(
     rf"|{API}/clusters/{_SEG}/helm/releases/{_SEG}/{_SEG}/values/?)$"
 )
 ALWAYS_PUBLIC = re.compile(r"^/actuator/(?:health(?:/.*)?|info)$")
+#: Public reads of open mode that show more to a signed-in person: a wrong credential there is
+#: as good as none (issue 39, item 14), a right one signs in.
+LENIENT_IN_OPEN_MODE = frozenset({f"{API}/clusters", f"{API}/about"})
 CSRF_EXEMPT = ("/api/", "/mcp/")
+#: Credentials a browser attaches on its own, so a cross-site page could ride them (CSRF): the
+#: session cookie, and a proxy's own cookie, which the proxy turns into its identity headers.
+BROWSER_BORNE = frozenset({"session", "proxy"})
 PAGE_METHODS = frozenset({"GET", "HEAD"})
+
+
+class Reading(enum.Enum):
+    """How a request's credentials are read."""
+
+    IGNORED = "ignored"  # never read: probes and the web pages
+    LENIENT = "lenient"  # read; a wrong one is as good as none
+    STRICT = "strict"  # read; a wrong one is a 401
 
 
 @attrs.frozen
 class Principal:
     user: str
-    via: str  # "basic" or "session"
+    via: str  # "basic", "session" or "proxy"
     groups: tuple[str, ...] = ()
 
     @property
     def identity(self) -> Identity:
         return Identity(self.user, self.groups)
+
+    @classmethod
+    def of(cls, identity: Identity, via: str) -> Principal:
+        return cls(identity.user, via, identity.groups)
 
 
 PRINCIPAL = web.RequestKey("console.principal", Principal)
@@ -76,14 +110,17 @@ ANONYMOUS = Identity("system:anonymous", ("system:unauthenticated",), anonymous=
 @attrs.frozen
 class AuthPolicy:
     open_mode: bool
-    credentials: AdminCredentials
+    #: The admin login and the named accounts (``console.accounts``).
+    accounts: Accounts
     sessions: SessionStore
     #: The web pages and their assets, public for GET and HEAD (``console.web.PUBLIC_PATHS``).
     public_pages: frozenset[str]
-    #: Wrong Basic passwords, per user name and per client address (see ``common.throttle``).
+    #: Wrong Basic passwords, per user name and client address (see ``common.throttle``).
     throttle: LoginThrottle = attrs.field(factory=LoginThrottle)
     #: Who an anonymous request (a public read in open mode) acts as toward a cluster.
     anonymous: Identity = ANONYMOUS
+    #: A trusted authenticating proxy's headers (``console.proxy``); off by default.
+    proxy: TrustedProxy = attrs.field(factory=TrustedProxy)
 
 
 def current_user(request: web.Request) -> str | None:
@@ -106,9 +143,13 @@ def needs_auth(
         return False
     if SESSION_PATH in paths and method in ("POST", "DELETE"):
         return False
-    if method in PAGE_METHODS and all(p in public_pages for p in paths):
+    if _page(method, paths, public_pages):
         return False  # the login page, the shell and their assets: they show only what the API does
     return method not in SAFE_METHODS if open_mode else True
+
+
+def _page(method: str, paths: tuple[str, ...], public_pages: frozenset[str]) -> bool:
+    return method in PAGE_METHODS and all(p in public_pages for p in paths)
 
 
 def _paths(request: web.Request) -> tuple[str, ...]:
@@ -117,15 +158,21 @@ def _paths(request: web.Request) -> tuple[str, ...]:
     return (request.path, template) if template else (request.path,)
 
 
-#: What the rules say of a request: (public whatever is sent, refused without a credential).
-Rules = tuple[bool, bool]
+#: What the rules say of a request: (how its credentials are read, refused without one).
+Rules = tuple[Reading, bool]
 
 
 def _rules(method: str, paths: tuple[str, ...], policy: AuthPolicy) -> Rules:
-    public = any(ALWAYS_PUBLIC.match(p) for p in paths)
-    return public, not public and needs_auth(
-        method, paths, open_mode=policy.open_mode, public_pages=policy.public_pages
-    )
+    needed = needs_auth(method, paths, open_mode=policy.open_mode, public_pages=policy.public_pages)
+    if any(ALWAYS_PUBLIC.match(p) for p in paths) or _page(method, paths, policy.public_pages):
+        return Reading.IGNORED, False
+    if (
+        policy.open_mode
+        and method in PAGE_METHODS
+        and all(p in LENIENT_IN_OPEN_MODE for p in paths)
+    ):
+        return Reading.LENIENT, False
+    return Reading.STRICT, needed
 
 
 def route_rules(policy: AuthPolicy) -> PerRoute[Rules | None]:
@@ -151,10 +198,11 @@ def auth_middleware(policy: AuthPolicy, fixed: PerRoute[Rules | None]) -> Middle
 
     @web.middleware
     async def authenticate(request: web.Request, handler: Handler) -> web.StreamResponse:
-        public, refused_anonymous = rules_of(request)
-        if public:
-            return await handler(request)  # probes: public in both modes, credentials unread
-        principal = await identify(request, policy)
+        reading, refused_anonymous = rules_of(request)
+        if reading is Reading.IGNORED:
+            request[IDENTITY] = policy.anonymous
+            return await handler(request)  # credentials unread
+        principal = await _read(request, policy, lenient=reading is Reading.LENIENT)
         if principal is not None:
             request[PRINCIPAL] = principal
             request[IDENTITY] = principal.identity
@@ -162,34 +210,72 @@ def auth_middleware(policy: AuthPolicy, fixed: PerRoute[Rules | None]) -> Middle
             raise Unauthorized("authentication required: HTTP Basic or a session cookie")
         else:
             request[IDENTITY] = policy.anonymous
-        if principal is not None and principal.via == "session":
+        if principal is not None and principal.via in BROWSER_BORNE:
             _check_origin(request)
         return await handler(request)
 
     return authenticate
 
 
+async def _read(request: web.Request, policy: AuthPolicy, *, lenient: bool) -> Principal | None:
+    if not lenient:
+        return await identify(request, policy)
+    try:
+        return await identify(request, policy)
+    except Unauthorized:
+        return None  # throttled guesses included: the page answers as to anyone
+
+
 async def identify(request: web.Request, policy: AuthPolicy) -> Principal | None:
-    """The Basic credentials if sent (a wrong one is a 401), else the session cookie's user."""
-    header = request.headers.get("Authorization", "")
-    scheme, _, value = header.partition(" ")
+    """Who sent ``request``: the Basic credentials (a wrong one is a 401), the trusted proxy's
+    user, or the session cookie's person. Each credential sent must hold and all must name one
+    person; the sign-in call alone lets Basic replace a cookie (whatever that cookie is)."""
+    headers = request.headers
+    scheme, _, value = (one_header(headers, hdrs.AUTHORIZATION) or "").partition(" ")
+    cookie = one_cookie(headers, request.cookies, COOKIE)
+    proxied = policy.proxy.identity(headers, request.remote)
+    found = Principal.of(proxied, "proxy") if proxied is not None else None
     if scheme.lower() == "basic":
-        user, password = _basic(value.strip())
+        basic = await _basic_principal(request, policy, value.strip())
+        if found is not None and found.user != basic.user:
+            raise ConflictingCredentials()
+        found = basic
+        if request.method == "POST" and request.path == SESSION_PATH:
+            return found  # signing in: the old cookie is replaced, valid or not
+    session = await _session_principal(request, policy, cookie) if cookie else None
+    if found is None:
+        return session
+    if cookie and (session is None or session.user != found.user):
+        raise ConflictingCredentials()
+    return found
 
-        async def verify() -> Principal:
-            if not await policy.credentials.check(user, password):
-                raise Unauthorized("bad credentials")
-            return Principal(user, "basic")
 
-        return await policy.throttle.attempt(user, request.remote, verify)
-    cookie = request.cookies.get(COOKIE)
-    signed_in = await policy.sessions.find(cookie) if cookie else None
+async def _basic_principal(request: web.Request, policy: AuthPolicy, value: str) -> Principal:
+    user, password = _basic(value)
+
+    async def verify() -> Principal:
+        identity = await policy.accounts.check(user, password)
+        if identity is None:
+            raise Unauthorized("bad credentials")
+        return Principal.of(identity, "basic")
+
+    return await policy.throttle.attempt(user, request.remote, verify)
+
+
+async def _session_principal(
+    request: web.Request, policy: AuthPolicy, cookie: str
+) -> Principal | None:
+    signed_in = await policy.sessions.find(cookie)
     if signed_in is None:
+        return None
+    identity = await policy.accounts.lookup(signed_in.subject)
+    if identity is None:  # the account was removed: its sessions end with it
+        await policy.sessions.end(signed_in.id)
         return None
     # Signed out, or idle past its expiry, the session ends the request's event streams (HTTP
     # Basic cannot be revoked: its streams end with the process).
     request[sse.CREDENTIAL] = policy.sessions.stream_credential(signed_in.id, signed_in.expires)
-    return Principal(signed_in.subject, "session")
+    return Principal.of(identity, "session")
 
 
 def _basic(value: str) -> tuple[str, str]:

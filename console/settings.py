@@ -110,7 +110,11 @@ class ClustersSettings:
 
 @attrs.frozen
 class AdminSettings:
-    username: str = option("admin", "User name of the single admin login. Default admin.")
+    username: str = option(
+        "admin",
+        "User name of the contract's admin login (named accounts: wharf console user add). "
+        "Default admin.",
+    )
     password: str | None = option(
         None,
         "Admin password: plain text, or a hash from `wharf console hash-password` written as "
@@ -118,18 +122,62 @@ class AdminSettings:
         "every request that needs the admin is refused with 401. Default unset.",
         secret=True,
     )
+    groups: tuple[str, ...] = option(
+        ("wharf:admins",),
+        "Groups the admin login is a member of, sent to a cluster with its name (so a cluster's "
+        "RBAC can bind them). Default wharf:admins.",
+    )
+
+
+@attrs.frozen
+class AnonymousSettings:
+    user: str = option(
+        "system:anonymous",
+        "User name an anonymous request (a public read in open mode) acts as toward a cluster. "
+        "Default system:anonymous, as Kubernetes names one.",
+    )
+    groups: tuple[str, ...] = option(
+        ("system:unauthenticated",),
+        "Groups of the anonymous user. Default system:unauthenticated.",
+    )
+
+
+@attrs.frozen
+class ProxySettings:
+    user_header: str | None = option(
+        None,
+        "Header in which a trusted authenticating proxy (oauth2-proxy, Pomerium) names the "
+        "signed-in user, e.g. X-Forwarded-User. Honoured only from trusted-networks. Default "
+        "unset.",
+    )
+    groups_header: str | None = option(
+        None,
+        "Header carrying that user's groups, comma-separated (oauth2-proxy's "
+        "X-Forwarded-Groups). Default unset: no groups.",
+    )
+    trusted_networks: tuple[str, ...] = option(
+        (),
+        "Client addresses (CIDR list) whose proxy headers are believed; from anywhere else they "
+        "are ignored, counted in console_proxy_headers_ignored_total and logged once per "
+        "address. Default empty: the proxy way in is off.",
+    )
 
 
 @attrs.frozen
 class SecuritySettings:
     open_mode: bool = option(
         True,
-        "true: every GET is public and every other method needs the admin; false: everything but "
+        "true: every GET is public and every other method needs a signed-in person (the admin "
+        "login, a named account or a trusted proxy's user); false: everything but "
         "/actuator/health/**, /actuator/info, the sign-in call and the web pages (/login, the "
-        "shell at / and their /ui assets) needs the admin. Paths that return secrets (exec, pod "
-        "files, Helm values) need the admin in both modes. Default true.",
+        "shell at / and their /ui assets) needs one. Paths that return secrets (exec, pod "
+        "files, Helm values) need one in both modes. Default true.",
     )
     admin: AdminSettings = section(AdminSettings, "The admin login.")
+    anonymous: AnonymousSettings = section(
+        AnonymousSettings, "Who anonymous requests are toward a cluster."
+    )
+    proxy: ProxySettings = section(ProxySettings, "A trusted authenticating proxy in front.")
     session_timeout_minutes: int = option(
         30,
         "Idle lifetime of a JSESSIONID session, in minutes; each authenticated request renews it. "

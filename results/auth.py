@@ -3,7 +3,9 @@
 Credentials, in order: ``Authorization: Bearer <token>``, ``X-Results-Token: <token>``, then the
 session cookie from the ``/login`` form. Every token presented must be valid: one that is unknown,
 revoked or expired is a 401 wherever it is sent, even beside a valid one in the other header (a
-silent fall-back would hide the mistake). An unknown or expired session cookie is simply no session.
+silent fall-back would hide the mistake). An unknown or expired session cookie alone is simply no
+session; beside a token it must be a valid session of the token's user. A credential header or
+cookie sent twice is a 401 (``common.presented``, the rule of every service).
 
 A session cookie is sent by the browser on its own, so an API write (any method but GET/HEAD/OPTIONS)
 honours it only with the session's CSRF value in ``X-CSRF-Token`` (``GET /api/v1/me`` returns it in
@@ -28,6 +30,7 @@ from aiohttp.typedefs import Handler, Middleware
 from common import credentials, pages, sessions, sse
 from common.errors import Forbidden, Unauthorized
 from common.openapi import SPEC, Operation, Spec, operation_id
+from common.presented import ConflictingCredentials, one_cookie, one_header
 from common.routing import PerRoute
 from results import accounts, keys
 from results.runs import CanRead
@@ -104,12 +107,14 @@ class CsrfRefused(Forbidden):
 
 
 def presented_tokens(request: web.Request) -> list[str]:
-    """The tokens sent, Bearer first; the same value in both headers counts once."""
+    """The tokens sent, Bearer first; the same value in both headers counts once. A header sent
+    twice is a 401 (``common.presented``)."""
     found: list[str] = []
-    scheme, _, value = request.headers.get("Authorization", "").partition(" ")
+    authorization = one_header(request.headers, hdrs.AUTHORIZATION) or ""
+    scheme, _, value = authorization.partition(" ")
     if scheme.lower() == "bearer" and value.strip():
         found.append(value.strip())
-    header = request.headers.get(TOKEN_HEADER, "").strip()
+    header = (one_header(request.headers, TOKEN_HEADER) or "").strip()
     if header and header not in found:
         found.append(header)
     return found
@@ -123,16 +128,21 @@ def _sends_credentials(request: web.Request) -> bool:
 
 
 async def resolve(request: web.Request) -> Principal | None:
+    """The request's principal. Every credential sent must hold, and all name one person: a bad
+    session cookie beside a good token is a 401, as is a cookie of someone else (issue 39)."""
     accounts = request.app[keys.ACCOUNTS]
     tokens = presented_tokens(request)
-    if tokens:
-        principals = [await accounts.token_principal(token) for token in tokens]
-        first = principals[0]
-        if first is None or any(p is None or p.user != first.user for p in principals):
-            raise InvalidToken()
-        return first
-    cookie = request.cookies.get(SESSION_COOKIE)
-    return await accounts.session_principal(cookie) if cookie else None
+    cookie = one_cookie(request.headers, request.cookies, SESSION_COOKIE)
+    session = await accounts.session_principal(cookie) if cookie else None
+    if not tokens:
+        return session
+    principals = [await accounts.token_principal(token) for token in tokens]
+    first = principals[0]
+    if first is None or any(p is None or p.user != first.user for p in principals):
+        raise InvalidToken()
+    if cookie and (session is None or session.user != first.user):
+        raise ConflictingCredentials()
+    return first
 
 
 @attrs.frozen

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import getpass
 import os
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from common import credentials
-from common.cli import load_command_settings, settings_args
+from common.cli import load_command_settings, read_password, settings_args
 from common.errors import WharfError
 from results.accounts import Accounts, Role
 from results.ci import commands as ci
@@ -167,10 +166,3 @@ def _hash_password(args: argparse.Namespace) -> int:
         return 1
     print(credentials.settings_hash(password))
     return 0
-
-
-def read_password() -> str:
-    """The password from stdin: a prompt without echo on a terminal, else the first line."""
-    if sys.stdin.isatty():
-        return getpass.getpass("Password: ")
-    return sys.stdin.readline().rstrip("\r\n")

@@ -36,6 +36,7 @@ from chartsvc.mcp.tools import build_tools
 from chartsvc.settings import RestSettings
 from common.app import SERVICE, wharf_version
 from common.openapi import SPEC
+from common.presented import one_header
 
 MCP_PATH = "/mcp"
 SSE_PATH = "/sse"
@@ -88,7 +89,7 @@ async def legacy_messages(request: web.Request) -> web.StreamResponse:
 def _authorised(request: web.Request) -> McpState:
     state = request.app[MCP]
     if state.policy.key_configured:
-        state.policy.require_key(request.headers.get(API_KEY_HEADER))
+        state.policy.require_key(one_header(request.headers, API_KEY_HEADER))
     return state
 
 

@@ -58,6 +58,15 @@ SCHEMA = Schema(
         );
         CREATE INDEX audit_by_time ON audit(time)
         """,
+        # Named console accounts (console.accounts, console.accountstore); groups a JSON list.
+        """
+        CREATE TABLE accounts (
+            username TEXT PRIMARY KEY,
+            password_hash TEXT NOT NULL,
+            groups_json TEXT NOT NULL,
+            created REAL NOT NULL
+        )
+        """,
         # Audit entries name the person's groups and the identity the cluster saw; a runtime
         # cluster keeps its own choice of impersonating (NULL: the console's setting decides).
         """
@@ -97,6 +106,14 @@ SCHEMA = Schema(
             detail TEXT
         );
         CREATE INDEX audit_by_time ON audit(time)
+        """,
+        """
+        CREATE TABLE accounts (
+            username TEXT PRIMARY KEY,
+            password_hash TEXT NOT NULL,
+            groups_json TEXT NOT NULL,
+            created DOUBLE PRECISION NOT NULL
+        )
         """,
         """
         ALTER TABLE audit ADD COLUMN user_groups TEXT NOT NULL DEFAULT '';

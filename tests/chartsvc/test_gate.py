@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 from aiohttp import ClientResponse, FormData, web
+from multidict import CIMultiDict
 from pytest_aiohttp import AiohttpClient
 
 from chartsvc.app import create_app
@@ -68,6 +69,15 @@ async def test_full_with_key_requires_the_key(make_client: MakeClient) -> None:
     await assert_problem(resp, 404)
     resp = await client.get("/api/v1/repos")
     assert resp.status == 200
+
+
+async def test_a_repeated_key_is_a_401_whatever_its_copies(make_client: MakeClient) -> None:
+    """Issue 39, item 10: good-then-bad (or bad-then-good) X-API-Key never passes the gate."""
+    client = await make_client("chartsvc.security.mode=FULL", "chartsvc.security.api-key=k")
+    for pair in (("k", "wrong"), ("wrong", "k"), ("k", "k")):
+        headers = CIMultiDict(("X-API-Key", key) for key in pair)
+        resp = await client.delete("/api/v1/repos/r", headers=headers)
+        await assert_problem(resp, 401, code="repeated-credential")
 
 
 async def test_gate_runs_before_validation(make_client: MakeClient) -> None:

@@ -18,6 +18,7 @@ import yaml
 from aiohttp import ClientSession as HttpSession
 from aiohttp.test_utils import TestServer
 from mcp.shared.exceptions import MCPError
+from multidict import CIMultiDict
 from pytest_aiohttp import AiohttpServer
 
 from tests.chartsvc.conftest import FULL, ChartRepo, index_document
@@ -266,6 +267,9 @@ async def test_a_configured_key_guards_every_mcp_endpoint(make_mcp: MakeMcp) -> 
             await assert_problem(await http.get(server.url + "/sse", headers=headers), 401)
             resp = await http.post(server.url + "/messages/?session_id=x", json={}, headers=headers)
             await assert_problem(resp, 401)
+        twice = CIMultiDict([*accept.items(), ("X-API-Key", KEY), ("X-API-Key", "wrong")])
+        resp = await http.post(server.url + "/mcp", json=initialize, headers=twice)
+        await assert_problem(resp, 401, code="repeated-credential")
     with pytest.raises(ExceptionGroup) as refused:  # the official client, with the wrong key
         await tool_names(server, key="wrong")
     assert refused.group_contains(MCPError, match="error response")

@@ -37,19 +37,33 @@ def test_locks_double_from_the_last_free_failure_and_expire() -> None:
     throttle.check(keys)
 
 
-def test_the_user_and_the_address_are_counted_apart() -> None:
+def test_an_account_is_counted_per_address_and_an_address_over_all_accounts() -> None:
     clock = Clock()
-    throttle = LoginThrottle(free_failures=2, clock=clock)
+    throttle = LoginThrottle(free_failures=2, address_free_failures=3, clock=clock)
     throttle.failed(login_keys("alice", "10.0.0.1"))
-    throttle.failed(login_keys("bob", "10.0.0.2"))
-    throttle.failed(login_keys("ALICE ", "10.0.0.2"))  # the same account, spelled otherwise
+    throttle.failed(login_keys("ALICE ", "10.0.0.1"))  # the same account, spelled otherwise
     with pytest.raises(TooManyAttempts):
-        throttle.check(login_keys("bob", "10.0.0.2"))  # that address is locked too
+        throttle.check(login_keys("alice", "10.0.0.1"))  # locked from that address
+    throttle.check(login_keys("alice", "10.0.0.9"))  # not from another one
+    throttle.check(login_keys("bob", "10.0.0.1"))  # the address has budget left
+    throttle.failed(login_keys("bob", "10.0.0.1"))  # the address's third failure
     with pytest.raises(TooManyAttempts):
-        throttle.check(login_keys("alice", "10.0.0.9"))  # the account is locked everywhere
-    throttle.check(login_keys("bob", "10.0.0.9"))
-    throttle.succeeded(login_keys("alice", None)[0])
-    throttle.check(login_keys("alice", "10.0.0.9"))
+        throttle.check(login_keys("carol", "10.0.0.1"))  # its budget is spent, for every name
+    throttle.succeeded(login_keys("alice", "10.0.0.1")[0])
+    with pytest.raises(TooManyAttempts):
+        throttle.check(login_keys("alice", "10.0.0.1"))  # a success does not refill the address
+
+
+def test_guessing_from_elsewhere_never_locks_out_the_right_password() -> None:
+    """Issue 39, item 4: five wrong passwords a second for the admin from one address."""
+    clock = Clock()
+    throttle = LoginThrottle(clock=clock)
+    for _ in range(200):
+        throttle.failed(login_keys("admin", "10.6.6.6"))
+        clock.now += 0.2
+    with pytest.raises(TooManyAttempts):
+        throttle.check(login_keys("admin", "10.6.6.6"))
+    throttle.check(login_keys("admin", "10.0.0.1"))
 
 
 def test_failures_outside_the_window_start_over() -> None:

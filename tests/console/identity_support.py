@@ -54,6 +54,14 @@ async def unbind(api: KubeApi, namespace: str, name: str) -> None:
     )
 
 
+def sleeper_pod(name: str) -> dict[str, Any]:
+    """A pod whose container sleeps and declares port 80 (exec and port-forward targets)."""
+    main = {"name": "main", "image": "busybox:1.36", "command": ["sh", "-c", "sleep 3600"],
+            "ports": [{"containerPort": 80}]}  # fmt: skip
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+            "spec": {"containers": [main]}}  # fmt: skip
+
+
 def alice_edit(spaces: Spaces) -> dict[str, Any]:
     """alice's RoleBinding: her group ``team-a`` may edit namespace ``a``."""
     subject = {"kind": "Group", "name": "team-a"}

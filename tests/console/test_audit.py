@@ -82,6 +82,7 @@ async def test_cluster_changes_are_audited_and_logged(
     lines = [r.getMessage() for r in caplog.records if r.name == "console.audit"]
     assert len(lines) == 3
     assert lines[0] == (
-        "user=admin groups=- as=- cluster=gamma action=cluster.add target=gamma outcome=success"
+        "user=admin groups=wharf:admins as=- cluster=gamma action=cluster.add target=gamma "
+        "outcome=success"
     )
     assert all(sim_b.token not in line for line in lines)

@@ -10,6 +10,7 @@ import pytest
 from common.config import ConfigError
 from common.credentials import HASHED_PREFIX, hash_password
 from console.app import create_app
+from tests.addresses import session_from
 from tests.conftest import ApiClient
 from tests.console.conftest import ConsoleApp
 from tests.console.support import (
@@ -42,6 +43,9 @@ SECRET_PATHS = [
 ]
 
 
+SESSION = "/api/v1/auth/session"
+
+
 async def assert_bare_401(resp: aiohttp.ClientResponse) -> None:
     await assert_problem(resp, 401, code="unauthorized")
     assert "WWW-Authenticate" not in resp.headers
@@ -64,16 +68,14 @@ async def test_open_mode_reads_are_public_and_writes_need_the_admin(
 async def test_a_wrong_basic_login_is_a_bare_401_everywhere(console_app: ConsoleApp) -> None:
     client = await console_app()
     for method, path in (
-        ("GET", "/api/v1/clusters"),
+        ("GET", "/api/v1/audit"),
         ("POST", "/api/v1/clusters"),
         ("POST", "/api/v1/auth/session"),
-        ("GET", "/api/v1/about"),
+        ("GET", "/api/v1/clusters/alpha/namespaces"),
     ):
         await assert_bare_401(await client.request(method, path, headers=WRONG))
     for header in ("Basic !!!", "Basic " + "bm9jb2xvbg==", "Basic"):  # not base64; no colon
-        await assert_bare_401(
-            await client.get("/api/v1/clusters", headers={"Authorization": header})
-        )
+        await assert_bare_401(await client.get("/api/v1/audit", headers={"Authorization": header}))
 
 
 @pytest.mark.parametrize("open_mode", [True, False])
@@ -128,6 +130,7 @@ async def test_session_cookie_flow(console_app: ConsoleApp) -> None:
         "user": "admin",
         "username": "admin",
         "via": "session",
+        "groups": ["wharf:admins"],
         "idleTimeoutSeconds": 1800,
     }
     assert "JSESSIONID" not in resp.cookies  # answered from the session, nothing new issued
@@ -218,7 +221,7 @@ async def test_wrong_passwords_are_throttled_before_the_hash_is_computed(
     client = await console_app()
     stop_the_throttle_clock(client)
     for _ in range(5):
-        await assert_bare_401(await client.get("/api/v1/clusters", headers=WRONG))
+        await assert_bare_401(await client.get("/api/v1/audit", headers=WRONG))
     locked = await client.post("/api/v1/auth/session", headers=WRONG)
     body = await assert_problem(locked, 429, code="too-many-attempts")
     assert int(locked.headers["Retry-After"]) >= 1
@@ -228,3 +231,22 @@ async def test_wrong_passwords_are_throttled_before_the_hash_is_computed(
     await assert_problem(locked, 429, code="too-many-attempts")
     # Requests without credentials are not affected.
     assert (await client.get("/api/v1/clusters")).status == 200
+
+
+async def test_guessing_from_another_address_never_locks_the_admin_out(
+    console_app: ConsoleApp,
+) -> None:
+    """Issue 39, item 4: wrong passwords for the admin from 127.0.0.2, Basic on API calls and
+    sign-ins alike, lock only that address; the admin at 127.0.0.1 signs in all along."""
+    client = await console_app()
+    stop_the_throttle_clock(client)
+    async with session_from("127.0.0.2") as elsewhere:
+        for _ in range(40):
+            async with elsewhere.get(client.make_url("/api/v1/audit"), headers=WRONG) as resp:
+                assert resp.status in (401, 429)
+            async with elsewhere.post(client.make_url(SESSION), headers=WRONG) as resp:
+                assert resp.status in (401, 429)
+        async with elsewhere.post(client.make_url(SESSION), headers=ADMIN) as resp:
+            await assert_problem(resp, 429, code="too-many-attempts")  # that address is locked
+    assert (await client.post(SESSION, headers=ADMIN)).status == 200
+    assert (await client.get("/api/v1/audit", headers=ADMIN)).status == 200

@@ -33,6 +33,7 @@ from tests.console.identity_support import (
     alice_edit,
     bind,
     people,
+    sleeper_pod,
     unbind,
 )
 from tests.console.live_cluster import sim
@@ -47,16 +48,9 @@ CONFIGMAPS = Kind("configmaps", "", "v1", "configmaps", "ConfigMap", True,
 ADMIN = Identity("admin", (ADMINS_GROUP, "system:authenticated"))
 
 
-def _pod(name: str) -> dict[str, Any]:
-    main = {"name": "main", "image": "busybox:1.36", "command": ["sh", "-c", "sleep 3600"],
-            "ports": [{"containerPort": 80}]}  # fmt: skip
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
-            "spec": {"containers": [main]}}  # fmt: skip
-
-
 @pytest.fixture(scope="module")
 def spaces(sim: Simulator) -> Spaces:
-    return people(sim, _pod("shell"))
+    return people(sim, sleeper_pod("shell"))
 
 
 @contextlib.asynccontextmanager

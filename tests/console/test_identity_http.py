@@ -78,7 +78,7 @@ async def test_the_admin_acts_as_itself_and_is_refused_what_rbac_refuses(
     await client.close()  # the durable trail is flushed
     async with open_database(f"sqlite:{tmp_path / 'console' / 'clusters.db'}", SCHEMA) as db:
         rows = await db.fetchall("SELECT username, user_groups, impersonated, action FROM audit")
-    assert ("admin", "", 1, "delete") in [tuple(r) for r in rows]
+    assert ("admin", "wharf:admins", 1, "delete") in [tuple(r) for r in rows]
 
 
 async def test_with_a_rolebinding_the_admin_may_what_it_grants(

@@ -6,6 +6,7 @@ import datetime as dt
 from pathlib import Path
 
 from aiohttp import ClientResponse
+from multidict import CIMultiDict
 
 from results import keys
 from results.accounts import Role
@@ -194,6 +195,31 @@ async def test_a_bad_token_beside_a_good_one_is_401(api_client: ApiClient, tmp_p
         await assert_problem(resp, 401, code="invalid-token")
     same = await client.get("/api/v1/me", headers={**bearer(good), "X-Results-Token": good})
     assert (await same.json())["username"] == "alice"
+
+
+async def test_a_repeated_or_conflicting_credential_is_401(
+    api_client: ApiClient, tmp_path: Path
+) -> None:
+    """Issue 39, item 10: repeated headers or cookies, and a bad cookie beside a good token."""
+    client = await alice_signed_in(api_client, tmp_path)
+    good = await make_token(client, "alice")
+    cookie = next(c.value for c in client.session.cookie_jar if c.key == "results_session")
+    client.session.cookie_jar.clear()
+    for headers in (
+        CIMultiDict([*bearer(good).items(), ("Authorization", "Bearer wrt_bad")]),
+        CIMultiDict([("X-Results-Token", good), ("X-Results-Token", "wrt_bad")]),
+        CIMultiDict([("X-Results-Token", good), ("X-Results-Token", good)]),
+        {"Cookie": f"results_session={cookie}; results_session=forged"},
+    ):
+        resp = await client.get("/api/v1/me", headers=headers)
+        await assert_problem(resp, 401, code="repeated-credential")
+    resp = await client.get("/api/v1/me", headers={**bearer(good), "Cookie": "results_session=x"})
+    await assert_problem(resp, 401, code="conflicting-credentials")
+    both = {**bearer(good), "Cookie": f"results_session={cookie}"}
+    assert (await (await client.get("/api/v1/me", headers=both)).json())["username"] == "alice"
+    # Public paths still ignore what they are sent.
+    resp = await client.get("/login", headers={**bearer(good), "Cookie": "results_session=x"})
+    assert resp.status == 200
 
 
 async def test_a_session_ingests_with_its_csrf_header_in_closed_mode(

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from results.keys import LOGIN_THROTTLE
+from tests.addresses import session_from
 from tests.conftest import ApiClient
 from tests.results.people import (
     bearer,
@@ -213,6 +214,29 @@ async def test_login_guessing_is_throttled_per_account(
     assert "too many failed sign-ins" in page
     right = {"username": "alice", "password": "pw-alice-secret", "csrf": csrf_in(page)}
     assert (await client.post("/login", data=right, allow_redirects=False)).status == 429
+
+
+async def test_guessing_from_another_address_never_locks_the_user_out(
+    api_client: ApiClient, tmp_path: Path
+) -> None:
+    """Issue 39, item 4: wrong passwords for alice from 127.0.0.2 lock that address only."""
+    client = await start(api_client, tmp_path)
+    client.app[LOGIN_THROTTLE].clock = lambda: 1000.0
+    await make_user(client, "alice")
+    status = 0
+    async with session_from("127.0.0.2") as elsewhere:
+        for _ in range(10):
+            async with elsewhere.get(client.make_url("/login")) as resp:
+                page = await resp.text()
+            guess = {"username": "alice", "password": "wrong", "csrf": csrf_in(page)}
+            url = client.make_url("/login")
+            async with elsewhere.post(url, data=guess, allow_redirects=False) as resp:
+                status = resp.status
+                assert status in (401, 429)
+        assert status == 429
+    page = await (await client.get("/login")).text()
+    right = {"username": "alice", "password": "pw-alice-secret", "csrf": csrf_in(page)}
+    assert (await client.post("/login", data=right, allow_redirects=False)).status == 303
 
 
 async def test_a_page_refusing_a_bad_token_is_a_page_with_its_challenge(client: Client) -> None:

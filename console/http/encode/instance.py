@@ -92,6 +92,7 @@ class Session(TypedDict):
     user: str
     username: str
     via: str
+    groups: list[str]
     idleTimeoutSeconds: int
 
 
@@ -180,5 +181,6 @@ def encode_session(principal: Principal, idle_seconds: float) -> Session:
         "user": principal.user,
         "username": principal.user,
         "via": principal.via,
+        "groups": list(principal.groups),
         "idleTimeoutSeconds": int(idle_seconds),
     }

@@ -1,0 +1,207 @@
+"""People of the console: named accounts with groups, beside the contract's single admin login.
+
+An account is a user name, a password hash (``common.credentials``' scrypt, exactly as results
+keeps its users') and the groups the person is sent to a cluster with (``Identity``). The admin
+login stays as the contract has it (``console.credentials``) and is a person too, in the groups
+``console.security.admin.groups``. Accounts live in the console store (``console.accountstore``)
+and are managed with ``wharf console user ...``; the server reads an account on every request
+that names it, so removing one or changing its groups takes effect at the next request, sessions
+included.
+
+Why not results' account model in ``common``: results' users carry roles, project memberships and
+API tokens, the console's carry groups and nothing else; one shared model would make each service
+hold the other's concepts. What is truly shared — the hash format, its cost and checks — already
+lives in ``common.credentials``, and both stores use it.
+
+Basic sends the password on every request and scrypt costs tens of milliseconds, so a verified
+password is remembered as an HMAC (per-process random key) of the user, the stored hash and the
+password: a changed password misses it. This module must not know HTTP, log a password or put a
+hash in a ``repr``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import logging
+import re
+import secrets
+from collections.abc import Iterable
+from typing import Protocol
+
+import attrs
+
+from common import credentials
+from common.errors import BadRequest, Conflict, NotFound
+from console.credentials import AdminCredentials
+from console.identity import Identity
+
+logger = logging.getLogger(__name__)
+
+#: Like results' user names; no ``:`` so no account can pose as a ``system:`` identity.
+USERNAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
+#: A Kubernetes group name: printable, no comma (the proxy header and the CLI separate by commas).
+GROUP = re.compile(r"^[^\s,\x00-\x1f\x7f][^,\x00-\x1f\x7f]{0,252}$")
+DEFAULT_ADMIN_GROUPS = ("wharf:admins",)
+#: Password hashes computed at once; each is ~16 MiB and tens of ms of CPU.
+HASH_SLOTS = 2
+_REMEMBERED = 256
+
+
+@attrs.frozen
+class Account:
+    username: str
+    groups: tuple[str, ...]
+
+    @property
+    def identity(self) -> Identity:
+        return Identity(self.username, self.groups)
+
+
+@attrs.frozen
+class StoredAccount:
+    account: Account
+    password_hash: str = attrs.field(repr=False)
+
+
+class AccountStore(Protocol):
+    """The SQL side (``console.accountstore``); each method one statement."""
+
+    async def add_account(self, account: Account, password_hash: str) -> bool: ...  # False: taken
+    async def account(self, username: str) -> StoredAccount | None: ...
+    async def accounts(self) -> list[Account]: ...
+    async def remove_account(self, username: str) -> bool: ...
+    async def set_password(self, username: str, password_hash: str) -> bool: ...
+    async def set_groups(self, username: str, groups: tuple[str, ...]) -> bool: ...
+
+
+class AccountExists(Conflict):
+    default_code = "account-exists"
+
+    def __init__(self, username: str) -> None:
+        super().__init__(f"account {username} already exists")
+
+
+class AccountNotFound(NotFound):
+    default_code = "account-not-found"
+
+    def __init__(self, username: str) -> None:
+        super().__init__(f"no account {username}")
+
+
+@attrs.define
+class Accounts:
+    """Checks sign-ins (the admin's and every account's) and manages accounts."""
+
+    store: AccountStore
+    admin: AdminCredentials
+    admin_groups: tuple[str, ...] = DEFAULT_ADMIN_GROUPS
+    _slots: asyncio.Semaphore = attrs.field(factory=lambda: asyncio.Semaphore(HASH_SLOTS))
+    _key: bytes = attrs.field(factory=lambda: secrets.token_bytes(32), repr=False)
+    _verified: dict[bytes, None] = attrs.field(factory=dict, repr=False)
+    _dummy: str | None = attrs.field(default=None, repr=False)
+
+    @property
+    def admin_identity(self) -> Identity:
+        return Identity(self.admin.username, self.admin_groups)
+
+    async def check(self, username: str, password: str) -> Identity | None:
+        """Who ``username`` is if ``password`` is theirs; None otherwise."""
+        if credentials.same_secret(username, self.admin.username):
+            return self.admin_identity if await self.admin.check(username, password) else None
+        stored = await self.store.account(username) if USERNAME.match(username) else None
+        if stored is None:
+            await self._verify(password, await self._dummy_hash())  # the same cost as a real one
+            return None
+        mark = self._mark(stored, password)
+        if mark in self._verified or await self._verify(password, stored.password_hash):
+            self._remember(mark)
+            return stored.account.identity
+        return None
+
+    async def lookup(self, username: str) -> Identity | None:
+        """Who a session's ``username`` is now; None once the account is gone."""
+        if username == self.admin.username:
+            return self.admin_identity
+        stored = await self.store.account(username) if USERNAME.match(username) else None
+        return stored.account.identity if stored is not None else None
+
+    async def add(self, username: str, password: str, groups: Iterable[str]) -> Account:
+        self._check_name(username)
+        account = Account(username, check_groups(groups))
+        if not await self.store.add_account(account, await self.hash(password)):
+            raise AccountExists(username)
+        logger.info("console account %s created", username)
+        return account
+
+    async def remove(self, username: str) -> None:
+        if not await self.store.remove_account(username):
+            raise AccountNotFound(username)
+        logger.info("console account %s removed", username)
+
+    async def list(self) -> list[Account]:
+        return await self.store.accounts()
+
+    async def set_password(self, username: str, password: str) -> None:
+        if not await self.store.set_password(username, await self.hash(password)):
+            raise AccountNotFound(username)
+        logger.info("password of console account %s changed", username)
+
+    async def set_groups(self, username: str, groups: Iterable[str]) -> Account:
+        checked = check_groups(groups)
+        if not await self.store.set_groups(username, checked):
+            raise AccountNotFound(username)
+        logger.info("groups of console account %s set", username)
+        return Account(username, checked)
+
+    async def hash(self, password: str) -> str:
+        if not password:
+            raise BadRequest("the password must not be empty", code="empty-password")
+        async with self._slots:
+            return await asyncio.to_thread(credentials.hash_password, password)
+
+    def _check_name(self, username: str) -> None:
+        if not USERNAME.match(username):
+            raise BadRequest(
+                "an account name is 1 to 64 letters, digits, '.', '_', '@' or '-', starting with "
+                "a letter or digit",
+                code="invalid-username",
+            )
+        if username == self.admin.username:
+            raise BadRequest(
+                f"{username} is the admin login's name (console.security.admin.username)",
+                code="invalid-username",
+            )
+
+    async def _verify(self, password: str, encoded: str) -> bool:
+        async with self._slots:
+            return await asyncio.to_thread(credentials.verify_password, password, encoded)
+
+    async def _dummy_hash(self) -> str:
+        if self._dummy is None:
+            self._dummy = await asyncio.to_thread(credentials.dummy_hash)
+        return self._dummy
+
+    def _mark(self, stored: StoredAccount, password: str) -> bytes:
+        text = "\0".join((stored.account.username, stored.password_hash, password))
+        return hmac.new(self._key, text.encode(), hashlib.sha256).digest()
+
+    def _remember(self, mark: bytes) -> None:
+        if mark in self._verified:
+            return
+        if len(self._verified) >= _REMEMBERED:
+            self._verified.pop(next(iter(self._verified)))
+        self._verified[mark] = None
+
+
+def check_groups(groups: Iterable[str]) -> tuple[str, ...]:
+    """The groups, each checked, duplicates dropped, in the order given."""
+    checked = tuple(dict.fromkeys(g.strip() for g in groups if g.strip()))
+    for group in checked:
+        if not GROUP.match(group):
+            raise BadRequest(
+                f"group {group[:64]!r}: a group is 1 to 253 printable characters without a comma",
+                code="invalid-group",
+            )
+    return checked

@@ -137,7 +137,7 @@ def main() -> int:
     parser.add_argument("--subscribers", type=int, default=1000)
     args = options(
         parser,
-        quick={"pods": 200, "rounds": 15, "subscribers": 300},
+        quick={"pods": 200, "rounds": 40, "subscribers": 1000},
         smoke={"pods": 5, "rounds": 2, "subscribers": 20},
         argv=sys.argv[1:],
     )

@@ -117,6 +117,15 @@ async def test_alice_bob_and_the_admin(
     assert await _exec(client, ALICE, b) == 403
     assert await _forward(client, ALICE, a) < 300
     assert await _forward(client, ALICE, b) == 403
+    assert (await client.get(f"{API}/pods/{a}/shell/log", headers=ALICE)).status == 200
+    await assert_problem(
+        await client.get(f"{API}/pods/{b}/shell/log", headers=ALICE), 403, code="cluster-refused"
+    )
+    counted = await (await client.get(f"{API}/counts", headers=ALICE)).json()
+    pods_count = [c["count"] for c in counted["counts"] if c["resourceId"] == "pods"]
+    assert pods_count == [1]  # her namespace's pod, not b's nor the system's
+    found = await (await client.get(f"{API}/search", params={"q": "shell"}, headers=ALICE)).json()
+    assert {h["namespace"] for h in found["hits"]} == {a}
 
     for ns in (a, b):
         assert (await client.get(pods, params={"namespace": ns}, headers=BOB)).status == 200

@@ -253,6 +253,7 @@ async def api_client(
         raise KubeConfigError(f"context {context!r} cannot be used: {type(exc).__name__}") from None
     if creds is not None:
         await creds.install(configuration)
+    _act_as(api, user)
     return api
 
 
@@ -274,6 +275,19 @@ async def _resolve_with(api: Any, configuration: Any, resolver: AbstractResolver
         connector=connector, trust_env=False, read_bufsize=READ_BUFFER
     )
     await previous.close()
+
+
+def _act_as(api: Any, user: Mapping[str, Any]) -> None:
+    """kubectl's ``as`` / ``as-groups`` of a kubeconfig user (kubernetes-asyncio ignores them):
+    every request of the client's session then carries ``Impersonate-User`` and one
+    ``Impersonate-Group`` per group (the session's default headers keep repeated keys)."""
+    acting = user.get("as")
+    if not isinstance(acting, str) or not acting:
+        return
+    headers = api.rest_client.pool_manager.headers
+    headers["Impersonate-User"] = acting
+    for group in user.get("as-groups") or []:
+        headers.add("Impersonate-Group", str(group))
 
 
 #: The user keys whose credential :mod:`common.kubecreds` manages instead of kubernetes-asyncio.

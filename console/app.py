@@ -64,8 +64,9 @@ from console.http import (
     watch,
 )
 from console.identity import Identity
-from console.keys import AUTH, CATALOGS, CLUSTERS, FLIGHTS, METRICS, SETTINGS
+from console.keys import ACCESS_REVIEWS, AUTH, CATALOGS, CLUSTERS, FLIGHTS, METRICS, SETTINGS
 from console.proxy import TrustedProxy
+from console.resources.access import AccessReviews
 from console.resources.discovery import Catalogs
 from console.resources.flights import Flights
 from console.resources.kubeapi import KubeApi
@@ -126,6 +127,7 @@ def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) 
     app[AUDIT] = AuditLog()
     app[CATALOGS] = Catalogs()  # discovery cache of the browse/objects/apply/actions routes
     app[FLIGHTS] = Flights()
+    app[ACCESS_REVIEWS] = AccessReviews(ttl_s=svc.security.access_review_ttl)
     clusters.install(app)
     app[METRICS].gauge(
         "console_audit_entries", "Entries in the audit ring.", lambda: len(app[AUDIT])
@@ -207,6 +209,8 @@ def _clusters_context(
             workdir=svc.credentials_dir,
             guard=guard,
             probe_timeout=svc.clusters.probe_timeout_seconds,
+            impersonation=svc.clusters.impersonate,
+            impersonate_contexts=svc.clusters.impersonate_contexts,
         )
         warming: asyncio.Task[None] | None = None
         following: asyncio.Task[None] | None = None
@@ -240,6 +244,7 @@ def _clusters_context(
             app[AUTH].accounts.store = MemoryAccountStore()
             await app[CATALOGS].close()
             await app[FLIGHTS].close()
+            await app[ACCESS_REVIEWS].close()
             await registry.close()
             await store.close()
 

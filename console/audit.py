@@ -8,6 +8,11 @@ has a database (SQLite or the PostgreSQL that replicas share), to its ``audit`` 
 everything: :func:`keep_durably` writes entries there in the background, in order, in batches, so a
 handler never waits on it (and flushes what is queued when the console stops). Entries name the
 target, never a body: no manifest, kubeconfig or password reaches the trail.
+
+Every entry names the person (user and groups, as ``console.auth.acting_identity`` says) and the
+identity the cluster saw: the person (``impersonated`` true), the console's own credentials
+(false), or none when no cluster was called (null). The cluster access layer marks the request
+with :data:`IMPERSONATED` when it builds the request's cluster API.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from aiohttp import web
 
 from common.db import Database
 from common.errors import WharfError
-from console.auth import current_user
+from console.auth import acting_identity, current_user
 
 logger = logging.getLogger("console.audit")
 RING_SIZE = 500
@@ -40,6 +45,13 @@ class AuditEntry:
     target: str | None
     outcome: str
     detail: str | None = None
+    groups: tuple[str, ...] = ()
+    #: The cluster saw the person (True), the console's own identity (False), or no call (None).
+    impersonated: bool | None = None
+
+
+#: Set on a request by the cluster access layer: whether its cluster calls impersonate the person.
+IMPERSONATED = web.RequestKey("console.impersonated", bool)
 
 
 class AuditLog:
@@ -52,8 +64,10 @@ class AuditLog:
         if self._durable is not None:
             self._durable.put_nowait(entry)
         logger.info(
-            "user=%s cluster=%s action=%s target=%s outcome=%s%s",
+            "user=%s groups=%s as=%s cluster=%s action=%s target=%s outcome=%s%s",
             entry.user,
+            ",".join(entry.groups) or "-",
+            _cluster_identity(entry),
             entry.cluster or "-",
             entry.action,
             entry.target or "-",
@@ -70,10 +84,16 @@ class AuditLog:
         return len(self._ring)
 
 
+def _cluster_identity(entry: AuditEntry) -> str:
+    if entry.impersonated is None:
+        return "-"
+    return "impersonated" if entry.impersonated else "console"
+
+
 AUDIT = web.AppKey("console.audit", AuditLog)
 _INSERT = (
-    "INSERT INTO audit (time, username, cluster, action, target, outcome, detail) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?)"
+    "INSERT INTO audit (time, username, cluster, action, target, outcome, detail, user_groups, "
+    "impersonated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 
@@ -101,7 +121,20 @@ def _drain(queue: asyncio.Queue[AuditEntry]) -> list[AuditEntry]:
 
 
 async def _write(db: Database, entries: list[AuditEntry]) -> None:
-    rows = [(e.time, e.user, e.cluster, e.action, e.target, e.outcome, e.detail) for e in entries]
+    rows = [
+        (
+            e.time,
+            e.user,
+            e.cluster,
+            e.action,
+            e.target,
+            e.outcome,
+            e.detail,
+            ",".join(e.groups),
+            None if e.impersonated is None else int(e.impersonated),
+        )
+        for e in entries
+    ]
     try:
         async with db.transaction() as conn:
             await conn.executemany(_INSERT, rows)
@@ -122,6 +155,8 @@ def record(
     entry = AuditEntry(
         time=time.time(),
         user=current_user(request) or ANONYMOUS,
+        groups=acting_identity(request).groups if current_user(request) else (),
+        impersonated=request.get(IMPERSONATED),
         cluster=cluster,
         action=action,
         target=target,

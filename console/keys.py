@@ -20,6 +20,7 @@ from console.auth import AuthPolicy
 from console.clusters import ClusterRegistry
 from console.diagnose.summary import Summaries
 from console.helm.desk import HelmDesk
+from console.resources.access import AccessReviews
 from console.resources.discovery import Catalogs
 from console.resources.flights import Flights
 from console.settings import ConsoleSettings
@@ -33,6 +34,8 @@ CLUSTERS = web.AppKey("console.clusters", ClusterRegistry)
 AUTH = web.AppKey("console.auth", AuthPolicy)
 #: Discovery per cluster client, kept a few seconds (browse, objects, apply and actions routes).
 CATALOGS = web.AppKey("console.catalogs", Catalogs)
+#: The clusters' answers to "may this person do that" (shared watches, cross-namespace reads).
+ACCESS_REVIEWS = web.AppKey("console.access_reviews", AccessReviews)
 #: Identical reads under way share one call (counts: one fan-out however many ask at once).
 FLIGHTS = web.AppKey("console.flights", Flights)
 #: Shared upstream watches (console.http.watch).
@@ -54,6 +57,7 @@ EXEC_SESSIONS = web.AppKey("console.exec_sessions", weakref.WeakSet[web.WebSocke
 OUTBOUND_ALLOW = web.AppKey("console.outbound_allow", tuple[IPNetwork, ...])
 
 __all__ = [
+    "ACCESS_REVIEWS",
     "AUDIT",
     "AUTH",
     "CATALOGS",

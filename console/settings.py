@@ -36,6 +36,14 @@ class StoreBackend(enum.Enum):
     MEMORY = "memory"
 
 
+class Impersonation(enum.Enum):
+    """Whether a cluster is asked to act as the person behind each request."""
+
+    AUTO = "auto"  # when the console's own credentials may impersonate (checked on connect)
+    ON = "on"
+    OFF = "off"
+
+
 @attrs.frozen
 class StoreSettings:
     backend: StoreBackend = option(
@@ -97,6 +105,20 @@ class ClustersSettings:
         "Also refuse clusters added through the API whose server is in a private range (10/8, "
         "172.16/12, 192.168/16, 100.64/10, fc00::/7) unless allow-addresses names it. Default "
         "false: clusters usually live on private networks.",
+    )
+    impersonate: Impersonation = option(
+        Impersonation.AUTO,
+        "Whether requests made for a person carry Impersonate-User and Impersonate-Group, so the "
+        "cluster's RBAC decides what each person may do: auto (on when the console's own "
+        "credentials may impersonate users and groups, which a SelfSubjectAccessReview checks "
+        "when the console connects the cluster), on, or off (everyone acts with the console's "
+        "own credentials). Applies to kubeconfig-context clusters, and to runtime clusters "
+        "registered without their own choice. Default auto.",
+    )
+    impersonate_contexts: tuple[str, ...] = option(
+        (),
+        "Per-context overrides of console.clusters.impersonate for kubeconfig-context clusters, "
+        "each written context=on or context=off (e.g. prod=on,lab=off). Default none.",
     )
 
 
@@ -174,6 +196,12 @@ class SecuritySettings:
         30,
         "Idle lifetime of a JSESSIONID session, in minutes; each authenticated request renews it. "
         "Default 30 (Spring's default).",
+    )
+    access_review_ttl: float = option(
+        10.0,
+        "How long a cluster's answer to a SubjectAccessReview (may this person watch and list "
+        "this resource in this namespace?) is reused, in seconds; a shared watch's subscriber is "
+        "checked again on this interval and its stream closed once the answer is no. Default 10.",
     )
 
 

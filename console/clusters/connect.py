@@ -43,6 +43,9 @@ class Probe:
     simulator: bool
     #: A simulator's known differences from kube-apiserver: ``{"area", "text"}`` each.
     differences: tuple[dict[str, str], ...] = ()
+    #: The console's own credentials may ``impersonate`` users and groups (two
+    #: SelfSubjectAccessReviews); what ``impersonate: auto`` decides by.
+    may_impersonate: bool = False
 
 
 async def build_client(
@@ -130,11 +133,49 @@ async def probe(client: Any, *, timeout: float) -> Probe:
     if where is not None and where.startswith("/") and not where.startswith("//"):
         _, _, listed = await _get(client, where, timeout=timeout, auth=False)
         differences = _differences(listed)
+    may_impersonate = all(
+        [await _self_review(client, "impersonate", res, timeout) for res in ("users", "groups")]
+    )
     return Probe(
         git_version=git_version if isinstance(git_version, str) else None,
         simulator=where is not None,
         differences=differences,
+        may_impersonate=may_impersonate,
     )
+
+
+SELF_REVIEWS = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
+
+
+async def _self_review(client: Any, verb: str, resource: str, timeout: float) -> bool:
+    """Whether the cluster says the client's own credentials may ``verb`` every ``resource`` of
+    the core group; a cluster that cannot answer (no such API, a refusal) says no."""
+    body = {
+        "apiVersion": "authorization.k8s.io/v1",
+        "kind": "SelfSubjectAccessReview",
+        "spec": {"resourceAttributes": {"verb": verb, "resource": resource, "group": ""}},
+    }
+    try:
+        async with asyncio.timeout(timeout):
+            resp = await client.call_api(
+                SELF_REVIEWS,
+                "POST",
+                body=body,
+                header_params={"Content-Type": "application/json"},
+                auth_settings=["BearerToken"],
+                _preload_content=False,
+                _request_timeout=timeout,
+            )
+            try:
+                answer = await resp.json(content_type=None) if resp.status == 201 else None
+            except ValueError:
+                answer = None
+            finally:
+                resp.release()
+    except Exception:  # unanswered is not a yes: the console then acts as itself
+        return False
+    status = answer.get("status") if isinstance(answer, dict) else None
+    return isinstance(status, dict) and status.get("allowed") is True
 
 
 def _differences(body: Any) -> tuple[dict[str, str], ...]:

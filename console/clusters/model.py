@@ -31,6 +31,8 @@ class ClusterDefinition:
     name: str | None
     context: str | None
     kubeconfig: str | None = attrs.field(default=None, repr=False)
+    #: None: decided by the console's ``console.clusters.impersonate`` setting.
+    impersonate: bool | None = None
 
 
 @attrs.frozen
@@ -42,6 +44,7 @@ class StoredCluster:
     context: str
     kubeconfig: str = attrs.field(repr=False)
     created: float = 0.0
+    impersonate: bool | None = None
 
 
 @attrs.frozen
@@ -55,6 +58,10 @@ class Cluster:
     context: str | None
     master_url: str | None
     config: KubeConfig | None = attrs.field(default=None, repr=False, eq=False)
+    #: This cluster's own choice of impersonating the person behind each request (its
+    #: registration body, or ``console.clusters.impersonate-contexts``); None follows
+    #: ``console.clusters.impersonate`` (``ClusterRegistry.impersonating`` decides).
+    impersonate: bool | None = None
 
     def contexts(self) -> list[str]:
         return [c.name for c in self.config.contexts()] if self.config is not None else []

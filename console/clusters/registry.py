@@ -19,6 +19,8 @@ from typing import Any
 import attrs
 
 from common import kube, yamlio
+from common.config import ConfigError
+from common.errors import BadGateway
 from common.kube import KubeConfig
 from common.netguard import AddressPolicy
 from console.clusters import connect, kubeconfigs
@@ -26,6 +28,8 @@ from console.clusters.kubeconfigs import StaticClusters
 from console.clusters.model import Cluster, ClusterDefinition, Origin, StoredCluster
 from console.clusters.store import ClusterStore
 from console.errors import ClusterConflict, InvalidCluster, UnknownCluster
+from console.identity import Identity
+from console.settings import Impersonation
 
 logger = logging.getLogger(__name__)
 
@@ -44,7 +48,19 @@ class ClusterRegistry:
         workdir: Path,
         guard: AddressPolicy,
         probe_timeout: float = 5.0,
+        impersonation: Impersonation = Impersonation.AUTO,
+        impersonate_contexts: tuple[str, ...] = (),
     ) -> None:
+        #: What a cluster without its own choice does (``console.clusters.impersonate``).
+        self.impersonation = impersonation
+        self.default_choice = {Impersonation.ON: True, Impersonation.OFF: False}.get(impersonation)
+        overrides = context_choices(impersonate_contexts)
+        static = attrs.evolve(
+            static,
+            clusters=tuple(
+                attrs.evolve(c, impersonate=overrides.get(c.context or "")) for c in static.clusters
+            ),
+        )
         self.static = static
         self.store = store
         #: The address guard a runtime cluster's server must pass (the kubeconfig's are trusted).
@@ -60,7 +76,7 @@ class ClusterRegistry:
         self._client_lock = asyncio.Lock()
         self._listeners: list[Listener] = []
         #: What the store held for each runtime cluster when this registry last agreed with it.
-        self._seen: dict[str, tuple[str, str, str]] = {}
+        self._seen: dict[str, tuple[str, bool | None, str, str]] = {}
 
     async def load(self) -> None:
         """Register the store's runtime clusters (no probing: start-up never waits on a cluster)."""
@@ -110,8 +126,10 @@ class ClusterRegistry:
         if current is None:
             self._clusters[row.id] = cluster
             return None
-        if previous is not None and previous[1:] == _fingerprint(row)[1:]:  # renamed only
-            self._clusters[row.id] = attrs.evolve(current, name=row.name)
+        if previous is not None and previous[2:] == _fingerprint(row)[2:]:  # same server
+            self._clusters[row.id] = attrs.evolve(
+                current, name=row.name, impersonate=row.impersonate
+            )
             return None
         client = self._forget(row.id)
         self._clusters[row.id] = cluster
@@ -156,6 +174,31 @@ class ClusterRegistry:
             self._clients[cluster_id] = client
             return client
 
+    def impersonating(self, cluster_id: str) -> bool | None:
+        """Whether requests for a person impersonate them on this cluster, as far as known now
+        (None: not decided until the cluster is probed)."""
+        choice = self.get(cluster_id).impersonate
+        choice = self.default_choice if choice is None else choice
+        if choice is not None:
+            return choice
+        probed = self._probes.get(cluster_id)
+        return probed.may_impersonate if probed is not None else None
+
+    async def acting_as(self, cluster_id: str, identity: Identity) -> Identity | None:
+        """Who requests for ``identity`` ask the cluster to act as: ``identity`` where the cluster
+        impersonates, None (the console's own credentials) where it does not. Undecidable (the
+        cluster cannot be probed) is a 502: a request never falls back to the console's rights."""
+        choice = self.impersonating(cluster_id)
+        if choice is None:
+            probed = await self.probe(cluster_id)
+            if probed is None:
+                raise BadGateway(
+                    f"cluster {cluster_id!r} cannot be reached to check whether it impersonates",
+                    code="cluster-refused",
+                )
+            choice = probed.may_impersonate
+        return identity if choice else None
+
     def probe_result(self, cluster_id: str) -> connect.Probe | None:
         return self._probes.get(cluster_id)
 
@@ -192,6 +235,7 @@ class ClusterRegistry:
         self._refuse_taken(cluster_id)
         name = definition.name or cluster_id
         cluster, client, result = await self._validate(cluster_id, name, config, context)
+        cluster = attrs.evolve(cluster, impersonate=definition.impersonate)
         async with self._lock:
             try:
                 self._refuse_taken(cluster_id)
@@ -219,9 +263,13 @@ class ClusterRegistry:
             assert current.context is not None
             config, context = current.config, definition.context or current.context
         name = definition.name or current.name
+        impersonate = (
+            current.impersonate if definition.impersonate is None else definition.impersonate
+        )
         if config is current.config and context == current.context:
-            return await self._rename(current, name)
+            return await self._rename(current, name, impersonate)
         cluster, client, result = await self._validate(cluster_id, name, config, context)
+        cluster = attrs.evolve(cluster, impersonate=impersonate)
         async with self._lock:
             try:
                 if self._editable(cluster_id) is not current:
@@ -237,9 +285,9 @@ class ClusterRegistry:
         await self._retire(cluster_id, old, "repointed")
         return cluster
 
-    async def _rename(self, current: Cluster, name: str) -> Cluster:
+    async def _rename(self, current: Cluster, name: str, impersonate: bool | None) -> Cluster:
         """Same server, same credentials: nothing to probe, and the client stays."""
-        renamed = attrs.evolve(current, name=name)
+        renamed = attrs.evolve(current, name=name, impersonate=impersonate)
         async with self._lock:
             if self._editable(current.id) is not current:
                 raise ClusterConflict(f"cluster {current.id!r} changed meanwhile; retry")
@@ -308,11 +356,24 @@ class ClusterRegistry:
                 logger.exception("cluster %s listener failed for %r", event, cluster_id)
 
 
+def context_choices(entries: tuple[str, ...]) -> dict[str, bool]:
+    """``console.clusters.impersonate-contexts``: ``context=on|off`` each."""
+    choices: dict[str, bool] = {}
+    for entry in entries:
+        context, _, value = entry.partition("=")
+        if not context or value not in ("on", "off"):
+            raise ConfigError("console.clusters.impersonate-contexts", "context=on or context=off")
+        choices[context] = value == "on"
+    return choices
+
+
 def _stored(cluster: Cluster) -> StoredCluster:
     assert cluster.config is not None
     assert cluster.context is not None
     text = yamlio.dump(dict(cluster.config.document))
-    return StoredCluster(cluster.id, cluster.name, cluster.context, text, time.time())
+    return StoredCluster(
+        cluster.id, cluster.name, cluster.context, text, time.time(), cluster.impersonate
+    )
 
 
 async def follow(registry: ClusterRegistry, *, every_s: float) -> None:
@@ -325,8 +386,8 @@ async def follow(registry: ClusterRegistry, *, every_s: float) -> None:
             logger.exception("syncing runtime clusters from the store failed")
 
 
-def _fingerprint(row: StoredCluster) -> tuple[str, str, str]:
-    return (row.name, row.context, row.kubeconfig)
+def _fingerprint(row: StoredCluster) -> tuple[str, bool | None, str, str]:
+    return (row.name, row.impersonate, row.context, row.kubeconfig)
 
 
 def _runtime_cluster(row: StoredCluster) -> Cluster:
@@ -335,4 +396,6 @@ def _runtime_cluster(row: StoredCluster) -> Cluster:
     except kube.KubeConfigError as exc:
         raise InvalidCluster(exc.detail) from None
     _, server = kubeconfigs.standalone(config, row.context)
-    return Cluster(row.id, row.name, Origin.RUNTIME, row.context, server, config)
+    return Cluster(
+        row.id, row.name, Origin.RUNTIME, row.context, server, config, impersonate=row.impersonate
+    )

@@ -67,6 +67,13 @@ SCHEMA = Schema(
             created REAL NOT NULL
         )
         """,
+        # Audit entries name the person's groups and the identity the cluster saw; a runtime
+        # cluster keeps its own choice of impersonating (NULL: the console's setting decides).
+        """
+        ALTER TABLE audit ADD COLUMN user_groups TEXT NOT NULL DEFAULT '';
+        ALTER TABLE audit ADD COLUMN impersonated INTEGER;
+        ALTER TABLE clusters ADD COLUMN impersonate INTEGER
+        """,
     ),
     postgresql=(
         """
@@ -107,6 +114,11 @@ SCHEMA = Schema(
             groups_json TEXT NOT NULL,
             created DOUBLE PRECISION NOT NULL
         )
+        """,
+        """
+        ALTER TABLE audit ADD COLUMN user_groups TEXT NOT NULL DEFAULT '';
+        ALTER TABLE audit ADD COLUMN impersonated INTEGER;
+        ALTER TABLE clusters ADD COLUMN impersonate INTEGER
         """,
     ),
 )
@@ -243,9 +255,12 @@ class SqlClusterStore:
         await self.db.fetchone("SELECT count(*) FROM clusters")
 
     async def all(self) -> list[StoredCluster]:
-        sql = "SELECT id, name, context, kubeconfig, created FROM clusters ORDER BY created, id"
+        sql = (
+            "SELECT id, name, context, kubeconfig, created, impersonate FROM clusters "
+            "ORDER BY created, id"
+        )
         rows = await self.db.fetchall(sql)
-        return [StoredCluster(r[0], r[1], r[2], self._open(r[3]), r[4]) for r in rows]
+        return [StoredCluster(r[0], r[1], r[2], self._open(r[3]), r[4], _flag(r[5])) for r in rows]
 
     def _seal(self, kubeconfig: str) -> object:
         return self._sealer.seal(kubeconfig) if self._sealer is not None else _Sealed(kubeconfig)
@@ -256,19 +271,29 @@ class SqlClusterStore:
     async def insert(self, cluster: StoredCluster) -> None:
         now = time.time()
         await self.db.write(
-            "INSERT INTO clusters (id, name, context, kubeconfig, created, updated) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            (cluster.id, cluster.name, cluster.context, self._seal(cluster.kubeconfig), now, now),
+            "INSERT INTO clusters (id, name, context, kubeconfig, created, updated, impersonate) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                cluster.id,
+                cluster.name,
+                cluster.context,
+                self._seal(cluster.kubeconfig),
+                now,
+                now,
+                _int(cluster.impersonate),
+            ),
         )
 
     async def update(self, cluster: StoredCluster) -> None:
         await self.db.write(
-            "UPDATE clusters SET name = ?, context = ?, kubeconfig = ?, updated = ? WHERE id = ?",
+            "UPDATE clusters SET name = ?, context = ?, kubeconfig = ?, updated = ?, "
+            "impersonate = ? WHERE id = ?",
             (
                 cluster.name,
                 cluster.context,
                 self._seal(cluster.kubeconfig),
                 time.time(),
+                _int(cluster.impersonate),
                 cluster.id,
             ),
         )
@@ -302,3 +327,11 @@ class SqlSessionRows:
 
     async def delete_expired_sessions(self, now: float) -> int:
         return (await self.db.write("DELETE FROM sessions WHERE expires <= ?", (now,))).rowcount
+
+
+def _int(flag: bool | None) -> int | None:
+    return None if flag is None else int(flag)
+
+
+def _flag(value: object) -> bool | None:
+    return None if value is None else bool(value)

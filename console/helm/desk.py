@@ -24,11 +24,13 @@ from chartsvc.helm import HelmFailed as EngineFailed
 from chartsvc.library import ChartLibrary, open_library
 from chartsvc.releases import ClusterTarget, ReleaseService
 from chartsvc.repos.model import ChartVersion
+from common import yamlio
 from common.errors import WharfError
 from common.netguard import AddressPolicy, IPNetwork
 from console.clusters.model import Cluster
 from console.errors import HelmFailed
 from console.helm.values import ValuesLibrary
+from console.identity import Identity
 from console.settings import ConsoleSettings
 
 logger = logging.getLogger(__name__)
@@ -49,6 +51,21 @@ CLUSTER_CODES = frozenset(
 HELM_REFUSALS = (ReleaseFailed, RenderFailed, ChartInvalid, EngineFailed, ReleaseExists)
 
 
+#: Cluster targets kept (one per cluster and person).
+MAX_TARGETS = 1024
+
+
+def impersonating(kubeconfig: str, who: Identity) -> str:
+    """A standalone kubeconfig whose user acts as ``who`` (kubectl's ``--as``/``--as-group``)."""
+    document = yamlio.load(kubeconfig)
+    for entry in document.get("users") or []:
+        user = entry.setdefault("user", {}) if isinstance(entry, dict) else None
+        if isinstance(user, dict):
+            user["as"] = who.user
+            user["as-groups"] = list(who.groups)
+    return yamlio.dump(document)
+
+
 @attrs.define
 class HelmDesk:
     library: ChartLibrary
@@ -56,17 +73,27 @@ class HelmDesk:
     values: ValuesLibrary
     #: The chart library as chartsvc's calls see it (repositories, charts, hub).
     calls: Services
-    _targets: dict[str, tuple[Cluster, ClusterTarget]] = attrs.field(factory=dict)
+    _targets: dict[tuple[str, Identity | None], tuple[Cluster, ClusterTarget]] = attrs.field(
+        factory=dict
+    )
 
-    def target(self, cluster: Cluster) -> ClusterTarget:
-        known = self._targets.get(cluster.id)
+    def target(self, cluster: Cluster, acting_as: Identity | None = None) -> ClusterTarget:
+        """The cluster as Helm reaches it; ``acting_as``: the person it impersonates (its
+        kubeconfig user gets ``as`` and ``as-groups``, which Helm's client sends as the
+        Impersonate headers), None for the console's own identity."""
+        key = (cluster.id, acting_as)
+        known = self._targets.get(key)
         if known is not None and known[0] is cluster:
             return known[1]
         if cluster.config is None or cluster.context is None:
             made = ClusterTarget.in_cluster(cluster.id)
         else:
             made = ClusterTarget.from_kubeconfig(cluster.config, cluster.context, name=cluster.id)
-        self._targets[cluster.id] = (cluster, made)
+        if acting_as is not None and made.kubeconfig is not None:
+            made = attrs.evolve(made, kubeconfig=impersonating(made.kubeconfig, acting_as))
+        if len(self._targets) >= MAX_TARGETS:
+            self._targets.clear()  # people come back; their targets are cheap to make again
+        self._targets[key] = (cluster, made)
         return made
 
     async def catalogue(self, query: str | None) -> list[tuple[str, ChartVersion]]:

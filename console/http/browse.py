@@ -17,7 +17,7 @@ from console.http.encode.browse import (
     encode_overview,
     encode_search,
 )
-from console.keys import FLIGHTS
+from console.keys import ACCESS_REVIEWS, FLIGHTS
 from console.resources import columns, counts, diagnostics, events, nav, overview, schema, search
 
 routes = web.RouteTableDef()
@@ -35,8 +35,10 @@ async def get_counts(request: web.Request) -> web.Response:
     found, catalog = await target_catalog(request)
     namespace = validated(request).query.get("namespace")
     result = await request.app[FLIGHTS].run(
-        ("counts", found.api.client, namespace),
-        lambda: counts.count_all(found.api, catalog, namespace),
+        ("counts", found.api.reader, namespace),
+        lambda: counts.count_all(
+            found.api, catalog, namespace, reviews=request.app[ACCESS_REVIEWS]
+        ),
     )
     return web.json_response(encode_counts(result))
 
@@ -52,7 +54,12 @@ async def search_objects(request: web.Request) -> web.Response:
     found, catalog = await target_catalog(request)
     query = validated(request).query
     result = await search.search(
-        found.api, catalog, query["q"], namespace=query.get("namespace"), limit=query["limit"]
+        found.api,
+        catalog,
+        query["q"],
+        namespace=query.get("namespace"),
+        limit=query["limit"],
+        reviews=request.app[ACCESS_REVIEWS],
     )
     return web.json_response(encode_search(result))
 

@@ -2,6 +2,10 @@
 modules want it (a ``KubeApi`` and the discovery cache), resource ids resolved to kinds, and the
 streamed JSON array.
 
+Every ``KubeApi`` a request gets comes from :func:`cluster_api`: it acts as the request's person
+(``console.auth.acting_identity``) where the cluster impersonates, as the console itself where it
+does not (``ClusterRegistry.acting_as`` decides), so no route chooses an identity of its own.
+
 ``CATALOGS`` holds discovery per cluster client for a few seconds (set by ``console.app``). The
 array stream fetches its first chunk before answering, so a refusal is still a problem response;
 a failure after the first bytes went out closes the connection, so the client sees a truncated
@@ -20,7 +24,9 @@ from aiohttp import web
 from common.app import REQUEST_ID, REQUEST_ID_HEADER
 from common.errors import Unauthorized, WharfError
 from common.openapi import validated
-from console.auth import current_user
+from console.audit import IMPERSONATED
+from console.auth import acting_identity, current_user
+from console.identity import Identity
 from console.keys import CATALOGS, CLUSTERS
 from console.resources.catalog import Catalog, Kind
 from console.resources.discovery import Catalogs
@@ -36,10 +42,23 @@ class Target:
     catalogs: Catalogs
 
 
+async def cluster_api(request: web.Request, cluster_id: str) -> KubeApi:
+    """The cluster as the request's person may use it (see the module's doc)."""
+    client = await request.app[CLUSTERS].client(cluster_id)
+    return KubeApi(client, acting_as=await acting_as(request, cluster_id))
+
+
+async def acting_as(request: web.Request, cluster_id: str) -> Identity | None:
+    """Who ``request``'s cluster calls act as: its person where the cluster impersonates, None
+    (the console itself) where it does not. Helm's calls ask here too."""
+    who = await request.app[CLUSTERS].acting_as(cluster_id, acting_identity(request))
+    request[IMPERSONATED] = who is not None  # the audit entry names who the cluster saw
+    return who
+
+
 async def target(request: web.Request) -> Target:
     cluster_id = validated(request).path["clusterId"]
-    client = await request.app[CLUSTERS].client(cluster_id)
-    return Target(cluster_id, KubeApi(client), request.app[CATALOGS])
+    return Target(cluster_id, await cluster_api(request, cluster_id), request.app[CATALOGS])
 
 
 async def target_catalog(request: web.Request) -> tuple[Target, Catalog]:

@@ -93,4 +93,5 @@ def _definition(body: dict[str, Any], cluster_id: str | None) -> ClusterDefiniti
         name=body.get("name"),
         context=body.get("context"),
         kubeconfig=body.get("kubeconfig"),
+        impersonate=body.get("impersonate"),
     )

@@ -38,6 +38,7 @@ from common.openapi import validated
 from console.audit import audited
 from console.auth import current_user
 from console.helm.desk import HelmDesk, helm_failures, open_desk
+from console.http.clusterapi import acting_as
 from console.http.encode import YAML_TYPE
 from console.http.encode.helm import encode_catalogue_entry
 from console.keys import CLUSTERS, HELM, METRICS, OUTBOUND_ALLOW, SETTINGS
@@ -62,10 +63,12 @@ async def _desk(app: web.Application) -> AsyncIterator[None]:
         yield
 
 
-def _context(request: web.Request) -> tuple[HelmDesk, str, ClusterTarget]:
+async def _context(request: web.Request) -> tuple[HelmDesk, str, ClusterTarget]:
+    """The desk and the cluster as Helm reaches it for this request's person."""
     cluster_id = validated(request).path["clusterId"]
     desk = request.app[HELM]
-    return desk, cluster_id, desk.target(request.app[CLUSTERS].get(cluster_id))
+    cluster = request.app[CLUSTERS].get(cluster_id)
+    return desk, cluster_id, desk.target(cluster, await acting_as(request, cluster_id))
 
 
 def _release(request: web.Request, target: ClusterTarget) -> ReleaseRef:
@@ -90,14 +93,14 @@ def _summary_body(request: web.Request, release: Release) -> ReleaseSummary:
 
 async def _read(request: web.Request, read: Read[T]) -> T:
     """One read of the release the path names (``ReleaseService.status``, ``.history``, ...)."""
-    desk, _, target = _context(request)
+    desk, _, target = await _context(request)
     with helm_failures():
         return await read(desk.releases, _release(request, target))
 
 
 @routes.get(RELEASES, name="listHelmReleases")
 async def list_helm_releases(request: web.Request) -> web.Response:
-    desk, _, target = _context(request)
+    desk, _, target = await _context(request)
     with helm_failures():
         found = await desk.releases.list_releases(target, validated(request).query.get("namespace"))
     return web.json_response([_summary_body(request, r) for r in found])
@@ -123,7 +126,7 @@ async def get_helm_release_resources(request: web.Request) -> web.Response:
 @routes.get(RELEASE + "/values", name="getHelmReleaseValues")
 async def get_helm_release_values(request: web.Request) -> web.Response:
     everything = validated(request).query["all"]
-    desk, _, target = _context(request)
+    desk, _, target = await _context(request)
     with helm_failures():
         values = await desk.releases.values(_release(request, target), all_values=everything)
     text = yamlio.dump(dict(values))  # no values: "{}", an empty mapping
@@ -139,7 +142,7 @@ async def get_helm_release_manifest(request: web.Request) -> web.Response:
 @routes.post(RELEASES, name="installHelmRelease")
 async def install_helm_release(request: web.Request) -> web.Response:
     body = validated(request).body
-    desk, cluster_id, target = _context(request)
+    desk, cluster_id, target = await _context(request)
     values = await desk.values_for(body.get("valuesName"), body.get("values"))
     install = InstallRequest.from_body({**body, "values": values})
     dry_run = install.options.dry_run
@@ -153,7 +156,7 @@ async def install_helm_release(request: web.Request) -> web.Response:
 @routes.post(RELEASE + "/upgrade", name="upgradeHelmRelease")
 async def upgrade_helm_release(request: web.Request) -> web.Response:
     body = validated(request).body
-    desk, cluster_id, target = _context(request)
+    desk, cluster_id, target = await _context(request)
     values = await desk.values_for(body.get("valuesName"), body.get("values"))
     upgrade = UpgradeRequest.from_body({**body, "values": values})
     ref = _release(request, target)
@@ -167,7 +170,7 @@ async def upgrade_helm_release(request: web.Request) -> web.Response:
 async def rollback_helm_release(request: web.Request) -> web.Response:
     body = validated(request).body or {}
     dry_run = write_options(body).dry_run
-    desk, cluster_id, target = _context(request)
+    desk, cluster_id, target = await _context(request)
     ref = _release(request, target)
     with _write(request, "rollback", cluster_id, ref.namespace, ref.name, dry_run=dry_run):
         release = await desk.releases.rollback(ref, body.get("revision"), dry_run=dry_run)
@@ -176,7 +179,7 @@ async def rollback_helm_release(request: web.Request) -> web.Response:
 
 @routes.post(RELEASE + "/uninstall", name="uninstallHelmRelease")
 async def uninstall_helm_release(request: web.Request) -> web.Response:
-    desk, cluster_id, target = _context(request)
+    desk, cluster_id, target = await _context(request)
     ref = _release(request, target)
     with _write(request, "uninstall", cluster_id, ref.namespace, ref.name, dry_run=False):
         release, info = await desk.releases.uninstall(ref)
@@ -185,7 +188,7 @@ async def uninstall_helm_release(request: web.Request) -> web.Response:
 
 @routes.get("/clusters/{clusterId}/helm/charts", name="listHelmCharts")
 async def list_helm_charts(request: web.Request) -> web.Response:
-    desk, _, _ = _context(request)
+    desk, _, _ = await _context(request)
     charts = await desk.catalogue(validated(request).query.get("query"))
     return web.json_response([encode_catalogue_entry(repo, c) for repo, c in charts])
 

@@ -43,7 +43,7 @@ async def _rows(
 ) -> web.Response:
     """Summary rows; readers asking for the same rows at once share one list (never a stale one)."""
     rows = await request.app[FLIGHTS].run(
-        ("rows", found.api.client, kind.id, namespace),
+        ("rows", found.api.reader, kind.id, namespace),
         lambda: listing.summary_rows(found.api, kind, namespace),
     )
     return web.json_response(rows)

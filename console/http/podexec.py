@@ -26,8 +26,8 @@ from aiohttp import web
 
 from common.errors import BadRequest
 from console.audit import audited
-from console.keys import CLUSTERS, EXEC_SESSIONS
-from console.resources.kubeapi import KubeApi
+from console.http.clusterapi import cluster_api
+from console.keys import EXEC_SESSIONS
 from console.streams import podexec
 from console.streams.podexec import ExecRequest, Exit, Output, Session
 
@@ -42,7 +42,7 @@ _FLAGS = {"true": True, "false": False}
 @routes.get("/ws/exec", name="execSession")
 async def exec_session(request: web.Request) -> web.StreamResponse:
     cluster_id, wanted = exec_request(request)
-    client = await request.app[CLUSTERS].client(cluster_id)
+    api = await cluster_api(request, cluster_id)
     ws = web.WebSocketResponse(max_msg_size=MAX_FRAME)
     if not ws.can_prepare(request).ok:
         raise BadRequest("/ws/exec is a WebSocket: send an Upgrade request")
@@ -50,7 +50,7 @@ async def exec_session(request: web.Request) -> web.StreamResponse:
     target = f"pods/{wanted.namespace}/{wanted.pod}"
     async with contextlib.AsyncExitStack() as stack:
         with audited(request, action=action, cluster=cluster_id, target=target):
-            session = await stack.enter_async_context(podexec.open_session(KubeApi(client), wanted))
+            session = await stack.enter_async_context(podexec.open_session(api, wanted))
         await ws.prepare(request)
         sessions = request.app[EXEC_SESSIONS]
         sessions.add(ws)

@@ -18,7 +18,7 @@ from common.errors import BadRequest, WharfError
 from common.openapi import validated
 from console.http.clusterapi import target_kind
 from console.http.encode import event_data
-from console.keys import CLUSTERS, METRICS, WATCHES
+from console.keys import ACCESS_REVIEWS, CLUSTERS, METRICS, WATCHES
 from console.resources import rows
 from console.resources.catalog import Kind
 from console.streams.watches import Change, Resync, WatchHub
@@ -81,7 +81,7 @@ def setup(app: web.Application) -> None:
         # Closed within a third of a keepalive interval after the last subscriber left, so a
         # page reload reuses it and a departed client frees it within one interval.
         linger = app.get(sse.KEEPALIVE_S, sse.KEEPALIVE_INTERVAL_S) / 3
-        hub = WatchHub(linger_s=linger)
+        hub = WatchHub(linger_s=linger, reviews=app[ACCESS_REVIEWS])
         app[WATCHES] = hub
         app[CLUSTERS].on_change(hub.cluster_changed)
         app[METRICS].gauge(

@@ -5,6 +5,8 @@ page's length when there is no continue token (the list was complete), and other
 paging through metadata-only chunks (a server that ignores ``limit`` or omits the count still counts
 right). The API documents ``remainingItemCount`` as not guaranteed exact, so counts built on it are
 reported as such; a kind whose list failed is reported with the cluster's status and reason.
+Counted for a person across namespaces (``reviews`` given), a kind sums the namespaces that person
+may list it in (``AccessReviews.scopes``).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import contextlib
 import attrs
 
 from common.errors import WharfError
+from console.resources.access import AccessReviews
 from console.resources.catalog import Catalog, Kind
 from console.resources.kubeapi import METADATA_LIST, KubeApi
 from console.resources.listing import collection
@@ -48,7 +51,12 @@ class Counts:
 
 
 async def count_all(
-    api: KubeApi, catalog: Catalog, namespace: str | None, *, concurrency: int = CONCURRENCY
+    api: KubeApi,
+    catalog: Catalog,
+    namespace: str | None,
+    *,
+    concurrency: int = CONCURRENCY,
+    reviews: AccessReviews | None = None,
 ) -> Counts:
     gate = asyncio.Semaphore(concurrency)
     kinds = catalog.listable()
@@ -56,7 +64,9 @@ async def count_all(
     async def one(kind: Kind) -> Count | Failure:
         async with gate:
             try:
-                return await count_kind(api, kind, namespace)
+                if reviews is None:
+                    return await count_kind(api, kind, namespace)
+                return await _count_scopes(api, kind, await reviews.scopes(api, kind, namespace))
             except WharfError as exc:
                 return failure(kind.id, exc)
 
@@ -66,6 +76,16 @@ async def count_all(
         counts=tuple(r for r in results if isinstance(r, Count)),
         failed=tuple(r for r in results if isinstance(r, Failure)),
     )
+
+
+async def _count_scopes(api: KubeApi, kind: Kind, scopes: list[str | None]) -> Count | Failure:
+    if not scopes:
+        return Failure(kind.id, 403, f"{kind.resource} may be listed in no namespace")
+    parts = [await count_kind(api, kind, scope) for scope in scopes]
+    if len(parts) == 1:
+        return parts[0]
+    exact = all(p.exact for p in parts)
+    return Count(kind.id, sum(p.count for p in parts), "paged" if exact else "remainingItemCount")
 
 
 def failure(resource_id: str, exc: WharfError) -> Failure:

@@ -145,7 +145,9 @@ class Catalogs:
     def _discovery(self, api: KubeApi) -> Callable[[], Awaitable[Catalog]]:
         async def discovery() -> Catalog:
             started = time.monotonic()
-            catalog = await discover(api)
+            # One catalog per cluster, shared by everyone: read with the console's own identity
+            # (which kinds exist is what every authenticated user of a cluster may read anyway).
+            catalog = await discover(api.own())
             kept = self._entries.get(api.client)
             if kept is None or kept[0] < started:
                 self._entries[api.client] = (started, catalog)

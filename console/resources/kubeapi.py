@@ -7,6 +7,11 @@ and turns a refusal into ``cluster_error`` (the cluster's own status and message
 and a request that never reached the server into a 502. Lists are read in ``limit``/``continue``
 chunks, re-listing from the start when a continue token has expired (410).
 
+A ``KubeApi`` made for a person (``acting_as``) sends ``Impersonate-User`` and one
+``Impersonate-Group`` per group with every request, stream and WebSocket handshake, so the cluster
+decides what that person may do; without one, requests carry the console's own identity. The
+headers are built here only (:meth:`KubeApi.headers`), for every path alike.
+
 This module must not know any kind, route or response shape of ours, and never logs bodies.
 """
 
@@ -22,10 +27,12 @@ from urllib.parse import quote, urlencode
 import aiohttp
 from kubernetes_asyncio.client.exceptions import ApiException
 from kubernetes_asyncio.config.config_exception import ConfigException
+from multidict import CIMultiDict
 
 from common import kubecreds
 from common.errors import UpstreamStatus, WharfError
 from common.kube import cluster_error
+from console.identity import Identity
 
 JSON = "application/json"
 METADATA_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
@@ -86,9 +93,43 @@ def path_of(
 class KubeApi:
     """One cluster's API server, spoken to in JSON through an ``ApiClient`` owned by others."""
 
-    def __init__(self, client: Any, *, timeout_s: float = REQUEST_TIMEOUT_S) -> None:
+    def __init__(
+        self,
+        client: Any,
+        *,
+        timeout_s: float = REQUEST_TIMEOUT_S,
+        acting_as: Identity | None = None,
+    ) -> None:
         self.client = client
         self.timeout_s = timeout_s
+        #: Who the cluster is asked to act as (impersonation); None: the console's own identity.
+        self.acting_as = acting_as
+
+    @property
+    def reader(self) -> tuple[Any, Identity | None]:
+        """Who reads through this API: the key for sharing a read between callers (two people
+        never share an answer, since the cluster may show them different things)."""
+        return (self.client, self.acting_as)
+
+    def own(self) -> KubeApi:
+        """This cluster with the console's own identity (shared reads: discovery, watches)."""
+        return self if self.acting_as is None else KubeApi(self.client, timeout_s=self.timeout_s)
+
+    async def headers(self, given: Mapping[str, str] | None = None) -> CIMultiDict[str]:
+        """``given`` plus the client's default headers, its credentials and, when acting for a
+        person, the impersonation headers (a group is one header each, as the API server reads
+        them, so they cannot go through ``call_api``'s single-valued dict)."""
+        headers: CIMultiDict[str] = CIMultiDict(self.client.default_headers)
+        headers.update(given or {})
+        try:
+            await self.client.update_params_for_auth(headers, [], ["BearerToken"])
+        except ConfigException as exc:
+            raise cluster_error(exc) from exc
+        if self.acting_as is not None:
+            headers["Impersonate-User"] = self.acting_as.user
+            for group in self.acting_as.groups:
+                headers.add("Impersonate-Group", group)
+        return headers
 
     async def get(self, path: str, *, query: Query = (), accept: str = JSON) -> Any:
         return json.loads(await self.read("GET", path, query=query, accept=accept))
@@ -180,11 +221,7 @@ class KubeApi:
     async def _upgrade(
         self, path: str, *, query: Query, protocols: Sequence[str]
     ) -> aiohttp.ClientWebSocketResponse:
-        headers: dict[str, str] = {}
-        try:
-            await self.client.update_params_for_auth(headers, [], ["BearerToken"])
-        except ConfigException as exc:
-            raise cluster_error(exc) from exc
+        headers = await self.headers()
         url = f"{self.client.configuration.host}{path}?{urlencode(list(query))}"
         rest = self.client.rest_client
         try:
@@ -230,14 +267,14 @@ class KubeApi:
         timeout: float | aiohttp.ClientTimeout,
         body: Any = None,
     ) -> aiohttp.ClientResponse:
+        sent = await self.headers(headers)
         try:
-            resp: aiohttp.ClientResponse = await self.client.call_api(
-                path,
+            resp: aiohttp.ClientResponse = await self.client.rest_client.request(
                 method,
+                f"{self.client.configuration.host}{path}",
                 query_params=list(query),
-                header_params=headers,
+                headers=sent,
                 body=body,
-                auth_settings=["BearerToken"],
                 _preload_content=False,
                 _request_timeout=timeout,
             )

@@ -18,6 +18,7 @@ import attrs
 
 from common.errors import WharfError
 from console.resources import rows
+from console.resources.access import AccessReviews
 from console.resources.catalog import Catalog, Kind
 from console.resources.counts import Failure, failure
 from console.resources.kubeapi import METADATA_LIST, KubeApi
@@ -128,14 +129,17 @@ async def search(
     *,
     namespace: str | None = None,
     limit: int = DEFAULT_LIMIT,
+    reviews: AccessReviews | None = None,
 ) -> Results:
+    """Search ``q``; for a person across namespaces (``reviews`` given), each kind only where
+    that person may list it (``AccessReviews.scopes``)."""
     kinds = [k for rid in SEARCHED if (k := catalog.find(rid)) is not None]
     if namespace:
         kinds = [k for k in kinds if k.namespaced]
     chosen = {k.id for k in kinds}
     found = _Collector(q.strip().lower(), limit)
     gate = asyncio.Semaphore(CONCURRENCY)
-    results = await asyncio.gather(*(_scan(api, k, namespace, found, gate) for k in kinds))
+    results = await asyncio.gather(*(_scan(api, k, namespace, found, gate, reviews) for k in kinds))
     failed = tuple(r for r in results if r is not None)
     broken = {f.resource_id for f in failed}
     return Results(
@@ -149,14 +153,21 @@ async def search(
 
 
 async def _scan(
-    api: KubeApi, kind: Kind, namespace: str | None, found: _Collector, gate: asyncio.Semaphore
+    api: KubeApi,
+    kind: Kind,
+    namespace: str | None,
+    found: _Collector,
+    gate: asyncio.Semaphore,
+    reviews: AccessReviews | None,
 ) -> Failure | None:
     async with gate:
         try:
-            pages = api.chunks(collection(kind, namespace), accept=METADATA_LIST)
-            async with contextlib.aclosing(pages):
-                async for page in pages:
-                    found.add(kind, page.get("items") or [])
+            scopes = [namespace] if reviews is None else await reviews.scopes(api, kind, namespace)
+            for scope in scopes:
+                pages = api.chunks(collection(kind, scope), accept=METADATA_LIST)
+                async with contextlib.aclosing(pages):
+                    async for page in pages:
+                        found.add(kind, page.get("items") or [])
         except WharfError as exc:
             return failure(kind.id, exc)
     return None

@@ -10,6 +10,12 @@ subscriber to resync; a subscriber whose queue overflows is told the same, alone
 holding the others up. A resync is a marker followed by the full current state as ADDED: the
 client drops what it had. The upstream watch ends ``linger_s`` after its last subscriber leaves.
 
+A subscriber who comes with a person's ``KubeApi`` (the cluster impersonates) is admitted only
+when the cluster's SubjectAccessReview says that person may ``list`` and ``watch`` the resource in
+the namespace (``console.resources.access``), and is asked again every ``recheck_s``: once the
+answer is no, the subscriber's stream ends with the cluster's 403. The upstream watch itself is
+always the console's own, so people with the same view share one.
+
 This module must not know HTTP or how events are encoded for a client.
 """
 
@@ -20,12 +26,13 @@ import collections
 import contextlib
 import json
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import attrs
 
 from common.errors import WharfError
+from console.resources.access import AccessReviews
 from console.resources.catalog import Kind
 from console.resources.kubeapi import KubeApi, is_status, lines, refused
 from console.resources.listing import collection, project
@@ -255,6 +262,8 @@ class WatchHub:
     linger_s: float = LINGER_S
     queue_size: int = QUEUE_SIZE
     watches: dict[Key, SharedWatch] = attrs.field(factory=dict)
+    #: Answers whether a person may watch (None: nobody is checked; tests of the fan-out).
+    reviews: AccessReviews | None = None
     _closers: dict[Key, asyncio.TimerHandle] = attrs.field(factory=dict)
     _tasks: set[asyncio.Task[None]] = attrs.field(factory=set)
 
@@ -263,20 +272,47 @@ class WatchHub:
         self, cluster_id: str, kind: Kind, namespace: str | None, api: KubeApi
     ) -> AsyncIterator[AsyncIterator[Change | Resync]]:
         """The changes of ``kind`` in ``namespace`` (all when None) on ``api``, the cluster's
-        current client; the first list's refusal raises here, before the caller answers."""
+        current client; the first list's refusal, or the cluster's refusal of the person ``api``
+        acts as, raises here, before the caller answers."""
         key: Key = (cluster_id, kind.id, (namespace or "") if kind.namespaced else "")
-        watch = self._acquire(key, kind, api)
+        admit = self._admission(kind, namespace, api)
+        if admit is not None:
+            await admit()
+        watch = self._acquire(key, kind, api.own())
         try:
             await asyncio.shield(watch.synced)
             sub = Subscriber(watch)
             snapshot = watch.snapshot()  # no await between the snapshot and joining the fan-out
             watch.subscribers.add(sub)
+            recheck = None if admit is None else asyncio.create_task(_recheck(sub, admit, self))
             try:
                 yield sub.changes(snapshot)
             finally:
                 watch.subscribers.discard(sub)
+                if recheck is not None:
+                    recheck.cancel()
         finally:
             self._release(watch)
+
+    def _admission(
+        self, kind: Kind, namespace: str | None, api: KubeApi
+    ) -> Callable[[], Awaitable[None]] | None:
+        reviews, person = self.reviews, api.acting_as
+        if reviews is None or person is None:
+            return None
+        scope = namespace if kind.namespaced else None
+
+        async def admit() -> None:
+            await reviews.require(
+                api,
+                person,
+                ("list", "watch"),
+                group=kind.group,
+                resource=kind.resource,
+                namespace=scope,
+            )
+
+        return admit
 
     def _acquire(self, key: Key, kind: Kind, api: KubeApi) -> SharedWatch:
         watch = self.watches.get(key)
@@ -331,3 +367,15 @@ class WatchHub:
 
     def upstream_count(self) -> int:
         return len(self.watches)
+
+
+async def _recheck(sub: Subscriber, admit: Callable[[], Awaitable[None]], hub: WatchHub) -> None:
+    """Ask again every ``recheck_s`` (the reviews' TTL): a no ends the subscriber's stream."""
+    assert hub.reviews is not None
+    while True:
+        await asyncio.sleep(hub.reviews.ttl_s)
+        try:
+            await admit()
+        except WharfError as exc:
+            sub.fail(exc)
+            return

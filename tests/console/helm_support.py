@@ -36,8 +36,15 @@ def write_repositories(data_dir: Path, repos: dict[str, str]) -> None:
 async def helm_console(
     api_client: ApiClient, kubeconfig: Path, tmp_path: Path, chart_repo: ChartRepo
 ) -> Client:
+    return await make_helm_console(api_client, kubeconfig, tmp_path, chart_repo)
+
+
+async def make_helm_console(
+    api_client: ApiClient, kubeconfig: Path, tmp_path: Path, chart_repo: ChartRepo, *overrides: str
+) -> Client:
+    """:func:`helm_console` with settings ``overrides`` (``"clusters.impersonate=on"``)."""
     data = tmp_path / "console"
     write_repositories(data, {"r": chart_repo.url})
-    app = create_app(make_settings(data), environ={"KUBECONFIG": str(kubeconfig)})
+    app = create_app(make_settings(data, *overrides), environ={"KUBECONFIG": str(kubeconfig)})
     app[OUTBOUND_ALLOW] = LOOPBACK
     return await api_client(app)

@@ -24,13 +24,17 @@ WRONG = {"Authorization": aiohttp.encode_basic_auth(ADMIN_USER, "wrong")}
 
 def make_settings(data_dir: Path, *overrides: str, **values: Any) -> Settings:
     """Console settings under ``data_dir``; ``values`` are ``console.<key>`` with ``_`` for ``.``
-    and ``-`` is spelled out in ``overrides`` (``"security.open-mode=false"``)."""
+    and ``-`` is spelled out in ``overrides`` (``"security.open-mode=false"``). Impersonation
+    is off unless an override turns it on."""
     given = [
         f"console.data-dir={data_dir}",
         f"console.security.admin.password={ADMIN_PASSWORD}",
         # The simulators are on loopback, which the address guard refuses for runtime clusters.
         "console.clusters.allow-addresses=127.0.0.1",
     ]
+    # The simulators' kubeconfig is system:masters, so impersonation would be on by default; the
+    # contract's tests act as the console itself, and the identity tests turn it on themselves.
+    given.append("console.clusters.impersonate=off")
     given += [f"console.{item}" for item in overrides]
     given += [f"console.{key.replace('__', '.')}={value}" for key, value in values.items()]
     return load_settings(Settings, overrides=given)

@@ -52,6 +52,8 @@ async def test_served_newest_first_with_a_limit(console_app: ConsoleApp) -> None
         "target": "apps/deployments/default/web-504",
         "outcome": "success",
         "detail": None,
+        "groups": [],
+        "impersonated": None,
     }
     body = await (await client.get("/api/v1/audit", params={"limit": "3"})).json()
     assert [e["target"][-7:] for e in body] == ["web-504", "web-503", "web-502"]
@@ -79,5 +81,8 @@ async def test_cluster_changes_are_audited_and_logged(
     assert trail[1]["detail"].startswith("409 cluster-conflict")
     lines = [r.getMessage() for r in caplog.records if r.name == "console.audit"]
     assert len(lines) == 3
-    assert lines[0] == "user=admin cluster=gamma action=cluster.add target=gamma outcome=success"
+    assert lines[0] == (
+        "user=admin groups=wharf:admins as=- cluster=gamma action=cluster.add target=gamma "
+        "outcome=success"
+    )
     assert all(sim_b.token not in line for line in lines)

@@ -5,7 +5,7 @@ one by one, never a kubeconfig. :func:`withholding` decides, for ``/about`` too
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 from aiohttp import web
 
@@ -20,6 +20,8 @@ class ClusterEntry(TypedDict):
     name: str
     masterUrl: str | None
     origin: str
+    #: Only when the cluster has its own choice (the contract's entries keep their four fields).
+    impersonate: NotRequired[bool]
 
 
 class ClusterConfig(ClusterEntry):
@@ -30,6 +32,9 @@ class ClusterConfig(ClusterEntry):
     kubeconfigStored: bool
     serverVersion: str | None
     simulator: bool | None
+    impersonating: bool | None
+    #: The setting a cluster without its own choice follows: auto, on or off.
+    impersonateDefault: str
 
 
 class ContextEntry(TypedDict):
@@ -46,12 +51,15 @@ class ContextList(TypedDict):
 
 
 def encode_cluster(cluster: Cluster) -> ClusterEntry:
-    return {
+    entry: ClusterEntry = {
         "id": cluster.id,
         "name": cluster.name,
         "masterUrl": cluster.master_url,
         "origin": cluster.origin.value,
     }
+    if cluster.impersonate is not None:
+        entry["impersonate"] = cluster.impersonate
+    return entry
 
 
 def withholding(request: web.Request) -> bool:
@@ -78,6 +86,8 @@ def encode_cluster_config(registry: ClusterRegistry, cluster: Cluster) -> Cluste
         "kubeconfigStored": cluster.kubeconfig_stored,
         "serverVersion": probe.git_version if probe else None,
         "simulator": probe.simulator if probe else None,
+        "impersonating": registry.impersonating(cluster.id),
+        "impersonateDefault": registry.impersonation.value,
     }
 
 

@@ -83,6 +83,8 @@ class AuditEntryBody(TypedDict):
     target: str | None
     outcome: str
     detail: str | None
+    groups: list[str]
+    impersonated: bool | None
 
 
 class Session(TypedDict):
@@ -168,6 +170,8 @@ def encode_audit_entry(entry: AuditEntry) -> AuditEntryBody:
         "target": entry.target,
         "outcome": entry.outcome,
         "detail": entry.detail,
+        "groups": list(entry.groups),
+        "impersonated": entry.impersonated,
     }
 
 

@@ -26,7 +26,7 @@ from aiohttp.typedefs import Handler, Middleware
 from multidict import MultiMapping
 from referencing.jsonschema import DRAFT202012
 
-from common import yamlio
+from common import documents, yamlio
 from common.errors import BadRequest, UnsupportedMediaType, ValidationFailed
 from common.routing import PerRoute
 
@@ -516,9 +516,9 @@ async def _body(request: web.Request, op: Operation, errors: list[dict[str, str]
         taken = " or ".join((*JSON_TYPES, *op.other_body_types))
         raise UnsupportedMediaType(f"Content-Type must be {taken}")
     try:
-        body = json.loads(await request.read())
-    except (ValueError, UnicodeDecodeError):
-        errors.append(_error("body", "body", "is not valid JSON"))
+        body = documents.load_json(await request.read())
+    except ValueError as exc:
+        errors.append(_error("body", "body", str(exc)))
         return None
     for err in sorted(op.json_body.iter_errors(body), key=lambda e: list(e.path)):
         errors.append(_error("body", _field(err), _message(err)))

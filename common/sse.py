@@ -50,6 +50,9 @@ STREAM_HEADERS = {"X-Accel-Buffering": "no", "Cache-Control": "no-cache"}
 STUCK_BYTES = 16 * 1024
 #: How long a client may read nothing before its stream is aborted (aiohttp-sse's send time-out).
 SEND_TIMEOUT_S = EventSourceResponse.DEFAULT_SEND_TIMEOUT or 120.0
+#: The largest event id: ids are database row numbers, signed 64-bit.
+_MAX_EVENT_ID = 2**63 - 1
+_MAX_ID_DIGITS = len(str(_MAX_EVENT_ID))
 #: When a credential's recheck fails (its store unreachable), the next try is this much later.
 RECHECK_RETRY_S = 60.0
 
@@ -240,6 +243,21 @@ class EventStream:
     @property
     def last_event_id(self) -> str | None:
         return self.response.last_event_id
+
+    @property
+    def last_event_number(self) -> int | None:
+        """``Last-Event-ID`` as the number of an event this server could have sent (0 up to the
+        largest signed 64-bit integer, the widest id any store keeps), else None: absent, not a
+        number or out of range all mean "no event seen", the way the spec says (a client that
+        sends a forged id gets no replay, not an error that stops its ``EventSource``)."""
+        raw = self.last_event_id
+        if raw is None:
+            return None
+        text = raw.strip()
+        if not (text.isascii() and text.isdigit() and len(text) <= _MAX_ID_DIGITS):
+            return None
+        number = int(text)
+        return number if number <= _MAX_EVENT_ID else None
 
     async def send(
         self, data: str, *, event: str | None = None, event_id: str | None = None

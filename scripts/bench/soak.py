@@ -8,12 +8,18 @@
    (results' events, chartsvc's MCP SSE, console's watches of rows and objects, one pod's log
    stream and a Deployment's multi-source log stream). Target: each service's
    ``wharf_asyncio_tasks`` back at its idle level (0 tasks left) within 20 s of the last cycle.
+3. **Idle flood.** 2,000 connections from one address (127.0.0.2) that send nothing, held open
+   against each service at once, while health is asked from another (127.0.0.1). Target: health
+   answers (within 2 s) on every service; the connections past
+   ``<service>.server.max-connections-per-address`` are closed on arrival, the rest at the
+   header-read timeout.
 
 Every service runs as ``wharf serve`` in a child process, as deployed (access log to a file); the
 simulator runs as ``wharf kubesim --scenario demo --speed fast`` in another. The load generator is
 this process, so on a small machine it competes for the same cores: the figures are a floor.
 
-Run: ``.venv/bin/python scripts/bench/soak.py [--clients 200] [--seconds 60] [--cycles 1000]``.
+Run: ``.venv/bin/python scripts/bench/soak.py [--clients 200] [--seconds 60] [--cycles 1000]
+[--idle 2000]``.
 Exits 1 when a target is missed. This script must not be imported by the services.
 """
 
@@ -32,6 +38,8 @@ from pathlib import Path
 
 import aiohttp
 from harness import child, free_port, percentile, rss_kib, wait_ready
+
+from common.serving import raise_open_files_limit
 
 SERVICES = ("chartsvc", "results", "console")
 RSS_GROWTH_MB = 20
@@ -147,6 +155,52 @@ async def soak(
     return latencies, errors, {name: (before[name], after[name]) for name in pids}
 
 
+FLOOD_ADDRESS = "127.0.0.2"
+
+
+async def idle_flood(bases: dict[str, str], count: int) -> list[tuple[str, int, int, float, float]]:
+    """``count`` silent connections per service from ``FLOOD_ADDRESS``; per service: how many
+    the server left open, how many it closed on arrival, health's answer time (ms, -1: none) and
+    how long until the server had closed the rest (s)."""
+    found = []
+    for name, base in bases.items():
+        port = int(base.rsplit(":", 1)[1])
+        held: list[asyncio.StreamWriter] = []
+        readers: list[asyncio.StreamReader] = []
+        for _ in range(count):
+            try:
+                reader, writer = await asyncio.open_connection(
+                    "127.0.0.1", port, local_addr=(FLOOD_ADDRESS, 0)
+                )
+            except OSError:
+                break  # this process's own descriptors ran out: the flood is what it is
+            readers.append(reader)
+            held.append(writer)
+        await asyncio.sleep(0.5)
+        closed = sum(1 for r in readers if r.at_eof() or r.exception() is not None)
+        started = time.perf_counter()
+        try:
+            async with (
+                aiohttp.ClientSession() as session,
+                asyncio.timeout(2),
+                session.get(f"{base}/actuator/health") as resp,
+            ):
+                health_ms = (time.perf_counter() - started) * 1000 if resp.ok else -1.0
+        except (aiohttp.ClientError, TimeoutError):
+            health_ms = -1.0
+        started = time.monotonic()
+        while time.monotonic() - started < 60 and not all(r.at_eof() for r in readers):
+            await asyncio.sleep(0.25)
+            for reader in readers:
+                if reader.exception() is not None and not reader.at_eof():
+                    reader.feed_eof()
+        drained = time.monotonic() - started
+        for writer in held:
+            writer.close()
+        found.append((name, len(readers) - closed, closed, health_ms, drained))
+    return found
+
+
 async def gauge(session: aiohttp.ClientSession, base: str, name: str) -> float:
     async with session.get(f"{base}/actuator/prometheus") as resp:
         text = await resp.text()
@@ -229,6 +283,7 @@ def report(
     seconds: float,
     streams: list[tuple[str, str, float, float, float]],
     count: int,
+    flood: list[tuple[str, int, int, float, float]],
 ) -> bool:
     ok = not errors
     print(f"{'service':10} {'requests':>9} {'req/s':>7} {'p50 ms':>7} {'p99 ms':>7} "
@@ -252,6 +307,14 @@ def report(
         ok &= left <= idle
         print(f"{service + ' ' + label:28} {count / took:8.0f} {idle:10.0f} {left - idle:+5.0f}")
     print(f"target: 0 tasks left {SETTLE_S} s after the last cycle")
+    print()
+    print(
+        f"{'idle flood':10} {'kept open':>9} {'refused':>8} {'health ms':>9} {'all closed s':>12}"
+    )
+    for name, kept, refused, health_ms, drained in flood:
+        ok &= health_ms >= 0
+        print(f"{name:10} {kept:9d} {refused:8d} {health_ms:9.1f} {drained:12.1f}")
+    print("target: health answers within 2 s under the flood (-1: it did not)")
     return ok
 
 
@@ -304,7 +367,10 @@ async def main_async(args: argparse.Namespace, work: Path) -> bool:
             facts = await prepare(session, bases)
         latencies, errors, rss = await soak(bases, pids, clients=args.clients, seconds=args.seconds)
         streams = await cycles(bases, facts, count=args.cycles)
-        return report(read_mix(bases), latencies, errors, rss, args.seconds, streams, args.cycles)
+        flood = await idle_flood(bases, args.idle)
+        return report(
+            read_mix(bases), latencies, errors, rss, args.seconds, streams, args.cycles, flood
+        )
 
 
 def main() -> int:
@@ -312,7 +378,9 @@ def main() -> int:
     parser.add_argument("--clients", type=int, default=200)
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--cycles", type=int, default=1000)
+    parser.add_argument("--idle", type=int, default=2000, help="idle connections per service")
     args = parser.parse_args()
+    raise_open_files_limit()  # the flood's connections are this process's descriptors too
     with tempfile.TemporaryDirectory(prefix="wharf-soak-") as tmp:
         ok = asyncio.run(main_async(args, Path(tmp)))
     return 0 if ok else 1

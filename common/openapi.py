@@ -199,7 +199,24 @@ def load_document(path: Path, *, exclude: Collection[str] = ()) -> dict[str, Any
     for part, fragment in sorted(fragments.items()):
         if part not in exclude:
             merge_fragment(document, _read_yaml(fragment), source=fragment.name)
+    _bound_integer_parameters(document)
     return document
+
+
+def _bound_integer_parameters(document: dict[str, Any]) -> None:
+    """Give every integer parameter the signed 64-bit range ``_coerce`` holds it to, where the spec
+    states no narrower one: the served document then says what the server accepts."""
+    items = list((document.get("paths") or {}).values())
+    holders = [*items, *(op for item in items for op in item.values() if isinstance(op, dict))]
+    params = [
+        *(p for holder in holders for p in holder.get("parameters") or ()),
+        *((document.get("components") or {}).get("parameters") or {}).values(),
+    ]
+    for param in params:
+        schema = param.get("schema") if isinstance(param, dict) else None
+        if isinstance(schema, dict) and schema.get("type") == "integer":
+            schema.setdefault("minimum", _INT64_MIN)
+            schema.setdefault("maximum", _INT64_MAX)
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:

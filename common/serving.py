@@ -29,10 +29,11 @@ from collections.abc import Callable
 from typing import Any
 
 import attrs
-from aiohttp import web
+from aiohttp import http_exceptions, web
 from aiohttp.web_protocol import RequestHandler
 
 from common.config import option
+from common.errors import PROBLEM_CONTENT_TYPE, problem_body
 from common.metrics import METRICS
 
 logger = logging.getLogger(__name__)
@@ -59,6 +60,40 @@ class ServerSettings:
     )
 
 
+#: What a request the HTTP parser refused was, by the parser's exception, in words for a client
+#: (never the bytes sent: they may hold a credential).
+_REFUSALS: tuple[tuple[type[Exception], str], ...] = (
+    (http_exceptions.LineTooLong, "the request line or a header is longer than the server accepts"),
+    (http_exceptions.BadHttpMethod, "the request method is not a valid HTTP method"),
+    (http_exceptions.InvalidURLError, "the request target is not a valid URL"),
+    (http_exceptions.InvalidHeader, "a request header is not valid"),
+    (http_exceptions.HttpProcessingError, "the request is not valid HTTP/1.1"),
+)
+
+
+class ProblemRequestHandler(RequestHandler):
+    """aiohttp's connection handler, answering a request its parser refused (a URL over 8,190
+    bytes, a header too long or malformed) with a problem, as every other refusal is answered,
+    instead of aiohttp's ``text/plain``. The error is logged as aiohttp logs it (one line, by
+    ``common.logs.BadRequestFilter``)."""
+
+    def handle_error(
+        self,
+        request: web.BaseRequest,
+        status: int = 500,
+        exc: BaseException | None = None,
+        message: str | None = None,
+    ) -> web.StreamResponse:
+        plain = super().handle_error(request, status, exc, message)
+        if not 400 <= status < 500:
+            return plain
+        detail = next((d for kind, d in _REFUSALS if isinstance(exc, kind)), "bad request")
+        body = problem_body(status=status, detail=detail, instance="", code="invalid-request")
+        response = web.json_response(body, status=status, content_type=PROBLEM_CONTENT_TYPE)
+        response.force_close()
+        return response
+
+
 class GuardedServer(web.Server):
     """aiohttp's ``Server`` with the header-read timeout and the per-address cap."""
 
@@ -71,6 +106,9 @@ class GuardedServer(web.Server):
         **kwargs: Any,
     ) -> None:
         super().__init__(handler, **kwargs)
+        self.handler_options = {
+            k: v for k, v in kwargs.items() if k not in ("request_factory", "handler_cancellation")
+        }
         self.limits = limits
         self.refused = refused
         self.per_address: collections.Counter[str] = collections.Counter()
@@ -85,6 +123,9 @@ class GuardedServer(web.Server):
             return make_request(*args)
 
         self.request_factory = request_factory
+
+    def __call__(self) -> RequestHandler:
+        return ProblemRequestHandler(self, loop=asyncio.get_running_loop(), **self.handler_options)
 
     def connection_made(self, handler: RequestHandler, transport: asyncio.Transport) -> None:
         super().connection_made(handler, transport)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import resource
 import time
 from collections.abc import AsyncIterator
@@ -129,3 +130,30 @@ def test_the_open_files_limit_is_raised_to_the_hard_limit() -> None:
         assert after == hard or hard == resource.RLIM_INFINITY
     finally:
         resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, after), hard))
+
+
+@pytest.mark.parametrize(
+    ("request_bytes", "detail"),
+    [
+        (b"GET /ping?q=" + b"a" * 9_000 + b" HTTP/1.1\r\nHost: x\r\n\r\n", "request line"),
+        (b"GET /ping HTTP/1.1\r\nHost: x\r\nX-Big: " + b"b" * 9_000 + b"\r\n\r\n", "header"),
+        (b"GET /ping HTTP/1.1\r\nHost: x\r\nBad\x01Name: 1\r\n\r\n", "not valid"),
+    ],
+)
+async def test_a_request_the_parser_refuses_gets_a_problem(
+    request_bytes: bytes, detail: str
+) -> None:
+    async with serving() as (port, _):
+        reader, writer = await connect(port)
+        writer.write(request_bytes)
+        async with asyncio.timeout(5):
+            answer = await reader.read()
+        writer.close()
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.split(b" ")[1].startswith(b"4"), head
+    assert b"Content-Type: application/problem+json" in head
+    problem = json.loads(body)
+    assert problem["code"] == "invalid-request"
+    assert detail in problem["detail"]
+    assert b"aaaa" not in body  # nothing sent is echoed
+    assert b"bbbb" not in body

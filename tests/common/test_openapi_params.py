@@ -97,3 +97,16 @@ def test_each_rule_in_schema_order() -> None:
         ["must be one of a, b"],
         ["must be of type string", "must be one of a, b"],
     )
+
+
+def test_integer_parameters_are_served_with_the_range_the_server_holds_them_to() -> None:
+    root = Path(__file__).resolve().parents[2] / "spec"
+    for service in ("chartsvc", "results", "console"):
+        document = load_document(root / f"{service}.yaml")
+        for path, item in document["paths"].items():
+            for op in item.values():
+                for param in op.get("parameters", []) if isinstance(op, dict) else []:
+                    schema = param.get("schema", {})
+                    if schema.get("type") == "integer":
+                        assert schema["minimum"] >= -(2**63), (service, path, param["name"])
+                        assert schema["maximum"] <= 2**63 - 1, (service, path, param["name"])

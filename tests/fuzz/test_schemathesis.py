@@ -28,6 +28,7 @@ from chartsvc.app import create_app as chartsvc_app
 from chartsvc.settings import Settings as ChartsvcSettings
 from common.config import load_settings
 from common.openapi import SPEC
+from common.serving import GuardedRunner, ServerSettings
 from console.app import create_app as console_app
 from console.settings import Settings as ConsoleSettings
 from results.app import create_app as results_app
@@ -67,7 +68,10 @@ class Served:
         self.port = _free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
         self._loop = asyncio.new_event_loop()
-        self._runner = web.AppRunner(app, handle_signals=False, access_log=None)
+        # As ``wharf serve`` runs it: a URL or header the HTTP parser refuses is a problem too.
+        self._runner = GuardedRunner(
+            app, limits=ServerSettings(), handle_signals=False, access_log=None
+        )
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
 
     def __enter__(self) -> Served:

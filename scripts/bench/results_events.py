@@ -29,6 +29,7 @@ from pathlib import Path
 
 import aiohttp
 from harness import percentile, running_results
+from report import Report, options
 
 TARGET_S = 1.0
 REPORT = (
@@ -114,17 +115,19 @@ def limits_for(subscribers: int) -> list[str]:
     ]
 
 
-async def bench(subscribers: int, rounds: int) -> bool:
+async def bench(subscribers: int, rounds: int, out: Report) -> bool:
     sets = limits_for(subscribers)
     print("all subscribers share one address; for this run: " + ", ".join(sets))
     with tempfile.TemporaryDirectory() as data:
         async with running_results(Path(data), sets=sets) as server:
             connector = aiohttp.TCPConnector(limit=0)
             async with aiohttp.ClientSession(connector=connector) as session:
-                return await measure(session, server.base, subscribers, rounds)
+                return await measure(session, server.base, subscribers, rounds, out)
 
 
-async def measure(session: aiohttp.ClientSession, base: str, count: int, rounds: int) -> bool:
+async def measure(
+    session: aiohttp.ClientSession, base: str, count: int, rounds: int, out: Report
+) -> bool:
     subs = [Subscriber() for _ in range(count)]
     tasks = [asyncio.create_task(s.run(session, f"{base}/api/v1/events")) for s in subs]
     try:
@@ -144,6 +147,11 @@ async def measure(session: aiohttp.ClientSession, base: str, count: int, rounds:
             )
             await asyncio.sleep(0.2)
         ok &= report("all rounds, from the 201", after_response, 0.0, count * rounds)
+        received = len(after_response)
+        out.figure("events received", received / (count * rounds) * 100, "%", at_least=100)
+        worst = max(after_response, default=float("inf")) * 1000
+        out.figure(f"max delivery after the 201, {count} subscribers", worst, "ms",
+                   at_most=TARGET_S * 1000)  # fmt: skip
         report("all rounds, from sending the ingest", after_send, 0.0, count * rounds)
         return ok
     finally:
@@ -156,13 +164,16 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--subscribers", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=5)
-    args = parser.parse_args()
-    ok = asyncio.run(bench(args.subscribers, args.rounds))
+    args = options(
+        parser, quick={"subscribers": 300, "rounds": 3}, smoke={"subscribers": 10, "rounds": 1}
+    )
+    out = Report.of("results_events", args)
+    ok = asyncio.run(bench(args.subscribers, args.rounds, out))
     print(
         f"target: every subscriber within {TARGET_S:.0f} s of the ingest response: "
         + ("met" if ok else "MISSED")
     )
-    return 0 if ok else 1
+    return out.emit()
 
 
 if __name__ == "__main__":

@@ -38,6 +38,7 @@ from pathlib import Path
 
 import aiohttp
 from harness import child, free_port, percentile, rss_kib, wait_ready
+from report import Report, options
 
 from common.serving import raise_open_files_limit
 
@@ -120,7 +121,7 @@ def read_mix(bases: dict[str, str]) -> list[tuple[str, str]]:
 
 
 async def soak(
-    bases: dict[str, str], pids: dict[str, int], *, clients: int, seconds: float
+    bases: dict[str, str], pids: dict[str, int], *, clients: int, seconds: float, warm_up: float
 ) -> tuple[dict[str, list[float]], list[str], dict[str, tuple[float, float]]]:
     """Warm-up, RSS, the soak, RSS again. Returns latencies (ms) per URL, errors, RSS."""
     mix = read_mix(bases)
@@ -148,7 +149,7 @@ async def soak(
             until = time.monotonic() + duration
             await asyncio.gather(*(client(n, until, record) for n in range(clients)))
 
-        await run(WARM_UP_S, record=False)
+        await run(warm_up, record=False)
         before = {name: rss_kib(pid)["VmRSS"] / 1024 for name, pid in pids.items()}
         await run(seconds, record=True)
         after = {name: rss_kib(pid)["VmRSS"] / 1024 for name, pid in pids.items()}
@@ -284,6 +285,7 @@ def report(
     streams: list[tuple[str, str, float, float, float]],
     count: int,
     flood: list[tuple[str, int, int, float, float]],
+    out: Report,
 ) -> bool:
     ok = not errors
     print(f"{'service':10} {'requests':>9} {'req/s':>7} {'p50 ms':>7} {'p99 ms':>7} "
@@ -293,9 +295,11 @@ def report(
         before, after = rss[name]
         growth = after - before
         ok &= growth < RSS_GROWTH_MB
+        out.figure(f"{name} RSS growth over the soak", growth, "MB", at_most=RSS_GROWTH_MB)
         print(f"{name:10} {len(done):9d} {len(done) / seconds:7.0f} {percentile(done, 0.5):7.1f} "
               f"{percentile(done, 0.99):7.1f} {before:6.1f}→{after:6.1f} {growth:+6.1f}")  # fmt: skip
     print(f"errors: {len(errors)}" + (f" (first: {errors[0]})" if errors else ""))
+    out.figure("errors under load", len(errors), "errors", at_most=0)
     for _, url in mix:
         done = latencies[url]
         print(f"  {url.split('/', 3)[3]:60.60} p50 {percentile(done, 0.5):7.1f}  p99 "
@@ -305,6 +309,7 @@ def report(
     print(f"{'stream':28} {'cycles/s':>8} {'idle tasks':>10} {'left':>5}")
     for service, label, took, idle, left in streams:
         ok &= left <= idle
+        out.figure(f"{service} {label} tasks left", left - idle, "tasks", at_most=0)
         print(f"{service + ' ' + label:28} {count / took:8.0f} {idle:10.0f} {left - idle:+5.0f}")
     print(f"target: 0 tasks left {SETTLE_S} s after the last cycle")
     print()
@@ -313,12 +318,18 @@ def report(
     )
     for name, kept, refused, health_ms, drained in flood:
         ok &= health_ms >= 0
+        out.figure(
+            f"{name} health under {kept + refused} idle connections",
+            health_ms if health_ms >= 0 else float("inf"),
+            "ms",
+            at_most=2000,
+        )
         print(f"{name:10} {kept:9d} {refused:8d} {health_ms:9.1f} {drained:12.1f}")
     print("target: health answers within 2 s under the flood (-1: it did not)")
     return ok
 
 
-async def main_async(args: argparse.Namespace, work: Path) -> bool:
+async def main_async(args: argparse.Namespace, work: Path, out: Report) -> bool:
     ports = {name: free_port() for name in (*SERVICES, "kubesim")}
     bases = {name: f"http://127.0.0.1:{ports[name]}" for name in SERVICES}
     kubeconfig = work / "kubesim" / "kubeconfig"
@@ -365,11 +376,13 @@ async def main_async(args: argparse.Namespace, work: Path) -> bool:
             pids[name] = stack.enter_context(child(command, env, work / f"{name}.log")).pid
         async with aiohttp.ClientSession() as session:
             facts = await prepare(session, bases)
-        latencies, errors, rss = await soak(bases, pids, clients=args.clients, seconds=args.seconds)
+        latencies, errors, rss = await soak(
+            bases, pids, clients=args.clients, seconds=args.seconds, warm_up=args.warm_up
+        )
         streams = await cycles(bases, facts, count=args.cycles)
         flood = await idle_flood(bases, args.idle)
         return report(
-            read_mix(bases), latencies, errors, rss, args.seconds, streams, args.cycles, flood
+            read_mix(bases), latencies, errors, rss, args.seconds, streams, args.cycles, flood, out
         )
 
 
@@ -379,11 +392,17 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--cycles", type=int, default=1000)
     parser.add_argument("--idle", type=int, default=2000, help="idle connections per service")
-    args = parser.parse_args()
+    parser.add_argument("--warm-up", type=float, default=WARM_UP_S, help="seconds before RSS")
+    args = options(
+        parser,
+        quick={"clients": 50, "seconds": 15, "cycles": 100, "idle": 2000, "warm_up": 5},
+        smoke={"clients": 4, "seconds": 1, "cycles": 3, "idle": 20, "warm_up": 1},
+    )
+    out = Report.of("soak", args)
     raise_open_files_limit()  # the flood's connections are this process's descriptors too
     with tempfile.TemporaryDirectory(prefix="wharf-soak-") as tmp:
-        ok = asyncio.run(main_async(args, Path(tmp)))
-    return 0 if ok else 1
+        asyncio.run(main_async(args, Path(tmp), out))
+    return out.emit()
 
 
 if __name__ == "__main__":

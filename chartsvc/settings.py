@@ -13,6 +13,7 @@ from pathlib import Path
 import attrs
 
 from common.config import default_data_dir, option, section
+from common.serving import ServerSettings
 
 MiB = 1024 * 1024
 
@@ -192,6 +193,9 @@ class ChartsvcSettings:
     hub: HubSettings = section(HubSettings, "Artifact Hub search.")
     oci: OciSettings = section(OciSettings, "OCI registries.")
     kube: KubeSettings = section(KubeSettings, "The cluster of the release endpoints.")
+    server: ServerSettings = section(
+        ServerSettings, "Connections: header-read and keep-alive timeouts, the per-address cap."
+    )
 
     @property
     def repositories_file(self) -> Path:

@@ -57,6 +57,21 @@ ACCESS_FORMAT = '%s "%s %s HTTP/%d.%d" %d %d %.6fs rid=%s'
 _ACCESS_TEXT = f"%s,%03d INFO {ACCESS_LOGGER} [%s] {ACCESS_FORMAT}"
 
 
+#: Line breaks and other controls a logged value may not carry into the log as they are: a value
+#: with a CR or LF would forge a line of its own. Each becomes its Python escape (``\\r``, ``\\x1b``).
+_CONTROLS = {c: repr(chr(c))[1:-1] for c in (*range(0x20), *range(0x7F, 0xA0), 0x2028, 0x2029)}
+
+
+def escaped(value: Any) -> Any:
+    """A logged value as it may appear in a line: text (an exception's too) with its control
+    characters escaped; anything else as it is (``%d`` and ``%r`` keep working)."""
+    if isinstance(value, BaseException):
+        value = str(value)
+    if isinstance(value, str) and not value.isprintable():
+        return value.translate(_CONTROLS)
+    return value
+
+
 class _Deferred(logging.Handler):
     """Keeps records for the writer thread. A record costs the event loop an append: no lock
     hand-off and no thread wake-up per line (those cost more than formatting under load)."""
@@ -69,6 +84,8 @@ class _Deferred(logging.Handler):
         if not self.filter(record):
             return False
         if record.args:  # merged now: the arguments may change once the call returned
+            if isinstance(record.args, tuple):
+                record.args = tuple(map(escaped, record.args))
             record.msg = record.getMessage()
             record.args = None
         self.pending.append(record)
@@ -224,7 +241,7 @@ class AccessLogger(AbstractAccessLogger):
             request.remote,
             request.method,
             # the target as sent, as nginx logs it (``path_qs`` rebuilds it), credentials masked
-            redacted_target(request.raw_path),
+            escaped(redacted_target(request.raw_path)),
             version.major,
             version.minor,
             response.status,

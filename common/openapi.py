@@ -26,7 +26,7 @@ from aiohttp.typedefs import Handler, Middleware
 from multidict import MultiMapping
 from referencing.jsonschema import DRAFT202012
 
-from common import yamlio
+from common import documents, yamlio
 from common.errors import BadRequest, UnsupportedMediaType, ValidationFailed
 from common.routing import PerRoute
 
@@ -199,7 +199,24 @@ def load_document(path: Path, *, exclude: Collection[str] = ()) -> dict[str, Any
     for part, fragment in sorted(fragments.items()):
         if part not in exclude:
             merge_fragment(document, _read_yaml(fragment), source=fragment.name)
+    _bound_integer_parameters(document)
     return document
+
+
+def _bound_integer_parameters(document: dict[str, Any]) -> None:
+    """Give every integer parameter the signed 64-bit range ``_coerce`` holds it to, where the spec
+    states no narrower one: the served document then says what the server accepts."""
+    items = list((document.get("paths") or {}).values())
+    holders = [*items, *(op for item in items for op in item.values() if isinstance(op, dict))]
+    params = [
+        *(p for holder in holders for p in holder.get("parameters") or ()),
+        *((document.get("components") or {}).get("parameters") or {}).values(),
+    ]
+    for param in params:
+        schema = param.get("schema") if isinstance(param, dict) else None
+        if isinstance(schema, dict) and schema.get("type") == "integer":
+            schema.setdefault("minimum", _INT64_MIN)
+            schema.setdefault("maximum", _INT64_MAX)
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:
@@ -519,9 +536,9 @@ async def _body(request: web.Request, op: Operation, errors: list[dict[str, str]
         raise UnsupportedMediaType(f"Content-Type must be {taken}")
     floats: list[float] = []  # a body without whole floats (nearly all) is never walked again
     try:
-        body = json.loads(await request.read(), parse_float=_noted(floats))
-    except (ValueError, UnicodeDecodeError):
-        errors.append(_error("body", "body", "is not valid JSON"))
+        body = documents.load_json(await request.read(), parse_float=_noted(floats))
+    except ValueError as exc:
+        errors.append(_error("body", "body", str(exc)))
         return None
     found = sorted(op.json_body.iter_errors(body), key=lambda e: list(e.path))
     errors.extend(_error("body", _field(err), _message(err)) for err in found)

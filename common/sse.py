@@ -39,6 +39,7 @@ import attrs
 from aiohttp import web
 from aiohttp_sse import EventSourceResponse
 
+from common import memory
 from common.errors import Unauthorized, WharfError
 
 logger = logging.getLogger(__name__)
@@ -50,6 +51,13 @@ STREAM_HEADERS = {"X-Accel-Buffering": "no", "Cache-Control": "no-cache"}
 STUCK_BYTES = 16 * 1024
 #: How long a client may read nothing before its stream is aborted (aiohttp-sse's send time-out).
 SEND_TIMEOUT_S = EventSourceResponse.DEFAULT_SEND_TIMEOUT or 120.0
+#: The largest event id: ids are database row numbers, signed 64-bit.
+_MAX_EVENT_ID = 2**63 - 1
+_MAX_ID_DIGITS = len(str(_MAX_EVENT_ID))
+#: Open streams from which a burst counts: when it falls to a quarter, its memory is given back
+#: (``common.memory``), ``RELEASE_DELAY_S`` later so that the last departures are in.
+RELEASE_PEAK = 256
+RELEASE_DELAY_S = 1.0
 #: When a credential's recheck fails (its store unreachable), the next try is this much later.
 RECHECK_RETRY_S = 60.0
 
@@ -120,9 +128,16 @@ class StreamRegistry:
     _order: Any = attrs.field(factory=itertools.count)
     _sooner: asyncio.Event = attrs.field(factory=asyncio.Event)
     _expirer: asyncio.Task[None] | None = None
+    #: Open streams at their most since memory was last given back (see ``discard``).
+    peak: int = 0
+    #: A burst this large that ends gives its memory back (``common.memory``).
+    release_peak: int = RELEASE_PEAK
+    releases: int = 0
+    _release: asyncio.TimerHandle | None = None
 
     def add(self, stream: EventStream) -> None:
         self.streams.add(stream)
+        self.peak = max(self.peak, len(self.streams))
         if self._ticker is None or self._ticker.done():
             self._ticker = asyncio.create_task(self._tick(), name="sse keepalives")
         if stream.credential is not None:
@@ -133,6 +148,11 @@ class StreamRegistry:
 
     def discard(self, stream: EventStream) -> None:
         self.streams.discard(stream)
+        if self.peak >= self.release_peak and len(self.streams) <= self.peak // 4:
+            self.peak = len(self.streams)  # a burst has ended: three quarters of it are gone
+            if self._release is None:
+                loop = asyncio.get_running_loop()
+                self._release = loop.call_later(RELEASE_DELAY_S, self._give_back)
         for key in stream.credential.keys if stream.credential is not None else ():
             held = self._by_key.get(key)
             if held is not None:
@@ -156,6 +176,14 @@ class StreamRegistry:
     async def close_all(self) -> None:
         for stream in list(self.streams):
             stream.close()
+        if self._release is not None:
+            self._release.cancel()
+            self._release = None
+
+    def _give_back(self) -> None:
+        self._release = None
+        self.releases += 1
+        memory.give_back()
 
     def _expire_at(self, when: float, stream: EventStream) -> None:
         heapq.heappush(self._expiries, (when, next(self._order), weakref.ref(stream)))
@@ -240,6 +268,21 @@ class EventStream:
     @property
     def last_event_id(self) -> str | None:
         return self.response.last_event_id
+
+    @property
+    def last_event_number(self) -> int | None:
+        """``Last-Event-ID`` as the number of an event this server could have sent (0 up to the
+        largest signed 64-bit integer, the widest id any store keeps), else None: absent, not a
+        number or out of range all mean "no event seen", the way the spec says (a client that
+        sends a forged id gets no replay, not an error that stops its ``EventSource``)."""
+        raw = self.last_event_id
+        if raw is None:
+            return None
+        text = raw.strip()
+        if not (text.isascii() and text.isdigit() and len(text) <= _MAX_ID_DIGITS):
+            return None
+        number = int(text)
+        return number if number <= _MAX_EVENT_ID else None
 
     async def send(
         self, data: str, *, event: str | None = None, event_id: str | None = None

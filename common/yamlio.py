@@ -14,6 +14,8 @@ from typing import Any
 
 import yaml
 
+from common import documents
+
 YAMLError = yaml.YAMLError
 #: Plain data only (the C SafeLoader when available).
 SafeLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -24,17 +26,25 @@ SafeDumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper
 
 def load(text: str | bytes) -> Any:
     """One document as plain data; raises :data:`YAMLError`."""
-    return yaml.load(text, Loader=SafeLoader)  # noqa: S506 - a safe loader
+    return _shallow(yaml.load(text, Loader=SafeLoader))  # noqa: S506 - a safe loader
 
 
 def load_all(text: str | bytes) -> Iterator[Any]:
     """Each document of a stream, lazily; raises :data:`YAMLError` while iterating."""
-    return yaml.load_all(text, Loader=SafeLoader)
+    return map(_shallow, yaml.load_all(text, Loader=SafeLoader))
 
 
 def load_strings(text: str | bytes) -> Any:
     """One document with every scalar kept as the string written."""
-    return yaml.load(text, Loader=BaseLoader)  # noqa: S506 - a base loader builds no objects
+    return _shallow(yaml.load(text, Loader=BaseLoader))  # noqa: S506 - a base loader builds no objects
+
+
+def _shallow(document: Any) -> Any:
+    """``document`` unless it nests past ``documents.MAX_DEPTH`` (libyaml stops only at 1,000
+    levels, past what recursive code after it survives)."""
+    if documents.deeper_than(document):
+        raise YAMLError(f"the document {documents.TOO_DEEP}")
+    return document
 
 
 def dump(document: Any, *, sort_keys: bool = False) -> str:

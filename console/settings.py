@@ -22,6 +22,7 @@ from chartsvc.settings import (
 )
 from chartsvc.settings import SecuritySettings as ChartSecurity
 from common.config import default_data_dir, option, section
+from common.serving import ServerSettings
 
 MiB = 1024 * 1024
 #: Public OpenAI-compatible chat-completions bases of providers that have one.
@@ -323,6 +324,9 @@ class ConsoleSettings:
         SamplerSettings, "The in-memory metrics sampler behind graphs without Prometheus."
     )
     helm: HelmSettings = section(HelmSettings, "Releases, the chart library and values library.")
+    server: ServerSettings = section(
+        ServerSettings, "Connections: header-read and keep-alive timeouts, the per-address cap."
+    )
 
     @property
     def store_path(self) -> Path:

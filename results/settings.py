@@ -17,6 +17,7 @@ from pathlib import Path
 import attrs
 
 from common.config import default_data_dir, option, section
+from common.serving import ServerSettings
 from results.runs import Visibility
 
 MiB = 1024 * 1024
@@ -222,6 +223,9 @@ class ResultsSettings:
     ingest: IngestSettings = section(IngestSettings, "Limits on report uploads.")
     gate: GateSettings = section(GateSettings, "The quality gate.")
     events: EventsSettings = section(EventsSettings, "The live event stream.")
+    server: ServerSettings = section(
+        ServerSettings, "Connections: header-read and keep-alive timeouts, the per-address cap."
+    )
 
     @property
     def db_path(self) -> Path:

@@ -20,7 +20,7 @@ from typing import Any
 
 from aiohttp import web
 
-from common import eventloop, systemd
+from common import eventloop, serving, systemd
 from common.app import wharf_version
 from common.cli import configure_logging, load_command_settings, settings_args
 from common.config import ConfigError, describe
@@ -136,7 +136,7 @@ def _serve(args: argparse.Namespace) -> int:
     logger.info("event loop: %s", loop)
     app = service.create_app(settings, dict(os.environ))
 
-    def announce(_: str) -> None:
+    def announce() -> None:
         where = f"http://{_url_host(args.host)}:{port}"
         print(f"{service.name} listening on {where} ({loop} event loop)", flush=True)
         systemd.notify("READY=1", os.environ)
@@ -146,16 +146,19 @@ def _serve(args: argparse.Namespace) -> int:
 
     app.on_shutdown.insert(0, stopping)
     app.on_startup.append(freeze_heap)  # after every cleanup context has opened
+    before, after = serving.raise_open_files_limit()
+    if after != before:
+        logger.info("open files limit raised from %d to %d", before, after)
     try:
-        web.run_app(
+        serving.run(
             app,
             host=args.host,
             port=port,
+            limits=getattr(settings, service.name).server,
+            announce=announce,
+            loop=eventloop.new_event_loop(loop),
             access_log_class=AccessLogger,
             shutdown_timeout=SHUTDOWN_TIMEOUT_S,
-            handle_signals=True,
-            print=announce,
-            loop=eventloop.new_event_loop(loop),
         )
     except OSError as exc:
         if exc.errno != errno.EADDRINUSE:

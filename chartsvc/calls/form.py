@@ -8,11 +8,11 @@ from it. This module only decodes parts; it never interprets an archive.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import attrs
 
+from common import documents
 from common.errors import PayloadTooLarge, ValidationFailed
 from common.openapi import Operation, check_form, schema_errors, whole_integers
 
@@ -52,9 +52,9 @@ class ChartForm:
         if text is None or not text.strip():
             return {}
         try:
-            body = json.loads(text)
-        except ValueError:
-            raise invalid(name, "is not valid JSON") from None
+            body = documents.load_json(text)
+        except ValueError as exc:
+            raise invalid(name, str(exc)) from None
         if not isinstance(body, dict):
             raise invalid(name, "must be a JSON object")
         return body

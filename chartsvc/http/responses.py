@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import re
-
 from aiohttp import web
+
+from common import headers
 
 
 def archive_response(data: bytes, filename: str) -> web.Response:
-    # Chart names come from uploaded Chart.yaml files: keep the header a plain file name.
-    safe = re.sub(r"[^A-Za-z0-9._+-]", "_", filename)[:200] or "chart.tgz"
+    # Chart names come from uploaded Chart.yaml files: any text, made a header value there.
     return web.Response(
         body=data,
         content_type="application/gzip",
-        headers={"Content-Disposition": f'attachment; filename="{safe}"'},
+        headers={"Content-Disposition": headers.content_disposition(filename, default="chart.tgz")},
     )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from common import headers
 from common.app import read_capped
 from common.openapi import validated
 from console.audit import audited
@@ -42,8 +43,7 @@ async def read_pod_file(request: web.Request) -> web.Response:
 async def download_pod_file(request: web.Request) -> web.Response:
     found, place, limits = await _open(request)
     path, data = await podfiles.read_file(found.api, place, _path(request), limits)
-    name = path.rsplit("/", 1)[-1].replace('"', "_").replace("\\", "_") or "file"
-    disposition = f'attachment; filename="{name}"'
+    disposition = headers.content_disposition(path.rsplit("/", 1)[-1], default="file")
     return web.Response(
         body=data,
         content_type="application/octet-stream",

@@ -30,7 +30,7 @@ async def stream_events(request: web.Request) -> web.StreamResponse:
     try:
         async with sse.event_stream(request) as stream:
             sub.on_drop = stream.close
-            missed = await _missed(hub, sub, stream.last_event_id)
+            missed = await _missed(hub, sub, stream.last_event_number)
             hello = {"user": who.username if who else None, "replayed": len(missed)}
             await stream.send(json.dumps(hello), event="connected")
             await _pump(stream, sub, missed)
@@ -39,10 +39,10 @@ async def stream_events(request: web.Request) -> web.StreamResponse:
     return stream.response
 
 
-async def _missed(hub: EventHub, sub: Subscription, last_event_id: str | None) -> list[RunSummary]:
-    if last_event_id is None or not last_event_id.strip().isdigit():
+async def _missed(hub: EventHub, sub: Subscription, last_event_id: int | None) -> list[RunSummary]:
+    if last_event_id is None:
         return []
-    return await hub.missed(sub.principal, int(last_event_id))
+    return await hub.missed(sub.principal, last_event_id)
 
 
 async def _pump(stream: sse.EventStream, sub: Subscription, missed: list[RunSummary]) -> None:

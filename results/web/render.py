@@ -13,7 +13,7 @@ from typing import Any
 
 from aiohttp import web
 
-from common import pages
+from common import headers, pages
 from common.errors import WharfError
 from results import auth
 
@@ -37,7 +37,7 @@ def page(request: web.Request, template: str, *, status: int = 200, **context: A
 
 def see_other(location: str) -> web.Response:
     """The answer to a successful form post: go there with GET (so reloading does not re-post)."""
-    return web.Response(status=303, headers={"Location": location})
+    return web.Response(status=303, headers={"Location": headers.location(location)})
 
 
 #: Paths that are not pages: an unknown one there stays a problem+json 404.

@@ -143,7 +143,7 @@ def main() -> int:
     )
     args.report = Report.of("console_identity", args)
     eventloop.run(bench(args), eventloop.chosen(os.environ))
-    return args.report.emit()
+    return int(args.report.emit())
 
 
 if __name__ == "__main__":

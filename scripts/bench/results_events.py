@@ -9,11 +9,6 @@ and max, per round and over all rounds, and over all rounds also from the moment
 sent (an upper bound that includes the ingest itself). The service publishes before it answers,
 so the events usually beat the response and the first figures are negative.
 
-The subscribers are anonymous and all come from this one address, so the service is started with
-``results.events.max-anonymous-per-address`` raised to ``--subscribers`` for the run (its default,
-64, is a guard against one client holding the server's streams; here that one client is the
-benchmark, and the output says so).
-
 Target: every subscriber gets every event, the max latency under 1 s. Exits 1 when missed.
 Usage: ``.venv/bin/python scripts/bench/results_events.py [--subscribers 1000] [--rounds 5]``.
 The subscribers share this one client process and its event loop, so the figures include the
@@ -110,20 +105,29 @@ def report(label: str, times: list[float], origin: float, expected: int) -> bool
     return len(ms) == expected and max(latencies) < TARGET_S
 
 
-Measured = tuple[bool, list[float], list[float]]
+def limits_for(subscribers: int) -> list[str]:
+    """Settings that let ``subscribers`` anonymous streams from this one address in: a real fleet
+    comes from many addresses, each far under the per-address caps (64 streams, 512 connections)."""
+    room = str(subscribers + 10)
+    return [
+        f"results.events.max-anonymous-per-address={room}",
+        f"results.server.max-connections-per-address={room}",
+    ]
 
 
-async def bench(subscribers: int, rounds: int) -> Measured:
-    limit = f"results.events.max-anonymous-per-address={subscribers}"
-    print(f"the service runs with {limit}: every subscriber comes from this one address")
+async def bench(subscribers: int, rounds: int, out: Report) -> bool:
+    sets = limits_for(subscribers)
+    print("all subscribers share one address; for this run: " + ", ".join(sets))
     with tempfile.TemporaryDirectory() as data:
-        async with running_results(Path(data), sets=[limit]) as server:
+        async with running_results(Path(data), sets=sets) as server:
             connector = aiohttp.TCPConnector(limit=0)
             async with aiohttp.ClientSession(connector=connector) as session:
-                return await measure(session, server.base, subscribers, rounds)
+                return await measure(session, server.base, subscribers, rounds, out)
 
 
-async def measure(session: aiohttp.ClientSession, base: str, count: int, rounds: int) -> Measured:
+async def measure(
+    session: aiohttp.ClientSession, base: str, count: int, rounds: int, out: Report
+) -> bool:
     subs = [Subscriber() for _ in range(count)]
     tasks = [asyncio.create_task(s.run(session, f"{base}/api/v1/events")) for s in subs]
     try:
@@ -143,8 +147,13 @@ async def measure(session: aiohttp.ClientSession, base: str, count: int, rounds:
             )
             await asyncio.sleep(0.2)
         ok &= report("all rounds, from the 201", after_response, 0.0, count * rounds)
+        received = len(after_response)
+        out.figure("events received", received / (count * rounds) * 100, "%", at_least=100)
+        worst = max(after_response, default=float("inf")) * 1000
+        out.figure(f"max delivery after the 201, {count} subscribers", worst, "ms",
+                   at_most=TARGET_S * 1000)  # fmt: skip
         report("all rounds, from sending the ingest", after_send, 0.0, count * rounds)
-        return ok, after_response, after_send
+        return ok
     finally:
         for task in tasks:
             task.cancel()
@@ -156,22 +165,13 @@ def main() -> int:
     parser.add_argument("--subscribers", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=5)
     args = options(
-        parser, quick={"subscribers": 300, "rounds": 3}, smoke={"subscribers": 5, "rounds": 1}
+        parser, quick={"subscribers": 300, "rounds": 3}, smoke={"subscribers": 10, "rounds": 1}
     )
     out = Report.of("results_events", args)
-    ok, after_response, after_send = asyncio.run(bench(args.subscribers, args.rounds))
+    ok = asyncio.run(bench(args.subscribers, args.rounds, out))
     print(
         f"target: every subscriber within {TARGET_S:.0f} s of the ingest response: "
         + ("met" if ok else "MISSED")
-    )
-    expected = args.subscribers * args.rounds
-    out.figure(f"events missing of {expected}", expected - len(after_response), "", at_most=0)
-    late = max(after_response, default=float("inf"))
-    out.figure(f"slowest of {args.subscribers} subscribers, from the 201", late * 1000, "ms",
-               at_most=TARGET_S * 1000)  # fmt: skip
-    sent = [t * 1000 for t in after_send]
-    out.figure(
-        "p99 from sending the ingest", percentile(sent, 0.99) if sent else float("inf"), "ms"
     )
     return out.emit()
 

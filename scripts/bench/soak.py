@@ -8,12 +8,18 @@
    (results' events, chartsvc's MCP SSE, console's watches of rows and objects, one pod's log
    stream and a Deployment's multi-source log stream). Target: each service's
    ``wharf_asyncio_tasks`` back at its idle level (0 tasks left) within 20 s of the last cycle.
+3. **Idle flood.** 2,000 connections from one address (127.0.0.2) that send nothing, held open
+   against each service at once, while health is asked from another (127.0.0.1). Target: health
+   answers (within 2 s) on every service; the connections past
+   ``<service>.server.max-connections-per-address`` are closed on arrival, the rest at the
+   header-read timeout.
 
 Every service runs as ``wharf serve`` in a child process, as deployed (access log to a file); the
 simulator runs as ``wharf kubesim --scenario demo --speed fast`` in another. The load generator is
 this process, so on a small machine it competes for the same cores: the figures are a floor.
 
-Run: ``.venv/bin/python scripts/bench/soak.py [--clients 200] [--seconds 60] [--cycles 1000]``.
+Run: ``.venv/bin/python scripts/bench/soak.py [--clients 200] [--seconds 60] [--cycles 1000]
+[--idle 2000]``.
 Exits 1 when a target is missed. This script must not be imported by the services.
 """
 
@@ -33,6 +39,8 @@ from pathlib import Path
 import aiohttp
 from harness import child, free_port, percentile, rss_kib, wait_ready
 from report import Report, options
+
+from common.serving import raise_open_files_limit
 
 SERVICES = ("chartsvc", "results", "console")
 RSS_GROWTH_MB = 20
@@ -113,12 +121,7 @@ def read_mix(bases: dict[str, str]) -> list[tuple[str, str]]:
 
 
 async def soak(
-    bases: dict[str, str],
-    pids: dict[str, int],
-    *,
-    clients: int,
-    seconds: float,
-    warm_up: float = WARM_UP_S,
+    bases: dict[str, str], pids: dict[str, int], *, clients: int, seconds: float, warm_up: float
 ) -> tuple[dict[str, list[float]], list[str], dict[str, tuple[float, float]]]:
     """Warm-up, RSS, the soak, RSS again. Returns latencies (ms) per URL, errors, RSS."""
     mix = read_mix(bases)
@@ -151,6 +154,52 @@ async def soak(
         await run(seconds, record=True)
         after = {name: rss_kib(pid)["VmRSS"] / 1024 for name, pid in pids.items()}
     return latencies, errors, {name: (before[name], after[name]) for name in pids}
+
+
+FLOOD_ADDRESS = "127.0.0.2"
+
+
+async def idle_flood(bases: dict[str, str], count: int) -> list[tuple[str, int, int, float, float]]:
+    """``count`` silent connections per service from ``FLOOD_ADDRESS``; per service: how many
+    the server left open, how many it closed on arrival, health's answer time (ms, -1: none) and
+    how long until the server had closed the rest (s)."""
+    found = []
+    for name, base in bases.items():
+        port = int(base.rsplit(":", 1)[1])
+        held: list[asyncio.StreamWriter] = []
+        readers: list[asyncio.StreamReader] = []
+        for _ in range(count):
+            try:
+                reader, writer = await asyncio.open_connection(
+                    "127.0.0.1", port, local_addr=(FLOOD_ADDRESS, 0)
+                )
+            except OSError:
+                break  # this process's own descriptors ran out: the flood is what it is
+            readers.append(reader)
+            held.append(writer)
+        await asyncio.sleep(0.5)
+        closed = sum(1 for r in readers if r.at_eof() or r.exception() is not None)
+        started = time.perf_counter()
+        try:
+            async with (
+                aiohttp.ClientSession() as session,
+                asyncio.timeout(2),
+                session.get(f"{base}/actuator/health") as resp,
+            ):
+                health_ms = (time.perf_counter() - started) * 1000 if resp.ok else -1.0
+        except (aiohttp.ClientError, TimeoutError):
+            health_ms = -1.0
+        started = time.monotonic()
+        while time.monotonic() - started < 60 and not all(r.at_eof() for r in readers):
+            await asyncio.sleep(0.25)
+            for reader in readers:
+                if reader.exception() is not None and not reader.at_eof():
+                    reader.feed_eof()
+        drained = time.monotonic() - started
+        for writer in held:
+            writer.close()
+        found.append((name, len(readers) - closed, closed, health_ms, drained))
+    return found
 
 
 async def gauge(session: aiohttp.ClientSession, base: str, name: str) -> float:
@@ -235,10 +284,10 @@ def report(
     seconds: float,
     streams: list[tuple[str, str, float, float, float]],
     count: int,
+    flood: list[tuple[str, int, int, float, float]],
     out: Report,
 ) -> bool:
     ok = not errors
-    out.figure(f"errors over {seconds:g} s of load", len(errors), "", at_most=0)
     print(f"{'service':10} {'requests':>9} {'req/s':>7} {'p50 ms':>7} {'p99 ms':>7} "
           f"{'RSS MB':>13} {'growth':>7}")  # fmt: skip
     for name in SERVICES:
@@ -246,10 +295,11 @@ def report(
         before, after = rss[name]
         growth = after - before
         ok &= growth < RSS_GROWTH_MB
-        out.figure(f"{name} RSS growth under load", growth, "MB", at_most=RSS_GROWTH_MB)
+        out.figure(f"{name} RSS growth over the soak", growth, "MB", at_most=RSS_GROWTH_MB)
         print(f"{name:10} {len(done):9d} {len(done) / seconds:7.0f} {percentile(done, 0.5):7.1f} "
               f"{percentile(done, 0.99):7.1f} {before:6.1f}→{after:6.1f} {growth:+6.1f}")  # fmt: skip
     print(f"errors: {len(errors)}" + (f" (first: {errors[0]})" if errors else ""))
+    out.figure("errors under load", len(errors), "errors", at_most=0)
     for _, url in mix:
         done = latencies[url]
         print(f"  {url.split('/', 3)[3]:60.60} p50 {percentile(done, 0.5):7.1f}  p99 "
@@ -259,11 +309,23 @@ def report(
     print(f"{'stream':28} {'cycles/s':>8} {'idle tasks':>10} {'left':>5}")
     for service, label, took, idle, left in streams:
         ok &= left <= idle
-        out.figure(
-            f"{service} {label}: tasks left after {count} cycles", left - idle, "", at_most=0
-        )
+        out.figure(f"{service} {label} tasks left", left - idle, "tasks", at_most=0)
         print(f"{service + ' ' + label:28} {count / took:8.0f} {idle:10.0f} {left - idle:+5.0f}")
     print(f"target: 0 tasks left {SETTLE_S} s after the last cycle")
+    print()
+    print(
+        f"{'idle flood':10} {'kept open':>9} {'refused':>8} {'health ms':>9} {'all closed s':>12}"
+    )
+    for name, kept, refused, health_ms, drained in flood:
+        ok &= health_ms >= 0
+        out.figure(
+            f"{name} health under {kept + refused} idle connections",
+            health_ms if health_ms >= 0 else float("inf"),
+            "ms",
+            at_most=2000,
+        )
+        print(f"{name:10} {kept:9d} {refused:8d} {health_ms:9.1f} {drained:12.1f}")
+    print("target: health answers within 2 s under the flood (-1: it did not)")
     return ok
 
 
@@ -318,8 +380,9 @@ async def main_async(args: argparse.Namespace, work: Path, out: Report) -> bool:
             bases, pids, clients=args.clients, seconds=args.seconds, warm_up=args.warm_up
         )
         streams = await cycles(bases, facts, count=args.cycles)
+        flood = await idle_flood(bases, args.idle)
         return report(
-            read_mix(bases), latencies, errors, rss, args.seconds, streams, args.cycles, out
+            read_mix(bases), latencies, errors, rss, args.seconds, streams, args.cycles, flood, out
         )
 
 
@@ -328,13 +391,15 @@ def main() -> int:
     parser.add_argument("--clients", type=int, default=200)
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--cycles", type=int, default=1000)
-    parser.add_argument("--warm-up", type=float, default=WARM_UP_S, help="seconds before measuring")
+    parser.add_argument("--idle", type=int, default=2000, help="idle connections per service")
+    parser.add_argument("--warm-up", type=float, default=WARM_UP_S, help="seconds before RSS")
     args = options(
         parser,
-        quick={"clients": 100, "seconds": 15, "cycles": 200},
-        smoke={"clients": 4, "seconds": 2, "cycles": 4, "warm_up": 1.0},
+        quick={"clients": 50, "seconds": 15, "cycles": 100, "idle": 2000, "warm_up": 5},
+        smoke={"clients": 4, "seconds": 1, "cycles": 3, "idle": 20, "warm_up": 1},
     )
     out = Report.of("soak", args)
+    raise_open_files_limit()  # the flood's connections are this process's descriptors too
     with tempfile.TemporaryDirectory(prefix="wharf-soak-") as tmp:
         asyncio.run(main_async(args, Path(tmp), out))
     return out.emit()

@@ -41,6 +41,16 @@ async def test_template_missing_chart_ref_names_it(repo_client: Client) -> None:
     assert "chartRef" in body["message"]
 
 
+async def test_template_with_values_nested_a_thousand_deep_is_400(repo_client: Client) -> None:
+    deep = "[" * 1_000 + "]" * 1_000
+    body = '{"chartRef": "r/demo", "values": {"a": ' + deep + "}}"
+    resp = await repo_client.post(
+        "/api/v1/charts/template", data=body, headers={"Content-Type": "application/json"}
+    )
+    problem = await assert_problem(resp, 400)
+    assert "nested deeper than the limit of 100 levels" in json.dumps(problem["errors"])
+
+
 async def test_template_unknown_repo_chart_version_are_404(repo_client: Client) -> None:
     for ref, version in [("nope/demo", None), ("r/nope", None), ("r/demo", "9.9.9")]:
         resp = await repo_client.post(

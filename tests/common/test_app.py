@@ -10,7 +10,7 @@ import pytest
 from aiohttp import FormData, web
 from pytest_aiohttp import AiohttpClient
 
-from common import openapi
+from common import documents, openapi
 from common.app import build_app
 from common.openapi import SPEC, Spec
 from tests.common.sample import DOCUMENT, make_app
@@ -48,6 +48,26 @@ async def test_rejected_values_are_not_echoed(client: Client) -> None:
     text = await resp.text()
     assert resp.status == 400
     assert "must be of type string" in text
+
+
+@pytest.mark.parametrize("levels", [101, 1_000, 100_000])
+async def test_json_nested_past_the_limit_is_400_naming_it(client: Client, levels: int) -> None:
+    deep = "[" * levels + "]" * levels
+    body = '{"chartRef": "r/x", "values": {"a": ' + deep + "}}"
+    resp = await client.post(
+        "/api/v1/things", data=body, headers={"Content-Type": "application/json"}
+    )
+    problem = await assert_problem(resp, 400, code="invalid-request")
+    assert problem["errors"] == [{"in": "body", "field": "body", "message": documents.TOO_DEEP}]
+    assert "100 levels" in documents.TOO_DEEP
+
+
+async def test_json_nested_up_to_the_limit_is_taken(client: Client) -> None:
+    deep: Any = "leaf"
+    for _ in range(documents.MAX_DEPTH - 2):  # the body object and "values" are two levels
+        deep = {"k": deep}
+    resp = await client.post("/api/v1/things", json={"chartRef": "r/x", "values": deep})
+    assert resp.status == 201, await resp.text()
 
 
 async def test_invalid_json_and_wrong_content_type(client: Client) -> None:

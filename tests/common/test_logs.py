@@ -4,6 +4,7 @@ rate-limited line that never repeats the bytes sent, ``--version`` and a port al
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import logging
 import os
@@ -239,3 +240,28 @@ def test_the_fast_access_line_is_the_formatters_line(
             record
         )
     assert logs.access_json(created, fields) == JsonFormatter().format(record)
+
+
+@pytest.mark.parametrize("json_lines", [False, True])
+def test_logged_values_cannot_forge_a_line(json_lines: bool) -> None:
+    """A value with a line break (an audit target, a name from a request) stays on its line,
+    escaped; the message's own text, numbers and tracebacks are as they were."""
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    out = io.StringIO()
+    try:
+        logs.configure_logging("INFO", json_lines=json_lines, stream=out)
+        forged = "pods/x\r\n2026-11-29 00:00:00,000 INFO console.audit user=admin\x1b[2J"
+        logging.getLogger("console.audit").info("target=%s n=%d", forged, 7)
+        logging.getLogger("x").warning("failed: %s", ValueError("bad\nvalue"))
+        logs._stop()
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 2, lines
+    shown = [json.loads(line)["message"] for line in lines] if json_lines else lines
+    assert shown[0].endswith(
+        "target=pods/x\\r\\n2026-11-29 00:00:00,000 INFO console.audit user=admin\\x1b[2J n=7"
+    )
+    assert shown[1].endswith("failed: bad\\nvalue")

@@ -131,3 +131,16 @@ def test_whole_number_floats_become_ints_where_the_schema_asks_for_an_integer() 
     assert isinstance(fixed["ratio"], float)
     assert isinstance(fixed["values"]["replicas"], float)
     assert whole_integers(spec.validator({"type": "integer"}), 7.0) == 7
+
+
+def test_integer_parameters_are_served_with_the_range_the_server_holds_them_to() -> None:
+    root = Path(__file__).resolve().parents[2] / "spec"
+    for service in ("chartsvc", "results", "console"):
+        document = load_document(root / f"{service}.yaml")
+        for path, item in document["paths"].items():
+            for op in item.values():
+                for param in op.get("parameters", []) if isinstance(op, dict) else []:
+                    schema = param.get("schema", {})
+                    if schema.get("type") == "integer":
+                        assert schema["minimum"] >= -(2**63), (service, path, param["name"])
+                        assert schema["maximum"] <= 2**63 - 1, (service, path, param["name"])

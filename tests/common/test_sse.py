@@ -115,3 +115,26 @@ async def test_one_ticker_writes_every_streams_keepalives(aiohttp_client: Aiohtt
     async with asyncio.timeout(2):
         while not tickers[0].done():  # the last stream gone, the ticker goes too
             await asyncio.sleep(0.01)
+
+
+async def test_memory_is_given_back_when_a_burst_of_streams_ends(
+    aiohttp_client: AiohttpClient,
+) -> None:
+    app = stream_app(asyncio.Event(), [])
+    registry = app[sse.STREAMS]
+    registry.release_peak = 8
+    client = await aiohttp_client(app)
+    opened = [await client.get("/events") for _ in range(8)]
+    for resp in opened:
+        await resp.content.readany()
+    assert (registry.peak, registry.releases) == (8, 0)
+    for resp in opened[:5]:
+        resp.close()
+    await asyncio.sleep(sse.RELEASE_DELAY_S + 0.3)
+    assert registry.releases == 0  # 3 of 8 still open: no burst has ended
+    for resp in opened[5:]:
+        resp.close()
+    async with asyncio.timeout(5):
+        while registry.releases == 0:
+            await asyncio.sleep(0.05)
+    assert registry.peak <= 2  # counting starts again

@@ -184,6 +184,17 @@ async def test_apply_and_patch_need_the_admin(client: Client, ns: str) -> None:
     await assert_problem(resp, 401)
 
 
+async def test_documents_nested_too_deep_are_400(client: Client, ns: str) -> None:
+    deep = "[" * 1_000 + "]" * 1_000
+    headers = {**ADMIN, "Content-Type": "application/merge-patch+json"}
+    params = {"resource": "configmaps", "name": "deep", "namespace": ns}
+    resp = await client.patch(f"{BASE}/patch", params=params, data=deep, headers=headers)
+    assert "nested deeper than the limit" in str(await assert_problem(resp, 400))
+    manifest = "".join("  " * i + "k:\n" for i in range(200)) + "  " * 200 + "k: 1\n"
+    resp = await client.post(f"{BASE}/apply", data=manifest, headers=YAML)
+    assert (await assert_problem(resp, 400))["detail"] == "the manifest is not valid YAML"
+
+
 async def test_merge_patch(client: Client, ns: str) -> None:
     await client.post(f"{BASE}/apply", data=config_map(ns, "patched", a="1", b="2"), headers=YAML)
     params = {"resource": "configmaps", "name": "patched", "namespace": ns}

@@ -65,6 +65,23 @@ async def test_gates_and_credentials(console_app: ConsoleApp, client: Client, ns
     await assert_problem(gone, 403, code="files-read-only")
 
 
+async def test_a_download_name_with_controls_and_utf8_is_a_safe_header(
+    writable: Client, ns: str
+) -> None:
+    for name, disposition in [
+        ("a\r\nb.txt", 'attachment; filename="a__b.txt"'),
+        ("r\u00e9sum\u00e9 \"1\".txt",
+         'attachment; filename="r_sum_ _1_.txt"; filename*=UTF-8\'\'r%C3%A9sum%C3%A9%20%221%22.txt'),
+    ]:  # fmt: skip
+        path = {"path": f"/tmp/{name}"}
+        put = await writable.put(files(ns, "/content"), params=path, data=b"x", headers=ADMIN)
+        assert put.status == 200, await put.text()
+        resp = await writable.get(files(ns, "/download"), params=path, headers=ADMIN)
+        assert (resp.status, await resp.read()) == (200, b"x")
+        assert resp.headers["Content-Disposition"] == disposition
+        await writable.delete(files(ns), params=path, headers=ADMIN)
+
+
 async def test_write_read_download_list_delete(writable: Client, ns: str) -> None:
     client = writable
     path = {"path": "/tmp/notes/../hello.txt"}

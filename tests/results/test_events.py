@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from aiohttp import ClientSession
 
 from common.openapi import SPEC
@@ -90,6 +91,29 @@ async def test_last_event_id_replays_missed_runs(api_client: ApiClient, tmp_path
     ]
     fourth = await ingest(client)
     assert (await stream.next())["id"] == str(fourth["runId"])  # then live, without repeats
+    stream.resp.close()
+
+
+@pytest.mark.parametrize(
+    "last", ["9223372036854775808", "99999999999999999999999", "-1", "\u0661", "x", " "]
+)
+async def test_a_last_event_id_no_event_could_have_is_treated_as_absent(
+    api_client: ApiClient, tmp_path: Path, last: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    client = await start(api_client, tmp_path)
+    await ingest(client)
+    stream = await subscribe(client, **{"Last-Event-ID": last.encode().decode("latin-1")})
+    hello = await stream.next()
+    assert (hello["event"], json.loads(hello["data"])["replayed"]) == ("connected", 0)
+    stream.resp.close()
+    assert not [r for r in caplog.records if r.exc_info]
+
+
+async def test_the_largest_event_id_is_taken(api_client: ApiClient, tmp_path: Path) -> None:
+    client = await start(api_client, tmp_path)
+    await ingest(client)
+    stream = await subscribe(client, **{"Last-Event-ID": str(2**63 - 1)})
+    assert json.loads((await stream.next())["data"])["replayed"] == 0
     stream.resp.close()
 
 

@@ -75,6 +75,20 @@ async def test_login_sets_a_hardened_session_cookie(client: Client) -> None:
     assert me["authenticatedBy"] == "session"
 
 
+@pytest.mark.parametrize(
+    ("sent", "location"), [("/x\ry", "/x%0Dy"), ("/a\r\nSet-Cookie: x=1", "/a%0D%0ASet-Cookie:%20x=1"),
+                           ("/caf\u00e9?q=1#top", "/caf%C3%A9?q=1#top")],
+)  # fmt: skip
+async def test_login_redirects_to_a_next_path_with_controls_encoded(
+    client: Client, sent: str, location: str
+) -> None:
+    csrf = csrf_in(await (await client.get("/login")).text())
+    data = {"username": "alice", "password": PASSWORD, "csrf": csrf, "next": sent}
+    resp = await client.post("/login", data=data, allow_redirects=False)
+    assert (resp.status, resp.headers["Location"]) == (303, location)
+    assert "x" not in resp.cookies
+
+
 async def test_session_cookie_is_secure_behind_https(client: Client) -> None:
     page = await client.get("/login", headers={"X-Forwarded-Proto": "https"})
     assert page.cookies["results_login_csrf"]["secure"]

@@ -342,6 +342,10 @@ async def event_stream(request: web.Request) -> AsyncIterator[EventStream]:
     # The watcher below owns the connection: it serves no other request, and the client is told.
     response.force_close()
     response.headers["Connection"] = "close"
+    if request.transport is None:
+        # Gone before the stream could start (a page navigating away while its watch opens):
+        # nobody to answer, so the request ends as a departed client's does, not as a 500.
+        raise asyncio.CancelledError
     await response.prepare(request)
     stream = EventStream(response=response, owner=asyncio.current_task(), request=request)
     stream.credential = request.get(CREDENTIAL)

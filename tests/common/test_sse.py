@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from aiohttp import ClientSession, web
 from pytest_aiohttp import AiohttpClient, AiohttpServer
 
@@ -138,3 +139,51 @@ async def test_memory_is_given_back_when_a_burst_of_streams_ends(
         while registry.releases == 0:
             await asyncio.sleep(0.05)
     assert registry.peak <= 2  # counting starts again
+
+
+async def test_a_client_gone_before_its_stream_starts_is_no_server_error(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A page that navigates away while its watch is still being opened: the connection is gone
+    before the stream is prepared. That is a departed client, not an unhandled error."""
+    outcome: list[str] = []
+    reached = asyncio.Event()
+
+    async def events(request: web.Request) -> web.StreamResponse:
+        reached.set()
+        while request.transport is not None:  # the handler's own work (a cluster's answer)
+            await asyncio.sleep(0.01)
+        try:
+            async with sse.event_stream(request) as stream:
+                outcome.append("streamed")
+            return stream.response
+        except asyncio.CancelledError:
+            outcome.append("departed")
+            raise
+        except Exception as exc:
+            outcome.append(type(exc).__name__)
+            raise
+
+    app = web.Application()
+    sse.install(app, keepalive_s=KEEPALIVE_S)
+    app.router.add_get("/events", events)
+    # Served as ``wharf serve`` serves: a departed client's handler is not cancelled (aiohttp's
+    # default; its test server cancels them).
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    try:
+        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        _, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(b"GET /events HTTP/1.1\r\nHost: x\r\n\r\n")
+        await writer.drain()
+        async with asyncio.timeout(5):
+            await reached.wait()
+            writer.close()
+            while not outcome:
+                await asyncio.sleep(0.01)
+    finally:
+        await runner.cleanup()
+    assert outcome == ["departed"]
+    assert not [r for r in caplog.records if r.levelname == "ERROR"]

@@ -27,7 +27,6 @@ from results.history import TestRef
 from results.patch import PatchCoverage
 from results.runs import Project, RunSummary
 from results.store.dashboard import SqlDashboardStore
-from results.store.patches import read_patch
 from results.store.queries import SqlRunQueries, commit_clause
 from results.store.rows import SELECT_RUN, summary_from_row
 
@@ -102,7 +101,7 @@ class SqlReadStore:
         return await SqlDashboardStore(self.db).problem_cases(run_id, limit=limit)
 
     async def patch_files(self, run_id: int) -> PatchCoverage | None:
-        return await read_patch(self.db, run_id)
+        return await SqlDashboardStore(self.db).patch_files(run_id)
 
     async def list_runs(
         self, project_id: int, runs: RunFilter, *, before: int | None, limit: int

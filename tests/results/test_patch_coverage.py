@@ -244,3 +244,18 @@ async def test_a_malformed_diff_is_400_naming_the_line(client: Client) -> None:
     assert "line 5" in body["detail"]
     projects = await (await client.get("/api/v1/projects")).text()
     assert '"demo"' not in projects  # nothing written
+
+
+async def test_the_run_page_shows_patch_coverage_and_the_missed_changed_lines(
+    client: Client,
+) -> None:
+    body = await ingest(client, jacoco=[lcov({"shop/cart.py": CART_LINES})], diff=("d", CART_DIFF))
+    page = await (await client.get(f"/runs/{body['runId']}")).text()
+    assert "50.0" in page.split('id="patch-coverage"')[1].split("</div>")[0]
+    changed = page.split('id="changed-files"')[1].split("</table>")[0]
+    assert "<code>src/shop/cart.py</code>" in changed
+    assert '<mark class="missed">4</mark>' in changed
+    assert "(no coverage matched)" in changed  # README.md
+    plain = await ingest(client, jacoco=[lcov({"shop/cart.py": CART_LINES})], commit="b" * 40)
+    page = await (await client.get(f"/runs/{plain['runId']}")).text()
+    assert "Uploaded without a diff" in page

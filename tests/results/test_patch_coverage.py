@@ -259,3 +259,16 @@ async def test_the_run_page_shows_patch_coverage_and_the_missed_changed_lines(
     plain = await ingest(client, jacoco=[lcov({"shop/cart.py": CART_LINES})], commit="b" * 40)
     page = await (await client.get(f"/runs/{plain['runId']}")).text()
     assert "Uploaded without a diff" in page
+
+
+async def test_the_patch_coverage_badge(client: Client) -> None:
+    url = "/api/v1/badges/patch-coverage.svg?project=demo"
+    await ingest(client, jacoco=[lcov({"shop/cart.py": CART_LINES})])
+    assert "no diff" in await (await client.get(url)).text()
+    await ingest(client, jacoco=[lcov({"shop/cart.py": CART_LINES})], diff=("d", CART_DIFF),
+                 commit="c" * 40)  # fmt: skip
+    response = await client.get(url)
+    assert response.content_type == "image/svg+xml"
+    svg = await response.text()
+    assert "patch coverage" in svg
+    assert "50.0%" in svg

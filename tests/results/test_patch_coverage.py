@@ -272,3 +272,16 @@ async def test_the_patch_coverage_badge(client: Client) -> None:
     svg = await response.text()
     assert "patch coverage" in svg
     assert "50.0%" in svg
+
+
+async def test_the_compare_page_shows_patch_coverage_per_run(client: Client) -> None:
+    await ingest(client, jacoco=[lcov({"shop/cart.py": CART_LINES})], commit="d" * 40)
+    body = await ingest(client, branch="feature", jacoco=[lcov({"shop/cart.py": CART_LINES})],
+                        diff=("d", CART_DIFF))  # fmt: skip
+    page = await (await client.get(f"/runs/{body['runId']}/compare")).text()
+    card = page.split('id="patch-coverage"')[1].split("</div>")[0]
+    assert "50.0" in card
+    assert "baseline: no diff" in card
+    found = await (await client.get(f"/api/v1/runs/{body['runId']}/compare")).json()
+    assert found["run"]["patchCoverage"]["pct"] == 50.0
+    assert found["baseline"]["patchCoverage"] is None

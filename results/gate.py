@@ -9,7 +9,8 @@ Semantics follow the original project where it was right and fix where it was no
 - ``coverage-drop``: line coverage may fall at most ``max-coverage-drop-pct`` points below the
   baseline's.
 - ``min-coverage``: present only when configured; an absolute floor.
-- ``patch-coverage``: present only when ``patch-coverage-min`` is configured; a floor for the
+- ``patch-coverage``: present only when a floor is set (the project's own, set with ``wharf
+  results project patch-coverage-min``, else ``patch-coverage-min``); a floor for the
   coverage of the lines the run's diff added. A run without a diff (or whose diff adds no line the
   coverage counts) skips it: the rule passes and its detail says it was skipped and why.
 Missing data (no coverage, no baseline, zero tests) is never a silent pass: the rule's detail
@@ -214,8 +215,11 @@ async def _judge(
     rules = [judge.new_failures(), judge.coverage_drop()]
     if settings.min_line_coverage is not None:
         rules.append(judge.min_coverage(settings.min_line_coverage))
-    if settings.patch_coverage_min is not None:
-        rules.append(judge.patch_coverage(settings.patch_coverage_min))
+    patch_min = await store.patch_coverage_min(project.id)  # the project's own, else the setting
+    if patch_min is None:
+        patch_min = settings.patch_coverage_min
+    if patch_min is not None:
+        rules.append(judge.patch_coverage(patch_min))
     return project, Verdict(run, tuple(rules), baseline, tuple(judge.missing), notes)
 
 

@@ -560,8 +560,10 @@ PG_V5 += _statement_key("tests", "project_id", "projects")
 
 # V6, patch coverage: the base commit an upload named, the run's patch totals (NULL: the run came
 # without a diff, which is not the same as a diff without coverable lines) and, per changed file,
-# the added lines with those of them the coverage counts as covered and missed.
+# the added lines with those of them the coverage counts as covered and missed; and a project's own
+# patch-coverage floor (NULL: results.gate.patch-coverage-min).
 V6 = """
+ALTER TABLE projects ADD COLUMN patch_coverage_min REAL;
 ALTER TABLE runs ADD COLUMN base_commit TEXT;
 ALTER TABLE runs ADD COLUMN patch_lines_covered INTEGER;
 ALTER TABLE runs ADD COLUMN patch_lines_valid INTEGER;
@@ -577,6 +579,7 @@ CREATE TABLE patch_files (
 """
 
 PG_V6 = """
+ALTER TABLE projects ADD COLUMN patch_coverage_min DOUBLE PRECISION;
 ALTER TABLE runs ADD COLUMN base_commit TEXT, ADD COLUMN patch_lines_covered BIGINT,
     ADD COLUMN patch_lines_valid BIGINT;
 CREATE TABLE patch_files (

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gzip
 import io
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,8 @@ from tests.conftest import ApiClient
 from tests.guards import assert_problem
 from tests.results.support import form, junit_xml, lcov, settings_for
 from tests.typing_support import Client
+
+ROOT = Path(__file__).resolve().parents[2]
 
 # A change to src/shop/cart.py: lines 3-6 and 10 added (10 is blank), 2 removed elsewhere.
 CART_DIFF = b"""diff --git a/src/shop/cart.py b/src/shop/cart.py
@@ -285,3 +289,31 @@ async def test_the_compare_page_shows_patch_coverage_per_run(client: Client) -> 
     found = await (await client.get(f"/api/v1/runs/{body['runId']}/compare")).json()
     assert found["run"]["patchCoverage"]["pct"] == 50.0
     assert found["baseline"]["patchCoverage"] is None
+
+
+async def test_a_project_overrides_the_patch_coverage_floor(
+    api_client: ApiClient, tmp_path: Path
+) -> None:
+    settings = settings_for(tmp_path, "results.gate.patch-coverage-min=40")
+    client = await api_client(create_app(settings))
+    await ingest(client, junit=[junit_xml([("t", "pass")])],
+                 jacoco=[lcov({"shop/cart.py": CART_LINES})], diff=("d", CART_DIFF))  # fmt: skip
+    gate = "/api/v1/gate?project=demo&commit=a1b2c3d4e5f6"
+    assert (await (await client.get(gate)).json())["passed"] is True  # 50 % over the setting's 40
+    data = ["--set", f"results.data-dir={tmp_path / 'results-data'}"]
+
+    def wharf(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "wharf", "results", "project",
+                               "patch-coverage-min", *args, *data], capture_output=True,
+                              text=True, cwd=ROOT, timeout=60, check=False)  # fmt: skip
+
+    assert wharf("demo", "75").returncode == 0
+    verdict = await (await client.get(gate)).json()
+    assert verdict["passed"] is False
+    assert (
+        "min 75.00%" in next(r for r in verdict["rules"] if r["name"] == "patch-coverage")["detail"]
+    )
+    assert wharf("demo", "unset").returncode == 0
+    assert (await (await client.get(gate)).json())["passed"] is True
+    assert wharf("nobody", "75").returncode == 1
+    assert wharf("demo", "120").returncode == 2

@@ -126,6 +126,7 @@ async def store_context(app: web.Application) -> AsyncIterator[None]:
             limits=parse_limits(svc.ingest),
             new_project_visibility=svc.projects.default_visibility,
             listeners=app[keys.RUN_LISTENERS],
+            max_diff_bytes=svc.ingest.max_diff_bytes,
         )
         yield
 

@@ -63,6 +63,22 @@ async def coverage_badge(
     return Badge("coverage", f"{pct:.1f}%", coverage_color(pct), not project.private)
 
 
+async def patch_coverage_badge(
+    store: Store, settings: GateSettings, query: BadgeQuery, *, can_read: CanRead
+) -> Badge:
+    """Patch coverage of the branch's latest run: "no diff" when it came without one."""
+    project = await _readable(store, query.project, can_read)
+    branch = query.branch or settings.base_branch
+    found = await store.latest_run(project.id, flag=query.flag, branch=branch)
+    public, label = not project.private, "patch coverage"
+    if found is None or found.patch_lines_valid is None:
+        return Badge(label, "no diff" if found is not None else "unknown", GREY, public)
+    pct = found.patch_coverage_pct
+    if pct is None:
+        return Badge(label, "no coverable lines", GREY, public)
+    return Badge(label, f"{pct:.1f}%", coverage_color(pct), public)
+
+
 async def gate_badge(
     store: Store, settings: GateSettings, query: BadgeQuery, *, can_read: CanRead
 ) -> Badge:

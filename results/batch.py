@@ -10,6 +10,7 @@ import enum
 
 import attrs
 
+from results.parsers.diff import Diff
 from results.parsers.model import CoverageReport, Diagnostic, JUnitReport
 from results.runs import RunSummary, Visibility
 
@@ -30,6 +31,7 @@ class RunTarget:
     run_key: str | None
     build_url: str | None
     new_project_visibility: Visibility
+    base_commit: str | None = None  # the commit the uploaded diff is against
 
 
 @attrs.frozen
@@ -60,6 +62,7 @@ class ParsedReport:
 class IngestBatch:
     target: RunTarget
     reports: tuple[ParsedReport, ...]
+    diff: Diff | None = None  # the change the run tests (``git diff base...HEAD``), if sent
 
 
 @attrs.frozen

@@ -20,6 +20,7 @@ from results.dashboard import (
     RunNotFound,
     project_of,
 )
+from results.patch import PatchCoverage
 from results.runs import CanRead, Project, RunSummary
 
 #: Runs in one page of a run list, when the caller does not say; and the most it may ask for.
@@ -56,6 +57,7 @@ class RunFailures:
     run: RunSummary
     cases: list[CaseRow]  # failed and errored first, then flaky; at most MAX_CASES
     total: int  # how many such cases the run holds
+    patch: PatchCoverage | None = None  # per changed file; None when the run came without a diff
 
 
 class BrowseStore(Protocol):
@@ -71,6 +73,7 @@ class BrowseStore(Protocol):
         """Newest first, ids below ``before`` when given."""
 
     async def problem_cases(self, run_id: int, *, limit: int) -> list[CaseRow]: ...
+    async def patch_files(self, run_id: int) -> PatchCoverage | None: ...
 
 
 async def projects(store: BrowseStore, can_read: CanRead) -> list[ProjectOverview]:
@@ -119,4 +122,5 @@ async def run_page(
 async def run_failures(store: BrowseStore, run_id: int, *, can_read: CanRead) -> RunFailures:
     run = await readable_run(store, run_id, can_read)
     cases = await store.problem_cases(run_id, limit=MAX_CASES)
-    return RunFailures(run, cases, total=run.failures + run.errors + run.flaky)
+    patch = await store.patch_files(run_id) if run.patch_lines_valid is not None else None
+    return RunFailures(run, cases, total=run.failures + run.errors + run.flaky, patch=patch)

@@ -77,10 +77,21 @@ def _member_commands(sub: Any) -> None:
 
 
 def _project_commands(sub: Any) -> None:
-    vis = _command(sub, "project", "projects", "visibility", "make a project PUBLIC or PRIVATE")
+    commands = sub.add_parser("project", help="projects").add_subparsers(
+        dest="project_command", metavar="COMMAND", required=True
+    )
+    vis = commands.add_parser("visibility", help="make a project PUBLIC or PRIVATE")
     vis.add_argument("project")
     vis.add_argument("visibility", choices=[v.value for v in Visibility])
     _runs(vis, _project_visibility)
+    help_ = "set a project's own patch-coverage gate floor, or 'unset' it"
+    floor = commands.add_parser("patch-coverage-min", help=help_)
+    floor.add_argument("project")
+    floor.add_argument(
+        "percent", type=_percent, help="0-100, or 'unset' to use results.gate.patch-coverage-min"
+    )
+    settings_args(floor)
+    floor.set_defaults(func=_project_patch_floor)
 
 
 def _command(
@@ -92,6 +103,35 @@ def _command(
     )
     parser: argparse.ArgumentParser = commands.add_parser(name, help=help_)
     return parser
+
+
+def _project_patch_floor(args: argparse.Namespace) -> int:
+    value: float | None = args.percent
+    settings = load_command_settings(Settings, args).results
+
+    async def run() -> bool:
+        async with open_store(settings.db_url, busy_timeout_ms=settings.db.busy_timeout_ms,
+                              pool_size=settings.db.pool_size) as store:  # fmt: skip
+            return await store.set_patch_coverage_min(args.project, value)
+
+    if not asyncio.run(run()):
+        print(f"wharf results: no project {args.project!r}", file=sys.stderr)
+        return 1
+    said = "the setting's" if value is None else f"{value:g}%"
+    print(f"project {args.project} gates patch coverage at {said}", file=sys.stderr)
+    return 0
+
+
+def _percent(text: str) -> float | None:
+    if text == "unset":
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value <= 100:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a percentage 0-100 or 'unset'")
+    return value
 
 
 def _runs(parser: argparse.ArgumentParser, action: Action) -> None:

@@ -13,6 +13,7 @@ import attrs
 
 from common.errors import NotFound
 from results.parsers.model import percentage
+from results.patch import PatchCoverage
 from results.runs import CanRead, Project, RunSummary
 
 RECENT_RUNS = 50
@@ -63,6 +64,7 @@ class RunDetail:
     problems: list[CaseRow]  # failed and errored first, then flaky
     coverage: list[CoverageRow]  # least covered first
     coverage_files: int
+    patch: PatchCoverage | None = None  # per changed file; None when the run came without a diff
 
 
 class DashboardStore(Protocol):
@@ -72,6 +74,7 @@ class DashboardStore(Protocol):
     async def get_run(self, run_id: int) -> RunSummary | None: ...
     async def problem_cases(self, run_id: int, *, limit: int) -> list[CaseRow]: ...
     async def coverage(self, run_id: int, *, limit: int) -> tuple[list[CoverageRow], int]: ...
+    async def patch_files(self, run_id: int) -> PatchCoverage | None: ...
 
 
 class ProjectNotFound(NotFound):
@@ -111,4 +114,5 @@ class Dashboard:
             raise RunNotFound(run_id)
         cases = await self.store.problem_cases(run_id, limit=MAX_CASES)
         files, total = await self.store.coverage(run_id, limit=MAX_COVERAGE_FILES)
-        return RunDetail(run=run, problems=cases, coverage=files, coverage_files=total)
+        patch = await self.store.patch_files(run_id) if run.patch_lines_valid is not None else None
+        return RunDetail(run=run, problems=cases, coverage=files, coverage_files=total, patch=patch)

@@ -9,6 +9,10 @@ Semantics follow the original project where it was right and fix where it was no
 - ``coverage-drop``: line coverage may fall at most ``max-coverage-drop-pct`` points below the
   baseline's.
 - ``min-coverage``: present only when configured; an absolute floor.
+- ``patch-coverage``: present only when a floor is set (the project's own, set with ``wharf
+  results project patch-coverage-min``, else ``patch-coverage-min``); a floor for the
+  coverage of the lines the run's diff added. A run without a diff (or whose diff adds no line the
+  coverage counts) skips it: the rule passes and its detail says it was skipped and why.
 Missing data (no coverage, no baseline, zero tests) is never a silent pass: the rule's detail
 names what is missing, ``missing`` lists it, and a configured policy decides the answer.
 
@@ -211,6 +215,11 @@ async def _judge(
     rules = [judge.new_failures(), judge.coverage_drop()]
     if settings.min_line_coverage is not None:
         rules.append(judge.min_coverage(settings.min_line_coverage))
+    patch_min = await store.patch_coverage_min(project.id)  # the project's own, else the setting
+    if patch_min is None:
+        patch_min = settings.patch_coverage_min
+    if patch_min is not None:
+        rules.append(judge.patch_coverage(patch_min))
     return project, Verdict(run, tuple(rules), baseline, tuple(judge.missing), notes)
 
 
@@ -310,6 +319,20 @@ class _Judge:
             return self._no_coverage("min-coverage")
         detail = f"{current:.2f}% line coverage (min {minimum:.2f}%)"
         return Rule("min-coverage", current >= minimum - 1e-9, detail)
+
+    def patch_coverage(self, minimum: float) -> Rule:
+        run = self.run
+        if run.patch_lines_valid is None:
+            return Rule("patch-coverage", True, "skipped: the run was uploaded without a diff")
+        current = run.patch_coverage_pct
+        if current is None:
+            detail = "skipped: the diff adds no line that the coverage counts as executable"
+            return Rule("patch-coverage", True, detail)
+        detail = (
+            f"{current:.2f}% of the changed lines covered ({run.patch_lines_covered} of "
+            f"{run.patch_lines_valid}; min {minimum:.2f}%)"
+        )
+        return Rule("patch-coverage", current >= minimum - 1e-9, detail)
 
     def _no_coverage(self, name: str) -> Rule:
         passed, why = self._policy(

@@ -26,6 +26,7 @@ from results import fields
 from results.batch import IngestBatch, IngestOutcome, ParsedReport, ReportKind, RunTarget
 from results.errors import InvalidIngestField, NoReports, ProjectNotFound
 from results.parsers.coverage import parse_coverage
+from results.parsers.diff import Diff, parse_diff
 from results.parsers.errors import InvalidReport, ReportTooLarge
 from results.parsers.junit import parse_junit
 from results.parsers.model import Diagnostic, ParseLimits
@@ -36,7 +37,11 @@ logger = logging.getLogger(__name__)
 
 #: Multipart file parts, by field name. ``jacoco`` takes any supported coverage format.
 REPORT_PARTS = {"junit": ReportKind.JUNIT, "jacoco": ReportKind.COVERAGE}
-TEXT_FIELDS = ("project", "branch", "commit", "flag", "runKey", "buildUrl")
+#: The optional file part holding the change under test, a unified diff (``git diff``).
+DIFF_PART = "diff"
+TEXT_FIELDS = ("project", "branch", "commit", "flag", "runKey", "buildUrl", "base")
+#: ``results.ingest.max-diff-bytes`` unless configured.
+DEFAULT_MAX_DIFF_BYTES = 8 * 1024 * 1024
 _HASH_CHUNK = 1024 * 1024
 #: Ingests between parse and commit at once. Each holds its parsed reports in memory (bounded by
 #: ``max-elements``), and parsing is CPU-bound under the GIL, so more would add memory, not speed.
@@ -73,6 +78,7 @@ class Ingestor:
     limits: ParseLimits
     new_project_visibility: Visibility
     listeners: list[RunListener] = attrs.field(factory=list)
+    max_diff_bytes: int = DEFAULT_MAX_DIFF_BYTES
     _slots: asyncio.Semaphore = attrs.field(factory=lambda: asyncio.Semaphore(INGEST_SLOTS))
 
     async def ingest(self, form: IngestForm, *, can_read: CanRead) -> IngestResult:
@@ -84,8 +90,10 @@ class Ingestor:
         if target.run_key is not None:
             known = await self.store.run_hashes(target.project, target.run_key)
         async with self._slots:
-            parsed, repeated = await asyncio.to_thread(parse_all, form.files, self.limits, known)
-            outcome = await self.store.ingest(IngestBatch(target, parsed))
+            reports = tuple(f for f in form.files if f.part != DIFF_PART)
+            parsed, repeated = await asyncio.to_thread(parse_all, reports, self.limits, known)
+            diff = await asyncio.to_thread(self.read_diff, form.files)
+            outcome = await self.store.ingest(IngestBatch(target, parsed, diff))
         outcome = attrs.evolve(outcome, duplicates=(*repeated, *outcome.duplicates))
         await self.publish(outcome)
         notes = tuple((report, d) for report in parsed for d in report.diagnostics)
@@ -95,6 +103,26 @@ class Ingestor:
     def target(self, form: IngestForm) -> RunTarget:
         check_parts(form)
         return read_target(form.fields, self.new_project_visibility)
+
+    def read_diff(self, files: Sequence[ReportFile]) -> Diff | None:
+        """The ``diff`` part parsed (blocking: run in a thread); None when none was sent."""
+        sent = next((f for f in files if f.part == DIFF_PART), None)
+        if sent is None:
+            return None
+        report = ParsedReport(ReportKind.COVERAGE, DIFF_PART, sent.filename, "", sent.size)
+        limit = self.max_diff_bytes
+        if sent.size > limit:
+            detail = f"larger than the limit of {limit} bytes (results.ingest.max-diff-bytes)"
+            raise _named(ReportTooLarge(_where(report, detail), limit=limit), report)
+        try:
+            return parse_diff(sent.path, limits=attrs.evolve(self.limits, max_bytes=limit))
+        except InvalidReport as exc:
+            raise _named(InvalidReport(_where(report, exc.detail), reason=exc.reason, line=exc.line),
+                         report) from exc  # fmt: skip
+        except ReportTooLarge as exc:
+            raise _named(
+                ReportTooLarge(_where(report, exc.detail), limit=exc.limit), report
+            ) from exc
 
     async def publish(self, outcome: IngestOutcome) -> None:
         for listener in list(self.listeners):
@@ -107,16 +135,18 @@ class Ingestor:
 def check_parts(form: IngestForm) -> None:
     errors = []
     for name in form.text_parts:
-        if name in REPORT_PARTS:
+        if name in REPORT_PARTS or name == DIFF_PART:
             errors.append(_error(name, "must be a file part (curl -F name=@file.xml)"))
         elif name not in TEXT_FIELDS:
             errors.append(_error(name, "is not a known field"))
     for file in form.files:
-        if file.part not in REPORT_PARTS:
+        if file.part not in REPORT_PARTS and file.part != DIFF_PART:
             errors.append(_error(file.part, "is not a report part: send junit or jacoco files"))
+    if sum(f.part == DIFF_PART for f in form.files) > 1:
+        errors.append(_error(DIFF_PART, "is sent more than once: send one diff per request"))
     if errors:
         raise InvalidIngestField(errors)
-    if not form.files:
+    if not any(f.part in REPORT_PARTS for f in form.files):
         raise NoReports()
 
 
@@ -141,6 +171,7 @@ def read_target(form: Mapping[str, str], visibility: Visibility) -> RunTarget:
         run_key=optional("runKey", fields.run_key),
         build_url=optional("buildUrl", fields.build_url),
         new_project_visibility=visibility,
+        base_commit=optional("base", fields.commit),
     )
     if errors:
         raise InvalidIngestField(errors)

@@ -63,6 +63,18 @@ class RunSummary:
     branch_coverage_pct: float | None
     uploads: int
     created_at: str
+    #: Changed lines that are coverable, and covered; None when the run came without a diff.
+    patch_lines_valid: int | None = None
+    patch_lines_covered: int = 0
+    base_commit: str | None = None
+
+    @property
+    def patch_coverage_pct(self) -> float | None:
+        """Covered changed lines over coverable changed lines; None without a diff or with no
+        coverable changed line."""
+        if self.patch_lines_valid is None:
+            return None
+        return percentage(self.patch_lines_covered, self.patch_lines_valid)
 
     @property
     def run_path(self) -> str:

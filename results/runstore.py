@@ -43,6 +43,12 @@ class Store(Protocol):
     async def failing_keys(self, run_ids: Sequence[int]) -> Mapping[int, frozenset[str]]:
         """Keys of the failed and errored test cases, per run."""
 
+    async def patch_coverage_min(self, project_id: int) -> float | None:
+        """The project's own patch-coverage floor, overriding the setting; None: the setting."""
+
+    async def set_patch_coverage_min(self, project: str, minimum: float | None) -> bool:
+        """Set (None: clear) the project's floor; False when there is no such project."""
+
     async def run_hashes(self, project: str, run_key: str) -> frozenset[str]:
         """sha256 of the files already in the run ``run_key`` names (empty if none)."""
 

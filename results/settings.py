@@ -125,6 +125,11 @@ class IngestSettings:
         "Largest ingest request body, all parts together, in bytes; larger gets 413. "
         "Default 256 MiB.",
     )
+    max_diff_bytes: int = option(
+        8 * MiB,
+        "Largest diff part (the change under test, for patch coverage) as sent and after gzip "
+        "decompression, in bytes; larger gets 413 naming the part. Default 8 MiB.",
+    )
     max_report_bytes: int = option(
         256 * MiB,
         "Largest report after gzip decompression, in bytes (the gzip-bomb guard); larger gets "
@@ -163,6 +168,12 @@ class GateSettings:
         None,
         "min-coverage rule: lowest allowed line coverage in percent; the rule is left out "
         "when unset. Default unset.",
+    )
+    patch_coverage_min: float | None = option(
+        None,
+        "patch-coverage rule: lowest allowed coverage of the lines the run's diff added, in "
+        "percent; the rule is left out when unset. A run uploaded without a diff skips it and "
+        "says so. Default unset.",
     )
     fail_on_new_failures: bool = option(
         True,

@@ -66,11 +66,14 @@ class ResultsClient:
         files: Sequence[tuple[str, Path]],
         *,
         files_per_request: int = MAX_FILES,
+        diff: Path | None = None,
     ) -> dict[str, Any]:
         """POST /api/v1/ingest with ``fields`` and the files, one batch per request; returns the
-        last answer (the run's totals after every batch)."""
+        last answer (the run's totals after every batch). ``diff`` goes with the first batch."""
         answer: dict[str, Any] = {}
-        for batch in batches(files, max_files=files_per_request):
+        for number, batch in enumerate(batches(files, max_files=files_per_request)):
+            if number == 0 and diff is not None:
+                batch = [*batch, ("diff", diff)]
             answer = await self._send("POST", "/api/v1/ingest", form=(fields, batch))
         return answer
 

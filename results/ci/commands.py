@@ -18,12 +18,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gzip
 import json
 import sys
+import tempfile
 import uuid
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
+from results.ci import gitdiff
 from results.ci.client import MAX_FILES, ApiError, ResultsClient, Retry
 from results.ci.sources import SourceError, Target, ci_target, report_files
 
@@ -58,6 +62,10 @@ def register(sub: Any, environ: Mapping[str, str]) -> None:
     upload.add_argument("--files-per-request", type=int, default=MAX_FILES, metavar="N",
                         help=f"files per request; more go in several requests of one run "
                         f"(default {MAX_FILES}, under the server's results.ingest.max-parts)")  # fmt: skip
+    upload.add_argument("--base", help="commit the change is diffed against for patch coverage "
+                        "(default: the merge base with origin/HEAD, else main, else master)")  # fmt: skip
+    upload.add_argument("--no-diff", action="store_true",
+                        help="do not send the change (git diff base...HEAD) for patch coverage")  # fmt: skip
     upload.set_defaults(func=lambda args: _run(_upload, args, environ))
     gate = sub.add_parser(
         "gate",
@@ -111,14 +119,31 @@ async def _upload(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
         fields["flag"] = args.flag
     if args.build_url or target.build_url:
         fields["buildUrl"] = args.build_url or target.build_url or ""
-    try:
-        async with _client(args, environ) as client:
-            answer = await client.upload(fields, files, files_per_request=args.files_per_request)
-    except ApiError as exc:
-        _say(f"wharf results upload: {exc}")
-        return FAILED
+    with tempfile.TemporaryDirectory(prefix="wharf-diff-") as temp:
+        diff = None if args.no_diff else await _diff(args, Path(temp), fields)
+        try:
+            async with _client(args, environ) as client:
+                answer = await client.upload(
+                    fields, files, files_per_request=args.files_per_request, diff=diff
+                )
+        except ApiError as exc:
+            _say(f"wharf results upload: {exc}")
+            return FAILED
     _print_upload(answer, len(files), _base(args, environ), as_json=args.json)
     return OK
+
+
+async def _diff(args: argparse.Namespace, temp: Path, fields: dict[str, str]) -> Path | None:
+    """The work tree's change as a file to send (``fields`` gains its base), or None."""
+    found = await asyncio.to_thread(gitdiff.change, Path.cwd(), args.base)
+    if found.diff is None:
+        _say(f"wharf results upload: no diff sent for patch coverage: {found.why}")
+        return None
+    path = temp / "change.diff.gz"
+    path.write_bytes(gzip.compress(found.diff, compresslevel=6))
+    if found.base is not None:
+        fields["base"] = found.base
+    return path
 
 
 async def _gate(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
@@ -181,6 +206,9 @@ def _print_upload(answer: Mapping[str, Any], files: int, base: str, *, as_json: 
         print(json.dumps(answer, indent=2))
     coverage = answer.get("lineCoveragePct")
     said = "no coverage" if coverage is None else f"line coverage {coverage:.2f}%"
+    patch = answer.get("patchCoverage")
+    if patch is not None and patch.get("pct") is not None:
+        said += f", patch coverage {patch['pct']:.2f}% ({patch['covered']}/{patch['coverable']})"
     _say(
         f"uploaded {files} file(s) to run #{answer['runId']} of {answer['project']} "
         f"({answer['branch']} @ {str(answer['commit'])[:12]}): {answer['tests']} tests, "

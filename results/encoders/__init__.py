@@ -11,7 +11,18 @@ leak out). The gate's verdict is encoded on a hot path: a plain dict literal, no
 
 from __future__ import annotations
 
-from results import browse, compare, dashboard, flakiness, gate, history, ingest, trends, users
+from results import (
+    browse,
+    compare,
+    dashboard,
+    flakiness,
+    gate,
+    history,
+    ingest,
+    patch,
+    trends,
+    users,
+)
 from results.encoders.schemas import (
     Baseline,
     CaseChange,
@@ -23,6 +34,8 @@ from results.encoders.schemas import (
     GateVerdict,
     IngestResult,
     Outcome,
+    PatchCoverage,
+    PatchFile,
     Principal,
     Project,
     ProjectDetail,
@@ -74,6 +87,34 @@ def encode_run(run: RunSummary) -> Run:
         "uploads": run.uploads,
         "createdAt": run.created_at,
         "runPath": run.run_path,
+        "patchCoverage": encode_patch_totals(run),
+        "baseCommit": run.base_commit,
+    }
+
+
+def encode_patch_totals(run: RunSummary) -> PatchCoverage | None:
+    """The run's patch coverage, or None when it came without a diff."""
+    if run.patch_lines_valid is None:
+        return None
+    return {
+        "coverable": run.patch_lines_valid,
+        "covered": run.patch_lines_covered,
+        "missed": run.patch_lines_valid - run.patch_lines_covered,
+        "pct": pct(run.patch_coverage_pct),
+    }
+
+
+def encode_patch_file(file: patch.PatchFile) -> PatchFile:
+    totals = file.totals
+    return {
+        "path": file.path,
+        "coveragePath": file.coverage_path,
+        "changed": len(file.changed),
+        "coverable": totals.valid,
+        "covered": totals.covered,
+        "missed": totals.missed,
+        "pct": pct(totals.pct),
+        "missedLines": sorted(file.missed),
     }
 
 
@@ -116,6 +157,9 @@ def encode_run_detail(found: browse.RunFailures) -> RunDetail:
         **encode_run(found.run),
         "problems": [encode_problem_case(found.run, case) for case in found.cases],
         "problemsTotal": found.total,
+        "patchFiles": None
+        if found.patch is None
+        else [encode_patch_file(f) for f in found.patch.files],
     }
 
 
@@ -249,6 +293,7 @@ def encode_baseline(baseline: gate.Baseline | None) -> Baseline | None:
         "branch": run.branch,
         "commit": run.commit,
         "lineCoveragePct": pct(run.line_coverage_pct),
+        "patchCoverage": encode_patch_totals(run),
         "createdAt": run.created_at,
         "source": baseline.source,
         "runPath": run.run_path,
@@ -267,6 +312,7 @@ def encode_verdict(verdict: gate.Verdict) -> GateVerdict:
         "passed": verdict.passed,
         "coverageDelta": pct(verdict.coverage_delta),
         "lineCoveragePct": pct(run.line_coverage_pct),
+        "patchCoverage": encode_patch_totals(run),
         "tests": run.tests,
         "failures": run.failures,
         "errors": run.errors,

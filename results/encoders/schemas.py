@@ -34,6 +34,26 @@ class Run(TypedDict):
     uploads: int
     createdAt: str
     runPath: str
+    patchCoverage: PatchCoverage | None
+    baseCommit: str | None
+
+
+class PatchCoverage(TypedDict):
+    coverable: int
+    covered: int
+    missed: int
+    pct: float | None
+
+
+class PatchFile(TypedDict):
+    path: str
+    coveragePath: str | None
+    changed: int
+    coverable: int
+    covered: int
+    missed: int
+    pct: float | None
+    missedLines: list[int]
 
 
 class Project(TypedDict):
@@ -69,6 +89,7 @@ class TestCaseResult(TypedDict):
 class RunDetail(Run):
     problems: list[TestCaseResult]
     problemsTotal: int
+    patchFiles: list[PatchFile] | None
 
 
 class Trend(TypedDict):
@@ -166,6 +187,7 @@ class Baseline(TypedDict):
     branch: str
     commit: str
     lineCoveragePct: float | None
+    patchCoverage: PatchCoverage | None
     createdAt: str
     source: str
     runPath: str
@@ -201,6 +223,7 @@ class GateVerdict(TypedDict):
     passed: bool
     coverageDelta: float | None
     lineCoveragePct: float | None
+    patchCoverage: PatchCoverage | None
     tests: int
     failures: int
     errors: int

@@ -28,6 +28,11 @@ async def get_coverage_badge(request: web.Request) -> web.Response:
     return await _respond(request, badges.coverage_badge)
 
 
+@routes.get("/badges/patch-coverage.svg", name="getPatchCoverageBadge")
+async def get_patch_coverage_badge(request: web.Request) -> web.Response:
+    return await _respond(request, badges.patch_coverage_badge)
+
+
 @routes.get("/badges/gate.svg", name="getGateBadge")
 async def get_gate_badge(request: web.Request) -> web.Response:
     return await _respond(request, badges.gate_badge)

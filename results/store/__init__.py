@@ -40,6 +40,15 @@ class SqlStore(SqlRunQueries):
     def data_version(self) -> int | None:
         return self.db.data_version()
 
+    async def patch_coverage_min(self, project_id: int) -> float | None:
+        sql = "SELECT patch_coverage_min FROM projects WHERE id = ?"
+        row = await self.db.fetchone(sql, (project_id,))
+        return None if row is None or row[0] is None else float(row[0])
+
+    async def set_patch_coverage_min(self, project: str, minimum: float | None) -> bool:
+        sql = "UPDATE projects SET patch_coverage_min = ? WHERE name = ? RETURNING id"
+        return (await self.db.write(sql, (minimum, project))).first() is not None
+
 
 @contextlib.asynccontextmanager
 async def open_store(

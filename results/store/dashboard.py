@@ -9,7 +9,9 @@ import attrs
 
 from common.db import Database, Row
 from results.dashboard import CaseRow, CoverageRow, ProjectOverview
+from results.patch import PatchCoverage
 from results.runs import Project, RunSummary, Visibility
+from results.store.patches import read_patch
 from results.store.queries import SqlRunQueries
 from results.store.rows import RUN_COLUMNS, SELECT_RUN, project_from_row, summary_from_row
 
@@ -39,6 +41,9 @@ _COVERAGE = """
 @attrs.define(eq=False)
 class SqlDashboardStore:
     db: Database
+
+    async def patch_files(self, run_id: int) -> PatchCoverage | None:
+        return await read_patch(self.db, run_id)
 
     async def projects(self) -> list[ProjectOverview]:
         return [_overview(row) for row in await self.db.fetchall(f"{_PROJECTS} ORDER BY p.name")]

@@ -24,6 +24,7 @@ from results.compare import FailingCase, FileDelta
 from results.dashboard import CaseRow, ProjectOverview
 from results.flakiness import Outcome
 from results.history import TestRef
+from results.patch import PatchCoverage
 from results.runs import Project, RunSummary
 from results.store.dashboard import SqlDashboardStore
 from results.store.queries import SqlRunQueries, commit_clause
@@ -98,6 +99,9 @@ class SqlReadStore:
 
     async def problem_cases(self, run_id: int, *, limit: int) -> list[CaseRow]:
         return await SqlDashboardStore(self.db).problem_cases(run_id, limit=limit)
+
+    async def patch_files(self, run_id: int) -> PatchCoverage | None:
+        return await SqlDashboardStore(self.db).patch_files(run_id)
 
     async def list_runs(
         self, project_id: int, runs: RunFilter, *, before: int | None, limit: int

@@ -20,7 +20,8 @@ RUN_COLUMNS = """
     r.id, r.project_id, p.name AS project, p.visibility, r.branch, r.commit_sha, r.flag,
     r.run_key, r.build_url, r.status, r.tests, r.passed, r.failures, r.errors, r.skipped,
     r.flaky, r.duration_ms, r.lines_covered, r.lines_valid, r.branches_covered,
-    r.branches_valid, r.uploads, r.created_at, p.created_at AS project_created_at
+    r.branches_valid, r.uploads, r.created_at, p.created_at AS project_created_at,
+    r.patch_lines_valid, r.patch_lines_covered, r.base_commit
 """
 RUN_FROM = "runs r JOIN projects p ON p.id = r.project_id"
 SELECT_RUN = f"SELECT {RUN_COLUMNS} FROM {RUN_FROM}"  # noqa: S608 - constants only
@@ -49,6 +50,9 @@ def summary_from_row(row: Row) -> RunSummary:
         branch_coverage_pct=percentage(row["branches_covered"], row["branches_valid"]),
         uploads=row["uploads"],
         created_at=row["created_at"],
+        patch_lines_valid=row["patch_lines_valid"],
+        patch_lines_covered=row["patch_lines_covered"] or 0,
+        base_commit=row["base_commit"],
     )
 
 

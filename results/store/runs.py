@@ -26,6 +26,7 @@ from results.errors import RunKeyConflict
 from results.parsers.coverage import merge_coverage
 from results.parsers.model import CoverageReport
 from results.runs import Project, RunSummary
+from results.store import patches
 from results.store.catalog import CatalogWrite, TestCatalog
 from results.store.linecodec import file_from_row, file_row
 from results.store.rows import (
@@ -63,6 +64,10 @@ async def write_batch(db: Database, batch: IngestBatch, catalog: TestCatalog) ->
         coverage = [r.coverage for r in fresh if r.coverage is not None]
         if coverage:
             await _merge_coverage(conn, run_id, coverage, fresh_run=created)
+        if batch.diff is not None:
+            await patches.store_diff(conn, run_id, batch.diff, batch.target.base_commit)
+        if batch.diff is not None or (coverage and await patches.has_diff(conn, run_id)):
+            await patches.update_patch(conn, run_id)
         await _update_totals(conn, run_id)
         run = await _summary(conn, run_id)
     if tests is not None:  # committed: the ids it added exist now

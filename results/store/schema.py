@@ -558,10 +558,45 @@ CREATE TRIGGER {parent}_delete_{child} AFTER DELETE ON {parent}
 PG_V5 += _statement_key("test_cases", "upload_id", "uploads")
 PG_V5 += _statement_key("tests", "project_id", "projects")
 
+# V6, patch coverage: the base commit an upload named, the run's patch totals (NULL: the run came
+# without a diff, which is not the same as a diff without coverable lines) and, per changed file,
+# the added lines with those of them the coverage counts as covered and missed; and a project's own
+# patch-coverage floor (NULL: results.gate.patch-coverage-min).
+V6 = """
+ALTER TABLE projects ADD COLUMN patch_coverage_min REAL;
+ALTER TABLE runs ADD COLUMN base_commit TEXT;
+ALTER TABLE runs ADD COLUMN patch_lines_covered INTEGER;
+ALTER TABLE runs ADD COLUMN patch_lines_valid INTEGER;
+CREATE TABLE patch_files (
+    run_id         INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    path           TEXT NOT NULL,
+    coverage_path  TEXT,
+    changed        TEXT NOT NULL,
+    covered        TEXT NOT NULL,
+    missed         TEXT NOT NULL,
+    PRIMARY KEY (run_id, path)
+)
+"""
+
+PG_V6 = """
+ALTER TABLE projects ADD COLUMN patch_coverage_min DOUBLE PRECISION;
+ALTER TABLE runs ADD COLUMN base_commit TEXT, ADD COLUMN patch_lines_covered BIGINT,
+    ADD COLUMN patch_lines_valid BIGINT;
+CREATE TABLE patch_files (
+    run_id         BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    path           TEXT NOT NULL COLLATE "C",
+    coverage_path  TEXT,
+    changed        TEXT NOT NULL,
+    covered        TEXT NOT NULL,
+    missed         TEXT NOT NULL,
+    PRIMARY KEY (run_id, path)
+)
+"""
+
 SCHEMA = Schema(
     name="results",
-    sqlite=(V1, V2, V3, V4, V5),
-    postgresql=(PG_V1, PG_V2, PG_V3, PG_V4, PG_V5),
+    sqlite=(V1, V2, V3, V4, V5, V6),
+    postgresql=(PG_V1, PG_V2, PG_V3, PG_V4, PG_V5, PG_V6),
 )
 #: The SQLite scripts, in order (index ``n`` takes the database from version n to n + 1).
 MIGRATIONS = SCHEMA.sqlite

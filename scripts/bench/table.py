@@ -27,6 +27,7 @@ BENCHMARKS = (
     "kubesim_list",
     "results_parse",
     "results_ingest",
+    "results_patch",
     "results_gate",
     "results_history",
     "results_events",

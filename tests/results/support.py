@@ -53,6 +53,7 @@ def form(
     commit: str | None = "a1b2c3d4e5f6",
     junit: Iterable[Report] = (),
     jacoco: Iterable[Report] = (),
+    diff: Report | None = None,
     **extra: str,
 ) -> FormData:
     data = FormData(default_to_multipart=True)
@@ -63,6 +64,8 @@ def form(
     for part, reports in (("junit", junit), ("jacoco", jacoco)):
         for filename, content in reports:
             data.add_field(part, content, filename=filename, content_type="text/xml")
+    if diff is not None:
+        data.add_field("diff", diff[1], filename=diff[0], content_type="text/x-diff")
     return data
 
 

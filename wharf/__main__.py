@@ -2,6 +2,6 @@
 
 import sys
 
-from wharf.cli import main
+from wharf.entry import main
 
 sys.exit(main())

@@ -1,6 +1,7 @@
 """The ``wharf`` command: serve a service, run the cluster simulator, and the services' own commands.
 
-This is the only module that reads argv. The services come from the literal table in
+``wharf.entry`` hands it argv (the CI commands of results go around it, to start fast). The
+services come from the literal table in
 :mod:`wharf.services`; each service adds its subcommands through its ``register``.
 """
 

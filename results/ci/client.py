@@ -22,7 +22,8 @@ from typing import Any
 import aiohttp
 import attrs
 
-MAX_FILES = 50  # the server's results.ingest.max-parts is 64, text fields included
+from results.ci.commands import MAX_FILES
+
 MAX_BYTES = 200 * 1024 * 1024  # its max-total-bytes is 256 MiB
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
 MAX_BACKOFF_S = 60.0

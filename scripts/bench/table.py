@@ -23,6 +23,7 @@ HERE = Path(__file__).resolve().parent
 LOGS = HERE.parents[1] / "var" / "bench"
 #: Every benchmark, in the order they run: the quick ones first.
 BENCHMARKS = (
+    "cli_start",
     "request_path",
     "kubesim_list",
     "results_parse",

@@ -80,3 +80,38 @@ async def test_a_started_service_leaves_its_start_up_heap_out_of_full_collection
         assert gc.get_freeze_count() > 10_000  # the modules and objects this process holds
     finally:
         gc.unfreeze()
+
+
+CI_IMPORTS = """
+import sys
+from wharf.entry import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+heavy = sorted({m.split(".")[0] for m in sys.modules} & {"aiohttp", "chartsvc", "console",
+    "helm_python", "kubernetes_asyncio", "jsonschema", "yaml", "common"})
+print("imported:", ",".join(heavy))
+"""
+
+
+def test_the_ci_commands_read_their_arguments_without_loading_the_services() -> None:
+    """``wharf results upload|gate`` run on every CI step: their --help and usage errors load no
+    service, no HTTP client and no Helm engine (scripts/bench/cli_start.py times them)."""
+    for command in ("upload", "gate"):
+        done = subprocess.run(
+            [sys.executable, "-c", CI_IMPORTS, "results", command, "--help"],
+            capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        assert "usage: wharf results " + command in done.stdout
+        assert done.stdout.strip().endswith("imported:"), done.stdout[-300:]
+
+
+def test_the_ci_commands_still_answer_as_part_of_wharf() -> None:
+    usage = run("results", "upload")  # no --project
+    assert usage.returncode == 2
+    assert "the following arguments are required: --project" in usage.stderr
+    listed = run("results", "--help")
+    assert listed.returncode == 0
+    assert "upload" in listed.stdout
+    assert "gate" in listed.stdout

@@ -74,6 +74,7 @@ def main() -> int:
             console_args = [*wharf, "serve", "console", "--host", "127.0.0.1"]
             console_args += ["--port", str(console_port)]
             console_args += ["--set", f"console.data-dir={work / 'console'}"]
+            console_args += ["--set", "console.clusters.impersonate=off"]
             with child(console_args, env, work / "console.log"):
                 time.sleep(3)  # let the demo's broken workloads reach their failure states
                 try:

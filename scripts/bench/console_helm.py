@@ -64,6 +64,7 @@ def serve(kind: str, kubeconfig: str, port: int, data_dir: str) -> None:
         from console.settings import Settings as ConsoleSettings
 
         given = [f"console.data-dir={data_dir}", "console.security.admin.password=bench"]
+        given.append("console.clusters.impersonate=off")  # the console's own rights
         settings = load_settings(ConsoleSettings, overrides=given)
         app = console_app(settings, environ={"KUBECONFIG": kubeconfig})
         app[OUTBOUND_ALLOW] = LOOPBACK

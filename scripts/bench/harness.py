@@ -161,7 +161,8 @@ def serve_console(kubeconfig: str, port: int, data_dir: str, *overrides: str) ->
     from console.app import create_app
     from console.settings import Settings
 
-    given = [f"console.data-dir={data_dir}", "console.security.admin.password=bench", *overrides]
+    given = [f"console.data-dir={data_dir}", "console.security.admin.password=bench"]
+    given += ["console.clusters.impersonate=off", *overrides]  # the console's own rights
     app = create_app(load_settings(Settings, overrides=given), environ={"KUBECONFIG": kubeconfig})
     loop = eventloop.new_event_loop(eventloop.chosen(os.environ))
     web.run_app(app, host="127.0.0.1", port=port, print=announce_ready, access_log=None, loop=loop)

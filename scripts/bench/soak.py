@@ -365,9 +365,15 @@ async def main_async(args: argparse.Namespace, work: Path, out: Report) -> bool:
             "results": [f"results.data-dir={work / 'results'}"],
             "console": [
                 f"console.data-dir={work / 'console'}",
+                "console.clusters.impersonate=off",
                 f"console.security.admin.password={PASSWORD}",
             ],
         }
+        if args.header_timeout:  # the idle flood waits this out: shorter for a smoke run
+            for name in SERVICES:
+                settings[name].append(
+                    f"{name}.server.header-read-timeout-seconds={args.header_timeout:g}"
+                )
         pids = {}
         for name in SERVICES:
             command = wharf("serve", name, "--port", str(ports[name]))
@@ -392,11 +398,20 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--cycles", type=int, default=1000)
     parser.add_argument("--idle", type=int, default=2000, help="idle connections per service")
+    parser.add_argument("--header-timeout", type=float, default=0,
+                        help="the services' header-read timeout, seconds (default: theirs)")  # fmt: skip
     parser.add_argument("--warm-up", type=float, default=WARM_UP_S, help="seconds before RSS")
     args = options(
         parser,
         quick={"clients": 50, "seconds": 15, "cycles": 100, "idle": 2000, "warm_up": 5},
-        smoke={"clients": 4, "seconds": 1, "cycles": 3, "idle": 20, "warm_up": 1},
+        smoke={
+            "clients": 4,
+            "seconds": 1,
+            "cycles": 3,
+            "idle": 20,
+            "warm_up": 1,
+            "header_timeout": 1,
+        },
     )
     out = Report.of("soak", args)
     raise_open_files_limit()  # the flood's connections are this process's descriptors too

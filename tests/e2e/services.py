@@ -31,6 +31,7 @@ SETTINGS = {
     "results": ("results.data-dir={tmp}/results",),
     "console": (
         "console.data-dir={tmp}/console",
+        "console.clusters.impersonate=off",
         f"console.security.admin.password={ADMIN_PASSWORD}",
     ),
 }

@@ -111,6 +111,7 @@ def _apps(data: Path) -> dict[str, tuple[web.Application, Mapping[str, str]]]:
             f"console.data-dir={data / 'console'}",
             f"console.security.admin.password={ADMIN_PASSWORD}",
             "console.clusters.warm-up=false",
+            "console.clusters.impersonate=off",
         ],
     )
     # environ={}: no kubeconfig, so the console serves its one fallback cluster, which is not

@@ -102,12 +102,17 @@ async def keep_durably(log: AuditLog, db: Database) -> None:
     (then what is still queued is written before returning)."""
     queue: asyncio.Queue[AuditEntry] = asyncio.Queue()
     log._durable = queue
+    writing: asyncio.Future[None] | None = None
     try:
         while True:
-            batch = [await queue.get()]
-            await _write(db, batch + _drain(queue))
+            batch = [await queue.get(), *_drain(queue)]
+            writing = asyncio.ensure_future(_write(db, batch))
+            await asyncio.shield(writing)  # a stop mid-write must not lose the batch
+            writing = None
     except asyncio.CancelledError:
         log._durable = None
+        if writing is not None:
+            await writing  # the batch in flight is finished, neither lost nor written twice
         if left := _drain(queue):
             await _write(db, left)
         raise

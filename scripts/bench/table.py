@@ -43,6 +43,7 @@ BENCHMARKS = (
     "console_objects",
     "console_counts",
     "console_watch_fanout",
+    "console_identity",
     "console_logs_multi",
     "console_exec_portforward",
     "console_helm",

@@ -141,7 +141,12 @@ async def test_schemas_and_annotations_come_from_the_spec(make_mcp: MakeMcp) -> 
     assert show.description.startswith("Show a chart's default")
     assert show.output_schema is None  # a text answer (values.yaml)
     search = tools["searchHub"].input_schema
-    assert search["properties"]["maxResults"] == {"type": "integer", "default": 20, "minimum": 1}
+    assert search["properties"]["maxResults"] == {
+        "type": "integer",
+        "default": 20,
+        "minimum": 1,
+        "maximum": 2**63 - 1,  # integer parameters carry the range the server holds them to
+    }
     listing = tools["listRepositoryCharts"]
     assert listing.output_schema is not None
     assert listing.output_schema["properties"]["result"]["type"] == "array"

@@ -423,9 +423,13 @@ async def test_a_list_sorts_filters_by_text_and_label_and_says_when_it_reconnect
         seen["all"] = await row_names(page)
         await page.locator("th button", has_text="Name").focus()
         await page.keyboard.press("Enter")  # sorted by name already: now the other way
+        await expect(page.locator("th[data-column=name]")).to_have_attribute(
+            "aria-sort", "descending"
+        )
         seen["descending"] = await row_names(page)
         seen["aria-sort"] = await page.locator("th[data-column=name]").get_attribute("aria-sort")
         await page.get_by_label("Filter").fill("web")
+        await expect(page.locator("#rows tbody tr")).to_have_count(2)  # the filter has applied
         seen["text"] = await row_names(page)
         await page.get_by_label("Filter").fill("")
         await page.get_by_label("Label selector").fill("tier=db")

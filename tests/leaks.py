@@ -19,6 +19,7 @@ import attrs
 import pytest
 from aiohttp import ClientResponse
 
+from common.logs import QUIET_LOGGERS
 from tests.typing_support import Client
 
 
@@ -40,6 +41,8 @@ class LeakScan:
 
     def __attrs_post_init__(self) -> None:
         self.caplog.set_level(logging.DEBUG)  # the root logger: every service logger under it
+        for name in QUIET_LOGGERS:  # an earlier in-process configure_logging quieted them for good
+            self.caplog.set_level(logging.DEBUG, logger=name)
 
     def secret(self, label: str, value: str, *, answers: bool = True) -> str:
         """Registers ``value`` (at least 8 characters, so a hit is never chance) and returns it;

@@ -37,8 +37,9 @@ EXEC_VERSIONS = ("client.authentication.k8s.io/v1", "client.authentication.k8s.i
 PLUGIN_TIMEOUT_S = 60.0
 #: Most bytes of a plugin's output read (an ExecCredential is a few KB; certificates a few more).
 MAX_OUTPUT = 1024 * 1024
-#: Renew this long before expiry, at most a quarter of the credential's life (client-go renews at
-#: expiry; a margin keeps a request from leaving with a token that dies on the way).
+#: Renew this long before expiry, at most half the credential's life (client-go renews at expiry;
+#: a margin keeps a request from leaving with a token that dies on the way, and a busy machine
+#: can take a good part of a second to get a request there).
 RENEW_MARGIN_S = 10.0
 #: How often a token file is looked at (its modification time and size) for a change.
 TOKEN_FILE_CHECK_S = 1.0
@@ -309,7 +310,7 @@ def _renew_at(token: Token) -> float | None:
     if token.expires is None:
         return None
     now = time.time()
-    return token.expires - min(RENEW_MARGIN_S, max(0.0, token.expires - now) / 4)
+    return token.expires - min(RENEW_MARGIN_S, max(0.0, token.expires - now) / 2)
 
 
 @attrs.frozen

@@ -31,8 +31,8 @@ from typing import TYPE_CHECKING, Any
 import aiohttp
 import helm_python as helm
 import yaml
-from harness import child, free_port, kube_api, wait_ready, wait_until
-from report import Report, options
+from harness import bench_main, child, free_port, kube_api, wait_ready, wait_until
+from report import Report
 
 if TYPE_CHECKING:
     from kubernetes_asyncio.client import ApiClient
@@ -204,10 +204,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--objects", type=int, default=50)
     parser.add_argument("--rounds", type=int, default=20)
-    args = options(parser, quick={"rounds": 8}, smoke={"rounds": 1, "objects": 8})
-    args.report = Report.of("chartsvc_drift", args)
-    asyncio.run(bench(args))
-    return int(args.report.emit())
+    return bench_main(
+        "chartsvc_drift", parser, bench, quick={"rounds": 8}, smoke={"rounds": 1, "objects": 8}
+    )
 
 
 if __name__ == "__main__":

@@ -39,8 +39,8 @@ from pathlib import Path
 
 import aiohttp
 import helm_python as helm
-from harness import child, cpu_seconds, free_port, wait_ready, wait_until
-from report import Report, options
+from harness import bench_main, child, cpu_seconds, free_port, wait_ready, wait_until
+from report import Report
 
 from chartsvc.helm import MAX_CALLS, writes
 from chartsvc.helm.releases import BURST, QPS
@@ -294,10 +294,13 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--latency-ms", type=float, default=20.0)
-    args = options(parser, quick={"rounds": 5}, smoke={"rounds": 1, "concurrency": 2})
-    args.report = Report.of("chartsvc_releases", args)
-    asyncio.run(bench(args))
-    return int(args.report.emit())
+    return bench_main(
+        "chartsvc_releases",
+        parser,
+        bench,
+        quick={"rounds": 5},
+        smoke={"rounds": 1, "concurrency": 2},
+    )
 
 
 if __name__ == "__main__":

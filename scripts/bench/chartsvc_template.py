@@ -26,8 +26,8 @@ from typing import Any
 import aiohttp
 import helm_python as helm
 from aiohttp import web
-from harness import free_port, percentile, start_child, stop_child
-from report import Report, options
+from harness import bench_main, free_port, percentile, start_child, stop_child
+from report import Report
 
 from chartsvc.app import create_app
 from chartsvc.settings import Settings
@@ -281,10 +281,13 @@ def main() -> int:
     parser.add_argument("--requests", type=int, default=400)
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--rounds", type=int, default=8, help="alternating measurement rounds")
-    args = options(parser, quick={"requests": 200, "rounds": 4}, smoke={"requests": 8, "rounds": 1})
-    args.report = Report.of("chartsvc_template", args)
-    asyncio.run(bench(args))
-    return int(args.report.emit())
+    return bench_main(
+        "chartsvc_template",
+        parser,
+        bench,
+        quick={"requests": 200, "rounds": 4},
+        smoke={"requests": 8, "rounds": 1},
+    )
 
 
 if __name__ == "__main__":

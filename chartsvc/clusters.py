@@ -42,7 +42,8 @@ class ClusterTarget:
     """One cluster as the release calls reach it.
 
     ``kubeconfig`` is a standalone kubeconfig (one context, its cluster and user, files inlined);
-    None means this process's in-cluster service account. ``name`` names the cluster in errors.
+    a pod's service account is one too (``kube.in_cluster_config``). None: none was found; Helm
+    then looks for an in-cluster account itself. ``name`` names the cluster in errors.
     """
 
     name: str
@@ -165,9 +166,12 @@ def default_target(choice: KubeChoice, environ: Mapping[str, str]) -> ClusterTar
         return _target(config, context)
     if config is not None:
         logger.warning("the kubeconfig has no current-context: release endpoints are off")
-    if kube.in_cluster(environ):
-        return ClusterTarget.in_cluster()
-    return None
+    try:  # a pod's service account: a token file renewed as the kubelet rotates it
+        pod = kube.in_cluster_config(environ)
+    except KubeConfigError as exc:
+        logger.warning("the in-cluster service account is not usable: %s", exc.detail)
+        return None
+    return None if pod is None else ClusterTarget.from_kubeconfig(pod, name=IN_CLUSTER)
 
 
 def _load(key: str, paths: list[Path]) -> KubeConfig | None:

@@ -42,7 +42,10 @@ _FILE_KEYS = {
 }
 #: kubernetes-asyncio's read buffer: a watch event of a large object (1.5 MiB in etcd) fits.
 READ_BUFFER = 2**21
-IN_CLUSTER_TOKEN = Path("/var/run/secrets/kubernetes.io/serviceaccount/token")
+#: Where the kubelet mounts a pod's service account (``token``, ``ca.crt``, ``namespace``).
+SERVICE_ACCOUNT = Path("/var/run/secrets/kubernetes.io/serviceaccount")
+#: The context name of :func:`in_cluster_config`'s kubeconfig.
+IN_CLUSTER_CONTEXT = "in-cluster"
 
 
 class KubeConfigError(BadRequest):
@@ -209,9 +212,40 @@ def load(paths: Sequence[Path]) -> KubeConfig | None:
     return KubeConfig(document=merged, sources=tuple(sources)) if sources else None
 
 
-def in_cluster(environ: Mapping[str, str]) -> bool:
-    """Whether this process runs in a pod with a service account mounted."""
-    return bool(environ.get("KUBERNETES_SERVICE_HOST")) and IN_CLUSTER_TOKEN.exists()
+def in_cluster_config(
+    environ: Mapping[str, str], folder: Path = SERVICE_ACCOUNT
+) -> KubeConfig | None:
+    """The pod's service account as a kubeconfig (context ``in-cluster``); None outside a pod.
+
+    The token stays a ``tokenFile``: the kubelet rotates a bound token in place, and
+    :mod:`common.kubecreds` re-reads the file when it changes and at once when the server refuses
+    the token it holds (kubernetes-asyncio's own in-cluster loader re-reads it once a minute only).
+    """
+    host, port = environ.get("KUBERNETES_SERVICE_HOST"), environ.get("KUBERNETES_SERVICE_PORT")
+    token = folder / "token"
+    if not host or not token.exists():
+        return None
+    shown = f"[{host}]" if ":" in host else host
+    cluster: dict[str, Any] = {"server": f"https://{shown}:{port or 443}"}
+    try:
+        cluster["certificate-authority-data"] = base64.b64encode(
+            (folder / "ca.crt").read_bytes()
+        ).decode()
+    except OSError:
+        raise KubeConfigError("the in-cluster service account has no readable ca.crt") from None
+    context: dict[str, Any] = {"cluster": IN_CLUSTER_CONTEXT, "user": IN_CLUSTER_CONTEXT}
+    with contextlib.suppress(OSError):
+        context["namespace"] = (folder / "namespace").read_text("utf-8").strip() or None
+    name = IN_CLUSTER_CONTEXT
+    document = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "current-context": name,
+        "clusters": [{"name": name, "cluster": cluster}],
+        "users": [{"name": name, "user": {"tokenFile": str(token.absolute())}}],
+        "contexts": [{"name": name, "context": context}],
+    }
+    return KubeConfig(document=document, sources=(str(folder),))
 
 
 async def api_client(
@@ -336,19 +370,6 @@ def _write_all(folder: Path, files: Mapping[str, bytes]) -> None:
         fd = os.open(folder / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, private.FILE_MODE)
         with os.fdopen(fd, "wb") as out:
             out.write(content)
-
-
-def in_cluster_client() -> Any:
-    """An ``ApiClient`` from the pod's service account; :class:`KubeConfigError` without one."""
-    from kubernetes_asyncio import client
-    from kubernetes_asyncio import config as kconfig
-
-    configuration = client.Configuration()
-    try:
-        kconfig.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
-    except (kconfig.ConfigException, OSError):
-        raise KubeConfigError("this process has no in-cluster service account") from None
-    return client.ApiClient(configuration)
 
 
 def cluster_error(exc: BaseException, *, code: str = "cluster-refused") -> WharfError:

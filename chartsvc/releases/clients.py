@@ -83,11 +83,8 @@ class KubeClients:
 
 
 async def _new_client(target: ClusterTarget, workdir: Path) -> Any:
-    if target.kubeconfig is None:
-        try:
-            return kube.in_cluster_client()
-        except KubeConfigError as exc:  # no service account mounted after all
-            raise _unusable(target, exc.detail) from None
+    if target.kubeconfig is None:  # a pod's service account is a kubeconfig (default_target)
+        raise _unusable(target, "this process has no in-cluster service account")
     try:
         config = kube.parse(target.kubeconfig, source=f"the kubeconfig of cluster {target.name!r}")
         context = target.context or config.current_context or ""

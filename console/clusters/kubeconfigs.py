@@ -86,12 +86,18 @@ def _fallback(
     if host:
         shown = f"[{host}]" if ":" in host else host
         url = f"https://{shown}:{port or 443}"
+    try:  # in a pod, its service account (a token file renewed as the kubelet rotates it)
+        pod = kube.in_cluster_config(environ)
+    except KubeConfigError as exc:
+        logger.warning("the in-cluster service account is not usable: %s", exc.detail)
+        pod = None
     cluster = Cluster(
         id=DEFAULT_ID,
         name=DEFAULT_ID,
         origin=Origin.STATIC,
-        context=None,
+        context=None if pod is None else kube.IN_CLUSTER_CONTEXT,
         master_url=url,
+        config=pod,
     )
     return StaticClusters((cluster,), (), sources, reason)
 

@@ -18,7 +18,7 @@ import pytest
 from common import kube, kubecreds
 from common.kube import KubeConfigError
 from kubesim import Simulator
-from tests.kubecreds_support import Plugin, exec_kubeconfig, exec_user, grant
+from tests.kubecreds_support import Plugin, exec_kubeconfig, exec_user, grant, sim_request
 
 ACCOUNT = "creds/plugin"
 
@@ -164,6 +164,64 @@ async def test_a_token_file_is_read_again_when_it_changes(sim: Simulator, tmp_pa
         assert await status_of(client) == 200
     finally:
         await client.close()
+
+
+async def test_an_in_cluster_token_rotated_by_the_kubelet_is_read_again_on_a_401(
+    sim: Simulator, tmp_path: Path
+) -> None:
+    folder = tmp_path / "serviceaccount"  # as the kubelet mounts it: token -> ..data/token
+    folder.mkdir()
+    (folder / "ca.crt").write_bytes(sim.ca_path.read_bytes())
+    (folder / "namespace").write_text("creds")
+    _rotate(folder, await _mint(sim, seconds=2))
+    env = {"KUBERNETES_SERVICE_HOST": sim.host, "KUBERNETES_SERVICE_PORT": str(sim.port)}
+    config = kube.in_cluster_config(env, folder)
+    assert config is not None
+    assert config.contexts()[0].namespace == "creds"
+    client = await kube.api_client(config, kube.IN_CLUSTER_CONTEXT, workdir=tmp_path / "creds")
+    try:
+        assert await status_of(client) == 200
+        # A new bound token of the same size and time: nothing but the server's 401 tells.
+        _rotate(folder, await _mint(sim, seconds=5), like=(folder / "token").stat())
+        await asyncio.sleep(2.2)  # the first token has expired
+        renewal = kubecreds.Renewal.before(client)
+        assert await status_of(client) == 401
+        assert await renewal.renewed()
+        assert await status_of(client) == 200  # the file was read again at once, not in 60 s
+    finally:
+        await client.close()
+
+
+def test_outside_a_pod_there_is_no_in_cluster_config(tmp_path: Path) -> None:
+    env = {"KUBERNETES_SERVICE_HOST": "127.0.0.1", "KUBERNETES_SERVICE_PORT": "443"}
+    assert kube.in_cluster_config(env, tmp_path) is None  # no token mounted
+    (tmp_path / "token").write_text("t")
+    assert kube.in_cluster_config({}, tmp_path) is None  # no service address
+    with pytest.raises(KubeConfigError, match=r"ca\.crt"):
+        kube.in_cluster_config(env, tmp_path)
+
+
+async def _mint(sim: Simulator, *, seconds: int) -> str:
+    namespace, name = ACCOUNT.split("/")
+    body = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+            "spec": {"expirationSeconds": seconds}}  # fmt: skip
+    path = f"/api/v1/namespaces/{namespace}/serviceaccounts/{name}/token"
+    answer = await sim_request(sim, "POST", path, body)
+    return str(answer["status"]["token"])
+
+
+def _rotate(folder: Path, token: str, *, like: os.stat_result | None = None) -> None:
+    """Swap the token in the kubelet's way: a new timestamped folder, ``..data`` re-pointed."""
+    fresh = folder / f"..{time.time_ns()}"
+    fresh.mkdir()
+    (fresh / "token").write_text(token)
+    if like is not None:
+        assert (fresh / "token").stat().st_size == like.st_size
+        os.utime(fresh / "token", ns=(like.st_atime_ns, like.st_mtime_ns))
+    (folder / "..data_tmp").symlink_to(fresh.name)
+    (folder / "..data_tmp").replace(folder / "..data")
+    if not (folder / "token").is_symlink():
+        (folder / "token").symlink_to("..data/token")
 
 
 async def test_certificates_given_as_data_leave_no_copy(sim: Simulator, tmp_path: Path) -> None:

@@ -293,10 +293,11 @@ def console_bench_main(
     smoke: Mapping[str, Any],
 ) -> None:
     """``main`` of a benchmark whose console runs as its child: this same script started with
-    ``--serve-console`` serves it (:func:`running_console`); otherwise ``options`` are parsed and
+    ``--serve-console`` serves it (:func:`running_console`, whose ``extra`` arguments are its
+    settings overrides); otherwise ``options`` are parsed and
     ``bench`` runs as :func:`bench_main` runs it, on the chosen loop; exits with its verdict."""
     if len(sys.argv) > 1 and sys.argv[1] == "--serve-console":
-        serve_console(sys.argv[2], int(sys.argv[3]), sys.argv[4])
+        serve_console(sys.argv[2], int(sys.argv[3]), sys.argv[4], *sys.argv[5:])
         return
     parser = argparse.ArgumentParser(description=(doc or "").splitlines()[0])
     options(parser)

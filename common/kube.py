@@ -19,6 +19,7 @@ import asyncio
 import base64
 import contextlib
 import copy
+import functools
 import os
 import shutil
 import ssl
@@ -29,6 +30,7 @@ from typing import Any
 import aiohttp
 import attrs
 from aiohttp.abc import AbstractResolver
+from multidict import CIMultiDict
 
 from common import kubecreds, private, yamlio
 from common.errors import BadGateway, BadRequest, UpstreamStatus, WharfError
@@ -286,23 +288,102 @@ async def api_client(
     except (kconfig.ConfigException, ValueError, KeyError, OSError) as exc:
         raise KubeConfigError(f"context {context!r} cannot be used: {type(exc).__name__}") from None
     if creds is not None:
-        await creds.install(configuration)
+        cluster = standalone["clusters"][0]["cluster"]
+        await creds.install(configuration, functools.partial(_client_tls, cluster, workdir))
+        # Typed as a ClientSession; kubernetes-asyncio only calls its request() and close().
+        pool = CredentialSession(api.rest_client.pool_manager, creds)
+        api.rest_client.pool_manager = pool  # type: ignore[assignment]
     _act_as(api, user)
     return api
 
 
-async def _resolve_with(api: Any, configuration: Any, resolver: AbstractResolver) -> None:
-    """Give ``api`` a connection pool that resolves through ``resolver``. kubernetes-asyncio's
-    own pool takes neither a resolver nor a connector, so it is replaced by one made the way its
-    ``RESTClientObject`` makes it (TLS settings, pool size, read buffer), without ``trust_env``."""
+def _tls_context(configuration: Any) -> ssl.SSLContext:
+    """The client TLS kubernetes-asyncio's ``RESTClientObject`` makes from ``configuration``."""
     context = ssl.create_default_context(cafile=configuration.ssl_ca_cert)
     if configuration.cert_file:
         context.load_cert_chain(configuration.cert_file, keyfile=configuration.key_file)
     if not configuration.verify_ssl:
         context.check_hostname = False
         context.verify_mode = ssl.CERT_NONE
+    return context
+
+
+async def _client_tls(
+    cluster: Mapping[str, Any], workdir: Path, certificate: bytes, key: bytes
+) -> ssl.SSLContext:
+    """The TLS of the kubeconfig ``cluster`` (its CA, ``insecure-skip-tls-verify``) with a client
+    certificate from the user's credentials (an exec plugin's): the pair is written to a private
+    folder under ``workdir`` only while OpenSSL loads it."""
+    authority = cluster.get("certificate-authority-data")
+    context = ssl.create_default_context(
+        cadata=base64.b64decode(authority).decode("ascii") if authority else None
+    )
+    if cluster.get("insecure-skip-tls-verify"):
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    folder = await asyncio.to_thread(private.private_temp_dir, workdir, "kube-")
+    try:
+        await asyncio.to_thread(_write_all, folder, {"tls.crt": certificate, "tls.key": key})
+        try:
+            await asyncio.to_thread(
+                context.load_cert_chain, folder / "tls.crt", keyfile=folder / "tls.key"
+            )
+        except (ssl.SSLError, ValueError):
+            raise kubecreds.CredentialError(
+                "the exec plugin's client certificate and key cannot be used together"
+            ) from None
+        return context
+    finally:
+        await asyncio.to_thread(shutil.rmtree, folder, True)
+
+
+@attrs.define
+class CredentialSession:
+    """kubernetes-asyncio's connection pool (an ``aiohttp.ClientSession``) sending every request
+    and WebSocket upgrade with the TLS context of the credentials' current client certificate,
+    when they have one. aiohttp keys pooled connections by that context, so a new certificate
+    opens new connections while streams opened with the previous one go on undisturbed."""
+
+    session: aiohttp.ClientSession
+    credentials: kubecreds.Credentials
+
+    @property
+    def headers(self) -> Any:
+        return self.session.headers
+
+    @property
+    def closed(self) -> bool:
+        return self.session.closed
+
+    def request(self, method: str, url: str, **kwargs: Any) -> Any:
+        return self.session.request(method, url, **self._prepared(kwargs))
+
+    def ws_connect(self, url: str, **kwargs: Any) -> Any:
+        return self.session.ws_connect(url, **self._prepared(kwargs))
+
+    async def close(self) -> None:
+        await self.session.close()
+
+    def _prepared(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        headers = kwargs.get("headers")
+        if headers is not None and "authorization" in headers and not headers["authorization"]:
+            # kubernetes-asyncio asks the credentials for a token before every request (which
+            # is what renews them) and sets the header to None when they hold a certificate only.
+            headers = CIMultiDict(headers)
+            del headers["authorization"]
+            kwargs = {**kwargs, "headers": headers}
+        tls = self.credentials.tls
+        return kwargs if tls is None else {**kwargs, "ssl": tls}
+
+
+async def _resolve_with(api: Any, configuration: Any, resolver: AbstractResolver) -> None:
+    """Give ``api`` a connection pool that resolves through ``resolver``. kubernetes-asyncio's
+    own pool takes neither a resolver nor a connector, so it is replaced by one made the way its
+    ``RESTClientObject`` makes it (TLS settings, pool size, read buffer), without ``trust_env``."""
     connector = aiohttp.TCPConnector(
-        limit=configuration.connection_pool_maxsize, ssl=context, resolver=resolver
+        limit=configuration.connection_pool_maxsize,
+        ssl=_tls_context(configuration),
+        resolver=resolver,
     )
     previous = api.rest_client.pool_manager
     api.rest_client.pool_manager = aiohttp.ClientSession(

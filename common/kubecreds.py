@@ -6,10 +6,12 @@ when a caller runs its ``refresh_token`` loop; a token file is read once. So the
 a kubeconfig user is ours: :class:`Credentials` holds it, renews it shortly before it expires (the
 plugin's ``status.expirationTimestamp``; a token file when its content changes), and once when the
 server answers 401 (:meth:`Credentials.renew`). Concurrent callers share one renewal: the plugin runs
-once for all of them. The plugin is a subprocess run through asyncio, with no stdin and a time limit,
-so it can neither block the event loop nor wait for a person.
+once for all of them. A plugin may return a client certificate (and key) instead of or besides a
+token: each one gets its own TLS context, made once when it arrives (:attr:`Credentials.tls`),
+which the client sends its requests with. The plugin is a subprocess run through asyncio, with no
+stdin and a time limit, so it can neither block the event loop nor wait for a person.
 
-Nothing here logs or echoes a token, a plugin's output or its stderr (which may hold either).
+Nothing here logs or echoes a token, a key, a plugin's output or its stderr (which may hold either).
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ import datetime
 import json
 import logging
 import os
+import ssl
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -53,9 +56,18 @@ class CredentialError(BadGateway):
 
 @attrs.frozen
 class Token:
+    """What a source gives: a bearer token, a client certificate (PEM, with its key), or both."""
+
     value: str = attrs.field(repr=False)
     #: Unix time after which the server will refuse it; None: unknown (until refused).
     expires: float | None = None
+    certificate: bytes | None = attrs.field(default=None, repr=False)
+    key: bytes | None = attrs.field(default=None, repr=False)
+
+
+#: Makes the TLS context of a client certificate and its key (PEM): the client's own TLS settings
+#: (its CA, verification) plus that pair. Given by whoever builds the client (``common.kube``).
+TlsFactory = Callable[[bytes, bytes], Awaitable[ssl.SSLContext]]
 
 
 class Source(Protocol):
@@ -219,14 +231,19 @@ class ExecPlugin:
         status = doc.get("status")
         status = status if isinstance(status, dict) else {}
         token = status.get("token")
-        if not isinstance(token, str) or not token:
-            if status.get("clientCertificateData"):
-                raise CredentialError(
-                    f"exec plugin {name!r} returned a client certificate; only tokens from "
-                    "exec plugins are supported"
-                )
-            raise CredentialError(f"exec plugin {name!r} returned no token")
-        return Token(token, _expiry(status.get("expirationTimestamp"), name))
+        token = token if isinstance(token, str) else ""
+        cert, key = status.get("clientCertificateData"), status.get("clientKeyData")
+        if bool(cert) != bool(key) or not all(isinstance(v, str) for v in (cert or "", key or "")):
+            raise CredentialError(
+                f"exec plugin {name!r} must return clientCertificateData and clientKeyData "
+                "together, as PEM text"
+            )
+        if not token and not cert:
+            raise CredentialError(f"exec plugin {name!r} returned no token or client certificate")
+        expires = _expiry(status.get("expirationTimestamp"), name)
+        if not cert:
+            return Token(token, expires)
+        return Token(token, expires, certificate=str(cert).encode(), key=str(key).encode())
 
     def changed(self) -> bool:
         return False
@@ -270,6 +287,11 @@ class Credentials:
     generation: int = 0
     _renew_at: float | None = None
     _lock: asyncio.Lock = attrs.field(factory=asyncio.Lock)
+    #: Builds the TLS context of a client certificate the source gives (:meth:`install`).
+    _tls_factory: TlsFactory | None = None
+    #: The TLS context of the current client certificate, made once per certificate; None: the
+    #: client's own (the source gives tokens only).
+    tls: ssl.SSLContext | None = attrs.field(default=None, repr=False)
 
     async def current(self) -> str:
         """A token believed valid now; renews first when it is about to expire or has changed."""
@@ -286,10 +308,16 @@ class Credentials:
             if self.generation != seen and self._token is not None:
                 return True
             token = await self.source.fetch()
-            self._token, self._renew_at = token, _renew_at(token)
+            tls = await self._tls_of(token)
+            self._token, self._renew_at, self.tls = token, _renew_at(token), tls
             self.generation += 1
             logger.debug("cluster credentials renewed (%s)", type(self.source).__name__)
             return True
+
+    async def _tls_of(self, token: Token) -> ssl.SSLContext | None:
+        if token.certificate is None or token.key is None or self._tls_factory is None:
+            return None  # a certificate fetched before install() gets its context there
+        return await self._tls_factory(token.certificate, token.key)
 
     async def hook(self, configuration: Any) -> None:
         """kubernetes-asyncio's ``refresh_api_key_hook``: called before every request's headers."""
@@ -298,8 +326,13 @@ class Credentials:
     def _stale(self, token: Token) -> bool:
         return self._renew_at is not None and time.time() >= self._renew_at
 
-    async def install(self, configuration: Any) -> None:
-        """Make ``configuration`` (a kubernetes-asyncio one) ask this for its bearer token."""
+    async def install(self, configuration: Any, tls: TlsFactory | None = None) -> None:
+        """Make ``configuration`` (a kubernetes-asyncio one) ask this for its bearer token (none
+        is sent while the source gives only a certificate); ``tls`` makes the TLS context of
+        each client certificate the source gives (the client sends requests with :attr:`tls`)."""
+        self._tls_factory = tls
+        if self._token is not None and self.tls is None:
+            self.tls = await self._tls_of(self._token)
         configuration.api_key["BearerToken"] = await self.current()
         configuration.api_key_prefix["BearerToken"] = "Bearer"
         configuration.refresh_api_key_hook = self.hook

@@ -55,6 +55,9 @@ class Simulator:
     are then refused with 401 as a real server refuses them). ``max_watch_seconds``: every watch
     ends by then whatever ``timeoutSeconds`` asked, as a load balancer in front of a cluster cuts
     long requests; clients must reconnect (with their current credentials).
+    ``client_certificates``: also accept client certificates signed by the simulator's authority
+    (``ca.key`` in ``directory``; :func:`kubesim.http.tls.client_certificate` issues them), their
+    common name the user and organizations the groups; an expired one is refused with 401.
     """
 
     def __init__(
@@ -76,6 +79,7 @@ class Simulator:
         event_loop: eventloop.Loop = "asyncio",
         min_token_seconds: int = 600,
         max_watch_seconds: float | None = None,
+        client_certificates: bool = False,
     ) -> None:
         self.directory = Path(directory)
         self.token = token if token is not None else secrets.token_urlsafe(24)
@@ -101,6 +105,7 @@ class Simulator:
         self.event_loop = event_loop
         self.min_token_seconds = min_token_seconds
         self.max_watch_seconds = max_watch_seconds
+        self.client_certificates = client_certificates
 
     def __repr__(self) -> str:
         return f"Simulator(url={self.url!r}, context={self.context!r})"
@@ -153,7 +158,12 @@ class Simulator:
             if self.live is not None:
                 await self.live.start()
             site = web.TCPSite(
-                runner, self.host, self.port, ssl_context=certs.server_context() if certs else None
+                runner,
+                self.host,
+                self.port,
+                ssl_context=certs.server_context(client_certificates=self.client_certificates)
+                if certs
+                else None,
             )
             await site.start()
             self.port = int(runner.addresses[0][1])

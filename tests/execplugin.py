@@ -11,7 +11,8 @@ Environment (the kubeconfig's ``exec.env``):
 ``EXECPLUGIN_SA``: ``namespace/name`` of the ServiceAccount; ``EXECPLUGIN_SECONDS``: the token's
 life; ``EXECPLUGIN_CLAIM``: the life the ExecCredential claims, when it must lie (a token the
 server refuses before the client expects it to); ``EXECPLUGIN_MODE``: ``bad`` prints a token
-the server refuses, ``hang`` never answers, ``fail`` exits 1.
+the server refuses, ``hang`` never answers, ``fail`` exits 1, ``cert`` prints a client certificate
+instead of a token (``EXECPLUGIN_CERT_USER``, signed with the key in ``EXECPLUGIN_SIM_DIR``).
 """
 
 from __future__ import annotations
@@ -40,13 +41,32 @@ def main() -> int:
         print("login required", file=sys.stderr)
         return 1
     seconds = int(env.get("EXECPLUGIN_SECONDS", "2"))
-    token = "not-a-token" if mode == "bad" else _mint(info["spec"]["cluster"], seconds)
     claim = int(env.get("EXECPLUGIN_CLAIM") or seconds)
     expiry = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + claim))
-    status = {"token": token, "expirationTimestamp": expiry}
+    status = {"expirationTimestamp": expiry}
+    if mode == "cert":
+        status.update(_certificate(seconds))
+    else:
+        status["token"] = (
+            "not-a-token" if mode == "bad" else _mint(info["spec"]["cluster"], seconds)
+        )
     print(json.dumps({"apiVersion": info["apiVersion"], "kind": "ExecCredential",
                       "status": status}))  # fmt: skip
     return 0
+
+
+def _certificate(seconds: int) -> dict[str, str]:
+    """A client certificate of ``EXECPLUGIN_CERT_USER`` in group ``system:masters``, signed by the
+    simulator's authority (whose folder is ``EXECPLUGIN_SIM_DIR``), as an identity service would
+    issue one."""
+    from pathlib import Path
+
+    from kubesim.http import tls
+
+    user = os.environ["EXECPLUGIN_CERT_USER"]
+    folder = Path(os.environ["EXECPLUGIN_SIM_DIR"])
+    cert, key = tls.client_certificate(folder, user, ["system:masters"], seconds=seconds)
+    return {"clientCertificateData": cert.decode(), "clientKeyData": key.decode()}
 
 
 def _mint(cluster: dict[str, str], seconds: int) -> str:

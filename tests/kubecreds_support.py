@@ -23,6 +23,8 @@ from kubesim import Simulator
 
 PLUGIN = Path(__file__).with_name("execplugin.py")
 V1 = "client.authentication.k8s.io/v1"
+#: Who the plugin's client certificates (``mode="cert"``) name; in group ``system:masters``.
+CERT_USER = "plugin-certificate-user"
 
 
 @attrs.frozen
@@ -105,6 +107,8 @@ def exec_user(
         "EXECPLUGIN_CLAIM": "" if claim is None else str(claim),
         "EXECPLUGIN_MODE": mode,
         "EXECPLUGIN_ADMIN_TOKEN": sim.token,
+        "EXECPLUGIN_SIM_DIR": str(sim.directory),
+        "EXECPLUGIN_CERT_USER": CERT_USER,
     }
     entry: dict[str, Any] = {
         "apiVersion": api_version,

@@ -1,7 +1,9 @@
 """Who a request comes from, and whether they may make it: authentication, impersonation, RBAC.
 
 A bearer token is the simulator's admin token (``system:masters``), a token of one of the users the
-simulator was given, or a ServiceAccount token it issued; anything else is 401. The
+simulator was given, or a ServiceAccount token it issued; without one, a client certificate signed
+by the simulator's authority (when it asks for them) names the user and groups; anything else,
+an expired certificate included, is 401. The
 ``Impersonate-User``/``-Group``/``-Uid``/``-Extra-*`` headers switch to another identity when the
 caller may ``impersonate`` it, as kube-apiserver's impersonation filter checks. Non-resource paths
 (discovery, OpenAPI, ``/version``) are authorized here; resource requests by ``handlers`` once the
@@ -11,13 +13,14 @@ URL is resolved. Decisions are ``api.rbac``'s.
 from __future__ import annotations
 
 import hmac
+import time
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
 from kubesim.api import rbac, tokens
 from kubesim.api.rbac import Request, UserInfo
-from kubesim.http import differences
+from kubesim.http import differences, tls
 from kubesim.http.state import STATE, State
 from kubesim.machinery.status import KubeError
 
@@ -41,6 +44,19 @@ def identify(state: State, token: str) -> UserInfo | None:
     return UserInfo(account["username"], tuple(account["groups"]), uid=account["uid"])
 
 
+def _certificate_user(request: web.Request) -> UserInfo | None:
+    """Who the connection's client certificate (verified against the simulator's authority in the
+    handshake) says, while it is valid: its common name, its organizations as groups."""
+    transport = request.transport
+    found = tls.peer_user(
+        transport.get_extra_info("peercert") if transport is not None else None, now=time.time()
+    )
+    if found is None:
+        return None
+    name, groups = found
+    return UserInfo(name, (*groups, rbac.AUTHENTICATED))
+
+
 def user_of(request: web.Request) -> UserInfo:
     user: UserInfo = request.get(USER, rbac.ADMIN)
     return user
@@ -53,7 +69,7 @@ async def authenticate(request: web.Request, handler: Handler) -> web.StreamResp
         return await handler(request)
     header = request.headers.get("Authorization", "")
     given = header[7:].strip() if header[:7].lower() == "bearer " else ""
-    user = identify(state, given) if given else None
+    user = identify(state, given) if given else _certificate_user(request)
     if user is None:
         raise KubeError(401, "Unauthorized")
     user = impersonate(state, request, user)

@@ -2,8 +2,9 @@
 
 Helm reads its kubeconfig from a 0600 file in the service's private ``credentials`` folder, never
 from the system temp folder, and the file goes when the Helm configuration closes; leftovers of a
-killed run are swept when the service starts. With an exec plugin minting 2 s tokens, Helm's own
-client renews them: writes keep working across expiries.
+killed run are swept when the service starts. With an exec plugin minting 2 s tokens or client
+certificates, Helm's own client renews them: writes keep working across expiries; the service's
+release reads renew once on a 401.
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ ACCOUNT = "helm-creds/plugin"
 
 @pytest.fixture(scope="module")
 def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simulator]:
-    with Simulator(tmp_path_factory.mktemp("sim"), context="creds", min_token_seconds=1) as s:
+    folder = tmp_path_factory.mktemp("sim")
+    with Simulator(folder, context="creds", min_token_seconds=1, client_certificates=True) as s:
         asyncio.run(grant(s, ACCOUNT))
         yield s
 
@@ -52,22 +54,28 @@ def ours_in_system_temp(sim: Simulator, before: set[Path]) -> list[Path]:
     return found
 
 
+#: The plugin gives tokens, or client certificates (``cert``), which Helm's client also renews.
+MODES = pytest.mark.parametrize("mode", ["", "cert"])
+
+
+@MODES
 async def test_helm_reads_a_private_kubeconfig_and_renews_plugin_tokens(
-    sim: Simulator, tmp_path: Path
+    sim: Simulator, tmp_path: Path, mode: str
 ) -> None:
     plugin = Plugin(tmp_path / "plugin")
-    user = exec_user(sim, plugin, account=ACCOUNT, seconds=2)
+    user = exec_user(sim, plugin, account=ACCOUNT, seconds=2, mode=mode)
     config = kube.load([exec_kubeconfig(sim, tmp_path / "kubeconfig", user)])
     assert config is not None
     target = ClusterTarget.from_kubeconfig(config, sim.context)
-    await create_namespace(sim, "helm-creds-ns")
+    namespace = f"helm-creds-{mode or 'token'}"
+    await create_namespace(sim, namespace)
     before = set(Path(tempfile.gettempdir()).iterdir())
     credentials = tmp_path / "credentials"
     helm = Helm(temp_dir=tmp_path / "tmp", credentials_dir=credentials)
     service = ReleaseService(engine=helm.releases, charts=LocalCharts(build_chart(tmp_path)))
     try:
         request = InstallRequest(
-            release_name="rel", namespace="helm-creds-ns", chart_ref="local/probe", values={"a": 1}
+            release_name="rel", namespace=namespace, chart_ref="local/probe", values={"a": 1}
         )
         assert (await service.install(target, request)).status == "deployed"
         files = [p for p in credentials.rglob("*") if p.is_file()]
@@ -77,7 +85,7 @@ async def test_helm_reads_a_private_kubeconfig_and_renews_plugin_tokens(
         assert ours_in_system_temp(sim, before) == []  # not even while Helm holds it open
         runs = plugin.runs()
         await asyncio.sleep(2.5)  # every token minted so far has expired
-        release = ReleaseRef(target, "helm-creds-ns", "rel")
+        release = ReleaseRef(target, namespace, "rel")
         upgraded = await service.upgrade(release, UpgradeRequest(chart_ref="local/probe"))
         assert upgraded.version == 2
         assert plugin.runs() > runs  # Helm's client ran the plugin again
@@ -103,10 +111,11 @@ async def test_leftovers_of_a_killed_run_are_swept_at_start(
     assert (await client.get(f"{API}/releases")).status == 200
 
 
-async def test_release_reads_renew_once_on_a_401(sim: Simulator, tmp_path: Path) -> None:
-    # The plugin claims an hour, but its tokens die after 2 s: only the server's 401 tells.
+@MODES
+async def test_release_reads_renew_once_on_a_401(sim: Simulator, tmp_path: Path, mode: str) -> None:
+    # The plugin claims an hour, but its credentials die after 2 s: only the server's 401 tells.
     plugin = Plugin(tmp_path / "plugin")
-    user = exec_user(sim, plugin, account=ACCOUNT, seconds=2, claim=3600)
+    user = exec_user(sim, plugin, account=ACCOUNT, seconds=2, claim=3600, mode=mode)
     config = kube.load([exec_kubeconfig(sim, tmp_path / "kubeconfig", user)])
     assert config is not None
     target = ClusterTarget.from_kubeconfig(config, sim.context)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import os
 import time
 from collections.abc import Iterator
@@ -18,6 +19,7 @@ import pytest
 from common import kube, kubecreds
 from common.kube import KubeConfigError
 from kubesim import Simulator
+from kubesim.http import tls
 from tests.kubecreds_support import Plugin, exec_kubeconfig, exec_user, grant, sim_request
 
 ACCOUNT = "creds/plugin"
@@ -25,7 +27,8 @@ ACCOUNT = "creds/plugin"
 
 @pytest.fixture(scope="module")
 def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simulator]:
-    with Simulator(tmp_path_factory.mktemp("sim"), context="creds", min_token_seconds=1) as s:
+    folder = tmp_path_factory.mktemp("sim")
+    with Simulator(folder, context="creds", min_token_seconds=1, client_certificates=True) as s:
         asyncio.run(grant(s, ACCOUNT))
         yield s
 
@@ -225,11 +228,9 @@ def _rotate(folder: Path, token: str, *, like: os.stat_result | None = None) -> 
 
 
 async def test_certificates_given_as_data_leave_no_copy(sim: Simulator, tmp_path: Path) -> None:
-    # Any certificate and key that belong together serve as a client certificate's pair.
-    pair = {
-        "client-certificate-data": base64.b64encode((sim.directory / "server.crt").read_bytes()),
-        "client-key-data": base64.b64encode((sim.directory / "server.key").read_bytes()),
-    }
+    cert, key = tls.client_certificate(sim.directory, "someone", ["team"], seconds=600)
+    pair = {"client-certificate-data": base64.b64encode(cert),
+            "client-key-data": base64.b64encode(key)}  # fmt: skip
     user = {"token": sim.token, **{k: v.decode() for k, v in pair.items()}}
     client = await client_for(sim, tmp_path, user)
     try:
@@ -241,7 +242,79 @@ async def test_certificates_given_as_data_leave_no_copy(sim: Simulator, tmp_path
         await client.close()
 
 
+async def test_a_plugin_client_certificate_is_used_and_renewed_before_it_expires(
+    sim: Simulator, tmp_path: Path
+) -> None:
+    plugin = Plugin(tmp_path / "plugin")
+    user = exec_user(sim, plugin, account=ACCOUNT, seconds=2, mode="cert")
+    client = await client_for(sim, tmp_path, user)
+    try:
+        creds = kubecreds.of_client(client)
+        assert creds is not None
+        contexts = set()
+        deadline = time.monotonic() + 4
+        while time.monotonic() < deadline:  # crosses two expiries of 2 s certificates
+            assert await status_of(client) == 200
+            assert creds.tls is not None
+            contexts.add(id(creds.tls))
+            await asyncio.sleep(0.2)
+        assert 3 <= plugin.runs() <= 6
+        assert len(contexts) == plugin.runs()  # one TLS context per certificate, not per request
+        assert list((tmp_path / "credentials").iterdir()) == []  # the key was only loaded
+    finally:
+        await client.close()
+
+
+async def test_an_expired_client_certificate_is_refused_and_a_401_renews_it(
+    sim: Simulator, tmp_path: Path
+) -> None:
+    # The plugin claims an hour, but its certificates die after 2 s: only the server's 401 tells.
+    plugin = Plugin(tmp_path / "plugin")
+    user = exec_user(sim, plugin, account=ACCOUNT, seconds=2, claim=3600, mode="cert")
+    client = await client_for(sim, tmp_path, user)
+    try:
+        assert await status_of(client) == 200
+        await asyncio.sleep(2.5)
+        renewal = kubecreds.Renewal.before(client)
+        assert await status_of(client) == 401  # on the connection the old certificate opened
+        assert await renewal.renewed()
+        assert await status_of(client) == 200  # a new connection with the new certificate
+        assert plugin.runs() == 2
+    finally:
+        await client.close()
+
+
+@pytest.mark.parametrize(
+    ("status", "message"),
+    [
+        ({"clientCertificateData": "PEM"}, "together"),
+        ({"clientKeyData": "PEM"}, "together"),
+        ({}, "no token or client certificate"),
+    ],
+)
+def test_a_plugin_certificate_without_its_key_is_refused(
+    status: dict[str, str], message: str
+) -> None:
+    plugin = kubecreds.ExecPlugin(api_version=kubecreds.EXEC_VERSIONS[0], command="plugin")
+    doc = {"apiVersion": kubecreds.EXEC_VERSIONS[0], "kind": "ExecCredential", "status": status}
+    with pytest.raises(kubecreds.CredentialError, match=message):
+        plugin._parse(json.dumps(doc).encode())
+
+
+async def test_a_certificate_that_does_not_match_its_key_is_refused(
+    sim: Simulator, tmp_path: Path
+) -> None:
+    cert, _ = tls.client_certificate(sim.directory, "someone", [], seconds=600)
+    _, other_key = tls.client_certificate(sim.directory, "someone", [], seconds=600)
+    cluster = {"certificate-authority-data": base64.b64encode(sim.ca_path.read_bytes()).decode()}
+    with pytest.raises(kubecreds.CredentialError, match="cannot be used together"):
+        await kube._client_tls(cluster, tmp_path / "credentials", cert, other_key)
+    assert list((tmp_path / "credentials").iterdir()) == []
+
+
 def test_credentials_never_show_their_token() -> None:
     creds = kubecreds.Credentials(kubecreds.StaticToken("s3cret-value"))
     assert "s3cret-value" not in repr(creds)
     assert "s3cret-value" not in repr(kubecreds.Token("s3cret-value", 1.0))
+    held = kubecreds.Token("", 1.0, certificate=b"s3cret-cert", key=b"s3cret-key")
+    assert "s3cret" not in repr(held)

@@ -44,7 +44,12 @@ LONG_RUN_S = 60.0
 def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simulator]:
     folder = tmp_path_factory.mktemp("sim-alpha")
     with Simulator(
-        folder, context="alpha", nodes=1, min_token_seconds=1, max_watch_seconds=3
+        folder,
+        context="alpha",
+        nodes=1,
+        min_token_seconds=1,
+        max_watch_seconds=3,
+        client_certificates=True,
     ) as live:
         asyncio.run(grant(live, ACCOUNT))
         yield live
@@ -167,6 +172,30 @@ async def test_an_exec_session_outlives_many_tokens_and_new_sessions_still_open(
     assert await _stdout(again) == b"again\n"
     await again.close()
     assert plugin.runs() > before
+
+
+async def test_plugin_client_certificates_serve_a_watch_and_exec_handshakes_across_expiries(
+    api_client: ApiClient, sim: Simulator, ns: str, tmp_path: Path
+) -> None:
+    client, plugin = await console_with(api_client, sim, tmp_path, mode="cert")
+    await eventually(lambda: _running(client, ns, "shell"), what="the pod to run")
+    stream = await open_stream(client, f"{BASE}/resources/configmaps/objects/watch", namespace=ns)
+    for i in range(3):  # ~7 s: 2 s certificates, the watch cut every 3 s
+        cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"cert-{i}"}}
+        await sim_request(sim, "POST", f"/api/v1/namespaces/{ns}/configmaps", cm)
+        event = await stream.until("ADDED", timeout=8)
+        while event.json()["metadata"]["name"] != f"cert-{i}":
+            event = await stream.until("ADDED", timeout=8)
+        await asyncio.sleep(2.2)
+    watch = next(iter(client.app[WATCHES].watches.values()))
+    assert watch.connects >= 2  # reconnected with a later certificate
+    query = {"cluster": "alpha", "namespace": ns, "pod": "shell"}
+    ws = await client.ws_connect("/ws/exec", params=query, headers=ADMIN)
+    await ws.send_str("echo certified\n")
+    assert await _stdout(ws) == b"certified\n"
+    await ws.close()
+    assert plugin.runs() >= 3  # a new certificate after each expiry
+    assert list((tmp_path / "console" / "credentials").iterdir()) == []  # keys only loaded
 
 
 async def test_a_port_forward_opened_after_expiry_connects_with_a_fresh_token(

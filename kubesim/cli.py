@@ -73,6 +73,12 @@ def _parser() -> argparse.ArgumentParser:
         "balancer does); default: as asked",
     )
     p.add_argument(
+        "--client-certificates",
+        action="store_true",
+        help="also accept client certificates signed by the simulator's authority (ca.key next "
+        "to the kubeconfig): common name the user, organizations the groups",
+    )
+    p.add_argument(
         "--plain-http",
         action="store_true",
         help="serve http without authentication (benchmarks only)",
@@ -151,6 +157,7 @@ def main(argv: list[str] | None = None) -> int:
         users=users,
         min_token_seconds=args.min_token_seconds,
         max_watch_seconds=args.max_watch_seconds,
+        client_certificates=args.client_certificates,
     )
     try:
         eventloop.run(_run(sim, loop), loop)

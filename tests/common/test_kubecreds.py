@@ -46,6 +46,14 @@ async def status_of(client: Any, path: str = "/api/v1/namespaces/creds") -> int:
     return int(resp.status)
 
 
+async def refused_then_renewed(client: Any) -> None:
+    """A request is refused with 401; the credentials renew once; the request then succeeds."""
+    renewal = kubecreds.Renewal.before(client)
+    assert await status_of(client) == 401
+    assert await renewal.renewed()
+    assert await status_of(client) == 200
+
+
 async def test_an_expiring_plugin_token_is_renewed_before_it_expires(
     sim: Simulator, tmp_path: Path
 ) -> None:
@@ -187,10 +195,7 @@ async def test_an_in_cluster_token_rotated_by_the_kubelet_is_read_again_on_a_401
         # A new bound token of the same size and time: nothing but the server's 401 tells.
         _rotate(folder, await _mint(sim, seconds=5), like=(folder / "token").stat())
         await asyncio.sleep(2.2)  # the first token has expired
-        renewal = kubecreds.Renewal.before(client)
-        assert await status_of(client) == 401
-        assert await renewal.renewed()
-        assert await status_of(client) == 200  # the file was read again at once, not in 60 s
+        await refused_then_renewed(client)  # the file was read again at once, not in 60 s
     finally:
         await client.close()
 
@@ -275,10 +280,7 @@ async def test_an_expired_client_certificate_is_refused_and_a_401_renews_it(
     try:
         assert await status_of(client) == 200
         await asyncio.sleep(2.5)
-        renewal = kubecreds.Renewal.before(client)
-        assert await status_of(client) == 401  # on the connection the old certificate opened
-        assert await renewal.renewed()
-        assert await status_of(client) == 200  # a new connection with the new certificate
+        await refused_then_renewed(client)  # the new certificate goes on a new connection
         assert plugin.runs() == 2
     finally:
         await client.close()

@@ -25,7 +25,7 @@ from console.app import create_app
 from console.keys import WATCHES
 from kubesim import Simulator
 from tests.conftest import ApiClient
-from tests.console.live_support import open_stream
+from tests.console.live_support import SseReader, open_stream
 from tests.console.resources_support import eventually, seeded_namespace
 from tests.console.support import ADMIN, make_settings
 from tests.guards import assert_problem
@@ -85,13 +85,8 @@ async def test_a_watch_outlives_many_tokens(
     stream = await open_stream(client, f"{BASE}/resources/configmaps/objects/watch", namespace=ns)
     started, sent = time.monotonic(), 0
     while time.monotonic() - started < RUN_S:
-        name = f"tick-{sent}"
-        cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}}
-        await sim_request(sim, "POST", f"/api/v1/namespaces/{ns}/configmaps", cm)
+        await _created_and_seen(sim, stream, ns, f"tick-{sent}")
         sent += 1
-        event = await stream.until("ADDED", timeout=8)
-        while event.json()["metadata"]["name"] != name:
-            event = await stream.until("ADDED", timeout=8)
         await asyncio.sleep(1.5)
     assert sent >= 6
     assert plugin.runs() >= 4  # the plugin ran again for the reconnects of the shared watch
@@ -112,13 +107,8 @@ async def test_a_60s_watch_and_a_60s_exec_session_outlive_5s_credentials(
     async def watching() -> int:
         sent = 0
         while time.monotonic() - started < LONG_RUN_S:
-            name = f"long-{sent}"
-            cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}}
-            await sim_request(sim, "POST", f"/api/v1/namespaces/{ns}/configmaps", cm)
+            await _created_and_seen(sim, stream, ns, f"long-{sent}")
             sent += 1
-            event = await stream.until("ADDED", timeout=8)
-            while event.json()["metadata"]["name"] != name:
-                event = await stream.until("ADDED", timeout=8)
             await asyncio.sleep(2)
         return sent
 
@@ -142,6 +132,15 @@ async def test_a_60s_watch_and_a_60s_exec_session_outlive_5s_credentials(
     assert plugin.runs() >= LONG_RUN_S / 5
     watch = next(iter(client.app[WATCHES].watches.values()))
     assert watch.connects >= 15  # cut every 3 s by the simulator, each reconnect authenticated
+
+
+async def _created_and_seen(sim: Simulator, stream: SseReader, ns: str, name: str) -> None:
+    """Create ConfigMap ``name`` at the simulator and wait for the watch stream to deliver it."""
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}}
+    await sim_request(sim, "POST", f"/api/v1/namespaces/{ns}/configmaps", cm)
+    event = await stream.until("ADDED", timeout=8)
+    while event.json()["metadata"]["name"] != name:
+        event = await stream.until("ADDED", timeout=8)
 
 
 async def _running(client: Client, ns: str, pod: str) -> bool:
@@ -181,11 +180,7 @@ async def test_plugin_client_certificates_serve_a_watch_and_exec_handshakes_acro
     await eventually(lambda: _running(client, ns, "shell"), what="the pod to run")
     stream = await open_stream(client, f"{BASE}/resources/configmaps/objects/watch", namespace=ns)
     for i in range(3):  # ~7 s: 2 s certificates, the watch cut every 3 s
-        cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"cert-{i}"}}
-        await sim_request(sim, "POST", f"/api/v1/namespaces/{ns}/configmaps", cm)
-        event = await stream.until("ADDED", timeout=8)
-        while event.json()["metadata"]["name"] != f"cert-{i}":
-            event = await stream.until("ADDED", timeout=8)
+        await _created_and_seen(sim, stream, ns, f"cert-{i}")
         await asyncio.sleep(2.2)
     watch = next(iter(client.app[WATCHES].watches.values()))
     assert watch.connects >= 2  # reconnected with a later certificate
@@ -198,10 +193,11 @@ async def test_plugin_client_certificates_serve_a_watch_and_exec_handshakes_acro
     assert list((tmp_path / "console" / "credentials").iterdir()) == []  # keys only loaded
 
 
+@pytest.mark.parametrize("mode", ["", "cert"])  # a token, or a client certificate
 async def test_a_port_forward_opened_after_expiry_connects_with_a_fresh_token(
-    api_client: ApiClient, sim: Simulator, ns: str, tmp_path: Path
+    api_client: ApiClient, sim: Simulator, ns: str, tmp_path: Path, mode: str
 ) -> None:
-    client, plugin = await console_with(api_client, sim, tmp_path)
+    client, plugin = await console_with(api_client, sim, tmp_path, mode=mode)
 
     async def ready() -> bool:
         resp = await client.get(f"{BASE}/resources/pods/object",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import secrets
 from collections.abc import Awaitable, Callable
 
@@ -35,6 +36,8 @@ class State:
     min_token_seconds: int = 600
     # Every watch ends after at most this many seconds (None: as ``timeoutSeconds`` asks).
     max_watch_seconds: float | None = None
+    # Access reviews answered, by kind (``SubjectAccessReview`` …): what a benchmark counts.
+    reviews_answered: collections.Counter[str] = attrs.Factory(collections.Counter)
     # (group, plural, subresource) -> handler, for subresources served outside ``handlers``
     # (``pods/log``, ``pods/exec``, ``pods/portforward``); anything unregistered is refused with 501.
     subresource_handlers: dict[tuple[str, str, str], SubresourceHandler] = attrs.Factory(dict)

@@ -54,6 +54,7 @@ async def create(request: web.Request, state: State, target: Target) -> web.Resp
             authenticate=lambda token: auth.identify(state, token),
             store=state.objects.store,
         )
+        state.reviews_answered[target.rt.kind] += 1
         return json_response(review, status=201)
     if target.subresource == "token":
         body = await _body(request, bodies.WRITE_TYPES)

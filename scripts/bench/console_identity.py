@@ -8,7 +8,8 @@ where the console impersonates her takes at most 1.2x the time of the same reque
 simulator reached through a context where the console acts with its own identity
 (``impersonate-contexts=…=off``), measured in the same run, rounds interleaved; 1,000 SSE
 subscribers of 10 identities (10 accounts, each in its own group bound to ``edit``) to one
-(cluster, configmaps, namespace) hold 1 upstream watch, counted at the simulator.
+(cluster, configmaps, namespace) hold 1 upstream watch, counted at the simulator, and their
+admission costs at most one SubjectAccessReview per identity and verb (the simulator counts them).
 
 The simulator runs in this process and enforces RBAC; the console runs in a child (this script
 with ``--serve-console``), with its accounts made beforehand in its store as ``wharf console user
@@ -141,10 +142,15 @@ async def browse(alice: aiohttp.ClientSession, rounds: int) -> tuple[list[float]
     return as_own, as_alice
 
 
+def reviews(sim: Simulator) -> int:
+    return sim.call(lambda state: state.reviews_answered["SubjectAccessReview"])
+
+
 async def fan_out(
     sim: Simulator, people: list[aiohttp.ClientSession], subscribers: int
-) -> tuple[int, float]:
-    """(upstream configmap watches at the simulator while all are open, seconds to admit all)."""
+) -> tuple[int, int, float]:
+    """(upstream configmap watches at the simulator while all are open, SubjectAccessReviews it
+    answered for their admission, seconds to admit all)."""
     url = f"/api/v1/clusters/{AS_PERSON}/resources/configmaps/objects/watch"
     opened: list[aiohttp.ClientResponse] = []
 
@@ -153,7 +159,7 @@ async def fan_out(
         opened.append(resp)
         assert resp.status == 200, await resp.text()  # admitted: the review said yes
 
-    started = time.perf_counter()
+    started, asked = time.perf_counter(), reviews(sim)
     try:
         for start in range(0, subscribers, 100):
             await asyncio.gather(
@@ -161,10 +167,11 @@ async def fan_out(
             )
         admitted = time.perf_counter() - started
         held = sim.call(lambda state: state.objects.store.subscribers(("", "configmaps")))
+        asked = reviews(sim) - asked
     finally:
         for resp in opened:
             resp.close()
-    return held, admitted
+    return held, asked, admitted
 
 
 async def bench(args: argparse.Namespace) -> None:
@@ -191,19 +198,21 @@ async def bench(args: argparse.Namespace) -> None:
                 ]
                 await check_impersonated(people[0])
                 as_own, as_alice = await browse(people[0], args.rounds)
-                held, admitted = await fan_out(sim, people[1:], args.subscribers)
+                held, asked, admitted = await fan_out(sim, people[1:], args.subscribers)
     own_ms, alice_ms = statistics.median(as_own), statistics.median(as_alice)
     ratio = alice_ms / own_ms
     print(f"GET …/pods rows of {args.pods} pods over HTTP, median of {args.rounds}: console's own "
           f"identity {own_ms:.1f} ms, as alice (impersonated) {alice_ms:.1f} ms: ratio "
           f"{ratio:.2f}x (target <= 1.2)")  # fmt: skip
     print(f"{args.subscribers} SSE subscribers of {IDENTITIES} identities: upstream configmap "
-          f"watches at the simulator {held} (target 1); all admitted in {admitted:.2f} s")  # fmt: skip
+          f"watches at the simulator {held} (target 1); SubjectAccessReviews answered {asked}; all "
+          f"admitted in {admitted:.2f} s")  # fmt: skip
     out: Report = args.report
     out.figure("rows as alice / as the console, over HTTP", ratio, "x", at_most=1.2,
                baseline="rows as the console's own identity")  # fmt: skip
     out.figure(f"upstream watches for {args.subscribers} SSE subscribers of {IDENTITIES} "
                "identities", held, "", at_most=1)  # fmt: skip
+    out.figure("SubjectAccessReviews for their admission", asked, "", at_most=2 * IDENTITIES)
 
 
 def options(parser: argparse.ArgumentParser) -> None:

@@ -7,7 +7,9 @@ without ``KUBECONFIG`` the file is ``~/.kube/config``. Relative file references 
 ``command`` given as a path) resolve against the directory of the file that holds them.
 Certificates are inlined, so a context's config stands alone (and can be stored or handed to Helm
 as content); a ``tokenFile`` and a plugin stay references (made absolute), since what they give
-changes over time (:mod:`common.kubecreds` keeps such credentials fresh).
+changes over time (:mod:`common.kubecreds` keeps such credentials fresh, client certificates from
+exec plugins included: :mod:`common.kubetls`). A pod's service account is read as such a
+kubeconfig too (:func:`in_cluster_config`), so its rotated token is renewed the same way.
 
 A kubeconfig holds credentials: :class:`KubeConfig` never shows its document in ``repr``, and no
 function here logs one. Errors never echo kubeconfig content.
@@ -30,9 +32,8 @@ from typing import Any
 import aiohttp
 import attrs
 from aiohttp.abc import AbstractResolver
-from multidict import CIMultiDict
 
-from common import kubecreds, private, yamlio
+from common import kubecreds, kubetls, private, yamlio
 from common.errors import BadGateway, BadRequest, UpstreamStatus, WharfError
 
 _FILE_KEYS = {
@@ -289,9 +290,9 @@ async def api_client(
         raise KubeConfigError(f"context {context!r} cannot be used: {type(exc).__name__}") from None
     if creds is not None:
         cluster = standalone["clusters"][0]["cluster"]
-        await creds.install(configuration, functools.partial(_client_tls, cluster, workdir))
+        await creds.install(configuration, functools.partial(kubetls.client_tls, cluster, workdir))
         # Typed as a ClientSession; kubernetes-asyncio only calls its request() and close().
-        pool = CredentialSession(api.rest_client.pool_manager, creds)
+        pool = kubetls.CredentialSession(api.rest_client.pool_manager, creds)
         api.rest_client.pool_manager = pool  # type: ignore[assignment]
     _act_as(api, user)
     return api
@@ -306,74 +307,6 @@ def _tls_context(configuration: Any) -> ssl.SSLContext:
         context.check_hostname = False
         context.verify_mode = ssl.CERT_NONE
     return context
-
-
-async def _client_tls(
-    cluster: Mapping[str, Any], workdir: Path, certificate: bytes, key: bytes
-) -> ssl.SSLContext:
-    """The TLS of the kubeconfig ``cluster`` (its CA, ``insecure-skip-tls-verify``) with a client
-    certificate from the user's credentials (an exec plugin's): the pair is written to a private
-    folder under ``workdir`` only while OpenSSL loads it."""
-    authority = cluster.get("certificate-authority-data")
-    context = ssl.create_default_context(
-        cadata=base64.b64decode(authority).decode("ascii") if authority else None
-    )
-    if cluster.get("insecure-skip-tls-verify"):
-        context.check_hostname = False
-        context.verify_mode = ssl.CERT_NONE
-    folder = await asyncio.to_thread(private.private_temp_dir, workdir, "kube-")
-    try:
-        await asyncio.to_thread(_write_all, folder, {"tls.crt": certificate, "tls.key": key})
-        try:
-            await asyncio.to_thread(
-                context.load_cert_chain, folder / "tls.crt", keyfile=folder / "tls.key"
-            )
-        except (ssl.SSLError, ValueError):
-            raise kubecreds.CredentialError(
-                "the exec plugin's client certificate and key cannot be used together"
-            ) from None
-        return context
-    finally:
-        await asyncio.to_thread(shutil.rmtree, folder, True)
-
-
-@attrs.define
-class CredentialSession:
-    """kubernetes-asyncio's connection pool (an ``aiohttp.ClientSession``) sending every request
-    and WebSocket upgrade with the TLS context of the credentials' current client certificate,
-    when they have one. aiohttp keys pooled connections by that context, so a new certificate
-    opens new connections while streams opened with the previous one go on undisturbed."""
-
-    session: aiohttp.ClientSession
-    credentials: kubecreds.Credentials
-
-    @property
-    def headers(self) -> Any:
-        return self.session.headers
-
-    @property
-    def closed(self) -> bool:
-        return self.session.closed
-
-    def request(self, method: str, url: str, **kwargs: Any) -> Any:
-        return self.session.request(method, url, **self._prepared(kwargs))
-
-    def ws_connect(self, url: str, **kwargs: Any) -> Any:
-        return self.session.ws_connect(url, **self._prepared(kwargs))
-
-    async def close(self) -> None:
-        await self.session.close()
-
-    def _prepared(self, kwargs: dict[str, Any]) -> dict[str, Any]:
-        headers = kwargs.get("headers")
-        if headers is not None and "authorization" in headers and not headers["authorization"]:
-            # kubernetes-asyncio asks the credentials for a token before every request (which
-            # is what renews them) and sets the header to None when they hold a certificate only.
-            headers = CIMultiDict(headers)
-            del headers["authorization"]
-            kwargs = {**kwargs, "headers": headers}
-        tls = self.credentials.tls
-        return kwargs if tls is None else {**kwargs, "ssl": tls}
 
 
 async def _resolve_with(api: Any, configuration: Any, resolver: AbstractResolver) -> None:
@@ -436,7 +369,7 @@ async def certificate_files(
         return
     folder = await asyncio.to_thread(private.private_temp_dir, workdir, "kube-")
     try:
-        await asyncio.to_thread(_write_all, folder, files)
+        await asyncio.to_thread(kubetls.write_files, folder, files)
         for kind, singular, key in _DATA_KEYS:
             body = document[kind][0][singular]
             if body.get(key) == key and key in files:
@@ -444,13 +377,6 @@ async def certificate_files(
         yield document
     finally:
         await asyncio.to_thread(shutil.rmtree, folder, True)
-
-
-def _write_all(folder: Path, files: Mapping[str, bytes]) -> None:
-    for name, content in files.items():
-        fd = os.open(folder / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, private.FILE_MODE)
-        with os.fdopen(fd, "wb") as out:
-            out.write(content)
 
 
 def cluster_error(exc: BaseException, *, code: str = "cluster-refused") -> WharfError:

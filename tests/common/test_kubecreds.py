@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from common import kube, kubecreds
+from common import kube, kubecreds, kubetls
 from common.kube import KubeConfigError
 from kubesim import Simulator
 from kubesim.http import tls
@@ -310,7 +310,7 @@ async def test_a_certificate_that_does_not_match_its_key_is_refused(
     _, other_key = tls.client_certificate(sim.directory, "someone", [], seconds=600)
     cluster = {"certificate-authority-data": base64.b64encode(sim.ca_path.read_bytes()).decode()}
     with pytest.raises(kubecreds.CredentialError, match="cannot be used together"):
-        await kube._client_tls(cluster, tmp_path / "credentials", cert, other_key)
+        await kubetls.client_tls(cluster, tmp_path / "credentials", cert, other_key)
     assert list((tmp_path / "credentials").iterdir()) == []
 
 

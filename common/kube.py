@@ -45,10 +45,8 @@ READ_BUFFER = 2**21
 IN_CLUSTER_TOKEN = Path("/var/run/secrets/kubernetes.io/serviceaccount/token")
 
 
-class KubeConfigError(BadRequest):
+class KubeConfigError(BadRequest, code="invalid-kubeconfig"):
     """A kubeconfig that cannot work: unparsable, missing a context, a cluster or a user."""
-
-    default_code = "invalid-kubeconfig"
 
 
 @attrs.frozen

@@ -77,16 +77,12 @@ class DashboardStore(Protocol):
     async def patch_files(self, run_id: int) -> PatchCoverage | None: ...
 
 
-class ProjectNotFound(NotFound):
-    default_code = "project-not-found"
-
+class ProjectNotFound(NotFound, code="project-not-found"):
     def __init__(self, project_id: int) -> None:
         super().__init__(f"no project {project_id}")
 
 
-class RunNotFound(NotFound):
-    default_code = "run-not-found"
-
+class RunNotFound(NotFound, code="run-not-found"):
     def __init__(self, run_id: int) -> None:
         super().__init__(f"no run {run_id}")
 

@@ -35,9 +35,7 @@ class EventStore(Protocol):
         """The newest ``limit`` runs above ``run_id``, oldest first."""
 
 
-class TooManySubscribers(ServiceUnavailable):
-    default_code = "too-many-subscribers"
-
+class TooManySubscribers(ServiceUnavailable, code="too-many-subscribers"):
     def __init__(self, limit: int) -> None:
         super().__init__(
             f"the event stream is at its limit of {limit} subscribers; retry later",
@@ -45,9 +43,7 @@ class TooManySubscribers(ServiceUnavailable):
         )
 
 
-class TooManyFromAddress(TooManyRequests):
-    default_code = "too-many-streams"
-
+class TooManyFromAddress(TooManyRequests, code="too-many-streams"):
     def __init__(self, limit: int) -> None:
         super().__init__(
             f"this address already holds {limit} anonymous event streams; close some, log in, "

@@ -10,10 +10,8 @@ from __future__ import annotations
 from common.errors import BadRequest, PayloadTooLarge
 
 
-class InvalidReport(BadRequest):
+class InvalidReport(BadRequest, code="invalid-report"):
     """Unreadable, malformed, unsupported or dangerous report content (400)."""
-
-    default_code = "invalid-report"
 
     def __init__(self, detail: str, *, reason: str, line: int | None = None) -> None:
         extra: dict[str, object] = {"reason": reason}
@@ -24,10 +22,8 @@ class InvalidReport(BadRequest):
         self.line = line
 
 
-class ReportTooLarge(PayloadTooLarge):
+class ReportTooLarge(PayloadTooLarge, code="report-too-large"):
     """The report (after decompression) or its element count is over a configured limit (413)."""
-
-    default_code = "report-too-large"
 
     def __init__(self, detail: str, *, limit: int) -> None:
         super().__init__(detail, extra={"limit": limit})

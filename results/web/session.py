@@ -29,9 +29,7 @@ LOGIN_CSRF_COOKIE = "results_login_csrf"
 LOGIN_CSRF_SECONDS = 3600
 
 
-class CsrfRefused(Forbidden):
-    default_code = "csrf-refused"
-
+class CsrfRefused(Forbidden, code="csrf-refused"):
     def __init__(self) -> None:
         super().__init__(
             "the form's CSRF token is missing or does not match; reload the page and try again",

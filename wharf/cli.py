@@ -21,11 +21,12 @@ from typing import Any
 
 from aiohttp import web
 
-from common import eventloop, memory, serving, systemd
+from common import eventloop, memory, serving
 from common.app import wharf_version
 from common.cli import configure_logging, load_command_settings, settings_args
 from common.config import ConfigError, describe
 from common.logs import AccessLogger
+from wharf import systemd
 from wharf.services import SERVICES
 
 logger = logging.getLogger(__name__)

@@ -8,16 +8,25 @@ reads settings and logs the same way. Only the commands read the environment.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import getpass
 import os
 import sys
+from collections.abc import Coroutine
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from common.config import load_settings
+from common.errors import WharfError
 from common.logs import configure_logging
 
-__all__ = ["configure_logging", "load_command_settings", "read_password", "settings_args"]
+__all__ = [
+    "configure_logging",
+    "load_command_settings",
+    "read_password",
+    "run_command",
+    "settings_args",
+]
 
 S = TypeVar("S")
 
@@ -48,3 +57,13 @@ def read_password() -> str:
     if sys.stdin.isatty():
         return getpass.getpass("Password: ")
     return sys.stdin.readline().rstrip("\r\n")
+
+
+def run_command(work: Coroutine[Any, Any, int], *, prog: str) -> int:
+    """A command's ``work`` on a fresh event loop, its exit status; an error of ours it raises is
+    one line on stderr (``<prog>: <detail>``) and status 1, never a traceback."""
+    try:
+        return asyncio.run(work)
+    except WharfError as exc:
+        print(f"{prog}: {exc.detail}", file=sys.stderr)
+        return 1

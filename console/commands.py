@@ -13,15 +13,13 @@ no SQL or account rules.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from common.cli import load_command_settings, read_password, settings_args
+from common.cli import load_command_settings, read_password, run_command, settings_args
 from common.credentials import settings_hash
 from common.db import open_database
-from common.errors import WharfError
 from console.accounts import Accounts, check_groups
 from console.accountstore import SqlAccountStore
 from console.clusters.store import SCHEMA
@@ -71,11 +69,9 @@ def _groups_arg(parser: argparse.ArgumentParser) -> None:
 
 
 def _runs(parser: argparse.ArgumentParser, action: Action) -> None:
+    """``parser``'s command runs ``action`` on the accounts of the console's database."""
     settings_args(parser)
-    parser.set_defaults(func=_runner(action))
 
-
-def _runner(action: Action) -> Callable[[argparse.Namespace], int]:
     def run(args: argparse.Namespace) -> int:
         svc = load_command_settings(Settings, args).console
         if svc.clusters.store.backend is StoreBackend.MEMORY:
@@ -84,13 +80,9 @@ def _runner(action: Action) -> Callable[[argparse.Namespace], int]:
                 file=sys.stderr,
             )
             return 1
-        try:
-            return asyncio.run(_with_accounts(svc, action, args))
-        except WharfError as exc:
-            print(f"wharf console: {exc.detail}", file=sys.stderr)
-            return 1
+        return run_command(_with_accounts(svc, action, args), prog="wharf console")
 
-    return run
+    parser.set_defaults(func=run)
 
 
 async def _with_accounts(svc: ConsoleSettings, action: Action, args: argparse.Namespace) -> int:

@@ -19,8 +19,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from common import credentials
-from common.cli import load_command_settings, read_password, settings_args
-from common.errors import WharfError
+from common.cli import load_command_settings, read_password, run_command, settings_args
 from results.accounts import Accounts, Role
 from results.ci import commands as ci
 from results.runs import Visibility
@@ -137,19 +136,12 @@ def _percent(text: str) -> float | None:
 def _runs(parser: argparse.ArgumentParser, action: Action) -> None:
     """``parser``'s command runs ``action`` on the accounts of the configured database."""
     settings_args(parser)
-    parser.set_defaults(func=_runner(action))
 
-
-def _runner(action: Action) -> Callable[[argparse.Namespace], int]:
     def run(args: argparse.Namespace) -> int:
         settings = load_command_settings(Settings, args).results
-        try:
-            return asyncio.run(_with_accounts(settings, action, args))
-        except WharfError as exc:
-            print(f"wharf results: {exc.detail}", file=sys.stderr)
-            return 1
+        return run_command(_with_accounts(settings, action, args), prog="wharf results")
 
-    return run
+    parser.set_defaults(func=run)
 
 
 async def _with_accounts(settings: Any, action: Action, args: argparse.Namespace) -> int:

@@ -28,3 +28,9 @@ class ReportTooLarge(PayloadTooLarge, code="report-too-large"):
     def __init__(self, detail: str, *, limit: int) -> None:
         super().__init__(detail, extra={"limit": limit})
         self.limit = limit
+
+
+def require_root(tag: str, *, expected: str, report: str) -> None:
+    """Refuse a document whose root element ``tag`` is not the ``expected`` one of a ``report``."""
+    if tag != expected:
+        raise InvalidReport(f"not a {report} report: root is <{tag}>", reason="unknown-format")

@@ -15,10 +15,19 @@ if TYPE_CHECKING:
 
 
 class ProjectNotFound(NotFound, code="project-not-found"):
-    """Unknown project, or a private one the caller may not see (the two look the same)."""
+    """Unknown project (by name, or by id in the browse reads), or a private one the caller may
+    not see (the two look the same)."""
 
-    def __init__(self, name: str) -> None:
-        super().__init__(f"no project named {name!r}", extra={"project": name})
+    def __init__(self, project: str | int) -> None:
+        if isinstance(project, int):
+            super().__init__(f"no project {project}")
+        else:
+            super().__init__(f"no project named {project!r}", extra={"project": project})
+
+
+class RunNotFound(NotFound, code="run-not-found"):
+    def __init__(self, run_id: int) -> None:
+        super().__init__(f"no run {run_id}")
 
 
 class NoMatchingRun(NotFound, code="run-not-found"):

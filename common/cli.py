@@ -16,11 +16,13 @@ from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
+from common import credentials
 from common.config import load_settings
 from common.errors import WharfError
 from common.logs import configure_logging
 
 __all__ = [
+    "add_hash_password",
     "configure_logging",
     "load_command_settings",
     "read_password",
@@ -67,3 +69,23 @@ def run_command(work: Coroutine[Any, Any, int], *, prog: str) -> int:
     except WharfError as exc:
         print(f"{prog}: {exc.detail}", file=sys.stderr)
         return 1
+
+
+def add_hash_password(commands: Any, service: str) -> argparse.ArgumentParser:
+    """``wharf <service> hash-password``: prints a ``{scrypt}`` hash, for the admin password
+    setting, of a password read as :func:`read_password` reads it (never from argv)."""
+    parser: argparse.ArgumentParser = commands.add_parser(
+        "hash-password",
+        help=f"print a {{scrypt}} hash for {service}.security.admin.password (read from stdin)",
+    )
+
+    def run(_: argparse.Namespace) -> int:
+        password = read_password()
+        if not password:
+            print(f"wharf {service}: the password must not be empty", file=sys.stderr)
+            return 1
+        print(credentials.settings_hash(password))
+        return 0
+
+    parser.set_defaults(func=run)
+    return parser

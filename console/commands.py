@@ -17,8 +17,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from common.cli import load_command_settings, read_password, run_command, settings_args
-from common.credentials import settings_hash
+from common import cli
 from common.db import open_database
 from console.accounts import Accounts, check_groups
 from console.accountstore import SqlAccountStore
@@ -32,11 +31,7 @@ Action = Callable[[Accounts, argparse.Namespace], Awaitable[int]]
 def register(subparsers: Any) -> None:
     console = subparsers.add_parser("console", help="console administration: accounts, hashes")
     sub = console.add_subparsers(dest="console_command", metavar="COMMAND", required=True)
-    hashing = sub.add_parser(
-        "hash-password",
-        help="print a {scrypt} hash for console.security.admin.password (password from stdin)",
-    )
-    hashing.set_defaults(func=_hash_password)
+    cli.add_hash_password(sub, "console")
     _user_commands(sub)
 
 
@@ -70,17 +65,17 @@ def _groups_arg(parser: argparse.ArgumentParser) -> None:
 
 def _runs(parser: argparse.ArgumentParser, action: Action) -> None:
     """``parser``'s command runs ``action`` on the accounts of the console's database."""
-    settings_args(parser)
+    cli.settings_args(parser)
 
     def run(args: argparse.Namespace) -> int:
-        svc = load_command_settings(Settings, args).console
+        svc = cli.load_command_settings(Settings, args).console
         if svc.clusters.store.backend is StoreBackend.MEMORY:
             print(
                 "wharf console: accounts need a database (console.clusters.store.backend=sqlite)",
                 file=sys.stderr,
             )
             return 1
-        return run_command(_with_accounts(svc, action, args), prog="wharf console")
+        return cli.run_command(_with_accounts(svc, action, args), prog="wharf console")
 
     parser.set_defaults(func=run)
 
@@ -92,7 +87,7 @@ async def _with_accounts(svc: ConsoleSettings, action: Action, args: argparse.Na
 
 
 async def _add(accounts: Accounts, args: argparse.Namespace) -> int:
-    account = await accounts.add(args.name, read_password(), _groups(args))
+    account = await accounts.add(args.name, cli.read_password(), _groups(args))
     print(f"created account {account.username} ({_shown(account.groups)})", file=sys.stderr)
     return 0
 
@@ -110,7 +105,7 @@ async def _list(accounts: Accounts, args: argparse.Namespace) -> int:
 
 
 async def _set_password(accounts: Accounts, args: argparse.Namespace) -> int:
-    await accounts.set_password(args.name, read_password())
+    await accounts.set_password(args.name, cli.read_password())
     print(f"password of {args.name} changed", file=sys.stderr)
     return 0
 
@@ -127,12 +122,3 @@ def _groups(args: argparse.Namespace) -> tuple[str, ...]:
 
 def _shown(groups: tuple[str, ...]) -> str:
     return ", ".join(groups) or "no groups"
-
-
-def _hash_password(args: argparse.Namespace) -> int:
-    password = read_password()
-    if not password:
-        print("wharf console: the password must not be empty", file=sys.stderr)
-        return 1
-    print(settings_hash(password))
-    return 0

@@ -95,11 +95,14 @@ def can_read(request: web.Request) -> CanRead:
 
 
 class CsrfRefused(Forbidden, code="csrf-refused"):
-    def __init__(self) -> None:
-        super().__init__(
-            f"the {CSRF_HEADER} header does not match this session's CSRF value "
-            "(GET /api/v1/me returns it)",
-        )
+    """A cookie-authenticated write whose CSRF value is missing or wrong (API header or form)."""
+
+    def __init__(
+        self,
+        detail: str = f"the {CSRF_HEADER} header does not match this session's CSRF value "
+        "(GET /api/v1/me returns it)",
+    ) -> None:
+        super().__init__(detail)
 
 
 def presented_tokens(request: web.Request) -> list[str]:

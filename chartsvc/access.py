@@ -17,12 +17,10 @@ from common.errors import Forbidden, Unauthorized
 API_KEY_HEADER = "X-API-Key"
 
 
-class MutationsDisabled(Forbidden):
-    default_code = "mutations-disabled"
+class MutationsDisabled(Forbidden, code="mutations-disabled"): ...
 
 
-class InvalidApiKey(Unauthorized):
-    default_code = "invalid-api-key"
+class InvalidApiKey(Unauthorized, code="invalid-api-key"): ...
 
 
 @attrs.frozen

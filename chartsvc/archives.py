@@ -43,12 +43,10 @@ class ArchiveLimits:
     max_entries: int = 50_000
 
 
-class ArchiveTooLarge(PayloadTooLarge):
-    default_code = "archive-too-large"
+class ArchiveTooLarge(PayloadTooLarge, code="archive-too-large"): ...
 
 
-class BadArchive(BadRequest):
-    default_code = "invalid-chart"
+class BadArchive(BadRequest, code="invalid-chart"): ...
 
 
 def check(data: bytes, limits: ArchiveLimits) -> None:

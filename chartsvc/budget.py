@@ -25,9 +25,10 @@ MiB = 1024 * 1024
 class UploadBudget:
     total: int
     wait_s: float = 30.0
-    _used: int = 0
-    _waiting: int = 0
-    _changed: asyncio.Condition = attrs.field(factory=asyncio.Condition)
+    # What is in flight and who waits: state, not parameters.
+    _used: int = attrs.field(default=0, init=False)
+    _waiting: int = attrs.field(default=0, init=False)
+    _changed: asyncio.Condition = attrs.field(factory=asyncio.Condition, init=False)
 
     @classmethod
     def for_cap(cls, max_upload_size: int) -> UploadBudget:

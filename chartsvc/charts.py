@@ -45,9 +45,7 @@ class ChartPuller(Protocol):
     async def tags(self, ref: str) -> list[str]: ...
 
 
-class InvalidChartRef(BadRequest):
-    default_code = "invalid-chart-ref"
-
+class InvalidChartRef(BadRequest, code="invalid-chart-ref"):
     def __init__(self, ref: str, field: str = "chartRef") -> None:
         super().__init__(
             f"{field} must be <repo>/<chart> or oci://<registry>/<path>, got {redacted(ref)[:200]!r}",

@@ -99,10 +99,8 @@ ResolverResult = ClusterTarget | None | Awaitable[ClusterTarget | None]
 ClusterResolver = Callable[["web.Request"], ResolverResult]
 
 
-class ResolverFailed(WharfError):
+class ResolverFailed(WharfError, code="cluster-resolver-failed"):
     """The host's resolver gave no cluster for a request: a server-side fault, not the caller's."""
-
-    default_code = "cluster-resolver-failed"
 
 
 def describe(resolver: object) -> str:

@@ -29,10 +29,8 @@ HELM_CHARTS = 0  # Artifact Hub repository kind 0 = Helm charts
 MAX_BODY_BYTES = 8 * 1024 * 1024  # 60 package summaries are ~100 KiB; more is not a search answer
 
 
-class HubUnavailable(BadGateway):
+class HubUnavailable(BadGateway, code="hub-unavailable"):
     """The hub failed, timed out or answered with something that is not a search result."""
-
-    default_code = "hub-unavailable"
 
     def __init__(self, base_url: str, reason: str) -> None:
         super().__init__(f"the chart hub at {base_url} {reason}", extra={"hub": base_url})

@@ -26,7 +26,6 @@ from chartsvc.registries import read_credentials
 from chartsvc.repos.cache import WeightedLRU
 from chartsvc.repos.fetch import Fetcher
 from chartsvc.repos.files import STAGED_PATTERN
-from chartsvc.repos.memory import tune_allocator
 from chartsvc.repos.service import RepoService
 from chartsvc.repos.store import IndexFiles
 from chartsvc.settings import ChartsvcSettings
@@ -83,7 +82,6 @@ async def open_library(
     if swept:
         logger.info("removed %d credential file(s) an earlier run left behind", swept)
     await asyncio.to_thread(sweep_leftovers, svc)
-    tune_allocator()
     credentials = await asyncio.to_thread(read_credentials, svc.registry_config)
     async with (
         guarded_session(policy) as session,

@@ -17,8 +17,7 @@ from typing import Any
 from common.errors import WharfError
 
 
-class RegistryConfigInvalid(WharfError):
-    default_code = "registry-config-invalid"
+class RegistryConfigInvalid(WharfError, code="registry-config-invalid"): ...
 
 
 def read_credentials(path: Path) -> dict[str, tuple[str, str]]:

@@ -34,10 +34,8 @@ _STRICT = re.compile(
 _MAX_SEGMENT = 2**64 - 1
 
 
-class InvalidConstraint(BadRequest):
+class InvalidConstraint(BadRequest, code="invalid-version-constraint"):
     """A version constraint Helm would not accept (``dependency "x" has an invalid constraint``)."""
-
-    default_code = "invalid-version-constraint"
 
     def __init__(self, constraint: str, reason: str = "not a valid version constraint") -> None:
         super().__init__(f"{constraint!r} is {reason}", extra={"constraint": constraint})

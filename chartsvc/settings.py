@@ -12,8 +12,8 @@ from pathlib import Path
 
 import attrs
 
-from common.config import default_data_dir, option, section
-from common.serving import ServerSettings
+from common.config import data_dir_option, option, section
+from common.serving import ServerSettings, server_section
 
 MiB = 1024 * 1024
 
@@ -182,10 +182,7 @@ class KubeSettings:
 
 @attrs.frozen
 class ChartsvcSettings:
-    data_dir: Path = option(
-        default_data_dir("chartsvc"),
-        "Directory for the service's files (repository state). Default ./var/chartsvc.",
-    )
+    data_dir: Path = data_dir_option("chartsvc", "repository state")
     rest: RestSettings = section(RestSettings, "HTTP surface.")
     security: SecuritySettings = section(SecuritySettings, "Access gate and outbound policy.")
     repositories: RepositoriesSettings = section(RepositoriesSettings, "Chart repositories.")
@@ -193,9 +190,7 @@ class ChartsvcSettings:
     hub: HubSettings = section(HubSettings, "Artifact Hub search.")
     oci: OciSettings = section(OciSettings, "OCI registries.")
     kube: KubeSettings = section(KubeSettings, "The cluster of the release endpoints.")
-    server: ServerSettings = section(
-        ServerSettings, "Connections: header-read and keep-alive timeouts, the per-address cap."
-    )
+    server: ServerSettings = server_section()
 
     @property
     def repositories_file(self) -> Path:

@@ -26,7 +26,7 @@ from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
 
 from common import apidocs, sse
-from common.errors import PROBLEM_CONTENT_TYPE, PayloadTooLarge, WharfError, problem_body
+from common.errors import PROBLEM_CONTENT_TYPE, WharfError, problem_body
 from common.metrics import CLIENT_GONE, METRICS, Metrics, route_of
 from common.metrics import routes as metrics_routes
 from common.openapi import SPEC, Spec, check_parity, operations, validation_middleware
@@ -325,21 +325,3 @@ def wharf_version() -> str:
         return metadata.version("wharf")
     except metadata.PackageNotFoundError:
         return "0+unknown"
-
-
-async def read_capped(
-    request: web.Request, cap: int, *, too_large: type[WharfError] = PayloadTooLarge
-) -> bytes:
-    """A request body a handler reads itself (not JSON), refused with ``too_large`` (a 413 problem
-    by default) once it passes ``cap`` bytes: before reading when Content-Length says so."""
-    refusal = f"request body is larger than the limit of {cap} bytes"
-    if request.content_length is not None and request.content_length > cap:
-        raise too_large(refusal)
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.content.iter_chunked(256 * 1024):
-        size += len(chunk)
-        if size > cap:
-            raise too_large(refusal)
-        chunks.append(chunk)
-    return b"".join(chunks)

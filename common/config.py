@@ -229,10 +229,12 @@ def _type_name(target: Any) -> str:
     return names.get(target, "a path" if target is Path else getattr(target, "__name__", "?"))
 
 
-def default_data_dir(service: str) -> Path:
-    """Where a service keeps its files unless told otherwise: ``./var/<service>`` under the cwd.
+def data_dir_option(service: str, holds: str) -> Any:
+    """A service's ``data-dir`` setting (what the folder ``holds``, in words), by default
+    ``./var/<service>`` under the cwd.
 
     A relative default keeps a checkout self-contained (``./scripts/run`` from the repo root), and a
     systemd unit or pod sets ``<service>.data-dir`` to its state directory.
     """
-    return Path("var") / service
+    default = Path("var") / service
+    return option(default, f"Directory for the service's files ({holds}). Default ./{default}.")

@@ -38,6 +38,15 @@ class WharfError(Exception):
     status: int = 500
     default_code: ClassVar[str | None] = None
 
+    def __init_subclass__(cls, *, status: int | None = None, code: str | None = None) -> None:
+        """An error is declared in its class line: ``class Gone(WharfError, status=410,
+        code="gone"): ...``; a subclass keeps what it does not name."""
+        super().__init_subclass__()
+        if status is not None:
+            cls.status = status
+        if code is not None:
+            cls.default_code = code
+
     def __init__(
         self,
         detail: str,
@@ -66,9 +75,7 @@ class WharfError(Exception):
         )
 
 
-class BadRequest(WharfError):
-    status = 400
-    default_code = "invalid-request"
+class BadRequest(WharfError, status=400, code="invalid-request"): ...
 
 
 class ValidationFailed(BadRequest):
@@ -80,54 +87,34 @@ class ValidationFailed(BadRequest):
         self.errors = errors
 
 
-class Unauthorized(WharfError):
-    status = 401
-    default_code = "unauthorized"
+class Unauthorized(WharfError, status=401, code="unauthorized"): ...
 
 
-class Forbidden(WharfError):
-    status = 403
-    default_code = "forbidden"
+class Forbidden(WharfError, status=403, code="forbidden"): ...
 
 
-class NotFound(WharfError):
-    status = 404
-    default_code = "not-found"
+class NotFound(WharfError, status=404, code="not-found"): ...
 
 
-class Conflict(WharfError):
-    status = 409
-    default_code = "conflict"
+class Conflict(WharfError, status=409, code="conflict"): ...
 
 
-class PayloadTooLarge(WharfError):
-    status = 413
-    default_code = "payload-too-large"
+class PayloadTooLarge(WharfError, status=413, code="payload-too-large"): ...
 
 
-class UnsupportedMediaType(WharfError):
-    status = 415
-    default_code = "unsupported-media-type"
+class UnsupportedMediaType(WharfError, status=415, code="unsupported-media-type"): ...
 
 
-class Unprocessable(WharfError):
-    status = 422
-    default_code = "unprocessable"
+class Unprocessable(WharfError, status=422, code="unprocessable"): ...
 
 
-class TooManyRequests(WharfError):
-    status = 429
-    default_code = "too-many-requests"
+class TooManyRequests(WharfError, status=429, code="too-many-requests"): ...
 
 
-class BadGateway(WharfError):
-    status = 502
-    default_code = "bad-gateway"
+class BadGateway(WharfError, status=502, code="bad-gateway"): ...
 
 
-class ServiceUnavailable(WharfError):
-    status = 503
-    default_code = "service-unavailable"
+class ServiceUnavailable(WharfError, status=503, code="service-unavailable"): ...
 
 
 class UpstreamStatus(WharfError):

@@ -51,10 +51,8 @@ SERVICE_ACCOUNT = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 IN_CLUSTER_CONTEXT = "in-cluster"
 
 
-class KubeConfigError(BadRequest):
+class KubeConfigError(BadRequest, code="invalid-kubeconfig"):
     """A kubeconfig that cannot work: unparsable, missing a context, a cluster or a user."""
-
-    default_code = "invalid-kubeconfig"
 
 
 @attrs.frozen

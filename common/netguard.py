@@ -82,10 +82,8 @@ _IPV4_TRANSLATED = ipaddress.IPv6Network("::ffff:0:0:0/96")  # RFC 2765 (SIIT)
 _NUMERIC_LABEL = re.compile(r"0x[0-9a-f]*|[0-9]+", re.IGNORECASE)
 
 
-class AddressRefused(BadRequest):
+class AddressRefused(BadRequest, code="address-refused"):
     """A fetch the policy refused; ``address_class`` says why (``loopback``, ``metadata``…)."""
-
-    default_code = "address-refused"
 
     def __init__(self, target: str, reason: str, *, address_class: str) -> None:
         super().__init__(
@@ -96,10 +94,8 @@ class AddressRefused(BadRequest):
         self.address_class = address_class
 
 
-class RedirectLimitExceeded(BadGateway):
+class RedirectLimitExceeded(BadGateway, code="too-many-redirects"):
     """The upstream redirected more often than ``max_redirects`` allows."""
-
-    default_code = "too-many-redirects"
 
 
 def describe(address: str | IPAddress) -> str | None:

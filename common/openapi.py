@@ -27,7 +27,7 @@ from multidict import MultiMapping
 from referencing.jsonschema import DRAFT202012
 
 from common import documents, yamlio
-from common.errors import BadRequest, UnsupportedMediaType, ValidationFailed
+from common.errors import UnsupportedMediaType, ValidationFailed
 from common.routing import PerRoute
 
 SPEC_URI = "urn:wharf:spec"
@@ -786,9 +786,3 @@ def check_parity(routes: list[tuple[str, str, str]], spec: Spec) -> list[str]:
         if op_id not in seen:
             problems.append(f"operation {op_id} ({op.method} {op.path}) has no route")
     return problems
-
-
-def require_json_object(body: Any, what: str = "body") -> dict[str, Any]:
-    if not isinstance(body, dict):
-        raise BadRequest(f"{what} must be a JSON object")
-    return body

@@ -21,16 +21,12 @@ from multidict import CIMultiDictProxy
 from common.errors import Unauthorized
 
 
-class RepeatedCredential(Unauthorized):
-    default_code = "repeated-credential"
-
+class RepeatedCredential(Unauthorized, code="repeated-credential"):
     def __init__(self, what: str) -> None:
         super().__init__(f"{what} was sent more than once: send each credential once")
 
 
-class ConflictingCredentials(Unauthorized):
-    default_code = "conflicting-credentials"
-
+class ConflictingCredentials(Unauthorized, code="conflicting-credentials"):
     def __init__(self) -> None:
         super().__init__("the credentials sent do not all name the same valid account")
 

@@ -32,7 +32,7 @@ import attrs
 from aiohttp import http_exceptions, web
 from aiohttp.web_protocol import RequestHandler
 
-from common.config import option
+from common.config import option, section
 from common.errors import PROBLEM_CONTENT_TYPE, problem_body
 from common.metrics import METRICS
 
@@ -57,6 +57,13 @@ class ServerSettings:
         "Most connections open at once from one client address; one past it is closed as soon as "
         "it is accepted (counted in wharf_connections_refused_total). Behind a reverse proxy every "
         "client has the proxy's address: raise it there. 0: no cap. Default 512.",
+    )
+
+
+def server_section() -> Any:
+    """Every service's ``server`` settings section (``<service>.server.*``)."""
+    return section(
+        ServerSettings, "Connections: header-read and keep-alive timeouts, the per-address cap."
     )
 
 

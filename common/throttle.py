@@ -32,9 +32,7 @@ from common.errors import TooManyRequests, Unauthorized
 T = TypeVar("T")
 
 
-class TooManyAttempts(TooManyRequests):
-    default_code = "too-many-attempts"
-
+class TooManyAttempts(TooManyRequests, code="too-many-attempts"):
     def __init__(self, retry_after_s: float) -> None:
         seconds = max(1, math.ceil(retry_after_s))
         super().__init__(

@@ -13,15 +13,12 @@ no SQL or account rules.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from common.cli import load_command_settings, read_password, settings_args
-from common.credentials import settings_hash
+from common import cli
 from common.db import open_database
-from common.errors import WharfError
 from console.accounts import Accounts, check_groups
 from console.accountstore import SqlAccountStore
 from console.clusters.store import SCHEMA
@@ -34,11 +31,7 @@ Action = Callable[[Accounts, argparse.Namespace], Awaitable[int]]
 def register(subparsers: Any) -> None:
     console = subparsers.add_parser("console", help="console administration: accounts, hashes")
     sub = console.add_subparsers(dest="console_command", metavar="COMMAND", required=True)
-    hashing = sub.add_parser(
-        "hash-password",
-        help="print a {scrypt} hash for console.security.admin.password (password from stdin)",
-    )
-    hashing.set_defaults(func=_hash_password)
+    cli.add_hash_password(sub, "console")
     _user_commands(sub)
 
 
@@ -71,26 +64,20 @@ def _groups_arg(parser: argparse.ArgumentParser) -> None:
 
 
 def _runs(parser: argparse.ArgumentParser, action: Action) -> None:
-    settings_args(parser)
-    parser.set_defaults(func=_runner(action))
+    """``parser``'s command runs ``action`` on the accounts of the console's database."""
+    cli.settings_args(parser)
 
-
-def _runner(action: Action) -> Callable[[argparse.Namespace], int]:
     def run(args: argparse.Namespace) -> int:
-        svc = load_command_settings(Settings, args).console
+        svc = cli.load_command_settings(Settings, args).console
         if svc.clusters.store.backend is StoreBackend.MEMORY:
             print(
                 "wharf console: accounts need a database (console.clusters.store.backend=sqlite)",
                 file=sys.stderr,
             )
             return 1
-        try:
-            return asyncio.run(_with_accounts(svc, action, args))
-        except WharfError as exc:
-            print(f"wharf console: {exc.detail}", file=sys.stderr)
-            return 1
+        return cli.run_command(_with_accounts(svc, action, args), prog="wharf console")
 
-    return run
+    parser.set_defaults(func=run)
 
 
 async def _with_accounts(svc: ConsoleSettings, action: Action, args: argparse.Namespace) -> int:
@@ -100,7 +87,7 @@ async def _with_accounts(svc: ConsoleSettings, action: Action, args: argparse.Na
 
 
 async def _add(accounts: Accounts, args: argparse.Namespace) -> int:
-    account = await accounts.add(args.name, read_password(), _groups(args))
+    account = await accounts.add(args.name, cli.read_password(), _groups(args))
     print(f"created account {account.username} ({_shown(account.groups)})", file=sys.stderr)
     return 0
 
@@ -118,7 +105,7 @@ async def _list(accounts: Accounts, args: argparse.Namespace) -> int:
 
 
 async def _set_password(accounts: Accounts, args: argparse.Namespace) -> int:
-    await accounts.set_password(args.name, read_password())
+    await accounts.set_password(args.name, cli.read_password())
     print(f"password of {args.name} changed", file=sys.stderr)
     return 0
 
@@ -135,12 +122,3 @@ def _groups(args: argparse.Namespace) -> tuple[str, ...]:
 
 def _shown(groups: tuple[str, ...]) -> str:
     return ", ".join(groups) or "no groups"
-
-
-def _hash_password(args: argparse.Namespace) -> int:
-    password = read_password()
-    if not password:
-        print("wharf console: the password must not be empty", file=sys.stderr)
-        return 1
-    print(settings_hash(password))
-    return 0

@@ -10,34 +10,25 @@ from __future__ import annotations
 from common.errors import BadRequest, Conflict, NotFound
 
 
-class UnknownCluster(NotFound):
-    default_code = "unknown-cluster"
-
+class UnknownCluster(NotFound, code="unknown-cluster"):
     def __init__(self, cluster_id: str) -> None:
         super().__init__(f"no cluster with id {cluster_id!r}; GET /api/v1/clusters lists them")
         self.cluster_id = cluster_id
 
 
-class InvalidCluster(BadRequest):
+class InvalidCluster(BadRequest, code="invalid-cluster"):
     """A cluster definition that cannot work, refused before anything is registered or stored."""
 
-    default_code = "invalid-cluster"
+
+class ClusterConflict(Conflict, code="cluster-conflict"): ...
 
 
-class ClusterConflict(Conflict):
-    default_code = "cluster-conflict"
+class PortForwardFailed(BadRequest, code="port-forward-failed"): ...
 
 
-class PortForwardFailed(BadRequest):
-    default_code = "port-forward-failed"
-
-
-class AiUnavailable(Conflict):
-    default_code = "ai-unavailable"
-
+class AiUnavailable(Conflict, code="ai-unavailable"):
     def __init__(self) -> None:
         super().__init__("no LLM is configured (console.ai.*); nothing was sent or spent")
 
 
-class HelmFailed(BadRequest):
-    default_code = "helm-failed"
+class HelmFailed(BadRequest, code="helm-failed"): ...

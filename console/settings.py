@@ -21,8 +21,8 @@ from chartsvc.settings import (
     RepositoriesSettings,
 )
 from chartsvc.settings import SecuritySettings as ChartSecurity
-from common.config import default_data_dir, option, section
-from common.serving import ServerSettings
+from common.config import data_dir_option, option, section
+from common.serving import ServerSettings, server_section
 
 MiB = 1024 * 1024
 #: Public OpenAI-compatible chat-completions bases of providers that have one.
@@ -306,10 +306,7 @@ class SamplerSettings:
 
 @attrs.frozen
 class ConsoleSettings:
-    data_dir: Path = option(
-        default_data_dir("console"),
-        "Directory for the service's files (the runtime cluster store). Default ./var/console.",
-    )
+    data_dir: Path = data_dir_option("console", "the runtime cluster store")
     kubeconfig: str | None = option(
         None,
         "Kubeconfig file(s) whose contexts become the static clusters, a path list like "
@@ -324,9 +321,7 @@ class ConsoleSettings:
         SamplerSettings, "The in-memory metrics sampler behind graphs without Prometheus."
     )
     helm: HelmSettings = section(HelmSettings, "Releases, the chart library and values library.")
-    server: ServerSettings = section(
-        ServerSettings, "Connections: header-read and keep-alive timeouts, the per-address cap."
-    )
+    server: ServerSettings = server_section()
 
     @property
     def store_path(self) -> Path:

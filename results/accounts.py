@@ -69,30 +69,22 @@ TOUCH_EVERY = dt.timedelta(seconds=60)
 HASH_SLOTS = 2
 
 
-class UserExists(Conflict):
-    default_code = "user-exists"
-
+class UserExists(Conflict, code="user-exists"):
     def __init__(self, username: str) -> None:
         super().__init__(f"user {username} already exists")
 
 
-class UserNotFound(NotFound):
-    default_code = "user-not-found"
-
+class UserNotFound(NotFound, code="user-not-found"):
     def __init__(self, username: str) -> None:
         super().__init__(f"no user {username}")
 
 
-class TokenNotFound(NotFound):
-    default_code = "token-not-found"
-
+class TokenNotFound(NotFound, code="token-not-found"):
     def __init__(self, token_id: int) -> None:
         super().__init__(f"no token {token_id} of yours")
 
 
-class LoginFailed(Unauthorized):
-    default_code = "login-failed"
-
+class LoginFailed(Unauthorized, code="login-failed"):
     def __init__(self) -> None:
         super().__init__("wrong username or password")
 

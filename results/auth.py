@@ -74,9 +74,7 @@ class AuthenticationRequired(Unauthorized):
         super().__init__(detail, code=code, headers=CHALLENGE)
 
 
-class InvalidToken(Unauthorized):
-    default_code = "invalid-token"
-
+class InvalidToken(Unauthorized, code="invalid-token"):
     def __init__(self) -> None:
         super().__init__(
             "the API token is not valid: unknown, revoked or expired",
@@ -96,14 +94,15 @@ def can_read(request: web.Request) -> CanRead:
     return functools.partial(accounts.can_read, principal(request))
 
 
-class CsrfRefused(Forbidden):
-    default_code = "csrf-refused"
+class CsrfRefused(Forbidden, code="csrf-refused"):
+    """A cookie-authenticated write whose CSRF value is missing or wrong (API header or form)."""
 
-    def __init__(self) -> None:
-        super().__init__(
-            f"the {CSRF_HEADER} header does not match this session's CSRF value "
-            "(GET /api/v1/me returns it)",
-        )
+    def __init__(
+        self,
+        detail: str = f"the {CSRF_HEADER} header does not match this session's CSRF value "
+        "(GET /api/v1/me returns it)",
+    ) -> None:
+        super().__init__(detail)
 
 
 def presented_tokens(request: web.Request) -> list[str]:

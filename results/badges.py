@@ -13,7 +13,7 @@ import attrs
 from results import fields
 from results.errors import NoMatchingRun, ProjectNotFound
 from results.gate import GateQuery, evaluate
-from results.runs import CanRead, Project
+from results.runs import CanRead, Project, RunSummary
 from results.runstore import Store
 from results.settings import GateSettings
 
@@ -51,26 +51,31 @@ async def _readable(store: Store, name: str, can_read: CanRead) -> Project:
     return project
 
 
+async def _latest_run(
+    store: Store, settings: GateSettings, query: BadgeQuery, can_read: CanRead
+) -> tuple[bool, RunSummary | None]:
+    """Whether the project is public, and its latest run on the badge's branch (if any)."""
+    project = await _readable(store, query.project, can_read)
+    branch = query.branch or settings.base_branch
+    return not project.private, await store.latest_run(project.id, flag=query.flag, branch=branch)
+
+
 async def coverage_badge(
     store: Store, settings: GateSettings, query: BadgeQuery, *, can_read: CanRead
 ) -> Badge:
-    project = await _readable(store, query.project, can_read)
-    branch = query.branch or settings.base_branch
-    found = await store.latest_run(project.id, flag=query.flag, branch=branch)
+    public, found = await _latest_run(store, settings, query, can_read)
     pct = found.line_coverage_pct if found is not None else None
     if pct is None:
-        return Badge("coverage", "unknown", GREY, not project.private)
-    return Badge("coverage", f"{pct:.1f}%", coverage_color(pct), not project.private)
+        return Badge("coverage", "unknown", GREY, public)
+    return Badge("coverage", f"{pct:.1f}%", coverage_color(pct), public)
 
 
 async def patch_coverage_badge(
     store: Store, settings: GateSettings, query: BadgeQuery, *, can_read: CanRead
 ) -> Badge:
     """Patch coverage of the branch's latest run: "no diff" when it came without one."""
-    project = await _readable(store, query.project, can_read)
-    branch = query.branch or settings.base_branch
-    found = await store.latest_run(project.id, flag=query.flag, branch=branch)
-    public, label = not project.private, "patch coverage"
+    public, found = await _latest_run(store, settings, query, can_read)
+    label = "patch coverage"
     if found is None or found.patch_lines_valid is None:
         return Badge(label, "no diff" if found is not None else "unknown", GREY, public)
     pct = found.patch_coverage_pct

@@ -12,14 +12,8 @@ from typing import Protocol
 
 import attrs
 
-from results.dashboard import (
-    MAX_CASES,
-    CaseRow,
-    ProjectNotFound,
-    ProjectOverview,
-    RunNotFound,
-    project_of,
-)
+from results.dashboard import MAX_CASES, CaseRow, ProjectOverview, project_of
+from results.errors import ProjectNotFound, RunNotFound
 from results.patch import PatchCoverage
 from results.runs import CanRead, Project, RunSummary
 

@@ -18,9 +18,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from common import credentials
-from common.cli import load_command_settings, read_password, settings_args
-from common.errors import WharfError
+from common import cli
 from results.accounts import Accounts, Role
 from results.ci import commands as ci
 from results.runs import Visibility
@@ -40,12 +38,8 @@ def register(subparsers: Any) -> None:
     _token_commands(sub)
     _member_commands(sub)
     _project_commands(sub)
-    hashing = sub.add_parser(
-        "hash-password",
-        help="print a {scrypt} hash for results.security.admin.password (read from stdin)",
-    )
+    hashing = cli.add_hash_password(sub, "results")
     hashing.add_argument("--password-stdin", action="store_true", required=True)
-    hashing.set_defaults(func=_hash_password)
     ci.register(sub, os.environ)  # CI tokens and variables come from the environment
 
 
@@ -90,7 +84,7 @@ def _project_commands(sub: Any) -> None:
     floor.add_argument(
         "percent", type=_percent, help="0-100, or 'unset' to use results.gate.patch-coverage-min"
     )
-    settings_args(floor)
+    cli.settings_args(floor)
     floor.set_defaults(func=_project_patch_floor)
 
 
@@ -107,7 +101,7 @@ def _command(
 
 def _project_patch_floor(args: argparse.Namespace) -> int:
     value: float | None = args.percent
-    settings = load_command_settings(Settings, args).results
+    settings = cli.load_command_settings(Settings, args).results
 
     async def run() -> bool:
         async with open_store(settings.db_url, busy_timeout_ms=settings.db.busy_timeout_ms,
@@ -136,20 +130,13 @@ def _percent(text: str) -> float | None:
 
 def _runs(parser: argparse.ArgumentParser, action: Action) -> None:
     """``parser``'s command runs ``action`` on the accounts of the configured database."""
-    settings_args(parser)
-    parser.set_defaults(func=_runner(action))
+    cli.settings_args(parser)
 
-
-def _runner(action: Action) -> Callable[[argparse.Namespace], int]:
     def run(args: argparse.Namespace) -> int:
-        settings = load_command_settings(Settings, args).results
-        try:
-            return asyncio.run(_with_accounts(settings, action, args))
-        except WharfError as exc:
-            print(f"wharf results: {exc.detail}", file=sys.stderr)
-            return 1
+        settings = cli.load_command_settings(Settings, args).results
+        return cli.run_command(_with_accounts(settings, action, args), prog="wharf results")
 
-    return run
+    parser.set_defaults(func=run)
 
 
 async def _with_accounts(settings: Any, action: Action, args: argparse.Namespace) -> int:
@@ -162,7 +149,7 @@ async def _with_accounts(settings: Any, action: Action, args: argparse.Namespace
 
 
 async def _user_add(accounts: Accounts, args: argparse.Namespace) -> int:
-    encoded = await accounts.hash(read_password())
+    encoded = await accounts.hash(cli.read_password())
     user = await accounts.add_user(
         args.name,
         password_hash=encoded,
@@ -196,13 +183,4 @@ async def _member_add(accounts: Accounts, args: argparse.Namespace) -> int:
 async def _project_visibility(accounts: Accounts, args: argparse.Namespace) -> int:
     await accounts.set_visibility(args.project, Visibility(args.visibility))
     print(f"project {args.project} is {args.visibility}", file=sys.stderr)
-    return 0
-
-
-def _hash_password(args: argparse.Namespace) -> int:
-    password = read_password()
-    if not password:
-        print("wharf results: the password must not be empty", file=sys.stderr)
-        return 1
-    print(credentials.settings_hash(password))
     return 0

@@ -11,7 +11,7 @@ from typing import Protocol
 
 import attrs
 
-from common.errors import NotFound
+from results.errors import ProjectNotFound, RunNotFound
 from results.parsers.model import percentage
 from results.patch import PatchCoverage
 from results.runs import CanRead, Project, RunSummary
@@ -75,20 +75,6 @@ class DashboardStore(Protocol):
     async def problem_cases(self, run_id: int, *, limit: int) -> list[CaseRow]: ...
     async def coverage(self, run_id: int, *, limit: int) -> tuple[list[CoverageRow], int]: ...
     async def patch_files(self, run_id: int) -> PatchCoverage | None: ...
-
-
-class ProjectNotFound(NotFound):
-    default_code = "project-not-found"
-
-    def __init__(self, project_id: int) -> None:
-        super().__init__(f"no project {project_id}")
-
-
-class RunNotFound(NotFound):
-    default_code = "run-not-found"
-
-    def __init__(self, run_id: int) -> None:
-        super().__init__(f"no run {run_id}")
 
 
 def project_of(run: RunSummary) -> Project:

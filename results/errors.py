@@ -14,18 +14,23 @@ if TYPE_CHECKING:
     from results.batch import RunTarget
 
 
-class ProjectNotFound(NotFound):
-    """Unknown project, or a private one the caller may not see (the two look the same)."""
+class ProjectNotFound(NotFound, code="project-not-found"):
+    """Unknown project (by name, or by id in the browse reads), or a private one the caller may
+    not see (the two look the same)."""
 
-    default_code = "project-not-found"
+    def __init__(self, project: str | int) -> None:
+        if isinstance(project, int):
+            super().__init__(f"no project {project}")
+        else:
+            super().__init__(f"no project named {project!r}", extra={"project": project})
 
-    def __init__(self, name: str) -> None:
-        super().__init__(f"no project named {name!r}", extra={"project": name})
+
+class RunNotFound(NotFound, code="run-not-found"):
+    def __init__(self, run_id: int) -> None:
+        super().__init__(f"no run {run_id}")
 
 
-class NoMatchingRun(NotFound):
-    default_code = "run-not-found"
-
+class NoMatchingRun(NotFound, code="run-not-found"):
     def __init__(self, project: str, *, what: str, flag: str) -> None:
         super().__init__(
             f"project {project!r} has no run for {what} with flag {flag!r}",
@@ -33,9 +38,7 @@ class NoMatchingRun(NotFound):
         )
 
 
-class CommitOrBranchRequired(BadRequest):
-    default_code = "commit-or-branch-required"
-
+class CommitOrBranchRequired(BadRequest, code="commit-or-branch-required"):
     def __init__(self) -> None:
         super().__init__("give commit or branch (commit wins when both are given)")
 
@@ -44,9 +47,7 @@ class InvalidIngestField(ValidationFailed):
     """Multipart text fields are checked here (the spec cannot validate multipart field values)."""
 
 
-class NoReports(BadRequest):
-    default_code = "no-reports"
-
+class NoReports(BadRequest, code="no-reports"):
     def __init__(self) -> None:
         super().__init__(
             "the upload holds no report: send at least one junit or jacoco file part "
@@ -54,10 +55,8 @@ class NoReports(BadRequest):
         )
 
 
-class RunKeyConflict(Conflict):
+class RunKeyConflict(Conflict, code="run-key-conflict"):
     """A shard named an existing run but disagrees with it on branch, commit or flag."""
-
-    default_code = "run-key-conflict"
 
     def __init__(self, target: RunTarget, *, run_id: int) -> None:
         super().__init__(

@@ -35,9 +35,7 @@ class EventStore(Protocol):
         """The newest ``limit`` runs above ``run_id``, oldest first."""
 
 
-class TooManySubscribers(ServiceUnavailable):
-    default_code = "too-many-subscribers"
-
+class TooManySubscribers(ServiceUnavailable, code="too-many-subscribers"):
     def __init__(self, limit: int) -> None:
         super().__init__(
             f"the event stream is at its limit of {limit} subscribers; retry later",
@@ -45,9 +43,7 @@ class TooManySubscribers(ServiceUnavailable):
         )
 
 
-class TooManyFromAddress(TooManyRequests):
-    default_code = "too-many-streams"
-
+class TooManyFromAddress(TooManyRequests, code="too-many-streams"):
     def __init__(self, limit: int) -> None:
         super().__init__(
             f"this address already holds {limit} anonymous event streams; close some, log in, "
@@ -119,9 +115,11 @@ class EventHub:
     max_subscribers: int = 10_000
     replay_limit: int = 100
     max_anonymous_per_address: int = 64
-    subscriptions: set[Subscription] = attrs.field(factory=set)
-    dropped_total: int = 0
-    anonymous: Counter[str] = attrs.field(factory=Counter)  # open anonymous streams by address
+    # State, not parameters: the open streams, events dropped for slow ones, and the open
+    # anonymous streams by address.
+    subscriptions: set[Subscription] = attrs.field(factory=set, init=False)
+    dropped_total: int = attrs.field(default=0, init=False)
+    anonymous: Counter[str] = attrs.field(factory=Counter, init=False)
 
     def subscribe(self, principal: Principal | None, *, address: str | None = None) -> Subscription:
         """A new stream's mailbox. Anonymous streams count against their client's address, so

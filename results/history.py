@@ -101,9 +101,7 @@ class FlakyList:
     total: int  # flaky tests found in the window, before ``limit``
 
 
-class TestNotFound(NotFound):
-    default_code = "test-not-found"
-
+class TestNotFound(NotFound, code="test-not-found"):
     def __init__(self, test: int | str) -> None:
         super().__init__(f"no test {test!r} in this project")
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import attrs
 
-from common.config import default_data_dir, option, section
-from common.serving import ServerSettings
+from common.config import data_dir_option, option, section
+from common.serving import ServerSettings, server_section
 from results.runs import Visibility
 
 MiB = 1024 * 1024
@@ -224,19 +224,14 @@ class EventsSettings:
 
 @attrs.frozen
 class ResultsSettings:
-    data_dir: Path = option(
-        default_data_dir("results"),
-        "Directory for the service's files (the database). Default ./var/results.",
-    )
+    data_dir: Path = data_dir_option("results", "the database")
     db: DbSettings = section(DbSettings, "The database: SQLite (default) or PostgreSQL.")
     security: SecuritySettings = section(SecuritySettings, "Logins, tokens and open mode.")
     projects: ProjectSettings = section(ProjectSettings, "Projects.")
     ingest: IngestSettings = section(IngestSettings, "Limits on report uploads.")
     gate: GateSettings = section(GateSettings, "The quality gate.")
     events: EventsSettings = section(EventsSettings, "The live event stream.")
-    server: ServerSettings = section(
-        ServerSettings, "Connections: header-read and keep-alive timeouts, the per-address cap."
-    )
+    server: ServerSettings = server_section()
 
     @property
     def db_path(self) -> Path:

@@ -21,11 +21,12 @@ from typing import Any
 
 from aiohttp import web
 
-from common import eventloop, serving, systemd
+from common import eventloop, memory, serving
 from common.app import wharf_version
 from common.cli import configure_logging, load_command_settings, settings_args
 from common.config import ConfigError, describe
 from common.logs import AccessLogger
+from wharf import systemd
 from wharf.services import SERVICES
 
 logger = logging.getLogger(__name__)
@@ -147,9 +148,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     app.on_shutdown.insert(0, stopping)
     app.on_startup.append(freeze_heap)  # after every cleanup context has opened
-    before, after = serving.raise_open_files_limit()
-    if after != before:
-        logger.info("open files limit raised from %d to %d", before, after)
+    prepare_process()
     try:
         serving.run(
             app,
@@ -166,6 +165,15 @@ def _serve(args: argparse.Namespace) -> int:
             raise
         return _port_taken(args.host, port)  # taken between the check and the bind
     return 0
+
+
+def prepare_process() -> None:
+    """The process-wide settings every served service starts with, the same for all: the
+    open-files limit raised (``common.serving``) and glibc's allocator tuned (``common.memory``)."""
+    before, after = serving.raise_open_files_limit()
+    if after != before:
+        logger.info("open files limit raised from %d to %d", before, after)
+    memory.tune_allocator()
 
 
 async def freeze_heap(_: web.Application) -> None:

@@ -22,40 +22,31 @@ VersionsFor = Callable[[str, str], Awaitable[list[str]]]
 OciTags = Callable[[str], Awaitable[list[str]]]
 
 
-class BadChartArchive(BadRequest):
-    default_code = "invalid-chart"
+class BadChartArchive(BadRequest, code="invalid-chart"): ...
 
 
-class ChartArchiveTooLarge(PayloadTooLarge):
-    default_code = "archive-too-large"
+class ChartArchiveTooLarge(PayloadTooLarge, code="archive-too-large"): ...
 
 
-class InvalidDependency(BadRequest):
+class InvalidDependency(BadRequest, code="invalid-dependency"):
     """A dependency entry Helm would refuse to load or resolve."""
-
-    default_code = "invalid-dependency"
 
     def __init__(self, name: str, reason: str) -> None:
         super().__init__(f"dependency {name!r} {reason}", extra={"dependency": name})
         self.dependency = name
 
 
-class LocalDependencyRefused(InvalidDependency):
-    default_code = "local-dependency-refused"
+class LocalDependencyRefused(InvalidDependency, code="local-dependency-refused"): ...
 
 
-class UnknownRepositoryAlias(NotFound):
-    default_code = "unknown-repository"
-
+class UnknownRepositoryAlias(NotFound, code="unknown-repository"):
     def __init__(self, name: str, alias: str) -> None:
         detail = f"dependency {name!r} names repository {alias!r}, which is not configured"
         super().__init__(detail, extra={"dependency": name, "repository": alias})
 
 
-class NoMatchingVersion(NotFound):
+class NoMatchingVersion(NotFound, code="no-matching-version"):
     """No published version satisfies one or more constraints (Helm: "can't get a valid version")."""
-
-    default_code = "no-matching-version"
 
     def __init__(self, missing: list[tuple[str, str]]) -> None:
         listed = ", ".join(f"{name!r} ({constraint})" for name, constraint in missing)

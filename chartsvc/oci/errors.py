@@ -18,33 +18,24 @@ class RegistryFailed(BadGateway):
         self.host = host
 
 
-class RegistryUnavailable(RegistryFailed):
+class RegistryUnavailable(RegistryFailed, code="registry-unavailable"):
     """The registry (or its token service) could not be reached, timed out, or failed (5xx)."""
 
-    default_code = "registry-unavailable"
 
-
-class RegistryAuthFailed(RegistryFailed):
+class RegistryAuthFailed(RegistryFailed, code="registry-auth-failed"):
     """The registry refused the configured credentials (or anonymous access) after the auth dance."""
 
-    default_code = "registry-auth-failed"
 
-
-class RegistryProtocolError(RegistryFailed):
+class RegistryProtocolError(RegistryFailed, code="registry-protocol-error"):
     """An answer the distribution protocol does not allow (bad status, digest mismatch…)."""
 
-    default_code = "registry-protocol-error"
 
-
-class ChartNotInRegistry(NotFound):
+class ChartNotInRegistry(NotFound, code="chart-not-found"):
     """The repository, tag or digest does not exist (or has no version matching a constraint)."""
-
-    default_code = "chart-not-found"
 
     def __init__(self, ref: str, reason: str = "was not found") -> None:
         super().__init__(f"{ref} {reason}", extra={"ref": ref})
         self.ref = ref
 
 
-class ChartTooLarge(PayloadTooLarge):
-    default_code = "archive-too-large"
+class ChartTooLarge(PayloadTooLarge, code="archive-too-large"): ...

@@ -36,14 +36,11 @@ _METADATA_FIELDS = (
 _ANNOTATION = "org.opencontainers.image."
 
 
-class NotAChart(BadRequest):
+class NotAChart(BadRequest, code="not-a-helm-chart"):
     """The reference names an OCI artifact that is not a Helm chart."""
 
-    default_code = "not-a-helm-chart"
 
-
-class InvalidChartMetadata(BadRequest):
-    default_code = "invalid-chart"
+class InvalidChartMetadata(BadRequest, code="invalid-chart"): ...
 
 
 def sha256_digest(data: bytes) -> str:

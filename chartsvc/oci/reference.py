@@ -25,10 +25,8 @@ _HOST = re.compile(r"(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*|\[[0-9A-Fa-f:.]+\])(?:
 MAX_REPOSITORY_LENGTH = 255
 
 
-class InvalidReference(BadRequest):
+class InvalidReference(BadRequest, code="invalid-oci-reference"):
     """A string that is not an ``oci://`` chart reference."""
-
-    default_code = "invalid-oci-reference"
 
     def __init__(self, ref: str, reason: str) -> None:
         super().__init__(f"{redacted(ref)[:300]!r} is not a valid OCI reference: {reason}")

@@ -27,12 +27,10 @@ from common.netguard import AddressPolicy
 NAME = re.compile(r"^[A-Za-z0-9._-]+$")
 
 
-class InvalidRepositoryName(BadRequest):
-    default_code = "invalid-repository-name"
+class InvalidRepositoryName(BadRequest, code="invalid-repository-name"): ...
 
 
-class RepositoryFileCorrupt(WharfError):
-    default_code = "repository-file-corrupt"
+class RepositoryFileCorrupt(WharfError, code="repository-file-corrupt"): ...
 
 
 @attrs.frozen

@@ -23,8 +23,7 @@ Credentials = tuple[str, str] | None
 _TIMEOUT = aiohttp.ClientTimeout(total=300, sock_connect=15, sock_read=60)
 
 
-class UpstreamTooLarge(BadGateway):
-    default_code = "upstream-too-large"
+class UpstreamTooLarge(BadGateway, code="upstream-too-large"): ...
 
 
 @attrs.frozen

@@ -22,10 +22,8 @@ STAGED_SUFFIX = ".tmp"
 STAGED_PATTERN = f".*{STAGED_SUFFIX}"
 
 
-class StorageFailed(WharfError):
+class StorageFailed(WharfError, code="storage-failed"):
     """The service's own files could not be written (disk full, permissions, read-only mount)."""
-
-    default_code = "storage-failed"
 
     def __init__(self, path: Path, exc: OSError) -> None:
         # The file name only: server paths are nobody else's business; the log has the path.

@@ -35,8 +35,7 @@ VERSION, APP_VERSION, DESCRIPTION, CREATED, DIGEST, URLS, DEPRECATED, SORT_KEY =
 Entry = list[Any]
 
 
-class InvalidIndex(BadGateway):
-    default_code = "invalid-index"
+class InvalidIndex(BadGateway, code="invalid-index"): ...
 
 
 @attrs.frozen

@@ -8,17 +8,13 @@ from chartsvc.repos import index
 from common.errors import NotFound
 
 
-class RepositoryNotFound(NotFound):
-    default_code = "repository-not-found"
-
+class RepositoryNotFound(NotFound, code="repository-not-found"):
     def __init__(self, name: str) -> None:
         super().__init__(f"repository {name!r} is not configured")
         self.name = name
 
 
-class ChartNotFound(NotFound):
-    default_code = "chart-not-found"
-
+class ChartNotFound(NotFound, code="chart-not-found"):
     def __init__(self, repo: str, chart: str, version: str | None = None) -> None:
         what = f"chart {chart!r}" + (f" version {version!r}" if version else "")
         super().__init__(f"{what} not found in repository {repo!r}")

@@ -19,10 +19,10 @@ from chartsvc.repos import index
 from chartsvc.repos.cache import WeightedLRU
 from chartsvc.repos.fetch import Fetcher, shown_url
 from chartsvc.repos.files import remove_quietly
-from chartsvc.repos.memory import release_freed_memory
 from chartsvc.repos.model import UpdateResult, update_result
 from chartsvc.repos.store import IndexFiles
 from common.errors import BadGateway
+from common.memory import release_freed_memory
 
 logger = logging.getLogger(__name__)
 

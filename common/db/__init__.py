@@ -23,6 +23,8 @@ from typing import Any, Protocol
 import attrs
 
 Params = tuple[Any, ...] | list[Any] | dict[str, Any]
+#: The rows of a bulk insert (``copy_rows``), each the values of its columns in order.
+Rows = Iterable[tuple[Any, ...]]
 
 
 class Row(Protocol):
@@ -53,12 +55,7 @@ class Connection(Protocol):
     async def executemany(self, sql: str, rows: Iterable[Params]) -> int:
         """Run ``sql`` once per row (batched); returns the number of rows changed."""
 
-    async def copy_rows(
-        self,
-        table: str,
-        columns: Sequence[str],
-        rows: Iterable[tuple[Any, ...]],
-    ) -> int:
+    async def copy_rows(self, table: str, columns: Sequence[str], rows: Rows) -> int:
         """Insert ``rows`` (values of ``columns``, in that order) into ``table``: the bulk write
         of an ingest. PostgreSQL streams them in one ``COPY`` instead of a statement per row;
         SQLite, where a statement costs no round trip, runs ``executemany``. Generated ids

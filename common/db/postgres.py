@@ -34,7 +34,7 @@ import psycopg.rows
 import psycopg.sql
 import psycopg_pool
 
-from common.db import ConnectionLost, Params, Result, Row, Schema, SchemaTooNew, checked_names
+from common.db import ConnectionLost, Params, Result, Row, Rows, Schema, SchemaTooNew, checked_names
 
 #: Literals are skipped; ``?`` and ``:name`` (not ``::``) are parameters; ``%`` must be doubled.
 _TOKENS = re.compile(r"'(?:[^']|'')*'|::|\?|:([A-Za-z_]\w*)|%")
@@ -66,7 +66,7 @@ def translate(sql: str) -> str:
 COPY_CHUNK = 1 << 20
 
 
-def copy_text(rows: Iterable[tuple[Any, ...]], encoding: str) -> bytes:
+def copy_text(rows: Rows, encoding: str) -> bytes:
     """``rows`` in ``COPY``'s text format: tab-separated fields, ``\\N`` for NULL, one line a row.
     Blocking (20,000 rows take tens of milliseconds): call it in a worker thread."""
     formats = _COPY_FORMATS
@@ -175,12 +175,7 @@ class PgConnection:
             await cursor.executemany(translate(sql), rows)
             return max(cursor.rowcount, 0)
 
-    async def copy_rows(
-        self,
-        table: str,
-        columns: Sequence[str],
-        rows: Iterable[tuple[Any, ...]],
-    ) -> int:
+    async def copy_rows(self, table: str, columns: Sequence[str], rows: Rows) -> int:
         """One ``COPY … FROM STDIN`` of the rows, encoded in a worker thread."""
         checked_names(table, columns)
         data = await asyncio.to_thread(copy_text, rows, self.raw.info.encoding)

@@ -27,12 +27,11 @@ import os
 import sqlite3
 from collections.abc import AsyncIterator, Iterable, Sequence
 from pathlib import Path
-from typing import Any
 
 import aiosqlite
 import attrs
 
-from common.db import Params, Result, Row, Schema, SchemaTooNew, insert_sql
+from common.db import Params, Result, Row, Rows, Schema, SchemaTooNew, insert_sql
 from common.private import private_file
 
 #: Page size of a new database file (an existing one keeps its own). Rows of results are large (a
@@ -57,12 +56,7 @@ class SqliteConnection:
         await self.raw.executemany(sql, rows)
         return self.raw.total_changes - before
 
-    async def copy_rows(
-        self,
-        table: str,
-        columns: Sequence[str],
-        rows: Iterable[tuple[Any, ...]],
-    ) -> int:
+    async def copy_rows(self, table: str, columns: Sequence[str], rows: Rows) -> int:
         """An ``executemany`` of the row insert: in-process, a statement per row is the bulk path."""
         sql = insert_sql(table, columns)
         return await self.executemany(sql, rows)

@@ -30,9 +30,7 @@ CONCURRENCY = 8
 Obj = dict[str, Any]
 
 
-class DrainFailed(Conflict):
-    default_code = "drain-failed"
-
+class DrainFailed(Conflict, code="drain-failed"):
     def __init__(self, node: str, pods: list[PodOutcome]) -> None:
         failed = [p for p in pods if p.outcome == "failed"]
         names = ", ".join(f"{p.namespace}/{p.name} ({p.reason})" for p in failed)

@@ -153,22 +153,7 @@ async def _self_review(client: Any, verb: str, resource: str, timeout: float) ->
         "spec": {"resourceAttributes": {"verb": verb, "resource": resource, "group": ""}},
     }
     try:
-        async with asyncio.timeout(timeout):
-            resp = await client.call_api(
-                SELF_REVIEWS,
-                "POST",
-                body=body,
-                header_params={"Content-Type": "application/json"},
-                auth_settings=["BearerToken"],
-                _preload_content=False,
-                _request_timeout=timeout,
-            )
-            try:
-                answer = await resp.json(content_type=None) if resp.status == 201 else None
-            except ValueError:
-                answer = None
-            finally:
-                resp.release()
+        _, _, answer = await _call(client, "POST", SELF_REVIEWS, body, timeout=timeout)
     except Exception:  # unanswered is not a yes: the console then acts as itself
         return False
     status = answer.get("status") if isinstance(answer, dict) else None
@@ -189,25 +174,38 @@ def _differences(body: Any) -> tuple[dict[str, str], ...]:
     )
 
 
+async def _call(
+    client: Any, method: str, path: str, body: Any = None, *, timeout: float, auth: bool = True
+) -> tuple[int, dict[str, str], Any]:
+    """One call: its status, headers, and the JSON of a successful answer (200 to a GET, 201 to
+    the POST of a review), else None."""
+    ok = 201 if method == "POST" else 200
+    content = {"Content-Type": "application/json"} if body is not None else None
+    async with asyncio.timeout(timeout):
+        resp = await client.call_api(
+            path,
+            method,
+            body=body,
+            header_params=content,
+            auth_settings=["BearerToken"] if auth else [],
+            _preload_content=False,
+            _request_timeout=timeout,
+        )
+        try:
+            answer = await resp.json(content_type=None) if resp.status == ok else None
+        except ValueError:
+            answer = None
+        finally:
+            resp.release()
+    return resp.status, dict(resp.headers), answer
+
+
 async def _get(
     client: Any, path: str, *, timeout: float, auth: bool
 ) -> tuple[int, dict[str, str], Any]:
-    settings = ["BearerToken"] if auth else []
+    """A GET of a cluster being checked; what keeps it from answering is an invalid cluster."""
     try:
-        async with asyncio.timeout(timeout):
-            resp = await client.call_api(
-                path,
-                "GET",
-                auth_settings=settings,
-                _preload_content=False,
-                _request_timeout=timeout,
-            )
-            try:
-                body = await resp.json(content_type=None) if resp.status == 200 else None
-            except ValueError:
-                body = None
-            finally:
-                resp.release()
+        return await _call(client, "GET", path, timeout=timeout, auth=auth)
     except TimeoutError:
         raise InvalidCluster(f"the server did not answer {path} within {timeout:g}s") from None
     except (ssl.SSLError, aiohttp.ClientSSLError) as exc:
@@ -220,7 +218,6 @@ async def _get(
         raise InvalidCluster(
             f"the client could not call the server ({type(exc).__name__})"
         ) from None
-    return resp.status, dict(resp.headers), body
 
 
 async def close_client(client: Any) -> None:

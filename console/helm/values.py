@@ -27,9 +27,7 @@ NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 SUFFIX = ".yaml"
 
 
-class ValuesNotFound(NotFound):
-    default_code = "values-not-found"
-
+class ValuesNotFound(NotFound, code="values-not-found"):
     def __init__(self, name: str) -> None:
         super().__init__(f"no values file named {name!r} in the library")
 

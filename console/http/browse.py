@@ -12,6 +12,7 @@ from common.openapi import validated
 from console.http.clusterapi import target, target_catalog, target_kind
 from console.http.encode.browse import (
     encode_counts,
+    encode_diagnostics,
     encode_event,
     encode_nav,
     encode_overview,
@@ -67,7 +68,9 @@ async def search_objects(request: web.Request) -> web.Response:
 @routes.get("/clusters/{clusterId}/diagnostics", name="getDiagnostics")
 async def get_diagnostics(request: web.Request) -> web.Response:
     found = await target(request)
-    return web.json_response(await diagnostics.diagnose(found.api, found.catalogs))
+    return web.json_response(
+        encode_diagnostics(await diagnostics.diagnose(found.api, found.catalogs))
+    )
 
 
 @routes.get("/clusters/{clusterId}/overview/{category}", name="getOverview")

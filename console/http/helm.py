@@ -146,9 +146,8 @@ async def install_helm_release(request: web.Request) -> web.Response:
     values = await desk.values_for(body.get("valuesName"), body.get("values"))
     install = InstallRequest.from_body({**body, "values": values})
     dry_run = install.options.dry_run
-    with _write(
-        request, "install", cluster_id, install.namespace, install.release_name, dry_run=dry_run
-    ):
+    ref = ReleaseRef(target, install.namespace, install.release_name)
+    with _write(request, "install", cluster_id, ref, dry_run=dry_run):
         release = await desk.releases.install(target, install)
     return web.json_response(encode_release(release), status=200 if dry_run else 201)
 
@@ -161,7 +160,7 @@ async def upgrade_helm_release(request: web.Request) -> web.Response:
     upgrade = UpgradeRequest.from_body({**body, "values": values})
     ref = _release(request, target)
     dry_run = upgrade.options.dry_run
-    with _write(request, "upgrade", cluster_id, ref.namespace, ref.name, dry_run=dry_run):
+    with _write(request, "upgrade", cluster_id, ref, dry_run=dry_run):
         release = await desk.releases.upgrade(ref, upgrade)
     return web.json_response(encode_release(release))
 
@@ -172,7 +171,7 @@ async def rollback_helm_release(request: web.Request) -> web.Response:
     dry_run = write_options(body).dry_run
     desk, cluster_id, target = await _context(request)
     ref = _release(request, target)
-    with _write(request, "rollback", cluster_id, ref.namespace, ref.name, dry_run=dry_run):
+    with _write(request, "rollback", cluster_id, ref, dry_run=dry_run):
         release = await desk.releases.rollback(ref, body.get("revision"), dry_run=dry_run)
     return web.json_response(encode_release(release))
 
@@ -181,7 +180,7 @@ async def rollback_helm_release(request: web.Request) -> web.Response:
 async def uninstall_helm_release(request: web.Request) -> web.Response:
     desk, cluster_id, target = await _context(request)
     ref = _release(request, target)
-    with _write(request, "uninstall", cluster_id, ref.namespace, ref.name, dry_run=False):
+    with _write(request, "uninstall", cluster_id, ref, dry_run=False):
         release, info = await desk.releases.uninstall(ref)
     return web.json_response(encode_uninstalled(release, info))
 
@@ -195,13 +194,13 @@ async def list_helm_charts(request: web.Request) -> web.Response:
 
 @contextmanager
 def _write(
-    request: web.Request, action: str, cluster: str, namespace: str, name: str, *, dry_run: bool
+    request: web.Request, action: str, cluster: str, release: ReleaseRef, *, dry_run: bool
 ) -> Iterator[None]:
     """Audited (on ``namespace/name``) unless a dry run (dry runs are not recorded); the trail
     sees the console's code."""
     with ExitStack() as stack:
         if not dry_run:
-            target = f"{namespace}/{name}"
+            target = f"{release.namespace}/{release.name}"
             stack.enter_context(
                 audited(request, action=f"helm.{action}", cluster=cluster, target=target)
             )

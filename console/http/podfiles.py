@@ -11,7 +11,6 @@ from __future__ import annotations
 from aiohttp import web
 
 from common import headers
-from common.app import read_capped
 from common.openapi import validated
 from console.audit import audited
 from console.http.clusterapi import Target, target
@@ -54,7 +53,7 @@ async def download_pod_file(request: web.Request) -> web.Response:
 @routes.put(FILES + "/content", name="writePodFile")
 async def write_pod_file(request: web.Request) -> web.Response:
     found, place, limits = await _open(request, write=True)
-    data = await read_capped(request, limits.max_write, too_large=FileTooLarge)
+    data = await _body(request, limits.max_write)
     with audited(request, action="file-write", cluster=found.cluster_id, target=_audit(request)):
         path, size = await podfiles.write_file(found.api, place, _path(request), data, limits)
     return web.json_response(encode_written(path, size))
@@ -89,3 +88,19 @@ def _path(request: web.Request) -> str:
 def _audit(request: web.Request) -> str:
     args = validated(request)
     return f"pods/{args.path['namespace']}/{args.path['pod']}:{args.query['path'][:300]}"
+
+
+async def _body(request: web.Request, cap: int) -> bytes:
+    """The file's bytes (the request body), refused with 413 ``file-too-large`` once past ``cap``:
+    before reading when Content-Length says so."""
+    refusal = f"request body is larger than the limit of {cap} bytes"
+    if request.content_length is not None and request.content_length > cap:
+        raise FileTooLarge(refusal)
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.content.iter_chunked(256 * 1024):
+        size += len(chunk)
+        if size > cap:
+            raise FileTooLarge(refusal)
+        chunks.append(chunk)
+    return b"".join(chunks)

@@ -49,9 +49,7 @@ VPA_GROUP = "autoscaling.k8s.io"
 HIDDEN_GROUPS = frozenset({"metrics.k8s.io", "authentication.k8s.io", "authorization.k8s.io"})
 
 
-class UnknownResource(NotFound):
-    default_code = "unknown-resource"
-
+class UnknownResource(NotFound, code="unknown-resource"):
     def __init__(self, resource_id: str) -> None:
         super().__init__(f"this cluster serves no resource {resource_id!r}")
 

@@ -5,12 +5,16 @@ discovery and its APIService, not by an empty answer), a Prometheus-compatible s
 API and CRDs, and what the console's own identity may do (SelfSubjectReview, one
 SelfSubjectAccessReview per thing the console does, and a SelfSubjectRulesReview). Each probe fails
 on its own: a probe the cluster refuses is reported (allowed ``null``: unknown), never raised.
+The report is value objects; ``console.http.encode.browse`` gives them the API's shape.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, NotRequired, TypedDict
+
+import attrs
 
 from common.errors import WharfError
 from console.resources.catalog import GATEWAY_GROUP, Catalog
@@ -35,17 +39,82 @@ CHECKS = (
 _NOT_PROMETHEUS = ("operator", "alertmanager", "exporter", "pushgateway", "kube-state", "adapter")
 
 
-async def diagnose(api: KubeApi, catalogs: Catalogs) -> dict[str, Any]:
-    version, discovery = await asyncio.gather(_version(api), _discovery(api, catalogs))
-    catalog = discovery.pop("catalog")
+@attrs.frozen
+class Capability:
+    name: str
+    #: None: the cluster could not say.
+    available: bool | None
+    detail: str
+
+
+@attrs.frozen
+class DiscoveryHealth:
+    healthy: bool
+    groups: int
+    kinds: int
+    stale_groups: tuple[str, ...]
+    #: Why discovery failed (then nothing else was probed), else None.
+    error: str | None = None
+
+
+class ResourceAttributes(TypedDict):
+    """A SelfSubjectAccessReview's ``spec.resourceAttributes``, as the cluster is asked."""
+
+    verb: str
+    group: str
+    resource: str
+    subresource: NotRequired[str]
+
+
+@attrs.frozen
+class AccessCheck:
+    """One SelfSubjectAccessReview of :data:`CHECKS`; ``allowed`` None when the cluster refused it."""
+
+    attributes: ResourceAttributes
+    allowed: bool | None
+    reason: str
+
+
+@attrs.frozen
+class RulesReview:
+    """A SelfSubjectRulesReview of ``namespace``; when not ``available``, ``detail`` says why."""
+
+    namespace: str
+    available: bool
+    detail: str
+    incomplete: bool = False
+    resource_rules: tuple[Mapping[str, Any], ...] = ()
+
+
+@attrs.frozen
+class ConsoleIdentity:
+    """Who the cluster takes the console for, and what it may do there."""
+
+    username: str | None
+    groups: tuple[str, ...]
+    #: Why the SelfSubjectReview failed, else None.
+    username_detail: str | None
+    checks: tuple[AccessCheck, ...]
+    rules: RulesReview
+
+
+@attrs.frozen
+class Diagnostics:
+    server_version: Mapping[str, Any] | None
+    discovery: DiscoveryHealth
+    capabilities: tuple[Capability, ...]
+    identity: ConsoleIdentity
+
+    @property
+    def kubernetes_version(self) -> str | None:
+        found = (self.server_version or {}).get("gitVersion")
+        return found if isinstance(found, str) else None
+
+
+async def diagnose(api: KubeApi, catalogs: Catalogs) -> Diagnostics:
+    version, (discovery, catalog) = await asyncio.gather(_version(api), _discovery(api, catalogs))
     capabilities, identity = await asyncio.gather(_capabilities(api, catalog), _identity(api))
-    return {
-        "kubernetesVersion": (version or {}).get("gitVersion"),
-        "serverVersion": version,
-        "discovery": discovery,
-        "capabilities": capabilities,
-        "identity": identity,
-    }
+    return Diagnostics(version, discovery, capabilities, identity)
 
 
 async def _version(api: KubeApi) -> dict[str, Any] | None:
@@ -56,77 +125,67 @@ async def _version(api: KubeApi) -> dict[str, Any] | None:
     return found if isinstance(found, dict) else None
 
 
-async def _discovery(api: KubeApi, catalogs: Catalogs) -> dict[str, Any]:
+async def _discovery(api: KubeApi, catalogs: Catalogs) -> tuple[DiscoveryHealth, Catalog | None]:
     try:
         catalog = await catalogs.fresh(api)
     except WharfError as exc:
-        return {"healthy": False, "groups": 0, "kinds": 0, "staleGroups": [],
-                "error": exc.detail, "catalog": None}  # fmt: skip
-    return {
-        "healthy": not catalog.stale_groups,
-        "groups": len(catalog.served_groups()),
-        "kinds": len(catalog.kinds),
-        "staleGroups": list(catalog.stale_groups),
-        "error": None,
-        "catalog": catalog,
-    }
+        return DiscoveryHealth(False, 0, 0, (), exc.detail), None
+    stale = tuple(catalog.stale_groups)
+    groups = len(catalog.served_groups())
+    return DiscoveryHealth(not stale, groups, len(catalog.kinds), stale), catalog
 
 
-def _capability(name: str, available: bool | None, detail: str) -> dict[str, Any]:
-    return {"name": name, "available": available, "detail": detail}
-
-
-async def _capabilities(api: KubeApi, catalog: Catalog | None) -> list[dict[str, Any]]:
+async def _capabilities(api: KubeApi, catalog: Catalog | None) -> tuple[Capability, ...]:
     if catalog is None:
-        return [_capability("discovery", False, "discovery failed; nothing else was probed")]
+        return (Capability("discovery", False, "discovery failed; nothing else was probed"),)
     groups = catalog.served_groups()
     metrics, prometheus = await asyncio.gather(_metrics(api, groups), _prometheus(api))
     gateway = sorted(k.kind for k in catalog.kinds.values() if k.group == GATEWAY_GROUP)
     custom = sorted({k.group for k in catalog.kinds.values() if not k.builtin})
-    return [
+    return (
         metrics,
         prometheus,
-        _capability(
+        Capability(
             "gateway-api",
             bool(gateway),
             f"{GATEWAY_GROUP} serves {', '.join(gateway)}" if gateway else "not installed",
         ),
-        _capability(
+        Capability(
             "custom-resources",
             "apiextensions.k8s.io" in groups,
             f"{len(custom)} custom API groups" + (f": {', '.join(custom)}" if custom else ""),
         ),
-    ]
+    )
 
 
-async def _metrics(api: KubeApi, groups: set[str]) -> dict[str, Any]:
+async def _metrics(api: KubeApi, groups: set[str]) -> Capability:
     if "metrics.k8s.io" not in groups:
-        return _capability("metrics-api", False, "metrics.k8s.io is not served (no metrics-server)")
+        return Capability("metrics-api", False, "metrics.k8s.io is not served (no metrics-server)")
     if "apiregistration.k8s.io" not in groups:
-        return _capability("metrics-api", True, "metrics.k8s.io is served")
+        return Capability("metrics-api", True, "metrics.k8s.io is served")
     path = path_of("apiregistration.k8s.io", "v1", "apiservices", name="v1beta1.metrics.k8s.io")
     try:
         service = await api.get(path)
     except WharfError as exc:
-        return _capability("metrics-api", None, f"served; APIService not readable: {exc.detail}")
+        return Capability("metrics-api", None, f"served; APIService not readable: {exc.detail}")
     for cond in (service.get("status") or {}).get("conditions") or []:
         if cond.get("type") == "Available":
             ok = cond.get("status") == "True"
             why = cond.get("message") or cond.get("reason") or ""
-            return _capability("metrics-api", ok, "available" if ok else f"unavailable: {why}")
-    return _capability("metrics-api", None, "served; APIService reports no Available condition")
+            return Capability("metrics-api", ok, "available" if ok else f"unavailable: {why}")
+    return Capability("metrics-api", None, "served; APIService reports no Available condition")
 
 
-async def _prometheus(api: KubeApi) -> dict[str, Any]:
+async def _prometheus(api: KubeApi) -> Capability:
     try:
         services = await api.list_all(path_of("", "v1", "services"))
     except WharfError as exc:
-        return _capability("prometheus", None, f"services not listable: {exc.detail}")
+        return Capability("prometheus", None, f"services not listable: {exc.detail}")
     found = [_service_ref(s) for s in services if _looks_like_prometheus(s)]
     if not found:
-        return _capability("prometheus", False, "no Prometheus-compatible service found")
+        return Capability("prometheus", False, "no Prometheus-compatible service found")
     state = "discovered" if len(found) == 1 else "ambiguous"
-    return _capability("prometheus", True, f"{state}: {', '.join(found)}")
+    return Capability("prometheus", True, f"{state}: {', '.join(found)}")
 
 
 def _looks_like_prometheus(service: dict[str, Any]) -> bool:
@@ -143,29 +202,29 @@ def _service_ref(service: dict[str, Any]) -> str:
     return f"{meta.get('namespace')}/{meta.get('name')}:{ports[0].get('port', '')}"
 
 
-async def _identity(api: KubeApi) -> dict[str, Any]:
-    who, checks, rules = await asyncio.gather(
+async def _identity(api: KubeApi) -> ConsoleIdentity:
+    (username, groups, detail), checks, rules = await asyncio.gather(
         _whoami(api), asyncio.gather(*(_can_i(api, *c) for c in CHECKS)), _rules(api)
     )
-    return {**who, "checks": list(checks), "rules": rules}
+    return ConsoleIdentity(username, groups, detail, tuple(checks), rules)
 
 
-async def _whoami(api: KubeApi) -> dict[str, Any]:
+async def _whoami(api: KubeApi) -> tuple[str | None, tuple[str, ...], str | None]:
+    """The console's user name and groups as the cluster sees them, or why it would not say."""
     body = {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}
     path = path_of("authentication.k8s.io", "v1", "selfsubjectreviews")
     try:
         review = await api.send("POST", path, body)
     except WharfError as exc:
-        return {"username": None, "groups": [], "usernameDetail": exc.detail}
+        return None, (), exc.detail
     info = (review.get("status") or {}).get("userInfo") or {}
-    return {"username": info.get("username"), "groups": info.get("groups") or []}
+    return info.get("username"), tuple(info.get("groups") or ()), None
 
 
-async def _can_i(api: KubeApi, verb: str, group: str, resource: str, sub: str) -> dict[str, Any]:
-    attributes = {"verb": verb, "group": group, "resource": resource}
+async def _can_i(api: KubeApi, verb: str, group: str, resource: str, sub: str) -> AccessCheck:
+    attributes: ResourceAttributes = {"verb": verb, "group": group, "resource": resource}
     if sub:
         attributes["subresource"] = sub
-    out: dict[str, Any] = {**attributes}
     body = {
         "apiVersion": "authorization.k8s.io/v1",
         "kind": "SelfSubjectAccessReview",
@@ -176,12 +235,13 @@ async def _can_i(api: KubeApi, verb: str, group: str, resource: str, sub: str) -
             "POST", path_of("authorization.k8s.io", "v1", "selfsubjectaccessreviews"), body
         )
     except WharfError as exc:
-        return {**out, "allowed": None, "reason": f"unknown: {exc.detail}"}
+        return AccessCheck(attributes, None, f"unknown: {exc.detail}")
     status = review.get("status") or {}
-    return {**out, "allowed": bool(status.get("allowed")), "reason": status.get("reason") or ""}
+    allowed, reason = bool(status.get("allowed")), status.get("reason") or ""
+    return AccessCheck(attributes, allowed, reason)
 
 
-async def _rules(api: KubeApi, namespace: str = "default") -> dict[str, Any]:
+async def _rules(api: KubeApi, namespace: str = "default") -> RulesReview:
     body = {
         "apiVersion": "authorization.k8s.io/v1",
         "kind": "SelfSubjectRulesReview",
@@ -191,12 +251,12 @@ async def _rules(api: KubeApi, namespace: str = "default") -> dict[str, Any]:
     try:
         review = await api.send("POST", path, body)
     except WharfError as exc:
-        return {"namespace": namespace, "available": False, "detail": exc.detail}
+        return RulesReview(namespace, available=False, detail=exc.detail)
     status = review.get("status") or {}
-    return {
-        "namespace": namespace,
-        "available": True,
-        "incomplete": bool(status.get("incomplete")),
-        "resourceRules": status.get("resourceRules") or [],
-        "detail": status.get("evaluationError") or "",
-    }
+    return RulesReview(
+        namespace,
+        available=True,
+        detail=status.get("evaluationError") or "",
+        incomplete=bool(status.get("incomplete")),
+        resource_rules=tuple(status.get("resourceRules") or ()),
+    )

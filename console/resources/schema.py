@@ -18,8 +18,7 @@ from console.resources.kubeapi import KubeApi
 _PREFIX = "#/components/schemas/"
 
 
-class SchemaNotPublished(NotFound):
-    default_code = "not-found"
+class SchemaNotPublished(NotFound, code="not-found"): ...
 
 
 async def schema_for(api: KubeApi, kind: Kind) -> dict[str, Any]:

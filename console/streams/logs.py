@@ -25,16 +25,13 @@ DEFAULT_CONTAINER = "kubectl.kubernetes.io/default-container"
 TEXT = "text/plain, */*"
 
 
-class UnknownContainer(BadRequest):
-    default_code = "unknown-container"
+class UnknownContainer(BadRequest, code="unknown-container"): ...
 
 
-class ContainerNotStarted(BadRequest):
-    default_code = "container-not-started"
+class ContainerNotStarted(BadRequest, code="container-not-started"): ...
 
 
-class NoPreviousRun(BadRequest):
-    default_code = "no-previous-run"
+class NoPreviousRun(BadRequest, code="no-previous-run"): ...
 
 
 @attrs.frozen(order=True)

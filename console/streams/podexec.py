@@ -30,8 +30,7 @@ STDIN, STDOUT, STDERR, STATUS, RESIZE, CLOSE = 0, 1, 2, 3, 4, 255
 DEFAULT_COMMAND = ("sh",)
 
 
-class ContainerNotRunning(BadRequest):
-    default_code = "container-not-running"
+class ContainerNotRunning(BadRequest, code="container-not-running"): ...
 
 
 @attrs.frozen

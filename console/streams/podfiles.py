@@ -39,42 +39,32 @@ _TYPES = {
 }
 
 
-class FilesDisabled(NotFound):
-    default_code = "files-disabled"
+class FilesDisabled(NotFound, code="files-disabled"): ...
 
 
-class FilesReadOnly(Forbidden):
-    default_code = "files-read-only"
+class FilesReadOnly(Forbidden, code="files-read-only"): ...
 
 
-class PathNotAllowed(Forbidden):
-    default_code = "path-not-allowed"
+class PathNotAllowed(Forbidden, code="path-not-allowed"): ...
 
 
-class FileNotFound(NotFound):
-    default_code = "file-not-found"
+class FileNotFound(NotFound, code="file-not-found"): ...
 
 
-class FileTooLarge(PayloadTooLarge):
-    default_code = "file-too-large"
+class FileTooLarge(PayloadTooLarge, code="file-too-large"): ...
 
 
-class NotAFile(BadRequest):
-    default_code = "not-a-file"
+class NotAFile(BadRequest, code="not-a-file"): ...
 
 
-class NotADirectory(BadRequest):
-    default_code = "not-a-directory"
+class NotADirectory(BadRequest, code="not-a-directory"): ...
 
 
-class DirectoryNotEmpty(Conflict):
-    default_code = "directory-not-empty"
+class DirectoryNotEmpty(Conflict, code="directory-not-empty"): ...
 
 
-class FilesFailed(BadRequest):
+class FilesFailed(BadRequest, code="files-failed"):
     """The container's tools refused (permission, a read-only filesystem, no such tool)."""
-
-    default_code = "files-failed"
 
 
 @attrs.frozen

@@ -73,11 +73,8 @@ class Resync:
     reason: str
 
 
-class WatchBroken(WharfError):
+class WatchBroken(WharfError, status=502, code="watch-failed"):
     """The upstream watch failed for good (the cluster went away, or refused to re-list)."""
-
-    status = 502
-    default_code = "watch-failed"
 
 
 def _obj_key(obj: dict[str, Any]) -> tuple[str, str]:

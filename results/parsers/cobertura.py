@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from results.parsers.diagnostics import DiagnosticLog
-from results.parsers.errors import InvalidReport
+from results.parsers.errors import InvalidReport, require_root
 from results.parsers.linedata import FileTable, LineData, build_report
 from results.parsers.model import CoverageReport
 
@@ -45,10 +45,7 @@ class CoberturaHandler:
         elif tag == "methods":
             self._in_methods = True
         elif self._root is None:
-            if tag != "coverage":
-                raise InvalidReport(
-                    f"not a Cobertura report: root is <{tag}>", reason="unknown-format"
-                )
+            require_root(tag, expected="coverage", report="Cobertura")
             self._root = attrs
         return 0
 

@@ -10,10 +10,8 @@ from __future__ import annotations
 from common.errors import BadRequest, PayloadTooLarge
 
 
-class InvalidReport(BadRequest):
+class InvalidReport(BadRequest, code="invalid-report"):
     """Unreadable, malformed, unsupported or dangerous report content (400)."""
-
-    default_code = "invalid-report"
 
     def __init__(self, detail: str, *, reason: str, line: int | None = None) -> None:
         extra: dict[str, object] = {"reason": reason}
@@ -24,11 +22,15 @@ class InvalidReport(BadRequest):
         self.line = line
 
 
-class ReportTooLarge(PayloadTooLarge):
+class ReportTooLarge(PayloadTooLarge, code="report-too-large"):
     """The report (after decompression) or its element count is over a configured limit (413)."""
-
-    default_code = "report-too-large"
 
     def __init__(self, detail: str, *, limit: int) -> None:
         super().__init__(detail, extra={"limit": limit})
         self.limit = limit
+
+
+def require_root(tag: str, *, expected: str, report: str) -> None:
+    """Refuse a document whose root element ``tag`` is not the ``expected`` one of a ``report``."""
+    if tag != expected:
+        raise InvalidReport(f"not a {report} report: root is <{tag}>", reason="unknown-format")

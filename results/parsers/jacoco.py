@@ -13,7 +13,7 @@ This module must not trust counters for merging and must not follow the DOCTYPE.
 from __future__ import annotations
 
 from results.parsers.diagnostics import DiagnosticLog
-from results.parsers.errors import InvalidReport
+from results.parsers.errors import InvalidReport, require_root
 from results.parsers.linedata import FileTable, LineData, build_report
 from results.parsers.model import CoverageReport
 
@@ -64,10 +64,7 @@ class JacocoHandler:
             elif tag == "package":
                 self._package = attrs.get("name", "")
         elif not self._root_seen:
-            if tag != "report":
-                raise InvalidReport(
-                    f"not a JaCoCo report: root is <{tag}>", reason="unknown-format"
-                )
+            require_root(tag, expected="report", report="JaCoCo")
             self._root_seen = True
         return 0
 

@@ -15,7 +15,7 @@ from markupsafe import Markup
 from results import svg
 from results.flakiness import Outcome
 from results.runs import RunSummary
-from results.web.render import duration, short_sha
+from results.web.render import duration, pct, short_sha
 
 
 @attrs.frozen
@@ -35,8 +35,8 @@ def trend_charts(
         return svg.Point(value, run.run_path, _tip(run, shown), run.run_id == highlight)
 
     def percents(key: str, title: str, of: Callable[[RunSummary], float | None]) -> Chart:
-        points = [point(r, of(r), _pct(of(r))) for r in runs]
-        return _line(f"{prefix}-{key}", f"{title}, {scope}", points, _pct, percent=True)
+        points = [point(r, of(r), pct(of(r))) for r in runs]
+        return _line(f"{prefix}-{key}", f"{title}, {scope}", points, pct, percent=True)
 
     return [
         percents("pass", "Pass rate", lambda r: r.pass_rate_pct),
@@ -125,7 +125,3 @@ def _outcome_tip(outcome: Outcome) -> str:
         f"Run #{outcome.run_id} · {outcome.branch} @ {short_sha(outcome.commit)}: "
         f"{outcome.status}{rerun}, {took}"
     )
-
-
-def _pct(value: float | None) -> str:
-    return "–" if value is None else f"{value:.1f} %"

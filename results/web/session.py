@@ -17,7 +17,7 @@ from typing import Any
 from aiohttp import web
 
 from common import credentials, sessions
-from common.errors import BadRequest, Forbidden
+from common.errors import BadRequest
 from common.throttle import TooManyAttempts
 from results import auth, keys
 from results.accounts import Credential, LoginFailed, NewSession, Principal
@@ -29,13 +29,10 @@ LOGIN_CSRF_COOKIE = "results_login_csrf"
 LOGIN_CSRF_SECONDS = 3600
 
 
-class CsrfRefused(Forbidden):
-    default_code = "csrf-refused"
-
-    def __init__(self) -> None:
-        super().__init__(
-            "the form's CSRF token is missing or does not match; reload the page and try again",
-        )
+#: What a page says of a form whose CSRF token is missing or wrong.
+FORM_CSRF_REFUSED = (
+    "the form's CSRF token is missing or does not match; reload the page and try again"
+)
 
 
 @routes.get("/login", name="page.login")
@@ -50,7 +47,7 @@ async def login_submit(request: web.Request) -> web.Response:
     expected = request.cookies.get(LOGIN_CSRF_COOKIE, "")
     given = form_text(form, "csrf")
     if not expected or not given or not credentials.same_secret(given, expected):
-        return _login_page(request, next_path=next_path, status=403, error=CsrfRefused().detail)
+        return _login_page(request, next_path=next_path, status=403, error=FORM_CSRF_REFUSED)
     username = form_text(form, "username").strip()
     password = form_text(form, "password")
 
@@ -150,9 +147,9 @@ def _signed_in(request: web.Request) -> Principal:
 def _check_csrf(who: Principal, form: Mapping[str, Any]) -> None:
     given = form_text(form, "csrf")
     if who.via is not Credential.SESSION or who.csrf is None or not given:
-        raise CsrfRefused()
+        raise auth.CsrfRefused(FORM_CSRF_REFUSED)
     if not credentials.same_secret(given, who.csrf):
-        raise CsrfRefused()
+        raise auth.CsrfRefused(FORM_CSRF_REFUSED)
 
 
 def _expiry_days(text: str) -> int | None:

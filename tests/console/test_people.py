@@ -13,13 +13,13 @@ import pytest
 
 from console.app import make_policy
 from console.identity import Identity
+from tests.commands import run_wharf
 from tests.console.conftest import ConsoleApp
 from tests.console.support import ADMIN, ADMIN_PASSWORD, make_settings
 from tests.guards import assert_problem
 from tests.typing_support import Client
 from wharf.cli import main
 
-ROOT = Path(__file__).resolve().parents[2]
 SESSION = "/api/v1/auth/session"
 ALICE_PASSWORD = "alice-Password-4321"
 ALICE = {"Authorization": aiohttp.encode_basic_auth("alice", ALICE_PASSWORD)}
@@ -31,15 +31,7 @@ def wharf(
     """``wharf console ARGS`` on the database a console with ``data_dir`` uses."""
     settings = [f"console.data-dir={data_dir}", f"console.security.admin.password={ADMIN_PASSWORD}"]
     where = [arg for setting in (*settings, *sets) for arg in ("--set", setting)]
-    result = subprocess.run(
-        [sys.executable, "-m", "wharf", "console", *args, *where],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=60,
-        check=False,
-    )
+    result = run_wharf("console", *args, *where, stdin=stdin)
     assert ALICE_PASSWORD not in result.stdout + result.stderr
     return result
 

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.commands import run_wharf
 from tests.conftest import ApiClient
 from tests.results.people import bearer, csrf_in, start
 from tests.results.support import form, junit_xml
 
-ROOT = Path(__file__).resolve().parents[2]
 PASSWORD = "cli-Password-9876"
 
 
@@ -21,15 +20,7 @@ def wharf(
 ) -> subprocess.CompletedProcess[str]:
     data = tmp_path / "results-data"  # what tests.results.support.settings_for uses
     where = ["--set", f"results.data-dir={data}"] if settings else []
-    return subprocess.run(
-        [sys.executable, "-m", "wharf", "results", *args, *where],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=60,
-        check=False,
-    )
+    return run_wharf("results", *args, *where, stdin=stdin)
 
 
 def no_password(result: subprocess.CompletedProcess[str]) -> None:

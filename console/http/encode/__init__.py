@@ -14,7 +14,7 @@ imports; where a domain path needs the same JSON:
   :class:`~console.actions.PodOutcome` and is re-used from here.
 
 The reshapings of the cluster's own JSON (object rows, projected objects, relations, printer
-columns, schemas, diagnostics) are built in the API's shape by ``console.resources``, because
+columns, schemas) are built in the API's shape by ``console.resources``, because
 the domain's own results carry them (an action's result holds the object's row); they are not
 encoded again here.
 """

@@ -1,17 +1,24 @@
 """Browsing (``spec/console.browse.yaml``): the left nav, object counts, health overviews, search
-results, an object's detail and events. (Rows, projected objects, relations and diagnostics are
-reshaped from the cluster's own JSON by ``console.resources``, already in the API's shape.)
+results, an object's detail and events, and a cluster's diagnostics. (Rows, projected objects and
+relations are reshaped from the cluster's own JSON by ``console.resources``, already in the API's
+shape.)
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 from console.resources import rows
 from console.resources.catalog import Kind
 from console.resources.counts import Counts, Failure
 from console.resources.detail import Detail
+from console.resources.diagnostics import (
+    AccessCheck,
+    Diagnostics,
+    ResourceAttributes,
+    RulesReview,
+)
 from console.resources.events import event_time
 from console.resources.nav import Nav
 from console.resources.overview import ATTENTION, IDLE, OK, SUSPENDED, KindHealth, Overview
@@ -261,3 +268,91 @@ def encode_detail(found: Detail) -> DetailBody:
         "relations": found.relations,
         "events": [encode_event(e) for e in found.events],
     }
+
+
+class CapabilityBody(TypedDict):
+    name: str
+    available: bool | None
+    detail: str
+
+
+class DiscoveryBody(TypedDict):
+    healthy: bool
+    groups: int
+    kinds: int
+    staleGroups: list[str]
+    error: str | None
+
+
+class AccessCheckBody(ResourceAttributes):
+    allowed: bool | None
+    reason: str
+
+
+class RulesBody(TypedDict):
+    namespace: str
+    available: bool
+    detail: str
+    incomplete: NotRequired[bool]
+    resourceRules: NotRequired[list[dict[str, Any]]]
+
+
+class IdentityBody(TypedDict):
+    username: str | None
+    groups: list[str]
+    usernameDetail: NotRequired[str]
+    checks: list[AccessCheckBody]
+    rules: RulesBody
+
+
+class DiagnosticsBody(TypedDict):
+    kubernetesVersion: str | None
+    serverVersion: dict[str, Any] | None
+    discovery: DiscoveryBody
+    capabilities: list[CapabilityBody]
+    identity: IdentityBody
+
+
+def encode_diagnostics(found: Diagnostics) -> DiagnosticsBody:
+    who, health = found.identity, found.discovery
+    identity: IdentityBody = {
+        "username": who.username,
+        "groups": list(who.groups),
+        "checks": [_access_check(c) for c in who.checks],
+        "rules": _rules(who.rules),
+    }
+    if who.username_detail is not None:
+        identity["usernameDetail"] = who.username_detail
+    version = found.server_version
+    return {
+        "kubernetesVersion": found.kubernetes_version,
+        "serverVersion": dict(version) if version is not None else None,
+        "discovery": {
+            "healthy": health.healthy,
+            "groups": health.groups,
+            "kinds": health.kinds,
+            "staleGroups": list(health.stale_groups),
+            "error": health.error,
+        },
+        "capabilities": [
+            {"name": c.name, "available": c.available, "detail": c.detail}
+            for c in found.capabilities
+        ],
+        "identity": identity,
+    }
+
+
+def _access_check(check: AccessCheck) -> AccessCheckBody:
+    return {**check.attributes, "allowed": check.allowed, "reason": check.reason}
+
+
+def _rules(rules: RulesReview) -> RulesBody:
+    body: RulesBody = {
+        "namespace": rules.namespace,
+        "available": rules.available,
+        "detail": rules.detail,
+    }
+    if rules.available:
+        body["incomplete"] = rules.incomplete
+        body["resourceRules"] = [dict(rule) for rule in rules.resource_rules]
+    return body

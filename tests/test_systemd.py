@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from common import systemd
 from common.config import describe, env_name, load_settings
+from wharf import systemd
 
-DEPLOY = Path(__file__).resolve().parents[2] / "deploy" / "systemd"
+DEPLOY = Path(__file__).resolve().parents[1] / "deploy" / "systemd"
 UNITS = sorted(DEPLOY.glob("*.service"))
 SERVICES = ("chartsvc", "results", "console")
 HARDENING = (

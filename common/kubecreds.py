@@ -48,10 +48,8 @@ RENEW_MARGIN_S = 10.0
 TOKEN_FILE_CHECK_S = 1.0
 
 
-class CredentialError(BadGateway):
+class CredentialError(BadGateway, code="cluster-refused"):
     """The cluster's credentials could not be obtained (a plugin failed, a token file is gone)."""
-
-    default_code = "cluster-refused"
 
 
 @attrs.frozen

@@ -365,6 +365,28 @@ async def test_a_signed_chart_from_oci_verifies_and_an_unsigned_one_does_not(
     assert (await assert_problem(resp, 400, code="provenance-failed"))["reason"] == "no-provenance"
 
 
+async def test_without_gpg_the_service_starts_and_verify_is_503(
+    make_client: MakeClient,
+    signers: dict[str, Signer],
+    published: dict[str, Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    (tmp_path / "bin").mkdir()
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))  # no gpg on this machine
+    client: Client = await make_client(f"chartsvc.security.keyring={signers['author'].public}")
+    archive = published["1.0.0"]
+    data, prov = archive.read_bytes(), prov_of(archive)
+    resp = await client.post(f"{API}/charts/verify/upload", data=upload(data, prov))
+    problem = await assert_problem(resp, 503, code="provenance-unavailable")
+    assert "gpg (GnuPG)" in problem["detail"]
+    asked = upload_with(data, prov, {"verify": True})
+    resp = await client.post(f"{API}/charts/template/upload", data=asked)
+    await assert_problem(resp, 503, code="provenance-unavailable")
+    resp = await client.post(f"{API}/charts/template/upload", data=upload_with(data, None, {}))
+    assert resp.status == 200, await resp.text()  # all else is served
+
+
 @pytest.mark.parametrize("content", [None, b"", b"not a key at all"])
 def test_a_keyring_that_cannot_be_read_stops_start_up(
     tmp_path: Path, content: bytes | None, monkeypatch: pytest.MonkeyPatch

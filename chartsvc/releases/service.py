@@ -14,7 +14,6 @@ module reads no settings and knows nothing of HTTP.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import AsyncIterator, Hashable, Mapping
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
@@ -45,9 +44,6 @@ from chartsvc.releases.model import (
 )
 from chartsvc.releases.reads import ClusterReads, StoredRevision
 from common.errors import ValidationFailed
-
-#: How long the list of stuck releases (:meth:`ReleaseService.stuck`) is reused, in seconds.
-STUCK_CHECK_S = 30.0
 
 
 class ChartSource(Protocol):
@@ -103,7 +99,6 @@ class ReleaseService:
     )
     _locks: KeyedLocks = attrs.field(factory=KeyedLocks)
     _drift: DriftMemo = attrs.field(factory=DriftMemo)
-    _stuck: tuple[float, list[Release]] | None = attrs.field(default=None, init=False)
 
     async def close(self) -> None:
         await self.reads.close()
@@ -111,18 +106,14 @@ class ReleaseService:
     async def stuck(self, target: ClusterTarget) -> list[Release]:
         """Releases on ``target`` left pending (``pending-install``, ``-upgrade``, ``-rollback``)
         that this service is not writing now: their writer was stopped mid-write (a kill -9), and
-        Helm leaves them so until a rollback or an uninstall. Listed at most every
-        ``STUCK_CHECK_S`` seconds (health probes come often; the list reads every release)."""
-        now = time.monotonic()
-        if self._stuck is None or now - self._stuck[0] >= STUCK_CHECK_S:
-            pending = [
-                r
-                for r in await self.list_releases(target, None)
-                if r.status.startswith("pending-")
-                and not self._locks.held(ReleaseRef(target, r.namespace, r.name).key)
-            ]
-            self._stuck = (now, pending)
-        return self._stuck[1]
+        Helm leaves them so until a rollback or an uninstall. It reads every release: health
+        reads it from a background refresh (``chartsvc.releases.stuck``), never per probe."""
+        return [
+            r
+            for r in await self.list_releases(target, None)
+            if r.status.startswith("pending-")
+            and not self._locks.held(ReleaseRef(target, r.namespace, r.name).key)
+        ]
 
     # --- reads ---------------------------------------------------------------------------------
 

@@ -4,20 +4,17 @@ process, and the service answers afterwards (issue 39 item 1). Small limits keep
 from __future__ import annotations
 
 import asyncio
-import base64
-import gzip
-import json
 import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 from kubernetes_asyncio.client import CoreV1Api, V1ConfigMap, V1ObjectMeta
 
 from chartsvc.helm import RenderLimits, RenderPool, RenderTimedOut, RenderTooLarge
-from chartsvc.releases.reads import decode_record
 from kubesim import Simulator
 from tests.chartsvc.conftest import FULL, KEY, MakeClient
 from tests.chartsvc.fixtures_cluster import (
@@ -27,6 +24,7 @@ from tests.chartsvc.fixtures_cluster import (
     install_upload,
     kube_api,
     namespace,
+    rewrite_record,
     sim,
     upgrade_upload,
     upload_form,
@@ -274,17 +272,13 @@ async def test_a_rollback_to_a_revision_with_oversized_manifests_is_refused(
     assert (await install_upload(client, small, namespace, "app")).status == 201
     assert (await upgrade_upload(client, small, namespace, "app", {})).status == 200
     # revision 1 as a writer around the service could have stored it: 150 kB of manifest
-    async with kube_api(sim) as api:
-        core = CoreV1Api(api)
-        secret = await core.read_namespaced_secret("sh.helm.release.v1.app.v1", namespace)
-        record = decode_record(secret.data["release"])
-        lines = "".join(f"  k{i}: v\n" for i in range(15000))
-        record["manifest"] += (
-            f"\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: big}}\ndata:\n{lines}"
-        )
-        packed = base64.b64encode(gzip.compress(json.dumps(record).encode()))
-        secret.data["release"] = base64.b64encode(packed).decode()
-        await core.replace_namespaced_secret(secret.metadata.name, namespace, secret)
+    lines = "".join(f"  k{i}: v\n" for i in range(15000))
+    big = f"\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: big}}\ndata:\n{lines}"
+
+    def oversized(record: dict[str, Any]) -> None:
+        record["manifest"] += big
+
+    await rewrite_record(sim, namespace, "app", oversized)
     where = f"{API}/releases/app/rollback?namespace={namespace}"
     for body in ({"revision": 1}, {}):  # named, and "the previous one"
         resp = await client.post(where, json=body, headers=KEY)

@@ -206,7 +206,9 @@ class ReleaseService:
         reuse = options.reuse_values or options.reset_then_reuse_values
         if options.reset_values or not (reuse or not given):
             return None
-        current = await self.status(release)
+        revisions = await self.history(release)
+        # Helm reuses the values of the deployed revision (the latest, if none is deployed)
+        current = next((r for r in reversed(revisions) if r.status == "deployed"), revisions[-1])
         merged = preview.next_values(current.config, given, options)
         if options.reuse_values:
             merged = preview.coalesce(merged, await self.engine.computed_values(release))

@@ -9,6 +9,7 @@ what one side does the other sees. Import the fixtures explicitly and list them 
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import contextlib
 import gzip
@@ -215,3 +216,21 @@ async def leave_pending(sim: Simulator, namespace: str, name: str) -> None:
         record["info"]["status"] = "pending-install"
 
     await rewrite_record(sim, namespace, name, pending, status="pending-install")
+
+
+async def stuck_details(client: Client, component: str = "releases") -> dict[str, Any]:
+    """The health details of the stuck-release component once no cluster is still ``checking``
+    (the first probe waits for the first reading at most a second; a loaded machine may take
+    longer, and the reading lands for a later probe)."""
+    for _ in range(100):
+        resp = await client.get("/actuator/health")
+        assert resp.status == 200, await resp.text()
+        health = await resp.json()
+        assert health["status"] == "UP"
+        found = health["components"]["readiness"]["components"][component]
+        assert found["status"] == "UP"
+        details: dict[str, Any] = found["details"]
+        if all(c.get("reason") != "checking" for c in details["clusters"].values()):
+            return details
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"no cluster reading within 10 s: {details}")

@@ -24,6 +24,7 @@ from tests.chartsvc.fixtures_cluster import (
     namespace,
     releases,
     sim,
+    stuck_details,
 )
 from tests.guards import assert_json, assert_problem
 from tests.typing_support import Client
@@ -42,9 +43,7 @@ async def test_a_release_left_pending_is_in_health_and_its_409_names_the_recover
     problem = await assert_problem(resp, 409, code="release-busy")
     assert "uninstall a pending install" in problem["detail"]
 
-    health = await assert_json(await releases.get("/actuator/health"))
-    assert health["status"] == "UP"
-    details = health["components"]["readiness"]["components"]["releases"]["details"]
+    details = await stuck_details(releases)
     # "fine", deployed, is not listed
     assert details["stuck"] == [
         {"cluster": "kubesim", "namespace": namespace, "name": "web", "status": "pending-install"}
@@ -82,7 +81,7 @@ async def test_health_names_stuck_releases_on_the_resolvers_clusters_from_a_back
     # health reads what the refresh found (none then); a new round finds the pending release
     assert (await details())["clusters"] == {"tenant-a": {"checked": False, "reason": "checking"}}
     await app[STUCK].refresh()
-    found = await details()
+    found = await stuck_details(client)
     assert found["stuck"] == [
         {"cluster": "tenant-a", "namespace": namespace, "name": "web", "status": "pending-install"}
     ]

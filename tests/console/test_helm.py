@@ -18,7 +18,7 @@ from console.app import create_app
 from console.keys import OUTBOUND_ALLOW
 from kubesim import Simulator
 from tests.chartsvc.conftest import LOOPBACK, ChartRepo, index_document
-from tests.chartsvc.fixtures_cluster import LOOP, build_chart, leave_pending
+from tests.chartsvc.fixtures_cluster import LOOP, build_chart, leave_pending, stuck_details
 from tests.conftest import ApiClient
 from tests.console.helm_support import (
     chart_archives,
@@ -268,11 +268,7 @@ async def test_health_names_helm_releases_left_pending_on_the_registered_cluster
     ns = await fresh_namespace(sim)
     assert (await _install(helm_console, ns)).status == 201
     await leave_pending(sim, ns, "web")
-    health = await (await helm_console.get("/actuator/health")).json()
-    assert health["status"] == "UP"  # a stuck release is news, not unreadiness
-    found = health["components"]["readiness"]["components"]["helmReleases"]
-    assert found["status"] == "UP"
-    details = found["details"]
+    details = await stuck_details(helm_console, "helmReleases")  # UP: news, not unreadiness
     assert details["stuck"] == [
         {"cluster": "alpha", "namespace": ns, "name": "web", "status": "pending-install"}
     ]

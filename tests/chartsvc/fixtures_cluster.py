@@ -222,6 +222,7 @@ async def stuck_details(client: Client, component: str = "releases") -> dict[str
     """The health details of the stuck-release component once no cluster is still ``checking``
     (the first probe waits for the first reading at most a second; a loaded machine may take
     longer, and the reading lands for a later probe)."""
+    details: dict[str, Any] = {}
     for _ in range(100):
         resp = await client.get("/actuator/health")
         assert resp.status == 200, await resp.text()
@@ -229,7 +230,7 @@ async def stuck_details(client: Client, component: str = "releases") -> dict[str
         assert health["status"] == "UP"
         found = health["components"]["readiness"]["components"][component]
         assert found["status"] == "UP"
-        details: dict[str, Any] = found["details"]
+        details = found["details"]
         if all(c.get("reason") != "checking" for c in details["clusters"].values()):
             return details
         await asyncio.sleep(0.1)

@@ -29,7 +29,7 @@ import helm_python as helm
 from chartsvc.clusters import ClusterTarget, ReleaseRef
 from chartsvc.helm import writes
 from chartsvc.helm.charts import ChartCache
-from chartsvc.helm.errors import without_paths
+from chartsvc.helm.errors import RenderFailed, RenderTimedOut, RenderTooLarge, without_paths
 from chartsvc.helm.handles import HandlePool
 from chartsvc.helm.runner import HelmRunner
 from chartsvc.helm.sandbox import RenderPool
@@ -191,9 +191,16 @@ class ReleaseEngine:
 
         def work() -> Installed:
             with self.configs.held(release.target, namespace) as configured:
-                self.renders.render(
-                    archive, rendered, name=name, options=bounded, cluster=configured.cluster
-                )
+                try:
+                    self.renders.render(
+                        archive, rendered, name=name, options=bounded, cluster=configured.cluster
+                    )
+                except (RenderTimedOut, RenderTooLarge):
+                    raise
+                except RenderFailed:
+                    # Helm's own render fails the same way, and says why in the release's
+                    # context: a lookup the cluster refused stays 403, one it never answered 502
+                    pass
                 with self.cache.use(archive) as chart:
                     summary = writes.write(
                         action,

@@ -25,7 +25,6 @@ from chartsvc.calls import Services
 from chartsvc.calls.form import MAX_TEXT_BYTES
 from chartsvc.clusters import ClusterResolver, ClusterSource, default_target
 from chartsvc.gate import access_gate, mutating_routes
-from chartsvc.helm.errors import RECOVERY
 from chartsvc.http.budget import is_multipart, upload_budget
 from chartsvc.http.routes import form_operations, route_tables
 from chartsvc.keys import (
@@ -40,15 +39,15 @@ from chartsvc.keys import (
     REPOS,
     SERVICES,
     SETTINGS,
+    STUCK,
     UPLOADS,
 )
 from chartsvc.library import open_library
 from chartsvc.mcp import routes as mcp
 from chartsvc.operations import Operation, declared, mutating
-from chartsvc.releases import ReleaseService
+from chartsvc.releases import ReleaseService, StuckReleases
 from chartsvc.settings import ChartsvcSettings, Settings
 from common.app import build_app
-from common.errors import WharfError
 from common.metrics import METRICS
 from common.netguard import AddressPolicy, IPNetwork, allow_setting
 from common.openapi import Spec, load_document
@@ -105,7 +104,7 @@ def create_app(
         info={"security": {"mode": svc.security.mode.value}},
         readiness={
             "repositories": _repositories_ready,
-            **({"releases": _stuck_releases} if clusters.default is not None else {}),
+            **({"releases": _stuck_releases} if clusters.configured else {}),
         },
     )
     app[SETTINGS] = svc
@@ -179,19 +178,11 @@ async def _repositories_ready(app: web.Application) -> Mapping[str, Any]:
 
 
 async def _stuck_releases(app: web.Application) -> Mapping[str, Any]:
-    """Up whatever the cluster says (a cluster away is the release calls' 502, not the service's
-    readiness); the details name the releases on the service's cluster that a stopped writer
-    left pending, and their recovery."""
-    default = app[CLUSTERS].default
-    assert default is not None  # only registered with a default cluster
-    try:
-        stuck = await app[RELEASES].stuck(default)
-    except WharfError as exc:
-        return {"checked": False, "reason": exc.code or "error"}
-    return {
-        "stuck": [{"namespace": r.namespace, "name": r.name, "status": r.status} for r in stuck],
-        **({"recovery": RECOVERY} if stuck else {}),
-    }
+    """Up whatever the clusters say (a cluster away is the release calls' 502, not the
+    service's readiness); the details name the releases a stopped writer left pending on the
+    default cluster and those the resolver returned, and their recovery, from the background
+    refresh (``chartsvc.releases.stuck``)."""
+    return await app[STUCK].report()
 
 
 async def _services(app: web.Application) -> AsyncIterator[None]:
@@ -209,9 +200,11 @@ async def _services(app: web.Application) -> AsyncIterator[None]:
 async def _releases(app: web.Application) -> AsyncIterator[None]:
     """The release service: Helm configs per cluster and namespace, cluster clients for reads."""
     app[RELEASES] = service = ReleaseService(engine=app[HELM].releases, charts=app[CHARTS])
+    app[STUCK] = stuck = StuckReleases(service, app[CLUSTERS].known)
     try:
         yield
     finally:
+        await stuck.close()
         await service.close()
 
 

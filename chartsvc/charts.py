@@ -182,6 +182,8 @@ class ChartService:
     engine: ChartEngine
     shown: WeightedLRU[str, str] = attrs.field(factory=lambda: WeightedLRU(SHOW_MEMORY))
     keyring: Keyring | None = None  # the signers' keys (chartsvc.security.keyring)
+    #: Why the configured keyring could not be read (no gpg): verify answers 503 saying so.
+    keyring_unavailable: str | None = None
 
     @property
     def temp_dir(self) -> Path | None:
@@ -223,7 +225,7 @@ class ChartService:
 
     @property
     def provenance(self) -> ProvenanceChecker:
-        return ProvenanceChecker(self.engine, self.keyring)
+        return ProvenanceChecker(self.engine, self.keyring, self.keyring_unavailable)
 
     async def _oci_named(self, data: bytes) -> tuple[bytes, str]:
         await asyncio.to_thread(self.checker.check, data)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -109,12 +109,39 @@ def describe(resolver: object) -> str:
     return f"{module}.{name}"
 
 
+#: Clusters a resolver returned that are remembered (for the health details), by name.
+MAX_RECENT = 32
+
+
+@attrs.define
+class RecentTargets:
+    """The latest target of each cluster name seen, the least recently seen dropped first."""
+
+    _by_name: dict[str, ClusterTarget] = attrs.field(factory=dict)
+
+    def add(self, target: ClusterTarget) -> None:
+        self._by_name.pop(target.name, None)
+        self._by_name[target.name] = target
+        while len(self._by_name) > MAX_RECENT:
+            del self._by_name[next(iter(self._by_name))]
+
+    def __iter__(self) -> Iterator[ClusterTarget]:
+        return iter(list(self._by_name.values()))
+
+
 @attrs.frozen
 class ClusterSource:
-    """Where release requests find their cluster: the resolver when given, else the default."""
+    """Where release requests find their cluster: the resolver when given, else the default.
+    The clusters a resolver has returned are remembered (``recent``), so the health details can
+    name their stuck releases too."""
 
     default: ClusterTarget | None = None
     resolver: ClusterResolver | None = None
+    recent: RecentTargets = attrs.field(factory=RecentTargets, eq=False, repr=False)
+
+    def known(self) -> list[ClusterTarget]:
+        """The default cluster, then those the resolver returned, most recent last."""
+        return [*([self.default] if self.default is not None else []), *self.recent]
 
     @property
     def configured(self) -> bool:
@@ -134,6 +161,7 @@ class ClusterSource:
                 f"the cluster resolver {describe(self.resolver)} returned {got} for this "
                 "request instead of a ClusterTarget"
             )
+        self.recent.add(result)
         return result
 
 

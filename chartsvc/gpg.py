@@ -23,6 +23,10 @@ GPG_TIMEOUT_S = 30
 KEY = "chartsvc.security.keyring"
 
 
+class GpgMissing(ConfigError):
+    """The ``gpg`` binary is not installed: the keyring cannot be read on this machine."""
+
+
 @attrs.frozen
 class PublicKey:
     fingerprint: str  # 40 hex digits, upper case as gpg prints it
@@ -93,7 +97,7 @@ def _gpg(home: Path, *args: str) -> bytes:
             [*command, *args], capture_output=True, timeout=GPG_TIMEOUT_S, check=False
         )
     except FileNotFoundError:
-        raise ConfigError(KEY, "gpg (GnuPG) installed to read it") from None
+        raise GpgMissing(KEY, "gpg (GnuPG) installed to read it") from None
     if done.returncode != 0:
         reason = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["failed"]
         raise ConfigError(KEY, f"a keyring gpg can read (gpg: {reason[0][:200]})")

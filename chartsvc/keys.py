@@ -14,7 +14,7 @@ from chartsvc.helm import Helm
 from chartsvc.hub import HubClient
 from chartsvc.oci import OciClient
 from chartsvc.operations import Operation
-from chartsvc.releases import ReleaseService
+from chartsvc.releases import ReleaseService, StuckReleases
 from chartsvc.repos.service import RepoService
 from chartsvc.settings import ChartsvcSettings
 from common.netguard import AddressPolicy
@@ -28,6 +28,7 @@ HELM = web.AppKey("chartsvc.helm", Helm)
 HUB = web.AppKey("chartsvc.hub", HubClient)
 CLUSTERS = web.AppKey("chartsvc.clusters", ClusterSource)
 RELEASES = web.AppKey("chartsvc.releases", ReleaseService)
+STUCK = web.AppKey("chartsvc.stuck_releases", StuckReleases)
 SERVICES = web.AppKey("chartsvc.services", Services)
 UPLOADS = web.AppKey("chartsvc.upload_budget", UploadBudget)
 OPERATIONS = web.AppKey("chartsvc.operations", Mapping[str, Operation])

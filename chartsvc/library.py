@@ -13,12 +13,13 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import attrs
 
 from chartsvc import archives
 from chartsvc.charts import ChartService
-from chartsvc.gpg import Keyring
+from chartsvc.gpg import GpgMissing, Keyring
 from chartsvc.helm import Helm, Observer, RenderLimits
 from chartsvc.hub import HubClient
 from chartsvc.oci import OciClient
@@ -97,9 +98,7 @@ async def open_library(
             limits=archive_limits(svc),
             indexes=WeightedLRU(svc.repositories.index_memory),
         )
-        keyring = None
-        if svc.security.keyring is not None:
-            keyring = await asyncio.to_thread(Keyring.load, svc.security.keyring)
+        keyring, unavailable = await _keyring(svc.security.keyring)
         helm = Helm(
             temp_dir=svc.rest.temp_dir,
             credentials_dir=svc.credentials_dir,
@@ -107,10 +106,30 @@ async def open_library(
             render_limits=render_limits(svc),
         )
         checker = archives.ArchiveChecker(archive_limits(svc))
-        charts = ChartService(repos, oci_client, checker, helm.charts, keyring=keyring)
+        charts = ChartService(
+            repos,
+            oci_client,
+            checker,
+            helm.charts,
+            keyring=keyring,
+            keyring_unavailable=unavailable,
+        )
         try:
             yield ChartLibrary(repos, oci_client, hub_client, helm, charts)
         finally:
             await asyncio.to_thread(helm.close)
             if keyring is not None:
                 await asyncio.to_thread(keyring.close)
+
+
+async def _keyring(path: Path | None) -> tuple[Keyring | None, str | None]:
+    """The configured keyring, read once; a keyring that cannot be read stops start-up, except
+    when ``gpg`` itself is missing: the service then serves all else, and a provenance check
+    answers 503 saying why (``verify`` never passes unchecked)."""
+    if path is None:
+        return None, None
+    try:
+        return await asyncio.to_thread(Keyring.load, path), None
+    except GpgMissing as exc:
+        logger.error("%s; provenance checks answer 503 until it is installed", exc)
+        return None, str(exc)

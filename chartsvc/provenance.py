@@ -18,6 +18,7 @@ import attrs
 from chartsvc.gpg import Keyring, PublicKey
 from chartsvc.helm import ProvenanceFailed
 from common import yamlio
+from common.errors import ServiceUnavailable
 
 _BEGIN = "-----BEGIN PGP SIGNED MESSAGE-----"
 _SIGNATURE = "-----BEGIN PGP SIGNATURE-----"
@@ -30,6 +31,12 @@ class Verifier(Protocol):
     async def verify(
         self, archive: bytes, provenance: bytes, keyring: Any, *, file_name: str
     ) -> dict[str, Any]: ...
+
+
+class ProvenanceUnavailable(ServiceUnavailable):
+    """A check was asked, but the keyring could not be read on this machine (no ``gpg``)."""
+
+    default_code = "provenance-unavailable"
 
 
 @attrs.frozen
@@ -80,10 +87,17 @@ class ProvenanceChecker:
 
     engine: Verifier
     keyring: Keyring | None
+    #: Why the configured keyring could not be read (``gpg`` missing); None when it was, or
+    #: when none is configured.
+    unavailable: str | None = None
 
     async def verify(
         self, archive: bytes, provenance: bytes | None, *, key_id: str | None = None
     ) -> Provenance:
+        if self.unavailable is not None:
+            raise ProvenanceUnavailable(
+                f"provenance cannot be checked on this server: {self.unavailable}"
+            )
         if self.keyring is None:
             raise ProvenanceFailed(
                 "no-keyring", "no keyring is configured (chartsvc.security.keyring)"

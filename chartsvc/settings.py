@@ -85,7 +85,8 @@ class SecuritySettings:
         None,
         "File of the OpenPGP public keys whose signatures verify a chart's provenance (verify "
         "on install, upgrade, pull and template; POST /charts/verify), binary or armoured, as "
-        "gpg --export writes it; read once at start with gpg. Default none: nothing verifies.",
+        "gpg --export writes it; read once at start with gpg (without gpg installed the service "
+        "starts and verify answers 503 provenance-unavailable). Default none: nothing verifies.",
     )
 
 

@@ -64,7 +64,16 @@ from console.http import (
     watch,
 )
 from console.identity import Identity
-from console.keys import ACCESS_REVIEWS, AUTH, CATALOGS, CLUSTERS, FLIGHTS, METRICS, SETTINGS
+from console.keys import (
+    ACCESS_REVIEWS,
+    AUTH,
+    CATALOGS,
+    CLUSTERS,
+    FLIGHTS,
+    HELM_STUCK,
+    METRICS,
+    SETTINGS,
+)
 from console.proxy import TrustedProxy
 from console.resources.access import AccessReviews
 from console.resources.discovery import Catalogs
@@ -110,7 +119,7 @@ def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) 
         extra_routes=[actuator.routes, podexec.routes],
         middlewares=[auth_middleware(policy, fixed)],
         info={"security": {"mode": "open" if svc.security.open_mode else "closed"}},
-        readiness={"clusterStore": _store_ready},
+        readiness={"clusterStore": _store_ready, "helmReleases": _helm_releases},
     )
     fixed.install(app)
     policy.sessions.on_end = app[REVOCATIONS].revoke  # a sign-out ends the session's streams
@@ -269,6 +278,12 @@ async def _warm_up(registry: ClusterRegistry, catalogs: Catalogs) -> None:
     clusters = [cluster.id for cluster in registry.list()]
     await asyncio.gather(*(warm(cluster_id) for cluster_id in clusters))
     logger.debug("warmed up %d clusters in %.2f s", len(clusters), time.monotonic() - started)
+
+
+async def _helm_releases(app: web.Application) -> Mapping[str, object]:
+    """Up whatever the clusters say; the details name the Helm releases a stopped writer left
+    pending on the registered clusters, and their recovery (a background refresh reads them)."""
+    return await app[HELM_STUCK].report()
 
 
 async def _store_ready(app: web.Application) -> Mapping[str, object]:

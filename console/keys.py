@@ -13,6 +13,7 @@ import weakref
 
 from aiohttp import web
 
+from chartsvc.releases import StuckReleases
 from common.metrics import METRICS
 from common.netguard import IPNetwork
 from console.audit import AUDIT
@@ -42,6 +43,8 @@ FLIGHTS = web.AppKey("console.flights", Flights)
 WATCHES = web.AppKey("console.watches", WatchHub)
 #: The chart library, release service and values library (Helm routes).
 HELM = web.AppKey("console.helm", HelmDesk)
+#: Helm releases a stopped writer left pending on the registered clusters (health details).
+HELM_STUCK = web.AppKey("console.helm_stuck", StuckReleases)
 #: The LLM summary client and cache (diagnose routes).
 SUMMARIES = web.AppKey("console.summaries", Summaries)
 #: The in-memory metrics sampler behind graphs (metrics routes).
@@ -65,6 +68,7 @@ __all__ = [
     "EXEC_SESSIONS",
     "FLIGHTS",
     "HELM",
+    "HELM_STUCK",
     "METRICS",
     "METRICS_BACKENDS",
     "OUTBOUND_ALLOW",

@@ -50,7 +50,8 @@ SOURCES = (
     "console",
     "spec",
 )
-RUNTIME_PACKAGES = ("python3", "ca-certificates")
+#: gpg (GnuPG's binary, without agent or network daemon) reads chartsvc.security.keyring.
+RUNTIME_PACKAGES = ("python3", "ca-certificates", "gpg")
 BUILD_PACKAGES = ("python3", "python3-venv", "ca-certificates")
 HOST_CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
 #: Commands in a build root see none of this host's environment (pip settings, paths).

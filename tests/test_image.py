@@ -104,3 +104,11 @@ def test_the_image_gets_every_package_the_project_installs(build_image: ModuleTy
         if line.startswith("COPY ") and "--from" not in line
     }
     assert packages <= copied
+
+
+def test_the_runtime_has_gpg_for_the_provenance_keyring(build_image: ModuleType) -> None:
+    """chartsvc reads its keyring with gpg: both ways of building put it in the runtime stage."""
+    text = (ROOT / "deploy/container/Containerfile").read_text()
+    runtime = text.rsplit("\nFROM ", 1)[1]
+    assert "apt-get install -y --no-install-recommends gpg" in runtime
+    assert "gpg" in build_image.RUNTIME_PACKAGES

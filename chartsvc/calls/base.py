@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import attrs
 
+from chartsvc.calls.form import ChartForm, invalid
 from chartsvc.charts import ChartService
 from chartsvc.clusters import ClusterSource, ClusterTarget, ResolverFailed
 from chartsvc.encoders import encode_repository
@@ -106,6 +107,20 @@ async def verified_archive(s: Services, body: dict[str, Any], *, field: str) -> 
         return None
     ref, version, key_id = body[field], body.get("version"), body.get("keyId")
     return (await s.charts.verified(ref, version, key_id, field=field))[0]
+
+
+async def verified_upload(s: Services, form: ChartForm, request: dict[str, Any]) -> bytes:
+    """The form's archive; with ``verify`` in its ``request`` part, once the ``provenance`` part
+    checks out (else ProvenanceFailed, and nothing further happens). A ``provenance`` part
+    without ``verify`` is refused rather than silently left unchecked."""
+    archive = form.archive()
+    provenance = form.parts.get("provenance")
+    if not request.get("verify"):
+        if provenance is not None:
+            raise invalid("provenance", "is checked only with verify: true in the request part")
+        return archive
+    await s.charts.verify_upload(archive, provenance, request.get("keyId"))
+    return archive
 
 
 def registrar(table: dict[str, Call]) -> Callable[[str], Callable[[Call], Call]]:

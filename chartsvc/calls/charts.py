@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from chartsvc.calls.base import Call, Reply, Services, registrar, verified_archive
+from chartsvc.calls.base import (
+    Call,
+    Reply,
+    Services,
+    registrar,
+    verified_archive,
+    verified_upload,
+)
 from chartsvc.calls.form import ChartForm
 from chartsvc.charts import LintRequest, PackageRequest, RenderRequest
 from chartsvc.encoders import encode_lint, encode_provenance
@@ -25,8 +32,9 @@ async def template_chart(s: Services, v: Validated) -> Reply:
 @call("templateChartUpload")
 async def template_chart_upload(s: Services, v: Validated) -> Reply:
     form: ChartForm = v.body
-    render = RenderRequest.from_body(form.json_object("request"))
-    return Reply(text=await s.charts.template_upload(form.archive(), render))
+    body = form.json_object("request")
+    archive = await verified_upload(s, form, body)
+    return Reply(text=await s.charts.template_upload(archive, RenderRequest.from_body(body)))
 
 
 @call("createChart")

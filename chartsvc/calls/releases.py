@@ -6,7 +6,14 @@ carried the call (``Services.cluster``), chosen before the first cluster call.
 
 from __future__ import annotations
 
-from chartsvc.calls.base import Call, Reply, Services, registrar, verified_archive
+from chartsvc.calls.base import (
+    Call,
+    Reply,
+    Services,
+    registrar,
+    verified_archive,
+    verified_upload,
+)
 from chartsvc.calls.form import ChartForm
 from chartsvc.clusters import ReleaseRef
 from chartsvc.encoders import (
@@ -56,8 +63,10 @@ async def install_release(s: Services, v: Validated) -> Reply:
 @call("installReleaseUpload")
 async def install_release_upload(s: Services, v: Validated) -> Reply:
     form: ChartForm = v.body
-    install = InstallRequest.from_body(form.json_object("request"))
-    release = await s.release_service.install(await s.cluster(), install, form.archive())
+    body = form.json_object("request")
+    install = InstallRequest.from_body(body)
+    archive = await verified_upload(s, form, body)
+    release = await s.release_service.install(await s.cluster(), install, archive)
     return _written(release, created=not install.options.dry_run)
 
 
@@ -72,8 +81,10 @@ async def upgrade_release(s: Services, v: Validated) -> Reply:
 @call("upgradeReleaseUpload")
 async def upgrade_release_upload(s: Services, v: Validated) -> Reply:
     form: ChartForm = v.body
-    upgrade = UpgradeRequest.from_body(form.json_object("request"))
-    release = await s.release_service.upgrade(await _release(s, v), upgrade, form.archive())
+    body = form.json_object("request")
+    upgrade = UpgradeRequest.from_body(body)
+    archive = await verified_upload(s, form, body)
+    release = await s.release_service.upgrade(await _release(s, v), upgrade, archive)
     return _written(release, created=False)
 
 

@@ -162,6 +162,8 @@ _UNREACHABLE = re.compile(
     r"|tls: |x509: |EOF$|server has asked for the client to provide credentials|Unauthorized",
     re.IGNORECASE,
 )
+#: Server-side apply refused fields another manager owns (``kubectl scale``'s replicas).
+_APPLY_CONFLICT = re.compile(r"Apply failed with \d+ conflicts?")
 _BUSY = re.compile(r"another operation \(.*\) is in progress")
 _MISSING_NAMESPACE = re.compile(r'namespaces "([^"]+)" not found')
 _MISSING_REVISION = re.compile(r"release has no (\d+) version")
@@ -200,6 +202,13 @@ def _from_text(detail: str, release: ReleaseRef) -> WharfError:
         return ReleaseExists(namespace, name)
     if _BUSY.search(detail):  # someone else (the helm CLI, say) is writing this release
         return Conflict(f"release {name!r} is busy: {detail}; {RECOVERY}", code="release-busy")
+    if _APPLY_CONFLICT.search(detail):
+        return Conflict(
+            f"cluster {cluster!r} refused: {detail}; another manager changed fields of the "
+            "release's objects: send forceConflicts: true to take them back, or force: true to "
+            "replace the objects with the chart's",
+            code="apply-conflict",
+        )
     if "has no deployed releases" in detail:
         return ReleaseNotFound(namespace, name)
     revision = _MISSING_REVISION.search(detail)

@@ -29,7 +29,7 @@ import helm_python as helm
 from chartsvc.clusters import ClusterTarget, ReleaseRef
 from chartsvc.helm import writes
 from chartsvc.helm.charts import ChartCache
-from chartsvc.helm.errors import without_paths
+from chartsvc.helm.errors import RenderFailed, RenderTimedOut, RenderTooLarge, without_paths
 from chartsvc.helm.handles import HandlePool
 from chartsvc.helm.runner import HelmRunner
 from chartsvc.helm.sandbox import RenderPool
@@ -81,10 +81,16 @@ class ConfigPool:
 
     @contextmanager
     def use(self, target: ClusterTarget, namespace: str) -> Iterator[helm.Config]:
+        with self.held(target, namespace) as configured:
+            yield configured.config
+
+    @contextmanager
+    def held(self, target: ClusterTarget, namespace: str) -> Iterator[_Configured]:
+        """The Config with its kubeconfig file, which stays while it is held."""
         key = (target.key, namespace)
         make = lambda: _Configured.open(target, namespace, self.credentials_dir)  # noqa: E731
         with self._pool.use(key, make) as configured:
-            yield configured.config
+            yield configured
 
     def close(self) -> None:
         self._pool.close()
@@ -96,6 +102,14 @@ class _Configured:
 
     config: helm.Config
     folder: Path | None
+    context: str | None = None
+
+    @property
+    def cluster(self) -> dict[str, str | None]:
+        """The cluster as a render worker reaches it (``RenderPool.render``'s ``cluster``): this
+        kubeconfig file (None: the in-cluster account) and context."""
+        path = None if self.folder is None else str(self.folder / "kubeconfig")
+        return {"kubeconfig": path, "context": self.context}
 
     @classmethod
     def open(cls, target: ClusterTarget, namespace: str, credentials_dir: Path) -> _Configured:
@@ -120,7 +134,7 @@ class _Configured:
             if folder is not None:
                 shutil.rmtree(folder, ignore_errors=True)
             raise
-        return cls(config, folder)
+        return cls(config, folder, target.context)
 
     def close(self) -> None:
         try:
@@ -161,24 +175,45 @@ class ReleaseEngine:
         *,
         values: dict[str, Any] | None,
         options: WriteOptions,
+        render_values: dict[str, Any] | None = None,
     ) -> Installed:
         """``helm install`` or ``helm upgrade``; an upgrade with no values reuses the release's
         (Helm's CLI default).
 
-        Helm's render inside the action cannot be stopped, so the chart is first rendered with the
-        given values within the render limits: a template bomb is refused before Helm runs it."""
+        Helm's render inside the action cannot be stopped, so the chart is first rendered within
+        the render limits, as Helm will render it: with the cluster (``lookup`` reads live
+        objects) and ``render_values``, the user values Helm will use (default ``values``; an
+        upgrade that reuses the release's passes them merged). A template bomb is refused
+        before Helm runs it."""
         name, namespace = release.name, release.namespace
         bounded = {"namespace": namespace, f"is_{action}": True}
+        rendered = render_values if render_values is not None else values or {}
 
-        def call(config: helm.Config) -> Installed:
-            self.renders.render(archive, values or {}, name=name, options=bounded)
-            with self.cache.use(archive) as chart:
-                summary = writes.write(
-                    action, config, chart, name, values, namespace=namespace, options=options
-                )
-                return Installed(summary, chart.metadata)
+        def work() -> Installed:
+            with self.configs.held(release.target, namespace) as configured:
+                try:
+                    self.renders.render(
+                        archive, rendered, name=name, options=bounded, cluster=configured.cluster
+                    )
+                except (RenderTimedOut, RenderTooLarge):
+                    raise
+                except RenderFailed:
+                    # Helm's own render fails the same way, and says why in the release's
+                    # context: a lookup the cluster refused stays 403, one it never answered 502
+                    pass
+                with self.cache.use(archive) as chart:
+                    summary = writes.write(
+                        action,
+                        configured.config,
+                        chart,
+                        name,
+                        values,
+                        namespace=namespace,
+                        options=options,
+                    )
+                    return Installed(summary, chart.metadata)
 
-        return await self.run(release, call, operation=action)
+        return await self.runner.run(work, operation=action, release=release)
 
     async def coalesced_values(self, archive: bytes, values: dict[str, Any]) -> dict[str, Any]:
         """``values`` coalesced over the chart's defaults, as Helm computes a release's values."""

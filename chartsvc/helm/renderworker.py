@@ -65,13 +65,31 @@ def _answer(
     try:
         helm.validate_release_name(header["name"])
         chart = charts.get(archive)
-        rendered = chart.render(header["values"], name=header["name"], **header["options"])
+        rendered = _render(chart, header)
     except helm.HelmError as exc:
         return {"error": type(exc).__name__, "code": exc.code, "message": str(exc)}, b""
     text = manifests.text(rendered).encode()
     if len(text) > header["maxOutput"]:
         return {"tooLarge": len(text)}, b""
     return {"ok": True}, text
+
+
+def _render(chart: helm.Chart, header: dict[str, Any]) -> dict[str, str]:
+    """Offline (``lookup`` finds nothing), or with the header's cluster as Helm's install and
+    upgrade render (``lookup`` reads live objects, the only call that reaches the cluster)."""
+    values, name, options = header["values"], header["name"], header["options"]
+    cluster = header.get("cluster")
+    if cluster is None:
+        return chart.render(values, name=name, **options)
+    config = helm.Config(
+        kubeconfig_path=cluster["kubeconfig"],
+        kube_context=cluster["context"],
+        namespace=options.get("namespace"),
+    )
+    try:
+        return config.render(chart, values, name=name, **options)
+    finally:
+        config.close()
 
 
 def _orphaned_exit(interval_s: float = 0.5) -> None:

@@ -20,6 +20,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Mapping
 from typing import Any
 
 import attrs
@@ -139,14 +140,25 @@ class RenderPool:
         self._closed = False
 
     def render(
-        self, archive: bytes, values: dict[str, Any], *, name: str, options: dict[str, Any]
+        self,
+        archive: bytes,
+        values: dict[str, Any],
+        *,
+        name: str,
+        options: dict[str, Any],
+        cluster: Mapping[str, str | None] | None = None,
     ) -> str:
-        """Helm's render of ``archive`` as ``helm template`` prints it, within the limits."""
+        """Helm's render of ``archive`` as ``helm template`` prints it, within the limits.
+
+        ``cluster`` (``kubeconfig``: the path of a kubeconfig file, None for the in-cluster
+        account; ``context``) renders as Helm's install and upgrade do, ``lookup`` reading the
+        live objects; without it ``lookup`` finds nothing, as in ``helm template``."""
         header = {
             "name": name,
             "values": values,
             "options": options,
             "maxOutput": self.limits.max_output,
+            **({"cluster": dict(cluster)} if cluster is not None else {}),
         }
         request = json.dumps(header).encode()
         with self._slots:

@@ -83,6 +83,9 @@ class WriteOptions:
     force: bool = False
     """``--force-replace``: replace objects instead of patching them; sent with client-side apply,
     which replacement needs."""
+    force_conflicts: bool = False
+    """``--force-conflicts``: server-side apply takes over the fields another manager set (a
+    ``kubectl scale``'s replicas, say) instead of failing on the conflict; not with ``force``."""
     skip_crds: bool = False
     create_namespace: bool = False
     """install only: create the release namespace when it is missing."""
@@ -117,6 +120,8 @@ class WriteOptions:
         }
         if self.force:
             options |= {"force_replace": True, "server_side_apply": "false"}
+        if self.force_conflicts:
+            options["force_conflicts"] = True
         if action == "install":
             options["create_namespace"] = self.create_namespace
         else:

@@ -44,6 +44,7 @@ from chartsvc.releases.model import (
 )
 from chartsvc.releases.reads import ClusterReads
 from chartsvc.releases.service import ChartSource, KeyedLocks, ReleaseService
+from chartsvc.releases.stuck import StuckReleases
 
 __all__ = [
     "DEFAULT_NAMESPACE",
@@ -64,6 +65,7 @@ __all__ = [
     "ReleaseService",
     "ResourceStatus",
     "RevisionNotFound",
+    "StuckReleases",
     "TestResult",
     "UpgradeRequest",
     "WriteOptions",

@@ -137,6 +137,11 @@ def write_options(body: Mapping[str, Any]) -> WriteOptions:
     if len(chosen) > 1:
         message = "only one of " + ", ".join(_EXCLUSIVE_VALUES)
         raise ValidationFailed([{"in": "body", "field": n, "message": message} for n in chosen])
+    if body.get("force") and body.get("forceConflicts"):
+        message = "force replaces objects with client-side apply; forceConflicts needs server-side"
+        raise ValidationFailed(
+            [{"in": "body", "field": n, "message": message} for n in ("force", "forceConflicts")]
+        )
     return WriteOptions(
         dry_run_mode=body.get("dryRun"),
         wait=body.get("wait") or "none",
@@ -145,6 +150,7 @@ def write_options(body: Mapping[str, Any]) -> WriteOptions:
         description=body.get("description"),
         labels=body.get("labels") or {},
         force=bool(body.get("force")),
+        force_conflicts=bool(body.get("forceConflicts")),
         skip_crds=bool(body.get("skipCRDs")),
         create_namespace=bool(body.get("createNamespace")),
         reset_values=bool(body.get("resetValues")),

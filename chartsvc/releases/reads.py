@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import gzip
 import json
 import time
+import zlib
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -36,6 +36,11 @@ DISCOVERY_TTL_S = 60.0
 LOG_LIMIT = 64 * 1024  # a test pod's log, as reported; enough for a failure's story
 _GZIP = b"\x1f\x8b\x08"
 _INLINE_DECODE = 64 * 1024  # larger records are decoded in a worker thread
+_GZIP_WBITS = 16 + zlib.MAX_WBITS  # a gzip header and trailer around the deflate stream
+#: A stored record's bound once inflated. Helm's record holds the chart (every file, base64'd) and
+#: its rendered manifests: an archive within the archive limits (100 MiB) and a render within the
+#: output limit (64 MiB) stay well under it; a Secret inflating past it is not Helm's.
+MAX_RECORD_BYTES = 256 * 1024 * 1024
 
 
 @attrs.frozen
@@ -63,16 +68,33 @@ class StoredRevision:
         )
 
     async def decode(self) -> dict[str, Any]:
+        what = f"release {self.name!r} revision {self.version}"
         if len(self.encoded) > _INLINE_DECODE:
-            return await asyncio.to_thread(decode_record, self.encoded)
-        return decode_record(self.encoded)
+            return await asyncio.to_thread(decode_record, self.encoded, what=what)
+        return decode_record(self.encoded, what=what)
 
 
-def decode_record(encoded: str) -> dict[str, Any]:
-    """Helm's ``decodeRelease``: base64 (the Secret's), base64 (Helm's), gzip when gzip'd, JSON."""
+class RecordTooLarge(BadGateway):
+    """A stored record that inflates past ``MAX_RECORD_BYTES``: not one Helm wrote for a chart
+    this service would take (a gzip bomb in a Secret labelled as Helm's, say)."""
+
+    default_code = "release-record-too-large"
+
+
+def decode_record(
+    encoded: str, *, what: str = "a release record", limit: int = MAX_RECORD_BYTES
+) -> dict[str, Any]:
+    """Helm's ``decodeRelease``: base64 (the Secret's), base64 (Helm's), gzip when gzip'd, JSON.
+    Inflated at most to ``limit`` bytes (RecordTooLarge past it)."""
     raw = base64.b64decode(base64.b64decode(encoded))
     if raw[:3] == _GZIP:
-        raw = gzip.decompress(raw)
+        inflater = zlib.decompressobj(wbits=_GZIP_WBITS)
+        inflated = inflater.decompress(raw, limit + 1)
+        if len(inflated) > limit:
+            raise RecordTooLarge(
+                f"the cluster's stored record of {what} inflates past {limit} bytes"
+            )
+        raw = inflated
     record: dict[str, Any] = json.loads(raw)
     return record
 

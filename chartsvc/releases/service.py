@@ -14,7 +14,6 @@ module reads no settings and knows nothing of HTTP.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import AsyncIterator, Hashable, Mapping
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
@@ -23,7 +22,13 @@ from typing import Any, Protocol
 import attrs
 
 from chartsvc.clusters import ClusterTarget, ReleaseRef
-from chartsvc.helm import Installed, ReleaseEngine, ReleaseNotFound
+from chartsvc.helm import (
+    Installed,
+    ReleaseEngine,
+    ReleaseNotFound,
+    RenderTooLarge,
+    WriteOptions,
+)
 from chartsvc.releases import preview, resources, testhooks
 from chartsvc.releases.clients import KubeClients
 from chartsvc.releases.drift import DriftMemo, ReleaseDrift, release_drift
@@ -39,9 +44,6 @@ from chartsvc.releases.model import (
 )
 from chartsvc.releases.reads import ClusterReads, StoredRevision
 from common.errors import ValidationFailed
-
-#: How long the list of stuck releases (:meth:`ReleaseService.stuck`) is reused, in seconds.
-STUCK_CHECK_S = 30.0
 
 
 class ChartSource(Protocol):
@@ -97,7 +99,6 @@ class ReleaseService:
     )
     _locks: KeyedLocks = attrs.field(factory=KeyedLocks)
     _drift: DriftMemo = attrs.field(factory=DriftMemo)
-    _stuck: tuple[float, list[Release]] | None = attrs.field(default=None, init=False)
 
     async def close(self) -> None:
         await self.reads.close()
@@ -105,18 +106,14 @@ class ReleaseService:
     async def stuck(self, target: ClusterTarget) -> list[Release]:
         """Releases on ``target`` left pending (``pending-install``, ``-upgrade``, ``-rollback``)
         that this service is not writing now: their writer was stopped mid-write (a kill -9), and
-        Helm leaves them so until a rollback or an uninstall. Listed at most every
-        ``STUCK_CHECK_S`` seconds (health probes come often; the list reads every release)."""
-        now = time.monotonic()
-        if self._stuck is None or now - self._stuck[0] >= STUCK_CHECK_S:
-            pending = [
-                r
-                for r in await self.list_releases(target, None)
-                if r.status.startswith("pending-")
-                and not self._locks.held(ReleaseRef(target, r.namespace, r.name).key)
-            ]
-            self._stuck = (now, pending)
-        return self._stuck[1]
+        Helm leaves them so until a rollback or an uninstall. It reads every release: health
+        reads it from a background refresh (``chartsvc.releases.stuck``), never per probe."""
+        return [
+            r
+            for r in await self.list_releases(target, None)
+            if r.status.startswith("pending-")
+            and not self._locks.held(ReleaseRef(target, r.namespace, r.name).key)
+        ]
 
     # --- reads ---------------------------------------------------------------------------------
 
@@ -186,10 +183,36 @@ class ReleaseService:
         data = await self._upgrade_chart(release, request, archive)
         values = dict(request.values) if request.values is not None else None
         async with self._locks.hold(release.key):
+            rendered = await self._upgrade_values(release, values, request.options)
             done = await self.engine.write(
-                "upgrade", release, data, values=values, options=request.options
+                "upgrade",
+                release,
+                data,
+                values=values,
+                options=request.options,
+                render_values=rendered,
             )
         return await self._result(release, done, values or {}, dry_run=request.options.dry_run)
+
+    async def _upgrade_values(
+        self, release: ReleaseRef, given: dict[str, Any] | None, options: WriteOptions
+    ) -> dict[str, Any] | None:
+        """The user values Helm will render an upgrade with, when they are not ``given`` alone
+        (None then): Helm merges the release's stored values in when the upgrade reuses them
+        (``reuseValues``, ``resetThenReuseValues``, or no values and no ``resetValues``). With
+        ``reuseValues`` Helm also puts the release's coalesced values in place of the new
+        chart's defaults; they are merged in here under the user's, so every value Helm sees is
+        the same here (a key only the new chart's defaults add is seen here too)."""
+        reuse = options.reuse_values or options.reset_then_reuse_values
+        if options.reset_values or not (reuse or not given):
+            return None
+        revisions = await self.history(release)
+        # Helm reuses the values of the deployed revision (the latest, if none is deployed)
+        current = next((r for r in reversed(revisions) if r.status == "deployed"), revisions[-1])
+        merged = preview.next_values(current.config, given, options)
+        if options.reuse_values:
+            merged = preview.coalesce(merged, await self.engine.computed_values(release))
+        return merged
 
     async def preview_upgrade(
         self, release: ReleaseRef, request: UpgradeRequest, archive: bytes | None = None
@@ -200,7 +223,10 @@ class ReleaseService:
         was = await self.engine.computed_values(release)
         given = dict(request.values) if request.values is not None else None
         options = attrs.evolve(request.options, dry_run_mode="server", wait="none")
-        done = await self.engine.write("upgrade", release, data, values=given, options=options)
+        rendered = await self._upgrade_values(release, given, options)
+        done = await self.engine.write(
+            "upgrade", release, data, values=given, options=options, render_values=rendered
+        )
         values = preview.next_values(current.config, given, request.options)
         computed = await self.engine.coalesced_values(data, values)
         objects, unchanged = preview.diff_manifests(
@@ -239,6 +265,7 @@ class ReleaseService:
         is the revision that would be restored, described as a dry run."""
         check_release(release)
         async with self._locks.hold(release.key):
+            await self._check_rollback_target(release, revision)
             await self.engine.rollback(release, revision or None, dry_run=dry_run)
             if not dry_run:
                 return await self.status(release)
@@ -247,6 +274,30 @@ class ReleaseService:
         restored = restored or next((r for r in revisions if r.version == revision), revisions[-1])
         info = {**restored.info, "description": f"Dry run complete: rollback to {restored.version}"}
         return attrs.evolve(restored, info=info)
+
+    async def _check_rollback_target(self, release: ReleaseRef, revision: int | None) -> None:
+        """Refuse a rollback to a revision whose stored manifests pass the render output bound.
+
+        A rollback renders nothing (Helm applies the target revision's stored manifest and
+        hooks again), so no template runs and the render time limit has nothing to stop; but
+        a revision written around this service (the helm CLI, a hand-made record) may hold
+        manifests no render here would have let through, and Helm would load and apply them
+        whole. A missing target is left to Helm to name."""
+        if not revision:
+            revision = (await self.status(release)).version - 1
+        stored = await self.reads.revision(release, revision)
+        if stored is None:
+            return
+        target = Release.from_record(await stored.decode())
+        size = len(target.manifest.encode()) + sum(
+            len(str(hook.get("manifest") or "").encode()) for hook in target.hooks
+        )
+        limit = self.engine.renders.limits.max_output
+        if size > limit:
+            raise RenderTooLarge(
+                f"revision {revision}'s stored manifests ({size} bytes) are larger than the "
+                f"limit of {limit} bytes (chartsvc.charts.max-render-output)"
+            )
 
     async def test(self, release: ReleaseRef, *, timeout: int) -> list[TestResult]:
         """``helm test --logs``: each test hook's phase and logs; a failing test is a result."""

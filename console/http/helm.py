@@ -30,6 +30,7 @@ from chartsvc.releases import (
     Release,
     ReleaseRef,
     ReleaseService,
+    StuckReleases,
     UpgradeRequest,
 )
 from chartsvc.releases.model import write_options
@@ -41,7 +42,7 @@ from console.helm.desk import HelmDesk, helm_failures, open_desk
 from console.http.clusterapi import acting_as
 from console.http.encode import YAML_TYPE
 from console.http.encode.helm import encode_catalogue_entry
-from console.keys import CLUSTERS, HELM, METRICS, OUTBOUND_ALLOW, SETTINGS
+from console.keys import CLUSTERS, HELM, HELM_STUCK, METRICS, OUTBOUND_ALLOW, SETTINGS
 
 routes = web.RouteTableDef()
 RELEASES = "/clusters/{clusterId}/helm/releases"
@@ -60,7 +61,13 @@ async def _desk(app: web.Application) -> AsyncIterator[None]:
     allow = app.get(OUTBOUND_ALLOW, ())
     async with open_desk(app[SETTINGS], address_allow=allow, helm_observer=observer) as desk:
         app[HELM] = desk
-        yield
+        # every registered cluster, as the console itself reaches it
+        registered = lambda: [desk.target(c) for c in app[CLUSTERS].list()]  # noqa: E731
+        app[HELM_STUCK] = stuck = StuckReleases(desk.releases, registered)
+        try:
+            yield
+        finally:
+            await stuck.close()
 
 
 async def _context(request: web.Request) -> tuple[HelmDesk, str, ClusterTarget]:

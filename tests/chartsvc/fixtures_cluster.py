@@ -9,10 +9,13 @@ what one side does the other sees. Import the fixtures explicitly and list them 
 
 from __future__ import annotations
 
+import asyncio
+import base64
 import contextlib
+import gzip
 import json
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +32,7 @@ from kubernetes_asyncio.client import (
     V1ObjectMeta,
 )
 
+from chartsvc.releases.reads import decode_record
 from kubesim import Simulator
 from tests.chartsvc.conftest import FULL, KEY, ChartRepo, MakeClient
 from tests.typing_support import Client
@@ -179,3 +183,55 @@ def upload_form(archive: bytes, request: dict[str, Any] | None = None) -> FormDa
     if request is not None:
         form.add_field("request", json.dumps(request), content_type="application/json")
     return form
+
+
+async def rewrite_record(
+    sim: Simulator,
+    namespace: str,
+    name: str,
+    change: Callable[[dict[str, Any]], None],
+    *,
+    version: int = 1,
+    status: str | None = None,
+) -> None:
+    """Helm's stored record of revision ``version`` of ``name``, changed by ``change`` as a writer
+    around the service could (the helm CLI, a killed write); ``status`` also relabels it."""
+    async with kube_api(sim) as api:
+        core = CoreV1Api(api)
+        secret_name = f"sh.helm.release.v1.{name}.v{version}"
+        secret = await core.read_namespaced_secret(secret_name, namespace)
+        record = decode_record(secret.data["release"])
+        change(record)
+        packed = base64.b64encode(gzip.compress(json.dumps(record).encode()))
+        secret.data["release"] = base64.b64encode(packed).decode()
+        if status is not None:
+            secret.metadata.labels["status"] = status
+        await core.replace_namespaced_secret(secret_name, namespace, secret)
+
+
+async def leave_pending(sim: Simulator, namespace: str, name: str) -> None:
+    """Helm's record of ``name`` as a writer killed mid-install leaves it (issue 39 item 13)."""
+
+    def pending(record: dict[str, Any]) -> None:
+        record["info"]["status"] = "pending-install"
+
+    await rewrite_record(sim, namespace, name, pending, status="pending-install")
+
+
+async def stuck_details(client: Client, component: str = "releases") -> dict[str, Any]:
+    """The health details of the stuck-release component once no cluster is still ``checking``
+    (the first probe waits for the first reading at most a second; a loaded machine may take
+    longer, and the reading lands for a later probe)."""
+    details: dict[str, Any] = {}
+    for _ in range(100):
+        resp = await client.get("/actuator/health")
+        assert resp.status == 200, await resp.text()
+        health = await resp.json()
+        assert health["status"] == "UP"
+        found = health["components"]["readiness"]["components"][component]
+        assert found["status"] == "UP"
+        details = found["details"]
+        if all(c.get("reason") != "checking" for c in details["clusters"].values()):
+            return details
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"no cluster reading within 10 s: {details}")

@@ -104,7 +104,7 @@ async def test_a_misspelt_option_or_part_is_named_not_ignored(
         {
             "in": "body",
             "field": "requset",
-            "message": "is not a known part; the form takes chart, request",
+            "message": "is not a known part; the form takes chart, provenance, request",
         }
     ]
 

@@ -55,15 +55,16 @@ def test_upload_tools_take_the_form_parts_with_the_archive_in_base64() -> None:
         assert chart["contentMediaType"] == "application/gzip"
         assert chart["maxLength"] == 1336  # 1000 bytes in padded base64
         assert "chart" in schema["required"]
-        provenance = {"provenance"} if name == "verifyChartUpload" else set()
+        signed = {"verifyChartUpload", "installReleaseUpload", "upgradeReleaseUpload"}
+        provenance = {"provenance"} if name in signed | {"templateChartUpload"} else set()
         assert tools[name].arguments.binary == {"chart"} | provenance
         assert "`chart` in base64" in (tools[name].tool.description or "")
     install = tools["installReleaseUpload"].tool.input_schema
-    assert set(install["properties"]) == {"chart", "request"}
+    assert set(install["properties"]) == {"chart", "provenance", "request"}
     assert install["properties"]["request"]["additionalProperties"] is False
     assert "releaseName" in install["properties"]["request"]["required"]
     upgrade = tools["upgradeReleaseUpload"].tool.input_schema
-    assert set(upgrade["properties"]) == {"name", "namespace", "chart", "request"}
+    assert set(upgrade["properties"]) == {"name", "namespace", "chart", "provenance", "request"}
     push = tools["pushChart"].tool.input_schema
     assert push["required"] == ["chart", "remote"]
     assert push["properties"]["remote"]["type"] == "string"

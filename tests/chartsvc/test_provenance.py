@@ -6,6 +6,7 @@ reason, and nothing is installed, rendered or pulled."""
 from __future__ import annotations
 
 import hashlib
+import json
 import subprocess
 import tempfile
 import uuid
@@ -236,6 +237,93 @@ async def test_the_upload_variant(
     assert problem["reason"] == "invalid-provenance"
 
 
+def upload_with(
+    archive: bytes, prov: bytes | None, request: dict[str, Any] | None = None
+) -> FormData:
+    """A release or template upload: the archive, its ``.prov`` when given, the request part."""
+    form = upload(archive, prov)
+    if request is not None:
+        form.add_field("request", json.dumps(request), content_type="application/json")
+    return form
+
+
+def prov_of(archive: Path) -> bytes:
+    return archive.with_name(archive.name + ".prov").read_bytes()
+
+
+async def test_uploads_verified_install_template_and_upgrade(
+    client: Client, namespace: str, published: dict[str, Path], signers: dict[str, Signer]
+) -> None:
+    archive = published["1.0.0"]
+    data, prov = archive.read_bytes(), prov_of(archive)
+    verify = {"verify": True, "keyId": signers["author"].fingerprint[-16:]}
+    resp = await client.post(
+        f"{API}/charts/template/upload", data=upload_with(data, prov, verify | {"releaseName": "a"})
+    )
+    assert resp.status == 200, await resp.text()
+    install = verify | {"releaseName": "app", "namespace": namespace}
+    resp = await client.post(
+        f"{API}/releases/upload", data=upload_with(data, prov, install), headers=KEY
+    )
+    assert resp.status == 201, await resp.text()
+    resp = await client.post(
+        f"{API}/releases/app/upgrade/upload?namespace={namespace}",
+        data=upload_with(data, prov, verify),
+        headers=KEY,
+    )
+    assert resp.status == 200, await resp.text()
+    assert (await resp.json())["version"] == 2
+    # a .prov sent without verify is refused, not left unchecked
+    resp = await client.post(f"{API}/charts/template/upload", data=upload_with(data, prov, {}))
+    problem = await assert_problem(resp, 400)
+    assert problem["errors"][0]["field"] == "provenance"
+
+
+@pytest.mark.parametrize(
+    "reason", ["digest-mismatch", "unknown-key", "no-provenance", "bad-signature"]
+)
+async def test_an_upload_that_fails_verification_is_neither_installed_nor_rendered(
+    client: Client,
+    namespace: str,
+    published: dict[str, Path],
+    signers: dict[str, Signer],
+    reason: str,
+) -> None:
+    archive = published["1.0.0"]
+    data, prov = archive.read_bytes(), prov_of(archive)
+    given: dict[str, Any] = {}
+    if reason == "digest-mismatch":
+        changed = bytearray(data)
+        changed[4] ^= 1
+        data = bytes(changed)
+    elif reason == "unknown-key":
+        given = {"keyId": signers["outsider"].fingerprint}
+    elif reason == "bad-signature":
+        prov = prov.replace(b"name: signed", b"name: signee")
+    sent = None if reason == "no-provenance" else prov
+    verify = {"verify": True} | given
+    install = verify | {"releaseName": "app", "namespace": namespace}
+    resp = await client.post(
+        f"{API}/releases/upload", data=upload_with(data, sent, install), headers=KEY
+    )
+    assert (await assert_problem(resp, 400, code="provenance-failed"))["reason"] == reason
+    listed = await client.get(f"{API}/releases?namespace={namespace}")
+    assert await listed.json() == []
+    resp = await client.post(f"{API}/charts/template/upload", data=upload_with(data, sent, verify))
+    assert (await assert_problem(resp, 400, code="provenance-failed"))["reason"] == reason
+    good = {"releaseName": "app", "namespace": namespace}
+    good_form = upload_with(archive.read_bytes(), None, good)
+    assert (await client.post(f"{API}/releases/upload", data=good_form, headers=KEY)).status == 201
+    resp = await client.post(
+        f"{API}/releases/app/upgrade/upload?namespace={namespace}",
+        data=upload_with(data, sent, verify),
+        headers=KEY,
+    )
+    assert (await assert_problem(resp, 400, code="provenance-failed"))["reason"] == reason
+    history = await client.get(f"{API}/releases/app/history?namespace={namespace}")
+    assert [r["version"] for r in await history.json()] == [1]
+
+
 async def test_without_a_keyring_nothing_verifies(
     make_client: MakeClient, chart_repo: ChartRepo, published: dict[str, Path]
 ) -> None:
@@ -275,6 +363,28 @@ async def test_a_signed_chart_from_oci_verifies_and_an_unsigned_one_does_not(
         f"{API}/repos/pull", json={"chart": f"{remote}/{CHART}:6.0.0", "verify": True}
     )
     assert (await assert_problem(resp, 400, code="provenance-failed"))["reason"] == "no-provenance"
+
+
+async def test_without_gpg_the_service_starts_and_verify_is_503(
+    make_client: MakeClient,
+    signers: dict[str, Signer],
+    published: dict[str, Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    (tmp_path / "bin").mkdir()
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))  # no gpg on this machine
+    client: Client = await make_client(f"chartsvc.security.keyring={signers['author'].public}")
+    archive = published["1.0.0"]
+    data, prov = archive.read_bytes(), prov_of(archive)
+    resp = await client.post(f"{API}/charts/verify/upload", data=upload(data, prov))
+    problem = await assert_problem(resp, 503, code="provenance-unavailable")
+    assert "gpg (GnuPG)" in problem["detail"]
+    asked = upload_with(data, prov, {"verify": True})
+    resp = await client.post(f"{API}/charts/template/upload", data=asked)
+    await assert_problem(resp, 503, code="provenance-unavailable")
+    resp = await client.post(f"{API}/charts/template/upload", data=upload_with(data, None, {}))
+    assert resp.status == 200, await resp.text()  # all else is served
 
 
 @pytest.mark.parametrize("content", [None, b"", b"not a key at all"])

@@ -1,7 +1,7 @@
 """Drift of a release installed into the simulator: changes made with kubectl show as ``modified``
 with their paths, a deleted object as ``missing``, an object carrying the release's marks that its
-manifest does not name as ``orphaned``; the server's defaults never show; once put back
-(kubectl, and an upgrade for the deleted object) all is in sync. Over REST and the official MCP client, and across a host's
+manifest does not name as ``orphaned``; the server's defaults never show; a forced upgrade
+(``force``) puts everything back, ``forceConflicts`` what another manager took over. Over REST and the official MCP client, and across a host's
 cluster resolver."""
 
 from __future__ import annotations
@@ -157,17 +157,16 @@ async def test_kubectl_changes_show_as_drift_until_put_back(
     assert (gone["state"], gone["message"]) == ("missing", "not found")
     assert "patch" not in gone
 
-    # Helm 4's server-side apply will not take spec.replicas back from kubectl's scale without
-    # --force-conflicts, nor remove a label it never set: those are put back with kubectl, and
-    # the upgrade brings back the deleted ConfigMap.
-    await kubectl(sim, tmp_path, ns, "scale", "deployment/app-web", "--replicas=1")
-    await kubectl(sim, tmp_path, ns, "label", "service/app-web", "team-")
-    assert set(states(await drift_of(releases, namespace)).values()) == {"in-sync", "missing"}
-    resp = await upgrade_upload(releases, archive, namespace, "app", {})
+    # The upgrade the docs recommend: Helm 4's server-side apply would neither take
+    # spec.replicas back from kubectl's scale (a conflict) nor remove a label it never set;
+    # force replaces each object with the chart's.
+    resp = await upgrade_upload(releases, archive, namespace, "app", {"force": True})
     assert resp.status == 200, await resp.text()
     healed = await drift_of(releases, namespace)
     assert set(states(healed).values()) == {"in-sync"}, healed
     assert healed["revision"] == 2
+    live = json.loads(await kubectl(sim, tmp_path, ns, "get", "service/app-web", "-o", "json"))
+    assert "team" not in live["metadata"].get("labels", {})
 
 
 async def test_secret_values_are_compared_but_never_shown(
@@ -275,10 +274,39 @@ async def test_drift_through_the_mcp_tool_matches_rest(
         await kubectl(
             sim, tmp_path, f"--namespace={namespace}", "scale", "deployment/app-web", "--replicas=2"
         )
-        drift = json_of(
-            await session.call_tool("getReleaseDrift", {"name": "app", "namespace": namespace})
-        )
+        where = {"name": "app", "namespace": namespace}
+        drift = json_of(await session.call_tool("getReleaseDrift", where))
+        assert "forceConflicts" in tools["upgradeRelease"].input_schema["properties"]
+        upgrade = {"chart": b64(archive), "request": {"forceConflicts": True}}
+        upgraded = await session.call_tool("upgradeReleaseUpload", where | upgrade)
+        assert not upgraded.is_error, upgraded
+        healed = json_of(await session.call_tool("getReleaseDrift", where))
     assert entry(drift, "Deployment", "app-web")["patch"] == [
         {"op": "replace", "path": "/spec/replicas", "value": 2}
     ]
     assert drift["summary"]["modified"] == 1
+    assert healed["summary"]["modified"] == 0
+
+
+async def test_a_scaled_deployment_conflicts_until_the_upgrade_forces_conflicts(
+    releases: Client, sim: Simulator, namespace: str, archive: bytes, tmp_path: Path
+) -> None:
+    assert (await install_upload(releases, archive, namespace, "app")).status == 201
+    ns = f"--namespace={namespace}"
+    await kubectl(sim, tmp_path, ns, "scale", "deployment/app-web", "--replicas=3")
+    await kubectl(sim, tmp_path, ns, "label", "service/app-web", "team=blue")
+    plain = await upgrade_upload(releases, archive, namespace, "app", {})
+    problem = await assert_problem(plain, 409, code="apply-conflict")
+    assert "forceConflicts: true" in problem["detail"]
+    assert ".spec.replicas" in problem["detail"]
+    both = await upgrade_upload(
+        releases, archive, namespace, "app", {"force": True, "forceConflicts": True}
+    )
+    problem = await assert_problem(both, 400)
+    assert {e["field"] for e in problem["errors"]} == {"force", "forceConflicts"}
+    taken = await upgrade_upload(releases, archive, namespace, "app", {"forceConflicts": True})
+    assert taken.status == 200, await taken.text()
+    drift = await drift_of(releases, namespace)
+    # replicas back to the chart's; a label the chart never set is not Helm's to remove
+    assert states(drift)["Deployment/app-web"] == "in-sync"
+    assert states(drift)["Service/app-web"] == "modified"

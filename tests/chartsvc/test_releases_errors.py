@@ -126,6 +126,13 @@ async def test_cluster_refusals_keep_their_status(
     assert "being terminated" in body["detail"]
 
 
+LOOKS_UP = """{{- $found := lookup "v1" "ConfigMap" .Release.Namespace "settings" }}
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: looked-up}
+"""
+
+
 async def test_unreachable_cluster_is_502(
     make_client: MakeClient, sim: Simulator, tmp_path: Path
 ) -> None:
@@ -143,6 +150,12 @@ async def test_unreachable_cluster_is_502(
     )
     body = await assert_problem(resp, 502, code="cluster-unreachable")
     assert "token" not in body["detail"]
+    # a chart whose lookup cannot reach the cluster: the same 502, not the bounded render's 400
+    looker = build_chart(tmp_path, templates={"cm.yaml": LOOKS_UP})
+    resp = await client.post(
+        f"{API}/releases/upload", data=upload_form(looker, {"releaseName": "x"}), headers=KEY
+    )
+    await assert_problem(resp, 502, code="cluster-unreachable")
 
 
 async def test_gate_covers_every_mutating_release_operation(

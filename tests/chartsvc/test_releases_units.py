@@ -20,7 +20,7 @@ from chartsvc.helm.errors import translate
 from chartsvc.helm.releases import ConfigPool
 from chartsvc.releases import KeyedLocks, Release, check_namespace, check_release_name, kstatus
 from chartsvc.releases.clients import KubeClients
-from chartsvc.releases.reads import StoredRevision, decode_record
+from chartsvc.releases.reads import RecordTooLarge, StoredRevision, decode_record
 from chartsvc.releases.resources import manifest_objects
 from chartsvc.releases.testhooks import split_logs
 from common.errors import BadGateway, BadRequest
@@ -229,6 +229,18 @@ def test_manifest_objects_in_order_with_lists_flattened() -> None:
         ("ConfigMap", "a"),
         ("Secret", "s"),
     ]
+
+
+def test_a_stored_record_inflating_past_the_bound_is_refused_before_it_is_whole() -> None:
+    """A Secret labelled as Helm's holding a gzip bomb: inflated no further than the bound."""
+    record = {"name": "web", "version": 1, "manifest": "x" * (2 * 1024 * 1024)}
+    packed = gzip.compress(json.dumps(record).encode())
+    encoded = base64.b64encode(base64.b64encode(packed)).decode()
+    assert len(packed) < 64 * 1024  # a small Secret...
+    with pytest.raises(RecordTooLarge, match="revision 1 inflates past 1048576 bytes") as refused:
+        decode_record(encoded, what="release 'web' revision 1", limit=1024 * 1024)
+    assert refused.value.status == 502  # the cluster's data, not the caller's request
+    assert decode_record(encoded, limit=3 * 1024 * 1024) == record  # ...fine within the bound
 
 
 def test_stored_records_decode_like_helm() -> None:

@@ -9,8 +9,10 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
+from kubernetes_asyncio.client import CoreV1Api, V1ConfigMap, V1ObjectMeta
 
 from chartsvc.helm import RenderLimits, RenderPool, RenderTimedOut, RenderTooLarge
 from kubesim import Simulator
@@ -20,11 +22,15 @@ from tests.chartsvc.fixtures_cluster import (
     LOOP,
     build_chart,
     install_upload,
+    kube_api,
     namespace,
+    rewrite_record,
     sim,
+    upgrade_upload,
     upload_form,
 )
 from tests.guards import assert_problem
+from tests.typing_support import Client
 
 __all__ = ["namespace", "sim"]
 
@@ -181,3 +187,101 @@ def _alive(pid: int) -> bool:
     except FileNotFoundError:
         return False
     return state != "Z"
+
+
+#: ``lines`` times ``scale`` keys (the chart's own factor ``factor`` on top): what is a few bytes
+#: with the stored values alone becomes megabytes once a reused or new value multiplies it.
+LINES = """apiVersion: v1
+kind: ConfigMap
+metadata: {name: {{ .Release.Name }}-lines}
+data:
+{{- range $i := until (mul (int (default 0 .Values.lines)) (int (default 1 .Values.scale)) (int .Values.factor) | int) }}
+  k{{ $i }}: v
+{{- end }}
+"""
+#: A bomb only when the cluster holds a ConfigMap named ``trigger`` (``lookup`` finds it).
+LOOKUP = """{{- if lookup "v1" "ConfigMap" .Release.Namespace "trigger" }}
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: {{ .Release.Name }}-found}
+data:
+{{- range $i := until 20000 }}
+  k{{ $i }}: v
+{{- end }}
+{{- end }}
+"""
+
+
+async def bounded_client(make_client: MakeClient, sim: Simulator) -> Client:
+    return await make_client(
+        *FULL,
+        f"chartsvc.kube.kubeconfig={sim.kubeconfig_path}",
+        "chartsvc.charts.max-render-output=100000",
+    )
+
+
+async def revisions(client: Client, namespace: str, name: str) -> list[int]:
+    resp = await client.get(f"{API}/releases/{name}/history", params={"namespace": namespace})
+    assert resp.status == 200, await resp.text()
+    return [r["version"] for r in await resp.json()]
+
+
+async def test_an_upgrade_is_bounded_with_the_values_helm_reuses(
+    make_client: MakeClient, sim: Simulator, namespace: str, tmp_path: Path
+) -> None:
+    client = await bounded_client(make_client, sim)
+    small = build_chart(tmp_path, "lines", templates={"cm.yaml": LINES}, values={"factor": 1})
+    resp = await install_upload(client, small, namespace, "app", values={"lines": 10})
+    assert resp.status == 201, await resp.text()
+    # reuseValues: the stored lines times the given scale
+    reuse = {"reuseValues": True, "values": {"scale": 20000}}
+    resp = await upgrade_upload(client, small, namespace, "app", reuse)
+    assert (
+        "max-render-output" in (await assert_problem(resp, 413, code="render-too-large"))["detail"]
+    )
+    # no values: Helm reuses the stored ones, which the new version multiplies
+    wide = build_chart(
+        tmp_path, "lines", version="0.2.0", templates={"cm.yaml": LINES}, values={"factor": 20000}
+    )
+    resp = await upgrade_upload(client, wide, namespace, "app", {})
+    await assert_problem(resp, 413, code="render-too-large")
+    assert await revisions(client, namespace, "app") == [1]
+    resp = await upgrade_upload(client, wide, namespace, "app", {"resetValues": True})
+    assert resp.status == 200, await resp.text()  # the chart's defaults alone: no lines
+
+
+async def test_a_lookup_bomb_is_rendered_with_the_cluster_and_refused(
+    make_client: MakeClient, sim: Simulator, namespace: str, tmp_path: Path
+) -> None:
+    client = await bounded_client(make_client, sim)
+    chart = build_chart(tmp_path, "looker", templates={"found.yaml": LOOKUP})
+    async with kube_api(sim) as api:
+        trigger = V1ConfigMap(metadata=V1ObjectMeta(name="trigger"))
+        await CoreV1Api(api).create_namespaced_config_map(namespace, trigger)
+    resp = await install_upload(client, chart, namespace, "app")
+    await assert_problem(resp, 413, code="render-too-large")
+    resp = await client.get(f"{API}/releases", params={"namespace": namespace}, headers=KEY)
+    assert await resp.json() == []
+
+
+async def test_a_rollback_to_a_revision_with_oversized_manifests_is_refused(
+    make_client: MakeClient, sim: Simulator, namespace: str, tmp_path: Path
+) -> None:
+    client = await bounded_client(make_client, sim)
+    small = build_chart(tmp_path, "lines", templates={"cm.yaml": LINES}, values={"factor": 1})
+    assert (await install_upload(client, small, namespace, "app")).status == 201
+    assert (await upgrade_upload(client, small, namespace, "app", {})).status == 200
+    # revision 1 as a writer around the service could have stored it: 150 kB of manifest
+    lines = "".join(f"  k{i}: v\n" for i in range(15000))
+    big = f"\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: big}}\ndata:\n{lines}"
+
+    def oversized(record: dict[str, Any]) -> None:
+        record["manifest"] += big
+
+    await rewrite_record(sim, namespace, "app", oversized)
+    where = f"{API}/releases/app/rollback?namespace={namespace}"
+    for body in ({"revision": 1}, {}):  # named, and "the previous one"
+        resp = await client.post(where, json=body, headers=KEY)
+        problem = await assert_problem(resp, 413, code="render-too-large")
+        assert "revision 1" in problem["detail"]
+    assert await revisions(client, namespace, "app") == [1, 2]

@@ -18,7 +18,7 @@ from console.app import create_app
 from console.keys import OUTBOUND_ALLOW
 from kubesim import Simulator
 from tests.chartsvc.conftest import LOOPBACK, ChartRepo, index_document
-from tests.chartsvc.fixtures_cluster import LOOP, build_chart
+from tests.chartsvc.fixtures_cluster import LOOP, build_chart, leave_pending, stuck_details
 from tests.conftest import ApiClient
 from tests.console.helm_support import (
     chart_archives,
@@ -260,3 +260,17 @@ async def test_chart_catalogue_lists_the_repositories_charts(helm_console: Clien
     }
     found = await (await helm_console.get(f"{ALPHA}/charts", params={"query": "OTHER"})).json()
     assert [c["name"] for c in found] == ["r/other"]
+
+
+async def test_health_names_helm_releases_left_pending_on_the_registered_clusters(
+    helm_console: Client, sim: Simulator
+) -> None:
+    ns = await fresh_namespace(sim)
+    assert (await _install(helm_console, ns)).status == 201
+    await leave_pending(sim, ns, "web")
+    details = await stuck_details(helm_console, "helmReleases")  # UP: news, not unreadiness
+    assert details["stuck"] == [
+        {"cluster": "alpha", "namespace": ns, "name": "web", "status": "pending-install"}
+    ]
+    assert details["clusters"] == {"alpha": {"checked": True}, "beta": {"checked": True}}
+    assert "uninstall a pending install" in details["recovery"]

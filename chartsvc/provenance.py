@@ -33,10 +33,8 @@ class Verifier(Protocol):
     ) -> dict[str, Any]: ...
 
 
-class ProvenanceUnavailable(ServiceUnavailable):
+class ProvenanceUnavailable(ServiceUnavailable, code="provenance-unavailable"):
     """A check was asked, but the keyring could not be read on this machine (no ``gpg``)."""
-
-    default_code = "provenance-unavailable"
 
 
 @attrs.frozen

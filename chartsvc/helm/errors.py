@@ -37,16 +37,12 @@ logger = logging.getLogger(__name__)
 DETAIL_LIMIT = 1000
 
 
-class ChartInvalid(BadRequest):
+class ChartInvalid(BadRequest, code="invalid-chart"):
     """The bytes are not a loadable chart archive."""
 
-    default_code = "invalid-chart"
 
-
-class ProvenanceFailed(BadRequest):
+class ProvenanceFailed(BadRequest, code="provenance-failed"):
     """A chart's provenance did not check out; ``reason`` says why, in a word."""
-
-    default_code = "provenance-failed"
 
     def __init__(self, reason: str, detail: str) -> None:
         super().__init__(f"provenance check failed: {detail}", extra={"reason": reason})
@@ -71,48 +67,34 @@ def provenance_failure(exc: helm.HelmError) -> ProvenanceFailed:
     return ProvenanceFailed("invalid-provenance", detail)
 
 
-class RenderFailed(BadRequest):
+class RenderFailed(BadRequest, code="render-failed"):
     """The chart loaded but its templates or the given values do not render."""
 
-    default_code = "render-failed"
 
-
-class RenderTimedOut(Unprocessable):
+class RenderTimedOut(Unprocessable, code="render-timeout"):
     """The render ran past its time limit (a template looping for minutes) and was stopped."""
 
-    default_code = "render-timeout"
 
-
-class RenderTooLarge(PayloadTooLarge):
+class RenderTooLarge(PayloadTooLarge, code="render-too-large"):
     """The render's output or its memory passed its bound and was refused."""
 
-    default_code = "render-too-large"
 
-
-class HelmFailed(WharfError):
+class HelmFailed(WharfError, code="helm-failed"):
     """Helm failed for a reason that is not the caller's input (logged with its cause)."""
 
-    default_code = "helm-failed"
 
-
-class ReleaseNotFound(NotFound):
-    default_code = "release-not-found"
-
+class ReleaseNotFound(NotFound, code="release-not-found"):
     def __init__(self, namespace: str, name: str) -> None:
         super().__init__(f"release {name!r} not found in namespace {namespace!r}")
 
 
-class RevisionNotFound(NotFound):
-    default_code = "revision-not-found"
+class RevisionNotFound(NotFound, code="revision-not-found"): ...
 
 
-class NamespaceNotFound(NotFound):
-    default_code = "namespace-not-found"
+class NamespaceNotFound(NotFound, code="namespace-not-found"): ...
 
 
-class ReleaseExists(Conflict):
-    default_code = "release-exists"
-
+class ReleaseExists(Conflict, code="release-exists"):
     def __init__(self, namespace: str, name: str) -> None:
         super().__init__(
             f"release {name!r} already exists in namespace {namespace!r}; upgrade it or "
@@ -120,14 +102,11 @@ class ReleaseExists(Conflict):
         )
 
 
-class ClusterUnreachable(BadGateway):
-    default_code = "cluster-unreachable"
+class ClusterUnreachable(BadGateway, code="cluster-unreachable"): ...
 
 
-class ReleaseFailed(WharfError):
+class ReleaseFailed(WharfError, code="release-failed"):
     """Helm failed on a release for a reason none of the shapes below names (a hook failed)."""
-
-    default_code = "release-failed"
 
 
 #: What to do about a release left pending-install, -upgrade or -rollback by a writer that was

@@ -23,12 +23,10 @@ from common.errors import BadRequest, ValidationFailed
 DEFAULT_NAMESPACE = "default"
 
 
-class InvalidReleaseName(BadRequest):
-    default_code = "invalid-release-name"
+class InvalidReleaseName(BadRequest, code="invalid-release-name"): ...
 
 
-class InvalidNamespace(BadRequest):
-    default_code = "invalid-namespace"
+class InvalidNamespace(BadRequest, code="invalid-namespace"): ...
 
 
 _RELEASE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")

@@ -74,11 +74,9 @@ class StoredRevision:
         return decode_record(self.encoded, what=what)
 
 
-class RecordTooLarge(BadGateway):
+class RecordTooLarge(BadGateway, code="release-record-too-large"):
     """A stored record that inflates past ``MAX_RECORD_BYTES``: not one Helm wrote for a chart
     this service would take (a gzip bomb in a Secret labelled as Helm's, say)."""
-
-    default_code = "release-record-too-large"
 
 
 def decode_record(

@@ -27,6 +27,7 @@ import hmac
 import logging
 import re
 import secrets
+import time
 from collections.abc import Iterable
 from typing import Protocol
 
@@ -46,6 +47,9 @@ GROUP = re.compile(r"^[^\s,\x00-\x1f\x7f][^,\x00-\x1f\x7f]{0,252}$")
 DEFAULT_ADMIN_GROUPS = ("wharf:admins",)
 #: Password hashes computed at once; each is ~16 MiB and tens of ms of CPU.
 HASH_SLOTS = 2
+#: How long an account read for a recheck serves other rechecks: the streams due at one moment
+#: (a person's many tabs, a burst of rechecks) share one read of the store.
+RECHECK_SHARED_S = 0.2
 _REMEMBERED = 256
 
 
@@ -63,6 +67,16 @@ class Account:
 class StoredAccount:
     account: Account
     password_hash: str = attrs.field(repr=False)
+
+
+@attrs.frozen
+class Standing:
+    """Who signed in and what their account was at that moment: its groups and a keyed digest of
+    its password hash (``stamp``; None for the admin login, which only a restart changes). A
+    person's long-lived streams keep it and end once the account no longer matches it."""
+
+    identity: Identity
+    stamp: bytes | None = attrs.field(default=None, repr=False)
 
 
 class AccountStore(Protocol):
@@ -101,6 +115,7 @@ class Accounts:
     _key: bytes = attrs.field(factory=lambda: secrets.token_bytes(32), repr=False)
     _verified: dict[bytes, None] = attrs.field(factory=dict, repr=False)
     _dummy: str | None = attrs.field(default=None, repr=False)
+    _read: dict[str, tuple[float, StoredAccount | None]] = attrs.field(factory=dict, repr=False)
 
     @property
     def admin_identity(self) -> Identity:
@@ -108,8 +123,17 @@ class Accounts:
 
     async def check(self, username: str, password: str) -> Identity | None:
         """Who ``username`` is if ``password`` is theirs; None otherwise."""
+        standing = await self.verify(username, password)
+        return standing.identity if standing is not None else None
+
+    async def verify(self, username: str, password: str) -> Standing | None:
+        """``check``, with what the account was when it held (``Standing``)."""
         if credentials.same_secret(username, self.admin.username):
-            return self.admin_identity if await self.admin.check(username, password) else None
+            return (
+                Standing(self.admin_identity)
+                if await self.admin.check(username, password)
+                else None
+            )
         stored = await self.store.account(username) if USERNAME.match(username) else None
         if stored is None:
             await self._verify(password, await self._dummy_hash())  # the same cost as a real one
@@ -117,15 +141,48 @@ class Accounts:
         mark = self._mark(stored, password)
         if mark in self._verified or await self._verify(password, stored.password_hash):
             self._remember(mark)
-            return stored.account.identity
+            return self._standing(stored)
         return None
 
     async def lookup(self, username: str) -> Identity | None:
         """Who a session's ``username`` is now; None once the account is gone."""
+        standing = await self.standing(username)
+        return standing.identity if standing is not None else None
+
+    async def standing(self, username: str) -> Standing | None:
+        """``lookup``, with what the account is now (``Standing``)."""
         if username == self.admin.username:
-            return self.admin_identity
+            return Standing(self.admin_identity)
         stored = await self.store.account(username) if USERNAME.match(username) else None
-        return stored.account.identity if stored is not None else None
+        return self._standing(stored) if stored is not None else None
+
+    async def changed(self, standing: Standing) -> str | None:
+        """Why the account no longer is what ``standing`` saw (removed, another password, other
+        groups); None while it is. Reads the store at most once per ``RECHECK_SHARED_S`` per
+        account, however many streams ask."""
+        if standing.stamp is None:
+            return None
+        username = standing.identity.user
+        now = time.monotonic()
+        read = self._read.get(username)
+        if read is None or now - read[0] > RECHECK_SHARED_S:
+            if len(self._read) >= _REMEMBERED:
+                self._read.clear()
+            read = self._read[username] = (now, await self.store.account(username))
+        stored = read[1]
+        if stored is None:
+            return f"the account {username} was removed"
+        if not hmac.compare_digest(self._stamp(stored), standing.stamp):
+            return f"the password of account {username} changed"
+        if stored.account.groups != standing.identity.groups:
+            return f"the groups of account {username} changed"
+        return None
+
+    def _standing(self, stored: StoredAccount) -> Standing:
+        return Standing(stored.account.identity, self._stamp(stored))
+
+    def _stamp(self, stored: StoredAccount) -> bytes:
+        return hmac.new(self._key, stored.password_hash.encode(), hashlib.sha256).digest()
 
     async def add(self, username: str, password: str, groups: Iterable[str]) -> Account:
         self._check_name(username)

@@ -7,7 +7,7 @@ Messages name what was wrong and never echo a kubeconfig or any other credential
 
 from __future__ import annotations
 
-from common.errors import BadRequest, Conflict, NotFound
+from common.errors import BadRequest, Conflict, Forbidden, NotFound
 
 
 class UnknownCluster(NotFound):
@@ -41,3 +41,16 @@ class AiUnavailable(Conflict):
 
 class HelmFailed(BadRequest):
     default_code = "helm-failed"
+
+
+class AdminRequired(Forbidden):
+    """An operation the spec marks ``x-admin-only`` asked by a person outside the admin groups."""
+
+    default_code = "admin-required"
+
+    def __init__(self, groups: tuple[str, ...]) -> None:
+        names = ", ".join(groups) or "(none configured)"
+        super().__init__(
+            f"this operation needs a person in the admin group ({names}; "
+            "console.security.admin.groups)"
+        )

@@ -72,8 +72,12 @@ async def test_upgrade_rollback_and_uninstall_are_made_as_the_person(
         installed = await client.post(RELEASES, json=body, headers=who)
         assert installed.status == 201, await installed.text()
 
-    upgrade = {"chartRef": "r/demo", "version": "0.2.0"}
-    for action, body in (("upgrade", upgrade), ("rollback", {"revision": 1}), ("uninstall", None)):
+    steps: list[tuple[str, dict[str, Any] | None]] = [
+        ("upgrade", {"chartRef": "r/demo", "version": "0.2.0"}),
+        ("rollback", {"revision": 1}),
+        ("uninstall", None),
+    ]
+    for action, body in steps:
         refused = await _write(client, ALICE, b, action, body)
         problem = await assert_problem(refused, 403, code="cluster-refused")
         assert 'User "alice"' in problem["detail"], (action, problem)

@@ -77,11 +77,11 @@ async def test_upgrade_rollback_and_uninstall_are_made_as_the_person(
         ("rollback", {"revision": 1}),
         ("uninstall", None),
     ]
-    for action, body in steps:
-        refused = await _write(client, ALICE, b, action, body)
+    for action, sent in steps:
+        refused = await _write(client, ALICE, b, action, sent)
         problem = await assert_problem(refused, 403, code="cluster-refused")
         assert 'User "alice"' in problem["detail"], (action, problem)
-        done = await _write(client, ALICE, a, action, body)
+        done = await _write(client, ALICE, a, action, sent)
         assert done.status == 200, (action, await done.text())
     left = await (await client.get(RELEASES, params={"namespace": b}, headers=ADMIN)).json()
     assert [(r["name"], r["version"]) for r in left] == [("web", 1)]  # untouched by her

@@ -48,21 +48,29 @@ def credential(
     if standing.stamp is None:
         return session  # the admin login: only a restart changes it
 
-    def due(session_expires: float | None) -> float:
+    def due(session_ends: float | None) -> float:
         soon = time.time() + every_s
-        return soon if session_expires is None else min(soon, session_expires)
+        return soon if session_ends is None else min(soon, session_ends)
+
+    # A sign-out reaches the streams at once (a revocation); the session's store is asked again
+    # only once its known expiry has come (an idle session may have been renewed meanwhile).
+    session_ends = session.expires if session is not None else None
 
     async def recheck() -> float | None:
+        nonlocal session_ends
         reason = await accounts.changed(standing)
         if reason is not None:
             raise sse.CredentialRevoked(reason)
-        if session is None:
+        if session is None or session_ends is None:
             return due(None)
-        ends = await session.recheck() if session.recheck is not None else session.expires
-        return None if ends is None or ends <= time.time() else due(ends)
+        if session_ends <= time.time():
+            session_ends = await session.recheck() if session.recheck is not None else None
+        if session_ends is None or session_ends <= time.time():
+            return None
+        return due(session_ends)
 
     keys = (*(session.keys if session is not None else ()), account_key(standing.identity.user))
-    return sse.Credential(keys, due(session.expires if session else None), recheck)
+    return sse.Credential(keys, due(session_ends), recheck)
 
 
 @attrs.define(eq=False)

@@ -96,7 +96,7 @@ async def graph(
     reviews: AccessReviews,
 ) -> Graph:
     cluster = key[0]
-    backends = await detections.detect(cluster, api.own())
+    backends = await detections.detect(cluster, api)
     warning = None
     if backends:
         try:

@@ -6,7 +6,8 @@ login stays as the contract has it (``console.credentials``) and is a person too
 ``console.security.admin.groups``. Accounts live in the console store (``console.accountstore``)
 and are managed with ``wharf console user ...``; the server reads an account on every request
 that names it, so removing one or changing its groups takes effect at the next request, sessions
-included.
+included, and a new password ends the sessions made with the old one (``Standing``). Long-lived
+streams are re-validated on an interval (``console.standing``).
 
 Why not results' account model in ``common``: results' users carry roles, project memberships and
 API tokens, the console's carry groups and nothing else; one shared model would make each service
@@ -71,12 +72,26 @@ class StoredAccount:
 
 @attrs.frozen
 class Standing:
-    """Who signed in and what their account was at that moment: its groups and a keyed digest of
-    its password hash (``stamp``; None for the admin login, which only a restart changes). A
-    person's long-lived streams keep it and end once the account no longer matches it."""
+    """Who signed in and what their account was at that moment: its groups and a digest of its
+    password hash (``stamp``; None for the admin login, which only a restart changes). A person's
+    long-lived streams keep it and end once the account no longer matches it, and a session
+    keeps the stamp so that a new password ends it (``session_subject``)."""
 
     identity: Identity
-    stamp: bytes | None = attrs.field(default=None, repr=False)
+    stamp: str | None = attrs.field(default=None, repr=False)
+
+    @property
+    def session_subject(self) -> str:
+        """What a session signed in as this person is kept under: the user name, and for a named
+        account its stamp after a space (no account name holds one)."""
+        user = self.identity.user
+        return user if self.stamp is None else f"{user} {self.stamp}"
+
+
+def session_person(subject: str) -> tuple[str, str | None]:
+    """The user name and stamp a session was kept under (``Standing.session_subject``)."""
+    user, _, stamp = subject.partition(" ")
+    return user, stamp or None
 
 
 class AccountStore(Protocol):
@@ -172,17 +187,14 @@ class Accounts:
         stored = read[1]
         if stored is None:
             return f"the account {username} was removed"
-        if not hmac.compare_digest(self._stamp(stored), standing.stamp):
+        if not hmac.compare_digest(_stamp(stored), standing.stamp):
             return f"the password of account {username} changed"
         if stored.account.groups != standing.identity.groups:
             return f"the groups of account {username} changed"
         return None
 
     def _standing(self, stored: StoredAccount) -> Standing:
-        return Standing(stored.account.identity, self._stamp(stored))
-
-    def _stamp(self, stored: StoredAccount) -> bytes:
-        return hmac.new(self._key, stored.password_hash.encode(), hashlib.sha256).digest()
+        return Standing(stored.account.identity, _stamp(stored))
 
     async def add(self, username: str, password: str, groups: Iterable[str]) -> Account:
         self._check_name(username)
@@ -250,6 +262,13 @@ class Accounts:
         if len(self._verified) >= _REMEMBERED:
             self._verified.pop(next(iter(self._verified)))
         self._verified[mark] = None
+
+
+def _stamp(stored: StoredAccount) -> str:
+    """A digest of the password hash: another password, another stamp. Not keyed, so that
+    replicas agree on it (a session made on one is checked on another); a digest of a salted
+    scrypt hash reveals nothing of the password."""
+    return hashlib.sha256(stored.password_hash.encode()).hexdigest()[:32]
 
 
 def check_groups(groups: Iterable[str]) -> tuple[str, ...]:

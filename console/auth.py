@@ -34,6 +34,7 @@ from __future__ import annotations
 import base64
 import binascii
 import enum
+import hmac
 import re
 from urllib.parse import urlsplit
 
@@ -49,7 +50,7 @@ from common.routing import PerRoute
 from common.sessions import SessionStore
 from common.throttle import LoginThrottle
 from console import standing as streams_standing
-from console.accounts import Accounts, Standing
+from console.accounts import Accounts, Standing, session_person
 from console.errors import AdminRequired
 from console.identity import Identity
 from console.proxy import TrustedProxy
@@ -94,14 +95,17 @@ class Principal:
     user: str
     via: str  # "basic", "session" or "proxy"
     groups: tuple[str, ...] = ()
+    #: What a session signed in now is kept under (``Standing.session_subject``).
+    session_subject: str = attrs.field(default="", repr=False, eq=False)
 
     @property
     def identity(self) -> Identity:
         return Identity(self.user, self.groups)
 
     @classmethod
-    def of(cls, identity: Identity, via: str) -> Principal:
-        return cls(identity.user, via, identity.groups)
+    def of(cls, identity: Identity, via: str, *, standing: Standing | None = None) -> Principal:
+        subject = standing.session_subject if standing is not None else identity.user
+        return cls(identity.user, via, identity.groups, subject)
 
 
 PRINCIPAL = web.RequestKey("console.principal", Principal)
@@ -306,7 +310,7 @@ async def _basic_principal(request: web.Request, policy: AuthPolicy, value: str)
 
     standing = await policy.throttle.attempt(user, request.remote, verify)
     _remember(request, policy, standing, session=None)
-    return Principal.of(standing.identity, "basic")
+    return Principal.of(standing.identity, "basic", standing=standing)
 
 
 async def _session_principal(
@@ -315,8 +319,10 @@ async def _session_principal(
     signed_in = await policy.sessions.find(cookie)
     if signed_in is None:
         return None
-    standing = await policy.accounts.standing(signed_in.subject)
-    if standing is None:  # the account was removed: its sessions end with it
+    user, stamp = session_person(signed_in.subject)
+    standing = await policy.accounts.standing(user)
+    if standing is None or not _same_stamp(standing.stamp, stamp):
+        # The account was removed, or given a new password: its sessions end with it.
         await policy.sessions.end(signed_in.id)
         return None
     # Signed out, or idle past its expiry, the session ends the request's long-lived streams; so
@@ -324,6 +330,12 @@ async def _session_principal(
     session = policy.sessions.stream_credential(signed_in.id, signed_in.expires)
     _remember(request, policy, standing, session=session)
     return Principal.of(standing.identity, "session")
+
+
+def _same_stamp(now: str | None, signed_in: str | None) -> bool:
+    if now is None or signed_in is None:  # the admin login; a session older than stamps
+        return now is None or signed_in is None
+    return hmac.compare_digest(now, signed_in)
 
 
 def _remember(

@@ -167,7 +167,7 @@ async def test_changing_alices_groups_in_the_store_ends_every_stream_she_opened(
     assert (await again.next(timeout=SLACK)).event == "ADDED"
 
 
-async def test_a_new_password_or_a_removed_account_ends_the_streams(
+async def test_a_new_password_or_a_removed_account_ends_the_streams_and_sessions(
     console_app: ConsoleApp, spaces: Spaces, tmp_path: Path
 ) -> None:
     data_dir = tmp_path / "console"
@@ -176,10 +176,17 @@ async def test_a_new_password_or_a_removed_account_ends_the_streams(
     a = spaces.a
     cookie = await session_of(client, ALICE)
     by_basic = await open_stream(client, WATCH, ALICE, namespace=a)
+    by_session = await open_stream(client, WATCH, cookie, namespace=a)
+    renewed = "another-Password-9876"
     async with other_writer(data_dir) as accounts:
-        await accounts.set_password("alice", "another-Password-9876")
+        await accounts.set_password("alice", renewed)
         await ended(by_basic, "the password of account alice changed")
+        await ended(by_session, "the password of account alice changed")
         await assert_problem(await client.get(WATCH, headers=ALICE), 401)
+        # A new password signs her out everywhere: the old session is gone too.
+        await assert_problem(await client.get(WATCH, params={"namespace": a}, headers=cookie), 401)
+        alice = {"Authorization": aiohttp.encode_basic_auth("alice", renewed)}
+        cookie = await session_of(client, alice)
         by_session = await open_stream(client, WATCH, cookie, namespace=a)
         await accounts.remove("alice")
         await ended(by_session, "the account alice was removed")

@@ -107,8 +107,12 @@ async def test_changes_by_the_cli_hold_at_the_next_request_sessions_included(
     changed = wharf(data, "user", "set-password", "alice", "--password-stdin", stdin=new_password)
     assert changed.returncode == 0, changed.stderr
     await assert_problem(await client.get("/api/v1/clusters", headers=ALICE), 401)
+    # A new password ends the sessions signed in with the old one (the jar's one too).
+    await assert_problem(await client.get("/api/v1/clusters", headers=session), 401)
+    client.session.cookie_jar.clear()
     renewed = {"Authorization": aiohttp.encode_basic_auth("alice", new_password)}
     assert (await client.get("/api/v1/clusters", headers=renewed)).status == 200
+    session = await sign_in(client, renewed)
     removed = wharf(data, "user", "remove", "alice")
     assert removed.returncode == 0, removed.stderr
     await assert_problem(await client.get("/api/v1/clusters", headers=session), 401)

@@ -23,7 +23,8 @@ from console.http.clusterapi import target
 from console.http.encode.portforwards import encode_forward
 from console.identity import Identity
 from console.keys import AUTH, CLUSTERS, PORT_FORWARDS, SETTINGS
-from console.streams.portforward import ForwardRequest, PortForwards
+from console.streams.podports import ForwardRequest
+from console.streams.portforward import PortForwards
 
 routes = web.RouteTableDef()
 BASE = "/clusters/{clusterId}/port-forwards"

@@ -13,7 +13,8 @@ import pytest
 
 from console.identity import Identity
 from console.keys import PORT_FORWARDS
-from console.streams.portforward import CHANNELS, ForwardRequest, PortForwards
+from console.streams.podports import ForwardRequest
+from console.streams.portforward import CHANNELS, PortForwards
 from kubesim import Simulator
 from tests.console.live_cluster import sim
 from tests.console.resources_support import eventually, kube, seeded_namespace

@@ -20,6 +20,11 @@ revoked token; across replicas through ``common.revocation``) ends that credenti
 an ``error`` event (``credential-revoked``); at its expiry, one registry task asks the credential's
 ``recheck`` whether it still holds (an idle session renewed meanwhile) and ends the streams if not.
 No stream polls anything.
+
+Other long-lived things a credential opened (a WebSocket session, a port-forward) join the same
+registry with :meth:`StreamRegistry.guard`: anything with a ``credential``, a ``closing`` flag and
+an ``end(error)`` (:class:`Guarded`) is ended by a revocation or a failed recheck exactly as an
+event stream is. A recheck may raise :class:`CredentialRevoked` to say why it no longer holds.
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ import logging
 import time
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 from aiohttp import web
@@ -62,8 +67,7 @@ RELEASE_DELAY_S = 1.0
 RECHECK_RETRY_S = 60.0
 
 
-class CredentialRevoked(Unauthorized):
-    default_code = "credential-revoked"
+class CredentialRevoked(Unauthorized, code="credential-revoked"): ...
 
 
 @attrs.frozen
@@ -78,6 +82,16 @@ class Credential:
 
 
 CREDENTIAL = web.RequestKey("wharf.credential", Credential)
+
+
+class Guarded(Protocol):
+    """Something a credential keeps open: an event stream, a WebSocket session, a port-forward."""
+
+    @property
+    def credential(self) -> Credential | None: ...
+    @property
+    def closing(self) -> bool: ...
+    def end(self, error: WharfError) -> None: ...
 
 
 class _KeepaliveResponse(EventSourceResponse):
@@ -123,8 +137,10 @@ class StreamRegistry:
     streams: weakref.WeakSet[EventStream] = attrs.field(factory=weakref.WeakSet)
     interval: float = KEEPALIVE_INTERVAL_S
     _ticker: asyncio.Task[None] | None = None
-    _by_key: dict[str, weakref.WeakSet[EventStream]] = attrs.field(factory=dict)
-    _expiries: list[tuple[float, int, weakref.ref[EventStream]]] = attrs.field(factory=list)
+    #: Everything a credential keeps open: the event streams and what ``guard`` was given.
+    guarded: weakref.WeakSet[Guarded] = attrs.field(factory=weakref.WeakSet)
+    _by_key: dict[str, weakref.WeakSet[Guarded]] = attrs.field(factory=dict)
+    _expiries: list[tuple[float, int, weakref.ref[Guarded]]] = attrs.field(factory=list)
     _order: Any = attrs.field(factory=itertools.count)
     _sooner: asyncio.Event = attrs.field(factory=asyncio.Event)
     _expirer: asyncio.Task[None] | None = None
@@ -140,11 +156,32 @@ class StreamRegistry:
         self.peak = max(self.peak, len(self.streams))
         if self._ticker is None or self._ticker.done():
             self._ticker = asyncio.create_task(self._tick(), name="sse keepalives")
-        if stream.credential is not None:
-            for key in stream.credential.keys:
-                self._by_key.setdefault(key, weakref.WeakSet()).add(stream)
-            if stream.credential.expires is not None:
-                self._expire_at(stream.credential.expires, stream)
+        self.guard(stream)
+
+    def guard(self, held: Guarded) -> None:
+        """End ``held`` when its credential is revoked or no longer holds (``unguard`` after)."""
+        credential = held.credential
+        if credential is None:
+            return
+        self.guarded.add(held)
+        for key in credential.keys:
+            self._by_key.setdefault(key, weakref.WeakSet()).add(held)
+        if credential.expires is not None:
+            self._expire_at(credential.expires, held)
+
+    def unguard(self, held: Guarded) -> None:
+        self.guarded.discard(held)
+        for key in held.credential.keys if held.credential is not None else ():
+            kept = self._by_key.get(key)
+            if kept is not None:
+                kept.discard(held)
+                if not kept:
+                    del self._by_key[key]
+        if not self.guarded:
+            if self._expirer is not None:
+                self._expirer.cancel()
+            self._expirer = None
+            self._expiries.clear()
 
     def discard(self, stream: EventStream) -> None:
         self.streams.discard(stream)
@@ -153,18 +190,11 @@ class StreamRegistry:
             if self._release is None:
                 loop = asyncio.get_running_loop()
                 self._release = loop.call_later(RELEASE_DELAY_S, self._give_back)
-        for key in stream.credential.keys if stream.credential is not None else ():
-            held = self._by_key.get(key)
-            if held is not None:
-                held.discard(stream)
-                if not held:
-                    del self._by_key[key]
+        self.unguard(stream)
         if not self.streams:
-            for task in (self._ticker, self._expirer):
-                if task is not None:
-                    task.cancel()
-            self._ticker = self._expirer = None
-            self._expiries.clear()
+            if self._ticker is not None:
+                self._ticker.cancel()
+            self._ticker = None
 
     def revoke(self, key: str) -> int:
         """End the streams ``key`` authenticated; how many there were."""
@@ -185,7 +215,7 @@ class StreamRegistry:
         self.releases += 1
         memory.give_back()
 
-    def _expire_at(self, when: float, stream: EventStream) -> None:
+    def _expire_at(self, when: float, stream: Guarded) -> None:
         heapq.heappush(self._expiries, (when, next(self._order), weakref.ref(stream)))
         if self._expirer is None or self._expirer.done():
             self._expirer = asyncio.create_task(self._expire(), name="sse credential expiry")
@@ -200,14 +230,17 @@ class StreamRegistry:
                     await self._sooner.wait()
             while self._expiries and self._expiries[0][0] <= time.time():
                 stream = heapq.heappop(self._expiries)[2]()
-                if stream is not None and not stream.closing and stream in self.streams:
+                if stream is not None and not stream.closing and stream in self.guarded:
                     await self._recheck(stream)
 
-    async def _recheck(self, stream: EventStream) -> None:
+    async def _recheck(self, stream: Guarded) -> None:
         credential = stream.credential
         assert credential is not None
         try:
             later = await credential.recheck() if credential.recheck is not None else None
+        except CredentialRevoked as exc:  # the recheck says why
+            stream.end(exc)
+            return
         except Exception:  # its store is unreachable: the stream stays, the check comes back
             logger.warning("could not recheck a stream's credential", exc_info=True)
             later = time.time() + RECHECK_RETRY_S

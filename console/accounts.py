@@ -6,7 +6,8 @@ login stays as the contract has it (``console.credentials``) and is a person too
 ``console.security.admin.groups``. Accounts live in the console store (``console.accountstore``)
 and are managed with ``wharf console user ...``; the server reads an account on every request
 that names it, so removing one or changing its groups takes effect at the next request, sessions
-included.
+included, and a new password ends the sessions made with the old one (``Standing``). Long-lived
+streams are re-validated on an interval (``console.standing``).
 
 Why not results' account model in ``common``: results' users carry roles, project memberships and
 API tokens, the console's carry groups and nothing else; one shared model would make each service
@@ -27,6 +28,7 @@ import hmac
 import logging
 import re
 import secrets
+import time
 from collections.abc import Iterable
 from typing import Protocol
 
@@ -46,6 +48,9 @@ GROUP = re.compile(r"^[^\s,\x00-\x1f\x7f][^,\x00-\x1f\x7f]{0,252}$")
 DEFAULT_ADMIN_GROUPS = ("wharf:admins",)
 #: Password hashes computed at once; each is ~16 MiB and tens of ms of CPU.
 HASH_SLOTS = 2
+#: How long an account read for a recheck serves other rechecks: the streams due at one moment
+#: (a person's many tabs, a burst of rechecks) share one read of the store.
+RECHECK_SHARED_S = 0.2
 _REMEMBERED = 256
 
 
@@ -65,6 +70,30 @@ class StoredAccount:
     password_hash: str = attrs.field(repr=False)
 
 
+@attrs.frozen
+class Standing:
+    """Who signed in and what their account was at that moment: its groups and a digest of its
+    password hash (``stamp``; None for the admin login, which only a restart changes). A person's
+    long-lived streams keep it and end once the account no longer matches it, and a session
+    keeps the stamp so that a new password ends it (``session_subject``)."""
+
+    identity: Identity
+    stamp: str | None = attrs.field(default=None, repr=False)
+
+    @property
+    def session_subject(self) -> str:
+        """What a session signed in as this person is kept under: the user name, and for a named
+        account its stamp after a space (no account name holds one)."""
+        user = self.identity.user
+        return user if self.stamp is None else f"{user} {self.stamp}"
+
+
+def session_person(subject: str) -> tuple[str, str | None]:
+    """The user name and stamp a session was kept under (``Standing.session_subject``)."""
+    user, _, stamp = subject.partition(" ")
+    return user, stamp or None
+
+
 class AccountStore(Protocol):
     """The SQL side (``console.accountstore``); each method one statement."""
 
@@ -76,16 +105,12 @@ class AccountStore(Protocol):
     async def set_groups(self, username: str, groups: tuple[str, ...]) -> bool: ...
 
 
-class AccountExists(Conflict):
-    default_code = "account-exists"
-
+class AccountExists(Conflict, code="account-exists"):
     def __init__(self, username: str) -> None:
         super().__init__(f"account {username} already exists")
 
 
-class AccountNotFound(NotFound):
-    default_code = "account-not-found"
-
+class AccountNotFound(NotFound, code="account-not-found"):
     def __init__(self, username: str) -> None:
         super().__init__(f"no account {username}")
 
@@ -101,6 +126,7 @@ class Accounts:
     _key: bytes = attrs.field(factory=lambda: secrets.token_bytes(32), repr=False)
     _verified: dict[bytes, None] = attrs.field(factory=dict, repr=False)
     _dummy: str | None = attrs.field(default=None, repr=False)
+    _read: dict[str, tuple[float, StoredAccount | None]] = attrs.field(factory=dict, repr=False)
 
     @property
     def admin_identity(self) -> Identity:
@@ -108,8 +134,17 @@ class Accounts:
 
     async def check(self, username: str, password: str) -> Identity | None:
         """Who ``username`` is if ``password`` is theirs; None otherwise."""
+        standing = await self.verify(username, password)
+        return standing.identity if standing is not None else None
+
+    async def verify(self, username: str, password: str) -> Standing | None:
+        """``check``, with what the account was when it held (``Standing``)."""
         if credentials.same_secret(username, self.admin.username):
-            return self.admin_identity if await self.admin.check(username, password) else None
+            return (
+                Standing(self.admin_identity)
+                if await self.admin.check(username, password)
+                else None
+            )
         stored = await self.store.account(username) if USERNAME.match(username) else None
         if stored is None:
             await self._verify(password, await self._dummy_hash())  # the same cost as a real one
@@ -117,15 +152,45 @@ class Accounts:
         mark = self._mark(stored, password)
         if mark in self._verified or await self._verify(password, stored.password_hash):
             self._remember(mark)
-            return stored.account.identity
+            return self._standing(stored)
         return None
 
     async def lookup(self, username: str) -> Identity | None:
         """Who a session's ``username`` is now; None once the account is gone."""
+        standing = await self.standing(username)
+        return standing.identity if standing is not None else None
+
+    async def standing(self, username: str) -> Standing | None:
+        """``lookup``, with what the account is now (``Standing``)."""
         if username == self.admin.username:
-            return self.admin_identity
+            return Standing(self.admin_identity)
         stored = await self.store.account(username) if USERNAME.match(username) else None
-        return stored.account.identity if stored is not None else None
+        return self._standing(stored) if stored is not None else None
+
+    async def changed(self, standing: Standing) -> str | None:
+        """Why the account no longer is what ``standing`` saw (removed, another password, other
+        groups); None while it is. Reads the store at most once per ``RECHECK_SHARED_S`` per
+        account, however many streams ask."""
+        if standing.stamp is None:
+            return None
+        username = standing.identity.user
+        now = time.monotonic()
+        read = self._read.get(username)
+        if read is None or now - read[0] > RECHECK_SHARED_S:
+            if len(self._read) >= _REMEMBERED:
+                self._read.clear()
+            read = self._read[username] = (now, await self.store.account(username))
+        stored = read[1]
+        if stored is None:
+            return f"the account {username} was removed"
+        if not hmac.compare_digest(_stamp(stored), standing.stamp):
+            return f"the password of account {username} changed"
+        if stored.account.groups != standing.identity.groups:
+            return f"the groups of account {username} changed"
+        return None
+
+    def _standing(self, stored: StoredAccount) -> Standing:
+        return Standing(stored.account.identity, _stamp(stored))
 
     async def add(self, username: str, password: str, groups: Iterable[str]) -> Account:
         self._check_name(username)
@@ -193,6 +258,13 @@ class Accounts:
         if len(self._verified) >= _REMEMBERED:
             self._verified.pop(next(iter(self._verified)))
         self._verified[mark] = None
+
+
+def _stamp(stored: StoredAccount) -> str:
+    """A digest of the password hash: another password, another stamp. Not keyed, so that
+    replicas agree on it (a session made on one is checked on another); a digest of a salted
+    scrypt hash reveals nothing of the password."""
+    return hashlib.sha256(stored.password_hash.encode()).hexdigest()[:32]
 
 
 def check_groups(groups: Iterable[str]) -> tuple[str, ...]:

@@ -34,6 +34,7 @@ from __future__ import annotations
 import base64
 import binascii
 import enum
+import hmac
 import re
 from urllib.parse import urlsplit
 
@@ -43,11 +44,14 @@ from aiohttp.typedefs import Handler, Middleware
 
 from common import sse
 from common.errors import Forbidden, Unauthorized
+from common.openapi import Spec
 from common.presented import ConflictingCredentials, one_cookie, one_header
 from common.routing import PerRoute
 from common.sessions import SessionStore
 from common.throttle import LoginThrottle
-from console.accounts import Accounts
+from console import standing as streams_standing
+from console.accounts import Accounts, Standing, session_person
+from console.errors import AdminRequired
 from console.identity import Identity
 from console.proxy import TrustedProxy
 
@@ -91,19 +95,24 @@ class Principal:
     user: str
     via: str  # "basic", "session" or "proxy"
     groups: tuple[str, ...] = ()
+    #: What a session signed in now is kept under (``Standing.session_subject``).
+    session_subject: str = attrs.field(default="", repr=False, eq=False)
 
     @property
     def identity(self) -> Identity:
         return Identity(self.user, self.groups)
 
     @classmethod
-    def of(cls, identity: Identity, via: str) -> Principal:
-        return cls(identity.user, via, identity.groups)
+    def of(cls, identity: Identity, via: str, *, standing: Standing | None = None) -> Principal:
+        subject = standing.session_subject if standing is not None else identity.user
+        return cls(identity.user, via, identity.groups, subject)
 
 
 PRINCIPAL = web.RequestKey("console.principal", Principal)
 #: Who the request acts as toward a cluster: set for every request the middleware authenticates.
 IDENTITY = web.RequestKey("console.identity", Identity)
+#: Whether the signed-in person is in ``console.security.admin.groups`` (``is_admin``).
+ADMIN = web.RequestKey("console.admin", bool)
 #: The anonymous visitor of open mode, as Kubernetes itself names one.
 ANONYMOUS = Identity("system:anonymous", ("system:unauthenticated",), anonymous=True)
 
@@ -122,6 +131,13 @@ class AuthPolicy:
     anonymous: Identity = ANONYMOUS
     #: A trusted authenticating proxy's headers (``console.proxy``); off by default.
     proxy: TrustedProxy = attrs.field(factory=TrustedProxy)
+    #: Seconds between re-validations of the account behind a long-lived stream
+    #: (``console.security.access-review-ttl``; ``console.standing``).
+    recheck_s: float = 10.0
+
+
+#: The spec's mark on an operation only the admin groups may call (``admin_only_routes``).
+ADMIN_ONLY = "x-admin-only"
 
 
 def current_user(request: web.Request) -> str | None:
@@ -133,6 +149,24 @@ def acting_identity(request: web.Request) -> Identity:
     """Who ``request`` acts as toward a cluster: the signed-in person, else the anonymous one."""
     identity: Identity = request.get(IDENTITY, ANONYMOUS)
     return identity
+
+
+def is_admin(request: web.Request) -> bool:
+    """Whether the request's signed-in person is in ``console.security.admin.groups``."""
+    admin: bool = request.get(ADMIN, False)
+    return admin
+
+
+def admin_only_routes(spec: Spec) -> PerRoute[bool]:
+    """The routes whose operation the spec marks ``x-admin-only: true``: runtime cluster
+    management, the chart repositories and values library writes, the audit trail and the
+    cluster config view. Declared in the contract, enforced by the middleware alone."""
+
+    def decide(route: web.AbstractRoute) -> bool:
+        operation = spec.operations.get(route.name) if route.name else None
+        return operation is not None and operation.raw.get(ADMIN_ONLY) is True
+
+    return PerRoute(decide, default=False)
 
 
 def needs_auth(
@@ -191,8 +225,15 @@ def route_rules(policy: AuthPolicy) -> PerRoute[Rules | None]:
     return PerRoute(decide, default=None)
 
 
-def auth_middleware(policy: AuthPolicy, fixed: PerRoute[Rules | None]) -> Middleware:
-    """Authenticate by ``policy``; ``fixed`` holds the rules decided per route (``route_rules``)."""
+def auth_middleware(
+    policy: AuthPolicy, fixed: PerRoute[Rules | None], admin_only: PerRoute[bool]
+) -> Middleware:
+    """Authenticate by ``policy``; ``fixed`` holds the rules decided per route (``route_rules``),
+    ``admin_only`` the operations only the admin groups may call (``admin_only_routes``): a
+    signed-in person outside them gets 403 ``admin-required``. In open mode the contract makes
+    every GET public, so the reads among them stay public there (to the anonymous visitor and so
+    to everyone: refusing a signed-in person what an anonymous one may read would protect
+    nothing)."""
 
     def rules_of(request: web.Request) -> Rules:
         return fixed(request) or _rules(request.method, _paths(request), policy)
@@ -207,12 +248,19 @@ def auth_middleware(policy: AuthPolicy, fixed: PerRoute[Rules | None]) -> Middle
         if principal is not None:
             request[PRINCIPAL] = principal
             request[IDENTITY] = principal.identity
+            admin_groups = policy.accounts.admin_groups
+            request[ADMIN] = any(group in admin_groups for group in principal.groups)
         elif refused_anonymous:
             raise Unauthorized("authentication required: HTTP Basic or a session cookie")
         else:
             request[IDENTITY] = policy.anonymous
         if principal is not None and principal.via in BROWSER_BORNE:
             _check_origin(request)
+        if admin_only(request) and not (policy.open_mode and request.method in SAFE_METHODS):
+            if principal is None:
+                raise Unauthorized("authentication required: HTTP Basic or a session cookie")
+            if not request[ADMIN]:
+                raise AdminRequired(policy.accounts.admin_groups)
         return await handler(request)
 
     return authenticate
@@ -254,13 +302,15 @@ async def identify(request: web.Request, policy: AuthPolicy) -> Principal | None
 async def _basic_principal(request: web.Request, policy: AuthPolicy, value: str) -> Principal:
     user, password = _basic(value)
 
-    async def verify() -> Principal:
-        identity = await policy.accounts.check(user, password)
-        if identity is None:
+    async def verify() -> Standing:
+        standing = await policy.accounts.verify(user, password)
+        if standing is None:
             raise Unauthorized("bad credentials")
-        return Principal.of(identity, "basic")
+        return standing
 
-    return await policy.throttle.attempt(user, request.remote, verify)
+    standing = await policy.throttle.attempt(user, request.remote, verify)
+    _remember(request, policy, standing, session=None)
+    return Principal.of(standing.identity, "basic", standing=standing)
 
 
 async def _session_principal(
@@ -269,14 +319,38 @@ async def _session_principal(
     signed_in = await policy.sessions.find(cookie)
     if signed_in is None:
         return None
-    identity = await policy.accounts.lookup(signed_in.subject)
-    if identity is None:  # the account was removed: its sessions end with it
+    user, stamp = session_person(signed_in.subject)
+    standing = await policy.accounts.standing(user)
+    if standing is None or not _same_stamp(standing.stamp, stamp):
+        # The account was removed, or given a new password: its sessions end with it.
         await policy.sessions.end(signed_in.id)
         return None
-    # Signed out, or idle past its expiry, the session ends the request's event streams (HTTP
-    # Basic cannot be revoked: its streams end with the process).
-    request[sse.CREDENTIAL] = policy.sessions.stream_credential(signed_in.id, signed_in.expires)
-    return Principal.of(identity, "session")
+    # Signed out, or idle past its expiry, the session ends the request's long-lived streams; so
+    # does its account changing (``console.standing``).
+    session = policy.sessions.stream_credential(signed_in.id, signed_in.expires)
+    _remember(request, policy, standing, session=session)
+    return Principal.of(standing.identity, "session")
+
+
+def _same_stamp(now: str | None, signed_in: str | None) -> bool:
+    if now is None or signed_in is None:  # the admin login; a session older than stamps
+        return now is None or signed_in is None
+    return hmac.compare_digest(now, signed_in)
+
+
+def _remember(
+    request: web.Request,
+    policy: AuthPolicy,
+    standing: Standing,
+    *,
+    session: sse.Credential | None,
+) -> None:
+    """Put on ``request`` what its long-lived streams must keep holding (``console.standing``)."""
+    held = streams_standing.credential(
+        policy.accounts, standing, every_s=policy.recheck_s, session=session
+    )
+    if held is not None:
+        request[sse.CREDENTIAL] = held
 
 
 def _basic(value: str) -> tuple[str, str]:

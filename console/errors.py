@@ -7,7 +7,7 @@ Messages name what was wrong and never echo a kubeconfig or any other credential
 
 from __future__ import annotations
 
-from common.errors import BadRequest, Conflict, NotFound
+from common.errors import BadRequest, Conflict, Forbidden, NotFound
 
 
 class UnknownCluster(NotFound, code="unknown-cluster"):
@@ -32,3 +32,14 @@ class AiUnavailable(Conflict, code="ai-unavailable"):
 
 
 class HelmFailed(BadRequest, code="helm-failed"): ...
+
+
+class AdminRequired(Forbidden, code="admin-required"):
+    """An operation the spec marks ``x-admin-only`` asked by a person outside the admin groups."""
+
+    def __init__(self, groups: tuple[str, ...]) -> None:
+        names = ", ".join(groups) or "(none configured)"
+        super().__init__(
+            f"this operation needs a person in the admin group ({names}; "
+            "console.security.admin.groups)"
+        )

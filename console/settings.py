@@ -202,7 +202,10 @@ class SecuritySettings:
         10.0,
         "How long a cluster's answer to a SubjectAccessReview (may this person watch and list "
         "this resource in this namespace?) is reused, in seconds; a shared watch's subscriber is "
-        "checked again on this interval and its stream closed once the answer is no. Default 10.",
+        "checked again on this interval and its stream closed once the answer is no. Every "
+        "long-lived stream (SSE, exec WebSocket, port-forward) of a named account also has its "
+        "account re-validated on this interval: removed, or given another password or other "
+        "groups, it ends. Default 10.",
     )
 
 

@@ -28,7 +28,7 @@ async def create_session(request: web.Request) -> web.Response:
     if principal.via == "basic":
         if old := request.cookies.get(COOKIE):
             await policy.sessions.end(sessions.session_id(old))
-        made = await policy.sessions.create(principal.user)
+        made = await policy.sessions.create(principal.session_subject)
         sessions.set_cookie(response, COOKIE, made.cookie, secure=sessions.is_https(request))
     return response
 

@@ -10,7 +10,8 @@ Frames, client to console: text is stdin (UTF-8); binary is Kubernetes framing, 
 then data: 0 stdin bytes, 4 resize ``{"Width": w, "Height": h}``, 255 then 0 closes stdin.
 Console to client: binary, channel 1 stdout or 2 stderr then the bytes; when the process ends, one
 text frame ``{"type": "exit", "exitCode": n, "message": ...}`` and a normal close. Closing either
-side closes the other; shutdown closes every session (1001).
+side closes the other; shutdown closes every session (1001); the signed-in account removed or
+changed, or the session ended, closes it with 1008 and the reason (``console.standing``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from common.errors import BadRequest
 from console.audit import audited
 from console.http.clusterapi import cluster_api
 from console.keys import EXEC_SESSIONS
+from console.standing import guarded
 from console.streams import podexec
 from console.streams.podexec import ExecRequest, Exit, Output, Session
 
@@ -55,7 +57,8 @@ async def exec_session(request: web.Request) -> web.StreamResponse:
         sessions = request.app[EXEC_SESSIONS]
         sessions.add(ws)
         try:
-            await _bridge(ws, session)
+            async with guarded(request, ws):  # closed (1008) once its account no longer holds
+                await _bridge(ws, session)
         finally:
             sessions.discard(ws)
     return ws

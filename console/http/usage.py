@@ -16,7 +16,7 @@ from common.errors import BadRequest
 from common.openapi import validated
 from console.http.clusterapi import target
 from console.http.encode.usage import encode_backends, encode_disk, encode_graph, encode_usage
-from console.keys import CLUSTERS, METRICS_BACKENDS, SAMPLER, SETTINGS
+from console.keys import ACCESS_REVIEWS, CLUSTERS, METRICS_BACKENDS, SAMPLER, SETTINGS
 from console.resources.kubeapi import KubeApi
 from console.usage import graphs, prometheus, readings
 from console.usage.sampler import Sampler
@@ -107,5 +107,6 @@ async def metrics_graph(request: web.Request) -> web.Response:
         minutes,
         sampler=request.app[SAMPLER],
         detections=request.app[METRICS_BACKENDS],
+        reviews=request.app[ACCESS_REVIEWS],
     )
     return web.json_response(encode_graph(drawn, key, minutes))

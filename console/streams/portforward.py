@@ -1,8 +1,7 @@
 """Port-forwards: a listening socket of this service bridged to a port of a pod.
 
 A forward names a pod, a Service or a workload and a remote port; it resolves once, as
-``kubectl port-forward`` does, to one running pod (ready ones first) and a container port (a
-Service's port becomes its ``targetPort``, a named one looked up in the pod).
+``kubectl port-forward`` does, to one running pod and a container port (``podports``).
 
 Upstream, a forward speaks what kubectl 1.31+ speaks: one WebSocket per forward tunnelling SPDY
 (``spdy``), opened at its first connection and kept, each local connection a pair of streams on it
@@ -13,7 +12,11 @@ channel 0 data, channel 1 errors, each channel's port first as two little-endian
 way, an error (the pod refused the port) ends that connection and is kept as ``last_error``.
 
 Every forward is owned by :class:`PortForwards`, which closes a cluster's forwards when the
-cluster is removed or re-pointed, and all of them at shutdown. This module must not know HTTP.
+cluster is removed or re-pointed, and all of them at shutdown. Each forward also records the
+person who started it (``owner``): a person sees and stops only their own, the admin groups all
+of them; and it keeps the credential that started it, so that the account behind it being
+removed or changed stops it (``console.standing``, through ``guard``). This module must not know
+HTTP.
 """
 
 from __future__ import annotations
@@ -23,17 +26,20 @@ import contextlib
 import logging
 import secrets
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import aiohttp
 import attrs
 
 from common import tasks
-from common.errors import BadRequest, NotFound, WharfError
+from common.errors import NotFound, WharfError
+from common.sse import Credential
+from console.errors import PortForwardFailed
+from console.identity import Identity
 from console.resources.kubeapi import KubeApi, path_of
 from console.streams import spdy
-from console.streams.selectors import pod_selector
+from console.streams.podports import ForwardRequest, PodPort, resolve
 
 logger = logging.getLogger(__name__)
 
@@ -43,102 +49,9 @@ PROTOCOLS = (spdy.PROTOCOL, CHANNELS)
 READ_CHUNK = spdy.MAX_DATA
 #: Seconds a finished connection waits for the reason on its error stream (kubectl waits for it).
 ERROR_WAIT_S = 1.0
-#: kind (as kubectl spells it: name, plural or short name) -> (group, version, resource)
-KINDS: Mapping[str, tuple[str, str, str]] = {
-    **dict.fromkeys(("pod", "pods", "po"), ("", "v1", "pods")),
-    **dict.fromkeys(("service", "services", "svc"), ("", "v1", "services")),
-    **dict.fromkeys(("deployment", "deployments", "deploy"), ("apps", "v1", "deployments")),
-    **dict.fromkeys(("replicaset", "replicasets", "rs"), ("apps", "v1", "replicasets")),
-    **dict.fromkeys(("statefulset", "statefulsets", "sts"), ("apps", "v1", "statefulsets")),
-    **dict.fromkeys(("daemonset", "daemonsets", "ds"), ("apps", "v1", "daemonsets")),
-}
 
 
-class PortForwardFailed(BadRequest):
-    default_code = "port-forward-failed"
-
-
-class UnknownPortForward(NotFound):
-    default_code = "unknown-port-forward"
-
-
-@attrs.frozen
-class ForwardRequest:
-    kind: str
-    namespace: str
-    name: str
-    remote_port: int
-    local_port: int = 0  # 0: any free port
-
-
-@attrs.frozen
-class PodPort:
-    pod: str
-    port: int
-
-
-async def resolve(api: KubeApi, wanted: ForwardRequest) -> PodPort:
-    """The pod and container port ``wanted`` reaches; a ``port-forward-failed`` problem if none."""
-    found = KINDS.get(wanted.kind.lower())
-    if found is None:
-        kinds = "pod, service, deployment, replicaset, statefulset, daemonset"
-        raise PortForwardFailed(f"cannot forward to kind {wanted.kind[:60]!r}: one of {kinds}")
-    group, version, resource = found
-    path = path_of(group, version, resource, namespace=wanted.namespace, name=wanted.name)
-    obj = await api.get(path)
-    what = f"{resource}/{wanted.name}"
-    if resource == "pods":
-        if (obj.get("status") or {}).get("phase") != "Running":
-            raise PortForwardFailed(f"pod {wanted.name} is not running")
-        return PodPort(wanted.name, wanted.remote_port)
-    selector = pod_selector(obj, what)
-    pods_path = path_of("", "v1", "pods", namespace=wanted.namespace)
-    pods = await api.list_all(pods_path, query=[("labelSelector", selector.query())])
-    pod = _first_pod(pods)
-    if pod is None:
-        raise PortForwardFailed(f"{what} has no running pod to forward to")
-    port = wanted.remote_port
-    if resource == "services":
-        port = _target_port(obj, pod, wanted.remote_port)
-    return PodPort(pod["metadata"]["name"], port)
-
-
-def _first_pod(pods: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """kubectl's choice: a running pod, ready ones first, then the oldest."""
-    running = [
-        p
-        for p in pods
-        if (p.get("status") or {}).get("phase") == "Running"
-        and not (p.get("metadata") or {}).get("deletionTimestamp")
-    ]
-    running.sort(key=lambda p: (not _ready(p), p["metadata"].get("creationTimestamp") or ""))
-    return running[0] if running else None
-
-
-def _ready(pod: Mapping[str, Any]) -> bool:
-    conditions = (pod.get("status") or {}).get("conditions") or []
-    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
-
-
-def _target_port(service: Mapping[str, Any], pod: Mapping[str, Any], port: int) -> int:
-    """The container port behind the Service's ``port`` (kubectl: ``remotePort`` is a Service
-    port; its ``targetPort``, by number or by container port name, is what the pod listens on)."""
-    name = (service.get("metadata") or {}).get("name", "")
-    entries = (service.get("spec") or {}).get("ports") or []
-    entry = next((e for e in entries if e.get("port") == port), None)
-    if entry is None:
-        offered = ", ".join(str(e.get("port")) for e in entries)
-        raise PortForwardFailed(f"service {name} has no port {port} (it has: {offered})")
-    target = entry.get("targetPort", port)
-    if isinstance(target, int):
-        return target
-    if isinstance(target, str) and target.isdigit():
-        return int(target)
-    for container in (pod.get("spec") or {}).get("containers") or []:
-        for declared in container.get("ports") or []:
-            if declared.get("name") == target and declared.get("protocol", "TCP") == "TCP":
-                return int(declared["containerPort"])
-    raise PortForwardFailed(f"service {name}: pod declares no port named {target!r}")
+class UnknownPortForward(NotFound, code="unknown-port-forward"): ...
 
 
 @attrs.define(eq=False)
@@ -150,6 +63,10 @@ class Forward:
     wanted: ForwardRequest
     target: PodPort
     api: KubeApi
+    #: Who started it: only they (and the admin groups) see and stop it.
+    owner: Identity
+    #: What authenticated its start; while it holds, the forward may run (``console.standing``).
+    credential: Credential | None = None
     protocols: tuple[str, ...] = PROTOCOLS
     created: float = attrs.field(factory=time.time)
     server: asyncio.Server | None = None
@@ -163,10 +80,23 @@ class Forward:
     _tunnel: spdy.Tunnel | None = None
     _opening: asyncio.Lock = attrs.field(factory=asyncio.Lock)
     _requests: int = 0
+    closing: bool = False
+    #: Told when the forward must stop on its own (its credential no longer holds).
+    on_end: Callable[[Forward], None] | None = None
 
     @property
     def active(self) -> int:
         return len(self._tasks)
+
+    def end(self, error: WharfError) -> None:
+        """Stop, because what started it no longer holds; ``last_error`` says why."""
+        if self.closing:
+            return
+        self.closing = True
+        self.last_error = error.detail
+        logger.info("port-forward %s ends: %s", self.id, error.detail)
+        if self.on_end is not None:
+            self.on_end(self)
 
     async def serve(self, host: str) -> None:
         try:
@@ -313,6 +243,7 @@ class Forward:
                 return
 
     async def close(self) -> None:
+        self.closing = True
         if self.server is not None:
             self.server.close()
         await tasks.cancel(*self._tasks)
@@ -335,33 +266,70 @@ class PortForwards:
     limit: int = 64
     protocols: tuple[str, ...] = PROTOCOLS  # what forwards offer the cluster, preferred first
     forwards: dict[str, Forward] = attrs.field(factory=dict)
+    #: Told of each forward started and stopped: the app's stream registry, which ends a forward
+    #: whose credential no longer holds (``common.sse.StreamRegistry.guard``).
+    guard: Callable[[Forward], None] = lambda forward: None
+    unguard: Callable[[Forward], None] = lambda forward: None
+    _ending: set[asyncio.Task[Any]] = attrs.field(factory=set)
 
-    async def start(self, cluster_id: str, api: KubeApi, wanted: ForwardRequest) -> Forward:
+    async def start(
+        self,
+        cluster_id: str,
+        api: KubeApi,
+        wanted: ForwardRequest,
+        *,
+        owner: Identity,
+        credential: Credential | None = None,
+    ) -> Forward:
         if len(self.forwards) >= self.limit:
             raise PortForwardFailed(f"at most {self.limit} port-forwards at once: stop one first")
         target = await resolve(api, wanted)
         forward = Forward(
-            secrets.token_hex(8), cluster_id, wanted, target, api, protocols=self.protocols
-        )
+            secrets.token_hex(8), cluster_id, wanted, target, api, owner, credential,
+            protocols=self.protocols, on_end=self._ended,
+        )  # fmt: skip
         await forward.serve(self.host)
         self.forwards[forward.id] = forward
+        self.guard(forward)
         return forward
 
-    def of_cluster(self, cluster_id: str) -> list[Forward]:
-        found = [f for f in self.forwards.values() if f.cluster_id == cluster_id]
+    def of_cluster(self, cluster_id: str, *, seen_by: Identity | None = None) -> list[Forward]:
+        """The cluster's forwards, oldest first; with ``seen_by``, only that person's."""
+        found = [
+            f
+            for f in self.forwards.values()
+            if f.cluster_id == cluster_id and (seen_by is None or f.owner.user == seen_by.user)
+        ]
         return sorted(found, key=lambda f: f.created)
 
-    def get(self, cluster_id: str, forward_id: str) -> Forward:
+    def get(self, cluster_id: str, forward_id: str, *, seen_by: Identity | None = None) -> Forward:
+        """The forward; another person's is as unknown as a missing one (with ``seen_by``)."""
         forward = self.forwards.get(forward_id)
-        if forward is None or forward.cluster_id != cluster_id:
+        if (
+            forward is None
+            or forward.cluster_id != cluster_id
+            or (seen_by is not None and forward.owner.user != seen_by.user)
+        ):
             raise UnknownPortForward(f"no port-forward {forward_id[:40]!r} on cluster {cluster_id}")
         return forward
 
-    async def stop(self, cluster_id: str, forward_id: str) -> Forward:
-        forward = self.get(cluster_id, forward_id)
+    async def stop(
+        self, cluster_id: str, forward_id: str, *, seen_by: Identity | None = None
+    ) -> Forward:
+        forward = self.get(cluster_id, forward_id, seen_by=seen_by)
         del self.forwards[forward.id]
+        self.unguard(forward)
         await forward.close()
         return forward
+
+    def _ended(self, forward: Forward) -> None:
+        if self.forwards.get(forward.id) is not forward:
+            return
+        task = asyncio.create_task(
+            self._stop_ended(forward), name=f"port-forward {forward.id} ends"
+        )
+        self._ending.add(task)
+        task.add_done_callback(self._ending.discard)
 
     async def cluster_changed(self, cluster_id: str, event: str) -> None:
         """The registry's listener: a removed or re-pointed cluster's forwards are released."""
@@ -371,6 +339,11 @@ class PortForwards:
             )
             await self.stop(cluster_id, forward.id)
 
+    async def _stop_ended(self, forward: Forward) -> None:
+        with contextlib.suppress(UnknownPortForward):  # stopped meanwhile by a request
+            await self.stop(forward.cluster_id, forward.id)
+
     async def close(self) -> None:
+        await tasks.cancel(*self._ending)
         for forward in list(self.forwards.values()):
             await self.stop(forward.cluster_id, forward.id)

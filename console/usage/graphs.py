@@ -7,6 +7,15 @@ server's service proxy, over the cAdvisor series every Prometheus of a Kubernete
 a namespace and a pod the sum of their containers (``container!=""``). Without a backend, or when
 it fails (said in ``warning``), the graph comes from the console's own sampler. Nothing to show is
 an empty graph (``source`` ``none``), never an error.
+
+Who sees what: the backend's queries go through the API server as the person (the cluster decides
+whether they may reach the backend's service proxy). The sampler's history is the console's own,
+shared by everyone, so before a person is shown any of it the cluster is asked (a
+SubjectAccessReview, as for shared watches: ``console.resources.access``) whether they may list
+the metrics it was sampled from: ``pods.metrics.k8s.io`` in the namespace for a namespace or pod
+graph, ``nodes.metrics.k8s.io`` for a node or the cluster. A refusal is the cluster's 403
+(``cluster-refused``), as a live reading of the same metrics would be. Which backend a cluster has
+is detected with the console's own identity, so one person's rights never decide it for another.
 """
 
 from __future__ import annotations
@@ -19,6 +28,7 @@ import time
 import attrs
 
 from common.errors import WharfError
+from console.resources.access import AccessReviews
 from console.resources.kubeapi import KubeApi
 from console.usage import prometheus
 from console.usage.sampler import Sampler, SeriesKey
@@ -83,6 +93,7 @@ async def graph(
     *,
     sampler: Sampler,
     detections: prometheus.Detections,
+    reviews: AccessReviews,
 ) -> Graph:
     cluster = key[0]
     backends = await detections.detect(cluster, api)
@@ -93,6 +104,7 @@ async def graph(
         except WharfError as exc:
             warning = f"{backends[0].kind} {backends[0].service} failed: {exc.detail}"[:300]
             logger.info("graph of cluster %r from the sampler: %s", cluster, warning)
+    await may_see_history(api, key, reviews)
     await sampler.watch(cluster)
     points = sampler.points(key, minutes)
     return Graph(
@@ -101,4 +113,16 @@ async def graph(
         [(t, round(c, 6)) for t, c, _ in points],
         [(t, float(m)) for t, _, m in points],
         warning=warning,
+    )
+
+
+async def may_see_history(api: KubeApi, key: SeriesKey, reviews: AccessReviews) -> None:
+    """Raise the cluster's 403 unless the person ``api`` acts for may list the metrics the
+    sampler's series ``key`` is made of (nothing to ask when it acts as the console)."""
+    if api.acting_as is None:
+        return
+    _, kind, namespace, _ = key
+    resource, where = ("pods", namespace) if kind in ("namespace", "pod") else ("nodes", None)
+    await reviews.require(
+        api, api.acting_as, ("list",), group="metrics.k8s.io", resource=resource, namespace=where
     )

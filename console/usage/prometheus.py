@@ -78,7 +78,9 @@ QUERY_TIMEOUT_S = 10.0
 
 @attrs.define
 class Detections:
-    """Each cluster's backends, detected at most every ``ttl`` seconds."""
+    """Each cluster's backends, detected at most every ``ttl`` seconds, always with the console's
+    own identity: the answer is shared by everyone, so no one person's rights may decide it (a
+    person's queries to the backend are then made as that person)."""
 
     ttl: float = DETECTION_TTL_S
     _found: dict[str, tuple[float, list[Backend]]] = attrs.field(factory=dict)
@@ -87,7 +89,7 @@ class Detections:
         known = self._found.get(cluster)
         if known is not None and not fresh and time.monotonic() - known[0] < self.ttl:
             return known[1]
-        found = await detect(api)
+        found = await detect(api.own())
         self._found[cluster] = (time.monotonic(), found)
         return found
 

@@ -72,12 +72,12 @@ async def test_an_account_made_by_the_cli_signs_in_with_its_groups(
         "authenticated": True, "user": "alice", "username": "alice", "via": "basic",
         "groups": ["team-a", "dev"], "idleTimeoutSeconds": 1800,
     }  # fmt: skip
-    assert (await client.get("/api/v1/audit", headers=ALICE)).status == 200
+    assert (await client.get("/api/v1/clusters", headers=ALICE)).status == 200
     session = await sign_in(client, ALICE)
     assert (await who(client, session))["groups"] == ["team-a", "dev"]
-    # A named account is a signed-in person: writes pass authentication (the cluster decides).
+    # A named account is a signed-in person, but cluster management is the admin groups'.
     resp = await client.delete("/api/v1/clusters/alpha", headers=ALICE)
-    await assert_problem(resp, 409, code="cluster-conflict")
+    await assert_problem(resp, 403, code="admin-required")
     wrong = {"Authorization": aiohttp.encode_basic_auth("alice", "nope")}
     await assert_problem(await client.post(SESSION, headers=wrong), 401)
     nobody = {"Authorization": aiohttp.encode_basic_auth("nobody", ALICE_PASSWORD)}
@@ -98,13 +98,17 @@ async def test_changes_by_the_cli_hold_at_the_next_request_sessions_included(
     new_password = "alice-New-Password-77"
     changed = wharf(data, "user", "set-password", "alice", "--password-stdin", stdin=new_password)
     assert changed.returncode == 0, changed.stderr
-    await assert_problem(await client.get("/api/v1/audit", headers=ALICE), 401)
+    await assert_problem(await client.get("/api/v1/clusters", headers=ALICE), 401)
+    # A new password ends the sessions signed in with the old one (the jar's one too).
+    await assert_problem(await client.get("/api/v1/clusters", headers=session), 401)
+    client.session.cookie_jar.clear()
     renewed = {"Authorization": aiohttp.encode_basic_auth("alice", new_password)}
-    assert (await client.get("/api/v1/audit", headers=renewed)).status == 200
+    assert (await client.get("/api/v1/clusters", headers=renewed)).status == 200
+    session = await sign_in(client, renewed)
     removed = wharf(data, "user", "remove", "alice")
     assert removed.returncode == 0, removed.stderr
-    await assert_problem(await client.get("/api/v1/audit", headers=session), 401)
-    await assert_problem(await client.get("/api/v1/audit", headers=renewed), 401)
+    await assert_problem(await client.get("/api/v1/clusters", headers=session), 401)
+    await assert_problem(await client.get("/api/v1/clusters", headers=renewed), 401)
     assert wharf(data, "user", "list").stdout == ""
 
 

@@ -11,8 +11,10 @@ from typing import Any
 import aiohttp
 import pytest
 
+from console.identity import Identity
 from console.keys import PORT_FORWARDS
-from console.streams.portforward import CHANNELS, ForwardRequest, PortForwards
+from console.streams.podports import ForwardRequest
+from console.streams.portforward import CHANNELS, PortForwards
 from kubesim import Simulator
 from tests.console.live_cluster import sim
 from tests.console.resources_support import eventually, kube, seeded_namespace
@@ -23,6 +25,7 @@ from tests.typing_support import Client
 __all__ = ["sim"]
 
 BASE = "/api/v1/clusters/alpha/port-forwards"
+ME = Identity("admin", ("wharf:admins",))
 
 
 @pytest.fixture(scope="module")
@@ -204,14 +207,16 @@ async def test_channel_protocol_without_a_tunnel(sim: Simulator, ns: str, client
     forwards = PortForwards(protocols=(CHANNELS,))
     async with kube(sim) as api:
         try:
-            good = await forwards.start("alpha", api, ForwardRequest("pod", ns, pod, 8080))
+            good = await forwards.start(
+                "alpha", api, ForwardRequest("pod", ns, pod, 8080), owner=ME
+            )
             for _ in range(2):
                 status, answer = await _get(good.address[1], "/v4")
                 assert (status, answer["pod"]["name"]) == (200, pod)
             assert (good.connections, good.upstream_sockets) == (2, 2)
             assert good.bytes_out > 0
 
-            bad = await forwards.start("alpha", api, ForwardRequest("pod", ns, pod, 9999))
+            bad = await forwards.start("alpha", api, ForwardRequest("pod", ns, pod, 9999), owner=ME)
             with pytest.raises(aiohttp.ClientError):
                 await _get(bad.address[1])
             assert bad.last_error is not None

@@ -43,7 +43,13 @@ async def test_a_trusted_proxy_names_the_person_and_their_groups(console_app: Co
     assert (body["user"], body["via"], body["groups"]) == (
         "carol@example.com", "proxy", ["team-a", "ops"]
     )  # fmt: skip
-    assert (await client.get("/api/v1/audit", headers=FROM_PROXY)).status == 200
+    assert (await client.get("/api/v1/clusters", headers=FROM_PROXY)).status == 200
+    # The audit trail is the admin groups' (console.security.admin.groups): a proxy's group too.
+    await assert_problem(
+        await client.get("/api/v1/audit", headers=FROM_PROXY), 403, code="admin-required"
+    )
+    admins = {**FROM_PROXY, "X-Forwarded-Groups": "ops, wharf:admins"}
+    assert (await client.get("/api/v1/audit", headers=admins)).status == 200
     bare = {"X-Forwarded-User": "dave"}
     assert (await (await client.post(SESSION, headers=bare)).json())["groups"] == []
     # The proxy's user and a Basic login of someone else: two people, refused.

@@ -10,7 +10,7 @@ from typing import NotRequired, TypedDict
 from aiohttp import web
 
 from common.kube import KubeConfig
-from console.auth import current_user
+from console.auth import current_user, is_admin
 from console.clusters import Cluster, ClusterRegistry
 from console.keys import AUTH
 
@@ -63,8 +63,11 @@ def encode_cluster(cluster: Cluster) -> ClusterEntry:
 
 
 def withholding(request: web.Request) -> bool:
-    """Whether sensitive instance details are hidden: open mode and nobody signed in."""
-    return request.app[AUTH].open_mode and current_user(request) is None
+    """Whether sensitive instance details are hidden: from anyone outside the admin groups (the
+    anonymous visitor of open mode, a person not in ``console.security.admin.groups``)."""
+    if current_user(request) is None:
+        return request.app[AUTH].open_mode
+    return not is_admin(request)
 
 
 def storage_text(registry: ClusterRegistry, *, withhold: bool) -> str:

@@ -26,6 +26,7 @@ class PortForward(TypedDict):
     activeConnections: int
     lastError: str | None
     createdAt: str
+    owner: str
 
 
 def encode_forward(forward: Forward, *, stopped: bool = False) -> PortForward:
@@ -49,4 +50,5 @@ def encode_forward(forward: Forward, *, stopped: bool = False) -> PortForward:
         "activeConnections": forward.active,
         "lastError": forward.last_error,
         "createdAt": utc_stamp(forward.created),
+        "owner": forward.owner.user,
     }

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 import attrs
 
+from kubesim.api.validation import field
 from kubesim.machinery.registry import Registry, ResourceType
 from kubesim.machinery.status import KubeError, bad_request, not_found
 
@@ -127,12 +128,44 @@ def accepts_json(accept: str) -> bool:
     return bool(media & {"application/json", "*/*", "application/*", "application/yaml"})
 
 
-def response_form(accept: str) -> str:
-    """``Table``, ``PartialObjectMetadata`` or ``json``: the first form the Accept header allows.
+@attrs.frozen
+class Form:
+    """What an Accept header asks an answer to be: the object itself (``json``), a ``Table`` or
+    ``PartialObjectMetadata``, the last two in meta.k8s.io ``version`` (``v1`` or ``v1beta1``)."""
+
+    kind: str
+    version: str = "v1"
+
+    @property
+    def api_version(self) -> str:
+        return f"meta.k8s.io/{self.version}"
+
+
+AS_IS = Form("json")
+_INCLUDE_OBJECT = ("Metadata", "Object", "None", "")
+
+
+def include_object(query: Mapping[str, str]) -> str:
+    """A Table's ``includeObject`` (``Metadata`` when unset), checked as the apiserver's
+    ``optionsForTransform`` checks it (``ValidateTableOptions``): anything else is a 400."""
+    value = query.get("includeObject", "")
+    if value not in _INCLUDE_OBJECT:
+        cause = field.invalid(
+            "includeObject", value, "must be 'Metadata', 'Object', 'None', or empty"
+        )
+        raise bad_request(
+            f"Unable to convert to Table as requested: {cause['field']}: {cause['message']}"
+        )
+    return value or "Metadata"
+
+
+def response_form(accept: str) -> Form:
+    """The first form the Accept header allows: the object, a Table or PartialObjectMetadata.
 
     An Accept whose every JSON form asks for a transformation the server does not make
     (``as=Foo``, or another group) and that offers nothing else is a 406, as the apiserver's
-    ``negotiation`` answers it; other media types are the negotiate middleware's business."""
+    ``negotiation`` answers it; other media types are the negotiate middleware's business. The
+    meta.k8s.io version asked for (v1 or v1beta1) is the version answered (``asTable``)."""
     refused = False
     for part in (accept or "application/json").split(","):
         media, params = media_params(part)
@@ -143,14 +176,17 @@ def response_form(accept: str) -> str:
             continue
         wanted = params.get("as")
         if wanted is None:
-            return "json"
+            return AS_IS
+        version = params.get("v", "")
         if (
             params.get("g") == "meta.k8s.io"
-            and params.get("v") in ("v1", "v1beta1")
+            and version in ("v1", "v1beta1")
             and wanted in ("Table", "PartialObjectMetadata", "PartialObjectMetadataList")
         ):
-            return "PartialObjectMetadata" if wanted.startswith("Partial") else "Table"
+            return Form(
+                "PartialObjectMetadata" if wanted.startswith("Partial") else "Table", version
+            )
         refused = True
     if refused:
         raise KubeError(406, NOT_ACCEPTABLE, reason="NotAcceptable")
-    return "json"
+    return AS_IS

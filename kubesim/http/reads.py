@@ -9,10 +9,10 @@ from typing import Any
 from aiohttp import web
 
 from kubesim.api import subresources
-from kubesim.api.params import Target, integer, response_form
+from kubesim.api.params import Target, include_object, integer, response_form
 from kubesim.encoding import tables
 from kubesim.http import watch
-from kubesim.http.responses import encode_one, json_response
+from kubesim.http.responses import encode_one, json_response, transformed_list
 from kubesim.http.state import State
 from kubesim.machinery.status import KubeError, bad_request, expired
 from kubesim.store import Obj
@@ -104,19 +104,9 @@ def list_(request: web.Request, state: State, target: Target) -> web.Response:
         meta["continue"] = _continue_token(list_rv, (last.get("namespace", ""), last["name"]))
         if not q.get("labelSelector") and not q.get("fieldSelector"):
             meta["remainingItemCount"] = rest
-    form = response_form(request.headers.get("Accept", ""))
-    if form == "Table":
-        include = q.get("includeObject", "Metadata")
-        return json_response(tables.table(target.rt, items, include=include, list_meta=meta))
-    if form == "PartialObjectMetadata":
-        return json_response(
-            {
-                "kind": "PartialObjectMetadataList",
-                "apiVersion": "meta.k8s.io/v1",
-                "metadata": meta,
-                "items": [tables.partial_metadata(o) for o in items],
-            }
-        )
+    transformed = transformed_list(request, target.rt, items, meta)
+    if transformed is not None:
+        return json_response(transformed)
     if target.rt.crd is None:  # built-in items are encoded without their type (CRs keep it)
         items = [{k: v for k, v in o.items() if k not in _TYPE_FIELDS} for o in items]
     return json_response(
@@ -131,11 +121,11 @@ def list_(request: web.Request, state: State, target: Target) -> web.Response:
 
 async def watch_(request: web.Request, state: State, target: Target) -> web.StreamResponse:
     form = response_form(request.headers.get("Accept", ""))
-    include = request.query.get("includeObject", "Metadata")
+    include = include_object(request.query) if form.kind == "Table" else ""
     first = [True]
 
     def encode(obj: Obj) -> Obj:
-        if form == "Table":
+        if form.kind == "Table":
             headers, first[0] = first[0], False
             return tables.table(
                 target.rt,
@@ -143,9 +133,10 @@ async def watch_(request: web.Request, state: State, target: Target) -> web.Stre
                 include=include,
                 headers=headers,
                 list_meta={"resourceVersion": obj["metadata"]["resourceVersion"]},
+                version=form.version,
             )
-        if form == "PartialObjectMetadata":
-            return tables.partial_metadata(obj)
+        if form.kind == "PartialObjectMetadata":
+            return tables.partial_metadata(obj, form.version)
         return obj
 
     return await watch.serve(

@@ -7,8 +7,9 @@ from typing import Any
 
 from aiohttp import web
 
-from kubesim.api.params import Target, response_form
+from kubesim.api.params import Target, include_object, response_form
 from kubesim.encoding import tables, validation
+from kubesim.machinery.registry import ResourceType
 from kubesim.store import Obj
 
 #: Warnings a request earned before its answer was made (a deprecated API), sent with the answer.
@@ -44,14 +45,32 @@ def json_response(
 
 def encode_one(request: web.Request, target: Target, obj: Obj) -> Any:
     form = response_form(request.headers.get("Accept", ""))
-    if form == "Table":
-        include = request.query.get("includeObject", "Metadata")
+    if form.kind == "Table":
         return tables.table(
             target.rt,
             [obj],
-            include=include,
+            include=include_object(request.query),
             list_meta={"resourceVersion": obj["metadata"].get("resourceVersion")},
+            version=form.version,
         )
-    if form == "PartialObjectMetadata":
-        return tables.partial_metadata(obj)
+    if form.kind == "PartialObjectMetadata":
+        return tables.partial_metadata(obj, form.version)
     return obj
+
+
+def transformed_list(request: web.Request, rt: ResourceType, items: list[Obj], meta: Obj) -> Any:
+    """The Table or PartialObjectMetadataList of ``items`` the Accept header asks for, or None
+    when it asks for the list itself."""
+    form = response_form(request.headers.get("Accept", ""))
+    if form.kind == "Table":
+        return tables.table(
+            rt, items, include=include_object(request.query), list_meta=meta, version=form.version
+        )
+    if form.kind == "PartialObjectMetadata":
+        return {
+            "kind": "PartialObjectMetadataList",
+            "apiVersion": form.api_version,
+            "metadata": meta,
+            "items": [tables.partial_metadata(o, form.version) for o in items],
+        }
+    return None

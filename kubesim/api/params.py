@@ -12,7 +12,6 @@ from kubesim.machinery.status import KubeError, bad_request, not_found
 
 # Subresources of a namespace itself (``/api/v1/namespaces/{name}/status``), as RequestInfo has it.
 _NAMESPACE_SUBRESOURCES = ("status", "finalize")
-FIELD_VALIDATION = ("Ignore", "Warn", "Strict")
 
 
 @attrs.frozen
@@ -74,28 +73,14 @@ def integer(query: Mapping[str, str], name: str) -> int | None:
         raise bad_request(f'strconv.ParseInt: parsing "{value}": invalid syntax') from None
 
 
-def dry_run(query: Mapping[str, str], values: list[str]) -> bool:
-    for value in values:
-        if value != "All":
-            raise bad_request(f'Invalid value: []string{{"{value}"}}: supported values: "All"')
-    return bool(values)
-
-
 def field_validation(query: Mapping[str, str]) -> str:
-    value = query.get("fieldValidation", "Warn") or "Warn"
-    if value not in FIELD_VALIDATION:
-        raise bad_request(f"fieldValidation must be one of Ignore, Warn or Strict, got {value}")
-    return value
+    """The field validation a write asked for (``Warn`` when unset; ``options`` checks it)."""
+    return query.get("fieldValidation", "") or "Warn"
 
 
 def field_manager(query: Mapping[str, str], user_agent: str) -> str:
     """``fieldManager`` or, like kube-apiserver, the program name from the User-Agent."""
-    if query.get("fieldManager"):
-        manager = query["fieldManager"]
-        if len(manager) > 128:
-            raise bad_request("fieldManager: Too long: may not be more than 128 bytes")
-        return manager
-    return user_agent.split("/", 1)[0][:128] or "unknown"
+    return query.get("fieldManager") or user_agent.split("/", 1)[0][:128] or "unknown"
 
 
 def media_params(part: str) -> tuple[str, dict[str, str]]:

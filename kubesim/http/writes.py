@@ -7,15 +7,8 @@ from typing import Any
 
 from aiohttp import web
 
-from kubesim.api import deletion, reviews, subresources, tokens
-from kubesim.api.params import (
-    Target,
-    dry_run,
-    field_manager,
-    field_validation,
-    flag,
-    integer,
-)
+from kubesim.api import deletion, options, reviews, subresources, tokens
+from kubesim.api.params import Target, field_manager, field_validation, flag, integer
 from kubesim.encoding import bodies, validation
 from kubesim.http import auth
 from kubesim.http.responses import json_response
@@ -26,10 +19,15 @@ from kubesim.patch import fields
 from kubesim.store import Obj
 
 
-def _write_options(request: web.Request, target: Target) -> WriteOptions:
+def _write_options(
+    request: web.Request, target: Target, kind: str, *, apply: bool = False
+) -> WriteOptions:
+    """The write's options, checked as ``kind`` (``options.CREATE``...) before anything else."""
+    dry_run = request.query.getall("dryRun", [])
+    options.check_write(kind, request.query, dry_run, apply=apply)
     return WriteOptions(
         manager=field_manager(request.query, request.headers.get("User-Agent", "")),
-        dry_run=dry_run(request.query, request.query.getall("dryRun", [])),
+        dry_run=bool(dry_run),
         subresource=target.subresource,
     )
 
@@ -42,7 +40,8 @@ async def _body(request: web.Request, accepted: tuple[str, ...]) -> Any:
 async def create(request: web.Request, state: State, target: Target) -> web.Response:
     if target.subresource == "eviction":
         body = await _body(request, bodies.WRITE_TYPES)
-        status = subresources.evict(state.objects, target, body, _write_options(request, target))
+        opts = _write_options(request, target, options.CREATE)
+        status = subresources.evict(state.objects, target, body, opts)
         return json_response(status, status=201)
     if reviews.is_review(target.rt):
         body = await _body(request, bodies.WRITE_TYPES)
@@ -64,10 +63,11 @@ async def create(request: web.Request, state: State, target: Target) -> web.Resp
         return json_response(issued, status=201)
     if target.subresource == "binding" or target.rt.group_resource == ("", "bindings"):
         body = await _body(request, bodies.WRITE_TYPES)
-        status = subresources.bind(state.objects, target, body, _write_options(request, target))
+        opts = _write_options(request, target, options.CREATE)
+        status = subresources.bind(state.objects, target, body, opts)
         return json_response(status, status=201)
+    opts = _write_options(request, target, options.CREATE)
     mode = field_validation(request.query)
-    opts = _write_options(request, target)
     body = await _body(request, bodies.WRITE_TYPES)
     warnings, body = validation.check(target.rt, body, mode)
     obj = state.objects.create(target.rt, target.namespace, body, opts)
@@ -75,8 +75,8 @@ async def create(request: web.Request, state: State, target: Target) -> web.Resp
 
 
 async def update(request: web.Request, state: State, target: Target) -> web.Response:
+    opts = _write_options(request, target, options.UPDATE)
     mode = field_validation(request.query)
-    opts = _write_options(request, target)
     body = await _body(request, bodies.WRITE_TYPES)
     warnings, body = validation.check(target.rt, body, mode, subresource=target.subresource)
     if target.subresource == "scale":
@@ -90,15 +90,14 @@ async def patch(request: web.Request, state: State, target: Target) -> web.Respo
     media = bodies.media_type(request.headers.get("Content-Type", ""))
     if media not in bodies.PATCH_TYPES:
         raise bodies.unsupported_media(media, bodies.PATCH_TYPES)
+    apply = media == "application/apply-patch+yaml"
+    opts = _write_options(request, target, options.PATCH, apply=apply)
     mode = field_validation(request.query)
-    opts = _write_options(request, target)
     body = await _body(request, bodies.PATCH_TYPES)
     objs, rt = state.objects, target.rt
     live = objs.store.get(rt.group_resource, target.namespace, target.name)
-    if media == "application/apply-patch+yaml":
+    if apply:
         return _apply(request, state, target, body, mode, opts, live)
-    if "force" in request.query:
-        raise KubeError(422, "force: Forbidden: may not be specified for non-apply patch")
     if live is None:
         raise not_found(rt.group, rt.plural, target.name)
     if target.subresource == "scale":
@@ -124,8 +123,6 @@ def _apply(
     live: Obj | None,
 ) -> web.Response:
     objs, rt = state.objects, target.rt
-    if not request.query.get("fieldManager"):
-        raise bad_request("PATCH, application/apply-patch+yaml requires fieldManager to be set")
     if not isinstance(body, dict):
         raise bad_request("error decoding YAML: the apply body must be an object")
     if target.subresource == "scale":
@@ -162,29 +159,32 @@ def _apply(
 async def _delete_options(
     request: web.Request, target: Target
 ) -> tuple[dict[str, Any], WriteOptions]:
-    """A delete's ``DeleteOptions`` (the body, then the query) and its write options; a ``dryRun``
-    in the body counts like one in the query."""
+    """A delete's ``DeleteOptions`` (the body, then the query) and its write options, checked
+    before the object is looked up; a ``dryRun`` in the body counts like one in the query."""
     raw = await request.read()
-    options: dict[str, Any] = {}
+    given: dict[str, Any] = {}
     if raw.strip():
         decoded = bodies.decode(
             raw, request.headers.get("Content-Type", ""), accepted=bodies.DELETE_TYPES
         )
         if not isinstance(decoded, dict):
             raise bad_request("DeleteOptions must be an object")
-        options = decoded
+        given = decoded
     q = request.query
     if "propagationPolicy" in q:
-        options["propagationPolicy"] = q["propagationPolicy"]
+        given["propagationPolicy"] = q["propagationPolicy"]
     if "orphanDependents" in q:
-        options["orphanDependents"] = flag(q, "orphanDependents")
+        given["orphanDependents"] = flag(q, "orphanDependents")
     if "gracePeriodSeconds" in q:
-        options["gracePeriodSeconds"] = integer(q, "gracePeriodSeconds")
-    if not options.get("dryRun"):
-        return options, _write_options(request, target)
-    dry_run(q, list(options["dryRun"]))
-    opts = _write_options(request, target)
-    return options, WriteOptions(manager=opts.manager, dry_run=True)
+        given["gracePeriodSeconds"] = integer(q, "gracePeriodSeconds")
+    if "dryRun" in q:
+        given["dryRun"] = q.getall("dryRun")
+    options.check_delete(given)
+    return given, WriteOptions(
+        manager=field_manager(q, request.headers.get("User-Agent", "")),
+        dry_run=bool(given.get("dryRun")),
+        subresource=target.subresource,
+    )
 
 
 def _deleted_status(target: Target, name: str, uid: str) -> Obj:

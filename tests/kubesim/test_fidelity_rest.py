@@ -63,3 +63,110 @@ async def test_a_v1beta1_table_is_answered_in_v1beta1(raw: Raw) -> None:
         'Unable to convert to Table as requested: includeObject: Invalid value: "Everything": '
         "must be 'Metadata', 'Object', 'None', or empty"
     )
+
+
+# --- request options (item 13) ---------------------------------------------------------------------
+
+
+def options_refusal(kind: str, *causes: tuple[str, str, str]) -> dict[str, Any]:
+    """The Status ``errors.NewInvalid(schema.GroupKind{Group: "meta.k8s.io", Kind: kind}, "",
+    errs)`` writes: no name, one cause per field error, the message their aggregate."""
+    texts = [f"{f}: {m}" for _, m, f in causes]
+    text = texts[0] if len(texts) == 1 else "[" + ", ".join(texts) + "]"
+    return {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": f'{kind}.meta.k8s.io "" is invalid: {text}',
+        "reason": "Invalid",
+        "details": {
+            "group": "meta.k8s.io",
+            "kind": kind,
+            "causes": [{"reason": r, "message": m, "field": f} for r, m, f in causes],
+        },
+        "code": 422,
+    }
+
+
+async def test_write_options_are_refused_before_the_object_is_looked_up(raw: Raw) -> None:
+    """``apis/meta/v1/validation`` ``ValidateCreateOptions``/``ValidatePatchOptions``/
+    ``ValidateDeleteOptions``, which the handlers (``handlers/create.go``, ``patch.go``,
+    ``delete.go``) run before decoding the body or reading storage: a missing object still
+    answers 422 for its options, not 404."""
+    ns = await create_namespace(raw)
+    cms = f"/api/v1/namespaces/{ns}/configmaps"
+    status, answer, _ = await raw(
+        "POST", cms, {"metadata": {"name": "a"}}, dryRun="Some", fieldValidation="Loud"
+    )
+    assert (status, answer) == (
+        422,
+        options_refusal(
+            "CreateOptions",
+            (
+                "FieldValueNotSupported",
+                'Unsupported value: []string{"Some"}: supported values: "All"',
+                "dryRun",
+            ),
+            (
+                "FieldValueNotSupported",
+                'Unsupported value: "Loud": supported values: "", "Ignore", "Strict", "Warn"',
+                "fieldValidation",
+            ),
+        ),
+    )
+    apply = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "absent"}}
+    status, answer, _ = await raw(
+        "PATCH", f"{cms}/absent", apply, content_type="application/apply-patch+yaml"
+    )
+    assert (status, answer) == (
+        422,
+        options_refusal(
+            "PatchOptions",
+            ("FieldValueRequired", "Required value: is required for apply patch", "fieldManager"),
+        ),
+    )
+    status, answer, _ = await raw(
+        "PATCH", f"{cms}/absent", {}, content_type="application/merge-patch+json", force="true"
+    )
+    assert (status, answer["message"]) == (
+        422,
+        'PatchOptions.meta.k8s.io "" is invalid: force: Forbidden: may not be specified for '
+        "non-apply patch",
+    )
+    status, answer, _ = await raw(
+        "DELETE", f"{cms}/absent", orphanDependents="true", propagationPolicy="Foreground"
+    )
+    assert (status, answer) == (
+        422,
+        options_refusal(
+            "DeleteOptions",
+            (
+                "FieldValueInvalid",
+                'Invalid value: "Foreground": orphanDependents and deletionPropagation cannot '
+                "be both set",
+                "propagationPolicy",
+            ),
+        ),
+    )
+    status, answer, _ = await raw("DELETE", f"{cms}/absent", {"dryRun": ["Later"]})
+    assert (status, answer["details"]["causes"][0]["field"]) == (422, "dryRun")
+
+
+async def test_an_apply_body_without_its_type_is_refused_as_the_field_manager_does(
+    raw: Raw,
+) -> None:
+    """``fieldmanager/internal/versioncheck.go`` ``versionCheckManager.Apply``: the body's
+    group/version/kind must be the endpoint's, printed as ``schema.GroupVersionKind`` prints."""
+    ns = await create_namespace(raw)
+    url = f"/api/v1/namespaces/{ns}/configmaps/a"
+    for body, shown in (
+        ({"metadata": {"name": "a"}}, "/, Kind="),
+        ({"apiVersion": "v1", "metadata": {"name": "a"}}, "/v1, Kind="),
+        ({"apiVersion": "apps/v1", "kind": "ConfigMap"}, "apps/v1, Kind=ConfigMap"),
+    ):
+        status, answer, _ = await raw(
+            "PATCH", url, body, content_type="application/apply-patch+yaml", fieldManager="t"
+        )
+        assert (status, answer["message"]) == (400, f"invalid object type: {shown}")
+        assert answer["reason"] == "BadRequest"

@@ -32,9 +32,20 @@ def _write_options(
     )
 
 
-async def _body(request: web.Request, accepted: tuple[str, ...]) -> Any:
+async def _body(
+    request: web.Request,
+    accepted: tuple[str, ...],
+    *,
+    kind: str = "",
+    words: bodies.Words | None = None,
+) -> Any:
+    """The request's body, refused in the words a real server's handler uses: an object of
+    ``kind`` as ``transformDecodeError`` words it, else ``words``."""
     raw = await request.read()
-    return bodies.decode(raw, request.headers.get("Content-Type", ""), accepted=accepted)
+    if words is None:
+        words = bodies.object_words(kind, raw) if kind else bodies.Words()
+    ctype = request.headers.get("Content-Type", "")
+    return bodies.decode(raw, ctype, accepted=accepted, words=words)
 
 
 async def create(request: web.Request, state: State, target: Target) -> web.Response:
@@ -68,7 +79,7 @@ async def create(request: web.Request, state: State, target: Target) -> web.Resp
         return json_response(status, status=201)
     opts = _write_options(request, target, options.CREATE)
     mode = field_validation(request.query)
-    body = await _body(request, bodies.WRITE_TYPES)
+    body = await _body(request, bodies.WRITE_TYPES, kind=target.rt.kind)
     warnings, body = validation.check(target.rt, body, mode)
     obj = state.objects.create(target.rt, target.namespace, body, opts)
     return json_response(obj, status=201, warnings=warnings)
@@ -77,7 +88,8 @@ async def create(request: web.Request, state: State, target: Target) -> web.Resp
 async def update(request: web.Request, state: State, target: Target) -> web.Response:
     opts = _write_options(request, target, options.UPDATE)
     mode = field_validation(request.query)
-    body = await _body(request, bodies.WRITE_TYPES)
+    kind = subresources.SCALE_TYPE.kind if target.subresource == "scale" else target.rt.kind
+    body = await _body(request, bodies.WRITE_TYPES, kind=kind)
     warnings, body = validation.check(target.rt, body, mode, subresource=target.subresource)
     if target.subresource == "scale":
         obj = subresources.update_scale(state.objects, target, body, opts)
@@ -93,13 +105,15 @@ async def patch(request: web.Request, state: State, target: Target) -> web.Respo
     apply = media == "application/apply-patch+yaml"
     opts = _write_options(request, target, options.PATCH, apply=apply)
     mode = field_validation(request.query)
-    body = await _body(request, bodies.PATCH_TYPES)
     objs, rt = state.objects, target.rt
     live = objs.store.get(rt.group_resource, target.namespace, target.name)
+    if live is None and not apply:  # the patch is read only once there is an object to patch
+        raise not_found(rt.group, rt.plural, target.name)
+    body = await _body(request, bodies.PATCH_TYPES, words=bodies.patch_words(media, mode))
+    bodies.require_patch_map(body, media)
     if apply:
         return _apply(request, state, target, body, mode, opts, live)
-    if live is None:
-        raise not_found(rt.group, rt.plural, target.name)
+    assert live is not None
     if target.subresource == "scale":
         current = subresources.scale_of(rt, live)
         patched = fields.patch(subresources.SCALE_TYPE, current, body, media)
@@ -164,9 +178,8 @@ async def _delete_options(
     raw = await request.read()
     given: dict[str, Any] = {}
     if raw.strip():
-        decoded = bodies.decode(
-            raw, request.headers.get("Content-Type", ""), accepted=bodies.DELETE_TYPES
-        )
+        ctype = request.headers.get("Content-Type", "")
+        decoded = bodies.decode(raw, ctype, accepted=bodies.DELETE_TYPES, words=bodies.DELETE_WORDS)
         if not isinstance(decoded, dict):
             raise bad_request("DeleteOptions must be an object")
         given = decoded

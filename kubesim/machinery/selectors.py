@@ -1,6 +1,6 @@
 """Label and field selectors, parsed and matched the way kube-apiserver does.
 
-Label selectors support ``=``, ``==``, ``!=``, ``in``, ``notin``, ``key`` and ``!key``. Field
+Label selectors are parsed by ``labelparse`` (a port of ``labels.Parse``, with its errors). Field
 selectors support ``=``, ``==`` and ``!=`` on the fields each kind really indexes; any other field is
 refused with 400, like a real server, rather than silently matching everything.
 """
@@ -11,14 +11,12 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from kubesim.machinery import labelparse
 from kubesim.machinery.status import bad_request
 
 Obj = dict[str, Any]
 Matcher = Callable[[Obj], bool]
 
-_SET_RE = re.compile(r"^\s*(!?)\s*([A-Za-z0-9._/-]+)\s*(?:(notin|in)\s*\(([^)]*)\))?\s*$")
-_EQ_RE = re.compile(r"^\s*([A-Za-z0-9._/-]+)\s*(==|=|!=)\s*([A-Za-z0-9._-]*)\s*$")
-_CMP_RE = re.compile(r"^\s*([A-Za-z0-9._/-]+)\s*(>|<)\s*(-?[0-9]+)\s*$")
 # Field selector values are anything but an unescaped comma (``type=helm.sh/release.v1``).
 _FIELD_RE = re.compile(r"^\s*([A-Za-z0-9._-]+)\s*(==|=|!=)\s*((?:[^,\\]|\\.)*?)\s*$")
 # What a field label reads when the object leaves it unset: registries format the Go zero value.
@@ -94,62 +92,18 @@ def _split(text: str) -> list[str]:
     return [p for p in parts if p.strip()]
 
 
-_NOT_INTEGER = re.compile(r"^\s*([A-Za-z0-9._/-]+)\s*(>|<)\s*([^,]*?)\s*$")
-
-
-def _label_term(term: str) -> Callable[[dict[str, str]], bool]:
-    loose = _NOT_INTEGER.match(term)
-    if loose and not _CMP_RE.match(term):
-        raise bad_request(
-            f'unable to parse requirement: values[0]: Invalid value: "{loose.group(3)}": '
-            "for 'Gt', 'Lt' operators, the value must be an integer"
-        )
-    cmp = _CMP_RE.match(term)
-    if cmp:
-        key, op, bound = cmp.group(1), cmp.group(2), int(cmp.group(3))
-        return lambda labels: _compare(labels.get(key), op, bound)
-    eq = _EQ_RE.match(term)
-    if eq:
-        key, op, value = eq.groups()
-        if op == "!=":
-            return lambda labels: labels.get(key) != value
-        return lambda labels: labels.get(key) == value
-    m = _SET_RE.match(term)
-    if not m:
-        raise bad_request(
-            f"unable to parse requirement: found '{term.strip()}', expected: "
-            "identifier, '!', '=', '==', '!=', 'in', 'notin'"
-        )
-    neg, key, op, values = m.groups()
-    if op:
-        if neg:
-            raise bad_request(f"unable to parse requirement: {term.strip()}")
-        allowed = {v.strip() for v in values.split(",") if v.strip()}
-        if op == "in":
-            return lambda labels: labels.get(key) in allowed
-        return lambda labels: labels.get(key) not in allowed
-    if neg:
-        return lambda labels: key not in labels
-    return lambda labels: key in labels
-
-
-def _compare(value: str | None, op: str, bound: int) -> bool:
-    """``key>N``/``key<N``: only labels holding an integer can match."""
-    try:
-        number = int(value or "")
-    except ValueError:
-        return False
-    return number > bound if op == ">" else number < bound
-
-
 def label_matcher(selector: str | None) -> Matcher:
+    """A label selector's matcher; one ``labels.Parse`` refuses is a 400 in its words."""
     if not selector:
         return lambda obj: True
-    terms = [_label_term(t) for t in _split(selector)]
+    try:
+        requirements = labelparse.parse(selector)
+    except labelparse.SelectorError as exc:
+        raise bad_request(str(exc)) from None
 
     def match(obj: Obj) -> bool:
         labels = obj.get("metadata", {}).get("labels") or {}
-        return all(t(labels) for t in terms)
+        return all(labelparse.matches(r, labels) for r in requirements)
 
     return match
 

@@ -5,6 +5,7 @@ apiserver v0.32)."""
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from tests.kubesim.conftest import Kubectl, Raw, create_namespace
@@ -367,3 +368,30 @@ async def test_no_answer_to_a_bad_request_speaks_python(raw: Raw) -> None:
         assert answer["kind"] == "Status", answer
         spoken = [p for p in PYTHONISMS if p in said]
         assert not spoken, (method, path, body, params, said)
+
+
+def test_label_selectors_are_parsed_as_labels_parse_parses_them(kubectl: Kubectl) -> None:
+    """``apimachinery/pkg/labels/selector.go`` ``Parser.parse``: what it refuses is a 400 in its
+    words, and what it reads (``notin (b,)``, keywords as values) matches as it matches."""
+    ns = f"sel-{uuid.uuid4().hex[:6]}"
+    kubectl.run("create", "namespace", ns)
+    for name, labels in (("one", "tier=web"), ("two", "tier=in"), ("three", "size=3")):
+        kubectl.run("-n", ns, "create", "configmap", name)
+        kubectl.run("-n", ns, "label", "configmap", name, labels)
+    refused = kubectl.run("-n", ns, "get", "cm", "-l", "tier in (web", check=False)
+    assert refused.returncode == 1
+    assert refused.stderr.startswith("Error from server (BadRequest): ")
+    assert refused.stderr.strip().endswith(
+        '"tier in (web", field selector "": unable to parse requirement: found \'\', '
+        "expected: ',' or ')'"
+    )
+    refused = kubectl.run("-n", ns, "get", "cm", "-l", "tier,", check=False)
+    assert "found '', expected: identifier after ','" in refused.stderr
+
+    def names(selector: str) -> list[str]:
+        out = kubectl.run("-n", ns, "get", "cm", "-l", selector, "-o", "name").stdout
+        return sorted(line.removeprefix("configmap/") for line in out.split())
+
+    assert names("tier in (in)") == ["two"]
+    assert names("tier notin (web,)") == ["three", "two"]
+    assert names("size>2,!tier") == ["three"]

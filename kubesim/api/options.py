@@ -1,5 +1,5 @@
-"""A write's request options (``CreateOptions``, ``UpdateOptions``, ``PatchOptions``,
-``DeleteOptions``) checked as apimachinery's ``apis/meta/v1/validation`` checks them.
+"""A request's options (``CreateOptions``, ``UpdateOptions``, ``PatchOptions``,
+``DeleteOptions``, a list's ``ListOptions``) checked as apimachinery's validation checks them.
 
 The handlers (``endpoints/handlers/create.go``, ``update.go``, ``patch.go``, ``delete.go``) run
 these checks before they decode the body or look the object up, and refuse with one 422 naming
@@ -19,6 +19,7 @@ CREATE = "CreateOptions"
 UPDATE = "UpdateOptions"
 PATCH = "PatchOptions"
 DELETE = "DeleteOptions"
+LIST = "ListOptions"
 
 FIELD_MANAGER_MAX = 128
 #: ``allowedFieldValidationValues`` as ``sets.List`` orders them.
@@ -61,6 +62,40 @@ def check_delete(options: Mapping[str, Any]) -> None:
     dry_run = options.get("dryRun") or []
     causes += _dry_run(dry_run if isinstance(dry_run, list) else [dry_run])
     _refuse(DELETE, causes)
+
+
+def check_list(query: Mapping[str, str]) -> None:
+    """``ValidateListOptions`` (``apis/meta/internalversion/validation``) for a list, not a
+    watch: ``resourceVersionMatch`` needs a ``resourceVersion`` and no ``continue``."""
+    causes: list[field.Cause] = []
+    match, version = query.get("resourceVersionMatch", ""), query.get("resourceVersion", "")
+    if match:
+        if not version:
+            causes.append(field.forbidden("resourceVersionMatch", f"{_RV_MATCH} unless {_RV}"))
+        if query.get("continue"):
+            causes.append(
+                field.forbidden("resourceVersionMatch", f"{_RV_MATCH} when continue is provided")
+            )
+        if match not in ("Exact", "NotOlderThan"):
+            causes.append(
+                field.not_supported("resourceVersionMatch", match, ("Exact", "NotOlderThan", ""))
+            )
+        if match == "Exact" and version == "0":
+            causes.append(
+                field.forbidden(
+                    "resourceVersionMatch",
+                    'resourceVersionMatch "exact" is forbidden for resourceVersion "0"',
+                )
+            )
+    if "sendInitialEvents" in query:
+        causes.append(
+            field.forbidden("sendInitialEvents", "sendInitialEvents is forbidden for list")
+        )
+    _refuse(LIST, causes)
+
+
+_RV_MATCH = "resourceVersionMatch is forbidden"
+_RV = "resourceVersion is provided"
 
 
 def _field_manager(manager: str) -> list[field.Cause]:

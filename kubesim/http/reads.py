@@ -8,7 +8,7 @@ from typing import Any
 
 from aiohttp import web
 
-from kubesim.api import subresources
+from kubesim.api import options, subresources
 from kubesim.api.params import Target, include_object, integer, response_form
 from kubesim.encoding import tables
 from kubesim.http import watch
@@ -49,13 +49,13 @@ def _decode_continue(token: str, compacted: int) -> tuple[int, str]:
 
 
 def _check_list_rv(query: Any, current: int) -> None:
+    options.check_list(query)
     rv, match = query.get("resourceVersion", ""), query.get("resourceVersionMatch", "")
-    if match and match not in ("Exact", "NotOlderThan"):
-        raise bad_request(f"unsupported resourceVersionMatch: {match}")
-    if match and not rv:
-        raise KubeError(422, "resourceVersionMatch is forbidden unless resourceVersion is provided")
-    if rv and not rv.isdigit():
-        raise KubeError(400, f"invalid resource version: {rv!r}")
+    if rv and not rv.isdigit():  # APIObjectVersioner.ParseResourceVersion
+        raise bad_request(
+            f'resourceVersion: Invalid value: "{rv}": strconv.ParseUint: parsing "{rv}": '
+            "invalid syntax"
+        )
     if rv and rv != "0" and int(rv) > current:
         raise KubeError(
             504,

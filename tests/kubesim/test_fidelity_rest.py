@@ -152,6 +152,23 @@ async def test_write_options_are_refused_before_the_object_is_looked_up(raw: Raw
     )
     status, answer, _ = await raw("DELETE", f"{cms}/absent", {"dryRun": ["Later"]})
     assert (status, answer["details"]["causes"][0]["field"]) == (422, "dryRun")
+    status, answer, _ = await raw("GET", cms, resourceVersionMatch="Soon")
+    assert (status, answer) == (  # ValidateListOptions
+        422,
+        options_refusal(
+            "ListOptions",
+            (
+                "FieldValueForbidden",
+                "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided",
+                "resourceVersionMatch",
+            ),
+            (
+                "FieldValueNotSupported",
+                'Unsupported value: "Soon": supported values: "Exact", "NotOlderThan", ""',
+                "resourceVersionMatch",
+            ),
+        ),
+    )
 
 
 async def test_an_apply_body_without_its_type_is_refused_as_the_field_manager_does(

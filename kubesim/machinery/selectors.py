@@ -7,7 +7,6 @@ refused with 400, like a real server, rather than silently matching everything.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -17,8 +16,6 @@ from kubesim.machinery.status import bad_request
 Obj = dict[str, Any]
 Matcher = Callable[[Obj], bool]
 
-# Field selector values are anything but an unescaped comma (``type=helm.sh/release.v1``).
-_FIELD_RE = re.compile(r"^\s*([A-Za-z0-9._-]+)\s*(==|=|!=)\s*((?:[^,\\]|\\.)*?)\s*$")
 # What a field label reads when the object leaves it unset: registries format the Go zero value.
 _ZERO = {
     "spec.unschedulable": "false",
@@ -77,19 +74,48 @@ FIELDS: dict[tuple[str, str], frozenset[str]] = {
 }
 
 
-def _split(text: str) -> list[str]:
-    """Split on commas that are not inside ``in (...)`` lists."""
-    parts, depth, cur = [], 0, ""
-    for ch in text:
-        depth += ch == "("
-        depth -= ch == ")"
-        if ch == "," and depth == 0:
-            parts.append(cur)
-            cur = ""
+def _terms(selector: str) -> list[str]:
+    """``fields.splitTerms``: split on commas a backslash does not escape; empty terms go."""
+    terms, start, escaped = [], 0, False
+    for i, ch in enumerate(selector):
+        if escaped:
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif ch == ",":
+            terms.append(selector[start:i])
+            start = i + 1
+    terms.append(selector[start:])
+    return [t for t in terms if t]
+
+
+def _split_term(term: str) -> tuple[str, str, str] | None:
+    """``fields.splitTerm``: at the first operator, ``!=`` before ``==`` before ``=``."""
+    for i in range(len(term)):
+        for op in ("!=", "==", "="):
+            if term.startswith(op, i):
+                return term[:i], op, term[i + len(op) :]
+    return None
+
+
+def _unescape(value: str) -> str:
+    """``fields.UnescapeValue``: ``\\``, ``\\,`` and ``\\=`` only; a bare ``,`` or ``=`` is refused."""
+    out, escaped = [], False
+    for ch in value:
+        if escaped:
+            if ch not in "\\,=":
+                raise bad_request(f"invalid field selector: invalid escape sequence: \\{ch}")
+            out.append(ch)
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif ch in ",=":
+            raise bad_request(f"invalid field selector: unescaped character in value: {ord(ch)}")
         else:
-            cur += ch
-    parts.append(cur)
-    return [p for p in parts if p.strip()]
+            out.append(ch)
+    if escaped:
+        raise bad_request("invalid field selector: invalid escape sequence: \\")
+    return "".join(out)
 
 
 def label_matcher(selector: str | None) -> Matcher:
@@ -132,11 +158,11 @@ def field_matcher(
         return lambda obj: True
     allowed = {"metadata.name", "metadata.namespace"} | FIELDS.get((group, plural), selectable)
     terms: list[tuple[str, bool, str]] = []
-    for raw in _split(selector):
-        m = _FIELD_RE.match(raw)
-        if not m:
+    for raw in sorted(_terms(selector)):  # fields.parseSelector sorts the terms
+        split = _split_term(raw)
+        if split is None:
             raise bad_request(f"invalid selector: '{selector}'; can't understand '{raw}'")
-        field, op, value = m.group(1), m.group(2), re.sub(r"\\(.)", r"\1", m.group(3))
+        field, op, value = split[0], split[1], _unescape(split[2])
         if field not in allowed:
             kind = f"{plural}.{group}" if group else plural
             raise bad_request(

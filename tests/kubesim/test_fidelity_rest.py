@@ -412,3 +412,22 @@ def test_label_selectors_are_parsed_as_labels_parse_parses_them(kubectl: Kubectl
     assert names("tier in (in)") == ["two"]
     assert names("tier notin (web,)") == ["three", "two"]
     assert names("size>2,!tier") == ["three"]
+
+
+def test_field_selectors_are_split_and_unescaped_as_fields_parse_selector_does(
+    kubectl: Kubectl,
+) -> None:
+    """``apimachinery/pkg/fields/selector.go``: ``splitTerm`` stops at the first operator and
+    ``UnescapeValue`` refuses a bare ``=`` or an unknown escape in the value."""
+    ns = f"fsel-{uuid.uuid4().hex[:6]}"
+    kubectl.run("create", "namespace", ns)
+    kubectl.run("-n", ns, "create", "secret", "generic", "odd", "--type=example.com/a,b")
+    for selector, error in (
+        ("metadata.name==a==b", "invalid field selector: unescaped character in value: 61"),
+        ("metadata.name=a\\b", "invalid field selector: invalid escape sequence: \\b"),
+        ("metadata.name", "invalid selector: 'metadata.name'; can't understand 'metadata.name'"),
+    ):
+        refused = kubectl.run("-n", ns, "get", "cm", "--field-selector", selector, check=False)
+        assert refused.stderr.strip().endswith(error), refused.stderr
+    found = kubectl.run("-n", ns, "get", "secrets", "--field-selector", "type=example.com/a\\,b")
+    assert found.stdout.split()[4:6] == ["odd", "example.com/a,b"]

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kubesim.api.validation import field
-from kubesim.machinery.status import invalid
+from kubesim.machinery.status import bad_request, invalid
 
 CREATE = "CreateOptions"
 UPDATE = "UpdateOptions"
@@ -92,6 +92,48 @@ def check_list(query: Mapping[str, str]) -> None:
             field.forbidden("sendInitialEvents", "sendInitialEvents is forbidden for list")
         )
     _refuse(LIST, causes)
+
+
+def check_watch(query: Mapping[str, str], *, bookmarks: bool) -> None:
+    """The watch half of ``ValidateListOptions``: ``sendInitialEvents`` needs
+    ``resourceVersionMatch=NotOlderThan`` (and bookmarks), which needs ``sendInitialEvents``."""
+    causes: list[field.Cause] = []
+    match = query.get("resourceVersionMatch", "")
+    if "sendInitialEvents" in query:
+        if match != "NotOlderThan":
+            causes.append(
+                field.forbidden(
+                    "resourceVersionMatch",
+                    "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+                )
+            )
+        if query["sendInitialEvents"].lower() in ("true", "1", "t", "") and not bookmarks:
+            causes.append(
+                field.forbidden(
+                    "allowWatchBookmarks",
+                    "sendInitialEvents requires setting allowWatchBookmarks to true",
+                )
+            )
+    elif match:
+        causes.append(
+            field.forbidden(
+                "resourceVersionMatch",
+                f"{_RV_MATCH} for watch unless sendInitialEvents is provided",
+            )
+        )
+    _refuse(LIST, causes)
+
+
+def resource_version(query: Mapping[str, str]) -> str:
+    """The ``resourceVersion`` asked for; one that is not a number is refused in the words of
+    the storage's ``APIObjectVersioner.ParseResourceVersion``."""
+    version = query.get("resourceVersion", "")
+    if version and not version.isdigit():
+        raise bad_request(
+            f'resourceVersion: Invalid value: "{version}": strconv.ParseUint: parsing '
+            f'"{version}": invalid syntax'
+        )
+    return version
 
 
 _RV_MATCH = "resourceVersionMatch is forbidden"

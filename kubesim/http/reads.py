@@ -50,12 +50,7 @@ def _decode_continue(token: str, compacted: int) -> tuple[int, str]:
 
 def _check_list_rv(query: Any, current: int) -> None:
     options.check_list(query)
-    rv, match = query.get("resourceVersion", ""), query.get("resourceVersionMatch", "")
-    if rv and not rv.isdigit():  # APIObjectVersioner.ParseResourceVersion
-        raise bad_request(
-            f'resourceVersion: Invalid value: "{rv}": strconv.ParseUint: parsing "{rv}": '
-            "invalid syntax"
-        )
+    rv, match = options.resource_version(query), query.get("resourceVersionMatch", "")
     if rv and rv != "0" and int(rv) > current:
         raise KubeError(
             504,

@@ -5,7 +5,6 @@ apiserver v0.32)."""
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 from tests.kubesim.conftest import Kubectl, Raw, create_namespace
@@ -152,6 +151,21 @@ async def test_write_options_are_refused_before_the_object_is_looked_up(raw: Raw
     )
     status, answer, _ = await raw("DELETE", f"{cms}/absent", {"dryRun": ["Later"]})
     assert (status, answer["details"]["causes"][0]["field"]) == (422, "dryRun")
+    status, answer, _ = await raw(
+        "GET", cms, watch="1", sendInitialEvents="true", resourceVersionMatch="Exact"
+    )
+    assert (status, answer["message"]) == (
+        422,
+        'ListOptions.meta.k8s.io "" is invalid: [resourceVersionMatch: Forbidden: '
+        "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan, "
+        "allowWatchBookmarks: Forbidden: sendInitialEvents requires setting allowWatchBookmarks "
+        "to true]",
+    )
+    status, answer, _ = await raw("GET", cms, watch="1", resourceVersion="ten")
+    assert (status, answer["message"]) == (
+        400,
+        'resourceVersion: Invalid value: "ten": strconv.ParseUint: parsing "ten": invalid syntax',
+    )
     status, answer, _ = await raw("GET", cms, resourceVersionMatch="Soon")
     assert (status, answer) == (  # ValidateListOptions
         422,
@@ -387,14 +401,20 @@ async def test_no_answer_to_a_bad_request_speaks_python(raw: Raw) -> None:
         assert not spoken, (method, path, body, params, said)
 
 
-def test_label_selectors_are_parsed_as_labels_parse_parses_them(kubectl: Kubectl) -> None:
+async def test_label_selectors_are_parsed_as_labels_parse_parses_them(
+    kubectl: Kubectl, raw: Raw
+) -> None:
     """``apimachinery/pkg/labels/selector.go`` ``Parser.parse``: what it refuses is a 400 in its
-    words, and what it reads (``notin (b,)``, keywords as values) matches as it matches."""
-    ns = f"sel-{uuid.uuid4().hex[:6]}"
-    kubectl.run("create", "namespace", ns)
-    for name, labels in (("one", "tier=web"), ("two", "tier=in"), ("three", "size=3")):
-        kubectl.run("-n", ns, "create", "configmap", name)
-        kubectl.run("-n", ns, "label", "configmap", name, labels)
+    words (kubectl shows them), and what it reads (``notin (b,)``, keywords as values) matches
+    as it matches."""
+    ns = await create_namespace(raw)
+    cms = f"/api/v1/namespaces/{ns}/configmaps"
+    for name, labels in (
+        ("one", {"tier": "web"}),
+        ("two", {"tier": "in"}),
+        ("three", {"size": "3"}),
+    ):
+        await raw("POST", cms, {"metadata": {"name": name, "labels": labels}})
     refused = kubectl.run("-n", ns, "get", "cm", "-l", "tier in (web", check=False)
     assert refused.returncode == 1
     assert refused.stderr.startswith("Error from server (BadRequest): ")
@@ -402,32 +422,37 @@ def test_label_selectors_are_parsed_as_labels_parse_parses_them(kubectl: Kubectl
         '"tier in (web", field selector "": unable to parse requirement: found \'\', '
         "expected: ',' or ')'"
     )
-    refused = kubectl.run("-n", ns, "get", "cm", "-l", "tier,", check=False)
-    assert "found '', expected: identifier after ','" in refused.stderr
+    status, answer, _ = await raw("GET", cms, labelSelector="tier,")
+    assert (status, answer["message"]) == (400, "found '', expected: identifier after ','")
 
-    def names(selector: str) -> list[str]:
-        out = kubectl.run("-n", ns, "get", "cm", "-l", selector, "-o", "name").stdout
-        return sorted(line.removeprefix("configmap/") for line in out.split())
+    async def names(selector: str) -> list[str]:
+        _, listed, _ = await raw("GET", cms, labelSelector=selector)
+        return sorted(item["metadata"]["name"] for item in listed["items"])
 
-    assert names("tier in (in)") == ["two"]
-    assert names("tier notin (web,)") == ["three", "two"]
-    assert names("size>2,!tier") == ["three"]
+    assert await names("tier in (in)") == ["two"]
+    assert await names("tier notin (web,)") == ["three", "two"]
+    assert await names("size>2,!tier") == ["three"]
 
 
-def test_field_selectors_are_split_and_unescaped_as_fields_parse_selector_does(
-    kubectl: Kubectl,
+async def test_field_selectors_are_split_and_unescaped_as_fields_parse_selector_does(
+    kubectl: Kubectl, raw: Raw
 ) -> None:
     """``apimachinery/pkg/fields/selector.go``: ``splitTerm`` stops at the first operator and
     ``UnescapeValue`` refuses a bare ``=`` or an unknown escape in the value."""
-    ns = f"fsel-{uuid.uuid4().hex[:6]}"
-    kubectl.run("create", "namespace", ns)
-    kubectl.run("-n", ns, "create", "secret", "generic", "odd", "--type=example.com/a,b")
+    ns = await create_namespace(raw)
+    secrets = f"/api/v1/namespaces/{ns}/secrets"
+    await raw("POST", secrets, {"metadata": {"name": "odd"}, "type": "example.com/a,b"})
+    refused = kubectl.run(
+        "-n", ns, "get", "cm", "--field-selector", "metadata.name==a==b", check=False
+    )
+    assert refused.stderr.strip().endswith(
+        "invalid field selector: unescaped character in value: 61"
+    ), refused.stderr
     for selector, error in (
-        ("metadata.name==a==b", "invalid field selector: unescaped character in value: 61"),
         ("metadata.name=a\\b", "invalid field selector: invalid escape sequence: \\b"),
         ("metadata.name", "invalid selector: 'metadata.name'; can't understand 'metadata.name'"),
     ):
-        refused = kubectl.run("-n", ns, "get", "cm", "--field-selector", selector, check=False)
-        assert refused.stderr.strip().endswith(error), refused.stderr
-    found = kubectl.run("-n", ns, "get", "secrets", "--field-selector", "type=example.com/a\\,b")
-    assert found.stdout.split()[4:6] == ["odd", "example.com/a,b"]
+        status, answer, _ = await raw("GET", secrets, fieldSelector=selector)
+        assert (status, answer["message"]) == (400, error)
+    _, found, _ = await raw("GET", secrets, fieldSelector="type=example.com/a\\,b")
+    assert [item["metadata"]["name"] for item in found["items"]] == ["odd"]

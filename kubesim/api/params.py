@@ -115,8 +115,9 @@ def accepts_json(accept: str) -> bool:
 
 @attrs.frozen
 class Form:
-    """What an Accept header asks an answer to be: the object itself (``json``), a ``Table`` or
-    ``PartialObjectMetadata``, the last two in meta.k8s.io ``version`` (``v1`` or ``v1beta1``)."""
+    """What an Accept header asks an answer to be: the object itself (``json``), a ``Table``,
+    ``PartialObjectMetadata`` or ``PartialObjectMetadataList``, in meta.k8s.io ``version``
+    (``v1`` or ``v1beta1``)."""
 
     kind: str
     version: str = "v1"
@@ -168,9 +169,7 @@ def response_form(accept: str) -> Form:
             and version in ("v1", "v1beta1")
             and wanted in ("Table", "PartialObjectMetadata", "PartialObjectMetadataList")
         ):
-            return Form(
-                "PartialObjectMetadata" if wanted.startswith("Partial") else "Table", version
-            )
+            return Form(wanted, version)
         refused = True
     if refused:
         raise KubeError(406, NOT_ACCEPTABLE, reason="NotAcceptable")

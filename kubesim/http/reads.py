@@ -130,7 +130,7 @@ async def watch_(request: web.Request, state: State, target: Target) -> web.Stre
                 list_meta={"resourceVersion": obj["metadata"]["resourceVersion"]},
                 version=form.version,
             )
-        if form.kind == "PartialObjectMetadata":
+        if form.kind.startswith("PartialObjectMetadata"):  # each event is one object
             return tables.partial_metadata(obj, form.version)
         return obj
 

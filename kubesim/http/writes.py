@@ -50,12 +50,12 @@ async def _body(
 
 async def create(request: web.Request, state: State, target: Target) -> web.Response:
     if target.subresource == "eviction":
-        body = await _body(request, bodies.WRITE_TYPES)
         opts = _write_options(request, target, options.CREATE)
+        body = await _body(request, bodies.WRITE_TYPES, kind="Eviction")
         status = subresources.evict(state.objects, target, body, opts)
         return json_response(status, status=201)
     if reviews.is_review(target.rt):
-        body = await _body(request, bodies.WRITE_TYPES)
+        body = await _body(request, bodies.WRITE_TYPES, kind=target.rt.kind)
         review = reviews.review(
             target.rt,
             target.namespace,
@@ -66,15 +66,15 @@ async def create(request: web.Request, state: State, target: Target) -> web.Resp
         )
         return json_response(review, status=201)
     if target.subresource == "token":
-        body = await _body(request, bodies.WRITE_TYPES)
+        body = await _body(request, bodies.WRITE_TYPES, kind="TokenRequest")
         sa = state.objects.get(target.rt, target.namespace, target.name)
         issued = tokens.token_request(
             state.signing_key, sa, body, min_seconds=state.min_token_seconds
         )
         return json_response(issued, status=201)
     if target.subresource == "binding" or target.rt.group_resource == ("", "bindings"):
-        body = await _body(request, bodies.WRITE_TYPES)
         opts = _write_options(request, target, options.CREATE)
+        body = await _body(request, bodies.WRITE_TYPES, kind="Binding")
         status = subresources.bind(state.objects, target, body, opts)
         return json_response(status, status=201)
     opts = _write_options(request, target, options.CREATE)

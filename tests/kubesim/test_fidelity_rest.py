@@ -57,6 +57,15 @@ async def test_a_v1beta1_table_is_answered_in_v1beta1(raw: Raw) -> None:
         raw, f"{path}/a", "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1beta1"
     )
     assert (status, partial["apiVersion"]) == (200, "meta.k8s.io/v1beta1")
+    status, refused = await get_as(  # asPartialObjectMetadata: a list is not one object
+        raw, path, "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
+    )
+    assert (status, refused["reason"], refused["message"]) == (
+        406,
+        "NotAcceptable",
+        "you requested PartialObjectMetadata, but the requested object is a list "
+        "(*core.ConfigMapList)",
+    )
     status, refused = await get_as(raw, path, TABLE_V1BETA1, includeObject="Everything")
     assert status == 400
     assert refused["message"] == (
@@ -264,6 +273,17 @@ async def test_malformed_bodies_are_refused_in_the_go_decoders_words(raw: Raw) -
             "map[string]interface {}",
         ),
     ]
+    cases.append(  # a subresource's body is its own kind
+        (
+            "POST",
+            f"/api/v1/namespaces/{ns}/pods/web/eviction",
+            "{bad",
+            "application/json",
+            "the object provided is unrecognized (must be of type Eviction): couldn't get "
+            "version/kind; json parse error: invalid character 'b' looking for beginning of "
+            "object key string ({bad)",
+        )
+    )
     for method, path, body, media, message in cases:
         status, answer, _ = await raw(method, path, body, content_type=media)
         assert (status, answer["reason"], answer["message"]) == (400, "BadRequest", message), body

@@ -94,7 +94,6 @@ def media_params(part: str) -> tuple[str, dict[str, str]]:
 
 
 PROTOBUF = "application/vnd.kubernetes.protobuf"
-NOT_ACCEPTABLE = "only the following media types are accepted: application/json, application/yaml"
 
 
 def prefers_protobuf(accept: str) -> bool:
@@ -145,20 +144,35 @@ def include_object(query: Mapping[str, str]) -> str:
     return value or "Metadata"
 
 
-def response_form(accept: str) -> Form:
+def not_acceptable(*, protobuf: bool) -> KubeError:
+    """``negotiation.NewNotAcceptableError`` listing what the resource is served as (custom
+    resources have no protobuf form)."""
+    served = ", ".join(_JSON_MEDIA[-2:] + ((PROTOBUF,) if protobuf else ()))
+    return KubeError(
+        406, f"only the following media types are accepted: {served}", reason="NotAcceptable"
+    )
+
+
+_JSON_MEDIA = ("*/*", "application/*", "application/json", "application/yaml")
+
+
+def response_form(accept: str, *, protobuf: bool = False) -> Form:
     """The first form the Accept header allows: the object, a Table or PartialObjectMetadata.
 
-    An Accept whose every JSON form asks for a transformation the server does not make
-    (``as=Foo``, or another group) and that offers nothing else is a 406, as the apiserver's
-    ``negotiation`` answers it; other media types are the negotiate middleware's business. The
-    meta.k8s.io version asked for (v1 or v1beta1) is the version answered (``asTable``)."""
+    An Accept that offers nothing the server makes (``as=Foo``, another group, ``text/html``)
+    is a 406, as the apiserver's ``NegotiateOutputMediaType`` answers it, listing the media
+    types the resource is served as (``protobuf``: it has a protobuf form); a protobuf answer is
+    the negotiate middleware's business. The meta.k8s.io version asked for (v1 or v1beta1) is
+    the version answered (``asTable``)."""
     refused = False
     for part in (accept or "application/json").split(","):
         media, params = media_params(part)
-        if media not in ("application/json", "*/*", "application/*", "application/yaml"):
-            if media:
-                refused = False  # another media type: not for this function to refuse
-                break
+        if not media:
+            continue
+        if media == PROTOBUF:
+            return AS_IS  # the negotiate middleware answers or refuses it
+        if media not in _JSON_MEDIA:
+            refused = True
             continue
         wanted = params.get("as")
         if wanted is None:
@@ -172,5 +186,5 @@ def response_form(accept: str) -> Form:
             return Form(wanted, version)
         refused = True
     if refused:
-        raise KubeError(406, NOT_ACCEPTABLE, reason="NotAcceptable")
+        raise not_acceptable(protobuf=protobuf)
     return AS_IS

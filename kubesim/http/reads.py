@@ -9,10 +9,10 @@ from typing import Any
 from aiohttp import web
 
 from kubesim.api import options, subresources
-from kubesim.api.params import Target, include_object, integer, response_form
+from kubesim.api.params import Target, include_object, integer
 from kubesim.encoding import tables
 from kubesim.http import watch
-from kubesim.http.responses import encode_one, json_response, transformed_list
+from kubesim.http.responses import encode_one, json_response, requested_form, transformed_list
 from kubesim.http.state import State
 from kubesim.machinery.status import KubeError, bad_request, expired
 from kubesim.store import Obj
@@ -115,7 +115,7 @@ def list_(request: web.Request, state: State, target: Target) -> web.Response:
 
 
 async def watch_(request: web.Request, state: State, target: Target) -> web.StreamResponse:
-    form = response_form(request.headers.get("Accept", ""))
+    form = requested_form(request, target.rt)
     include = include_object(request.query) if form.kind == "Table" else ""
     first = [True]
 

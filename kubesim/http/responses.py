@@ -7,7 +7,7 @@ from typing import Any
 
 from aiohttp import web
 
-from kubesim.api.params import Target, include_object, response_form
+from kubesim.api.params import Form, Target, include_object, response_form
 from kubesim.encoding import tables, validation
 from kubesim.machinery.registry import ResourceType
 from kubesim.machinery.status import KubeError
@@ -44,8 +44,13 @@ def json_response(
     )
 
 
+def requested_form(request: web.Request, rt: ResourceType) -> Form:
+    """The form the request's Accept header asks for ``rt``'s objects in (or a 406)."""
+    return response_form(request.headers.get("Accept", ""), protobuf=rt.crd is None)
+
+
 def encode_one(request: web.Request, target: Target, obj: Obj) -> Any:
-    form = response_form(request.headers.get("Accept", ""))
+    form = requested_form(request, target.rt)
     if form.kind == "Table":
         return tables.table(
             target.rt,
@@ -64,7 +69,7 @@ def encode_one(request: web.Request, target: Target, obj: Obj) -> Any:
 def transformed_list(request: web.Request, rt: ResourceType, items: list[Obj], meta: Obj) -> Any:
     """The Table or PartialObjectMetadataList of ``items`` the Accept header asks for, or None
     when it asks for the list itself."""
-    form = response_form(request.headers.get("Accept", ""))
+    form = requested_form(request, rt)
     if form.kind == "Table":
         return tables.table(
             rt, items, include=include_object(request.query), list_meta=meta, version=form.version

@@ -95,7 +95,7 @@ def _as_protobuf(request: web.Request, response: web.Response) -> web.Response:
     if encoded is None:  # no protobuf form (custom resources): JSON if the client takes it
         if params.accepts_json(request.headers.get("Accept", "")):
             return response
-        return status_response(KubeError(406, params.NOT_ACCEPTABLE, reason="NotAcceptable"))
+        return status_response(params.not_acceptable(protobuf=False))
     response.body = encoded
     response.content_type = params.PROTOBUF
     return response
@@ -107,7 +107,7 @@ async def negotiate(request: web.Request, handler: Handler) -> web.StreamRespons
     kube-apiserver (watches stay JSON, so a protobuf-only watch is refused with 406)."""
     protobuf = params.prefers_protobuf(request.headers.get("Accept", ""))
     if protobuf and request.query.get("watch") in ("true", "1"):
-        return status_response(KubeError(406, params.NOT_ACCEPTABLE, reason="NotAcceptable"))
+        return status_response(params.not_acceptable(protobuf=False))
     response = await handler(request)
     if (
         protobuf

@@ -66,6 +66,13 @@ async def test_a_v1beta1_table_is_answered_in_v1beta1(raw: Raw) -> None:
         "you requested PartialObjectMetadata, but the requested object is a list "
         "(*core.ConfigMapList)",
     )
+    status, refused = await get_as(raw, path, "text/html")  # NegotiateOutputMediaType
+    assert (status, refused["reason"], refused["message"]) == (
+        406,
+        "NotAcceptable",
+        "only the following media types are accepted: application/json, application/yaml, "
+        "application/vnd.kubernetes.protobuf",
+    )
     status, refused = await get_as(raw, path, TABLE_V1BETA1, includeObject="Everything")
     assert status == 400
     assert refused["message"] == (

@@ -215,10 +215,10 @@ def _deleted_status(target: Target, name: str, uid: str) -> Obj:
 
 
 async def delete(request: web.Request, state: State, target: Target) -> web.Response:
-    options, opts = await _delete_options(request, target)
+    given, opts = await _delete_options(request, target)
     live = state.objects.get(target.rt, target.namespace, target.name)
     remaining = deletion.delete(
-        state.objects, target.rt, target.namespace, target.name, options, opts
+        state.objects, target.rt, target.namespace, target.name, given, opts
     )
     if remaining is not None:
         return json_response(remaining)
@@ -226,8 +226,9 @@ async def delete(request: web.Request, state: State, target: Target) -> web.Resp
 
 
 async def delete_collection(request: web.Request, state: State, target: Target) -> web.Response:
-    options, opts = await _delete_options(request, target)
     q = request.query
+    options.check_list(q)  # deletecollection.go checks the list options, then the delete's
+    given, opts = await _delete_options(request, target)
     items = state.objects.list(
         target.rt,
         target.namespace or None,
@@ -239,7 +240,7 @@ async def delete_collection(request: web.Request, state: State, target: Target) 
         meta = obj["metadata"]
         try:
             deletion.delete(
-                state.objects, target.rt, meta.get("namespace", ""), meta["name"], options, opts
+                state.objects, target.rt, meta.get("namespace", ""), meta["name"], given, opts
             )
         except KubeError as exc:
             if exc.code != 404:

@@ -182,6 +182,8 @@ async def test_write_options_are_refused_before_the_object_is_looked_up(raw: Raw
         400,
         'resourceVersion: Invalid value: "ten": strconv.ParseUint: parsing "ten": invalid syntax',
     )
+    status, answer, _ = await raw("DELETE", cms, resourceVersionMatch="Exact")
+    assert (status, answer["details"]["kind"]) == (422, "ListOptions")  # deletecollection.go
     status, answer, _ = await raw("GET", cms, resourceVersionMatch="Soon")
     assert (status, answer) == (  # ValidateListOptions
         422,

@@ -64,11 +64,15 @@ def patch_words(media: str, field_validation: str) -> Words:
 
 
 def require_patch_map(body: Any, media: str) -> None:
-    """A merge or strategic merge patch is decoded into a ``map[string]interface{}`` first; any
-    other JSON value is encoding/json's type error, framed as the patch type frames it."""
-    if isinstance(body, dict) or body is None or "merge" not in media:
+    """A merge, strategic merge or apply patch is decoded into a ``map[string]interface{}``
+    first; any other JSON value is encoding/json's type error, framed as the patch type frames
+    it (an apply body through sigs.k8s.io/yaml's ``Unmarshal``)."""
+    if isinstance(body, dict) or body is None or media == "application/json-patch+json":
         return
     error = f"json: cannot unmarshal {gotypes.json_kind(body)} into Go value of type map[string]interface {{}}"
+    if media == "application/apply-patch+yaml":
+        error = f"error decoding YAML: error unmarshaling JSON: while decoding JSON: {error}"
+        raise bad_request(error)
     raise bad_request(patch_words(media, "Warn").json(error))
 
 

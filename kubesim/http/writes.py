@@ -137,8 +137,7 @@ def _apply(
     live: Obj | None,
 ) -> web.Response:
     objs, rt = state.objects, target.rt
-    if not isinstance(body, dict):
-        raise bad_request("error decoding YAML: the apply body must be an object")
+    body = body or {}  # a null body is an empty object, refused below for naming no type
     if target.subresource == "scale":
         raise KubeError(
             501,

@@ -296,6 +296,14 @@ async def test_malformed_bodies_are_refused_in_the_go_decoders_words(raw: Raw) -
     for method, path, body, media, message in cases:
         status, answer, _ = await raw(method, path, body, content_type=media)
         assert (status, answer["reason"], answer["message"]) == (400, "BadRequest", message), body
+    status, answer, _ = await raw(  # applyPatcher: sigs.k8s.io/yaml.Unmarshal into a map
+        "PATCH", f"{cms}/a", "- 1", content_type="application/apply-patch+yaml", fieldManager="t"
+    )
+    assert (status, answer["message"]) == (
+        400,
+        "error decoding YAML: error unmarshaling JSON: while decoding JSON: json: cannot "
+        "unmarshal array into Go value of type map[string]interface {}",
+    )
 
 
 async def test_a_failed_json_patch_test_is_the_generic_invalid_status(raw: Raw) -> None:

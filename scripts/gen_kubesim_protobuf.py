@@ -40,6 +40,7 @@ PACKAGES = (
     "k8s.io/api/rbac/v1/",
     "k8s.io/api/storage/v1/",
     "k8s.io/api/coordination/v1/",
+    "k8s.io/api/scheduling/v1/",
     "k8s.io/api/discovery/v1/",
     "k8s.io/api/events/v1/",
     "k8s.io/api/authentication/v1/",

@@ -21,13 +21,12 @@ from kubesim.api import crds, quota
 from kubesim.api.core import Core
 from kubesim.machinery.meta import PROTECTED_NAMESPACES, WriteOptions, now
 from kubesim.machinery.registry import ResourceType
-from kubesim.machinery.status import KubeError, bad_request, not_found
+from kubesim.machinery.status import KubeError, not_found
 from kubesim.store import GroupResource, Obj
 
 FOREGROUND = "foregroundDeletion"
 ORPHAN = "orphan"
 NAMESPACE_FINALIZER = "kubernetes"
-POLICIES = ("Background", "Foreground", "Orphan")
 
 
 def delete(
@@ -124,22 +123,11 @@ def _graceful(objs: Core, rt: ResourceType, obj: Obj, finalizers: list[str], gra
 
 
 def _policy(options: dict[str, Any]) -> str:
-    policy = options.get("propagationPolicy")
+    """The propagation policy of options ``options.check_delete`` has passed."""
     orphan = options.get("orphanDependents")
-    if policy is not None and orphan is not None:
-        raise bad_request("orphanDependents and propagationPolicy cannot both be set")
     if orphan is not None:
         return "Orphan" if orphan else "Background"
-    if policy is None:
-        return "Background"
-    if policy not in POLICIES:
-        raise KubeError(
-            422,
-            f'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: '
-            f'Unsupported value: "{policy}": supported values: "Foreground", '
-            '"Background", "Orphan", "nil"',
-        )
-    return str(policy)
+    return str(options.get("propagationPolicy") or "Background")
 
 
 def _check_preconditions(rt: ResourceType, old: Obj, pre: dict[str, Any]) -> None:

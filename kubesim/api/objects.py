@@ -36,6 +36,7 @@ from kubesim.machinery.status import (
     bad_request,
     invalid,
     not_found,
+    qualified,
     stale,
 )
 from kubesim.patch import fields
@@ -136,10 +137,10 @@ class Objects:
         """POST semantics (also create-on-apply). ``managed``: managedFields already done."""
         obj = self._prepare_body(rt, namespace, body)
         meta = obj["metadata"]
+        if rt.namespaced:  # admission, before the storage generates a name or validates it
+            self.check_namespace_open(rt, namespace, str(meta.get("name") or ""))
         _assign_name(rt, meta)
         self._validate_name(rt, meta["name"])
-        if rt.namespaced:
-            self.check_namespace_open(namespace)
         if self.store.get(rt.group_resource, namespace, meta["name"]) is not None:
             raise already_exists(rt.group, rt.plural, meta["name"])
         _init_metadata(rt, obj)
@@ -210,18 +211,22 @@ class Objects:
                 rt.group, rt.kind, name, field.invalid_each("metadata.name", name, messages)
             )
 
-    def check_namespace_open(self, namespace: str) -> None:
+    def check_namespace_open(self, rt: ResourceType, namespace: str, name: str) -> None:
+        """The NamespaceLifecycle admission plugin: no new objects in a namespace that does not
+        exist or is being deleted (``admission.NewForbidden`` naming the object, and the cause)."""
         ns = self.store.get(("", "namespaces"), "", namespace)
         if ns is None:
             raise not_found("", "namespaces", namespace)
         if ns["metadata"].get("deletionTimestamp"):
+            what = qualified(rt.group, rt.plural) + (f' "{name}"' if name else "")
             raise KubeError(
                 403,
-                f"unable to create new content in namespace {namespace} because it is being "
-                "terminated",
+                f"{what} is forbidden: unable to create new content in namespace {namespace} "
+                "because it is being terminated",
                 details={
-                    "name": namespace,
-                    "kind": "namespaces",
+                    **({"name": name} if name else {}),
+                    **({"group": rt.group} if rt.group else {}),
+                    "kind": rt.plural,
                     "causes": [
                         {
                             "reason": "NamespaceTerminating",

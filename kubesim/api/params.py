@@ -6,12 +6,12 @@ from collections.abc import Mapping
 
 import attrs
 
+from kubesim.api.validation import field
 from kubesim.machinery.registry import Registry, ResourceType
 from kubesim.machinery.status import KubeError, bad_request, not_found
 
 # Subresources of a namespace itself (``/api/v1/namespaces/{name}/status``), as RequestInfo has it.
 _NAMESPACE_SUBRESOURCES = ("status", "finalize")
-FIELD_VALIDATION = ("Ignore", "Warn", "Strict")
 
 
 @attrs.frozen
@@ -73,28 +73,14 @@ def integer(query: Mapping[str, str], name: str) -> int | None:
         raise bad_request(f'strconv.ParseInt: parsing "{value}": invalid syntax') from None
 
 
-def dry_run(query: Mapping[str, str], values: list[str]) -> bool:
-    for value in values:
-        if value != "All":
-            raise bad_request(f'Invalid value: []string{{"{value}"}}: supported values: "All"')
-    return bool(values)
-
-
 def field_validation(query: Mapping[str, str]) -> str:
-    value = query.get("fieldValidation", "Warn") or "Warn"
-    if value not in FIELD_VALIDATION:
-        raise bad_request(f"fieldValidation must be one of Ignore, Warn or Strict, got {value}")
-    return value
+    """The field validation a write asked for (``Warn`` when unset; ``options`` checks it)."""
+    return query.get("fieldValidation", "") or "Warn"
 
 
 def field_manager(query: Mapping[str, str], user_agent: str) -> str:
     """``fieldManager`` or, like kube-apiserver, the program name from the User-Agent."""
-    if query.get("fieldManager"):
-        manager = query["fieldManager"]
-        if len(manager) > 128:
-            raise bad_request("fieldManager: Too long: may not be more than 128 bytes")
-        return manager
-    return user_agent.split("/", 1)[0][:128] or "unknown"
+    return query.get("fieldManager") or user_agent.split("/", 1)[0][:128] or "unknown"
 
 
 def media_params(part: str) -> tuple[str, dict[str, str]]:
@@ -108,7 +94,6 @@ def media_params(part: str) -> tuple[str, dict[str, str]]:
 
 
 PROTOBUF = "application/vnd.kubernetes.protobuf"
-NOT_ACCEPTABLE = "only the following media types are accepted: application/json, application/yaml"
 
 
 def prefers_protobuf(accept: str) -> bool:
@@ -127,30 +112,79 @@ def accepts_json(accept: str) -> bool:
     return bool(media & {"application/json", "*/*", "application/*", "application/yaml"})
 
 
-def response_form(accept: str) -> str:
-    """``Table``, ``PartialObjectMetadata`` or ``json``: the first form the Accept header allows.
+@attrs.frozen
+class Form:
+    """What an Accept header asks an answer to be: the object itself (``json``), a ``Table``,
+    ``PartialObjectMetadata`` or ``PartialObjectMetadataList``, in meta.k8s.io ``version``
+    (``v1`` or ``v1beta1``)."""
 
-    An Accept whose every JSON form asks for a transformation the server does not make
-    (``as=Foo``, or another group) and that offers nothing else is a 406, as the apiserver's
-    ``negotiation`` answers it; other media types are the negotiate middleware's business."""
+    kind: str
+    version: str = "v1"
+
+    @property
+    def api_version(self) -> str:
+        return f"meta.k8s.io/{self.version}"
+
+
+AS_IS = Form("json")
+_INCLUDE_OBJECT = ("Metadata", "Object", "None", "")
+
+
+def include_object(query: Mapping[str, str]) -> str:
+    """A Table's ``includeObject`` (``Metadata`` when unset), checked as the apiserver's
+    ``optionsForTransform`` checks it (``ValidateTableOptions``): anything else is a 400."""
+    value = query.get("includeObject", "")
+    if value not in _INCLUDE_OBJECT:
+        cause = field.invalid(
+            "includeObject", value, "must be 'Metadata', 'Object', 'None', or empty"
+        )
+        raise bad_request(
+            f"Unable to convert to Table as requested: {cause['field']}: {cause['message']}"
+        )
+    return value or "Metadata"
+
+
+def not_acceptable(*, protobuf: bool) -> KubeError:
+    """``negotiation.NewNotAcceptableError`` listing what the resource is served as (custom
+    resources have no protobuf form)."""
+    served = ", ".join(_JSON_MEDIA[-2:] + ((PROTOBUF,) if protobuf else ()))
+    return KubeError(
+        406, f"only the following media types are accepted: {served}", reason="NotAcceptable"
+    )
+
+
+_JSON_MEDIA = ("*/*", "application/*", "application/json", "application/yaml")
+
+
+def response_form(accept: str, *, protobuf: bool = False) -> Form:
+    """The first form the Accept header allows: the object, a Table or PartialObjectMetadata.
+
+    An Accept that offers nothing the server makes (``as=Foo``, another group, ``text/html``)
+    is a 406, as the apiserver's ``NegotiateOutputMediaType`` answers it, listing the media
+    types the resource is served as (``protobuf``: it has a protobuf form); a protobuf answer is
+    the negotiate middleware's business. The meta.k8s.io version asked for (v1 or v1beta1) is
+    the version answered (``asTable``)."""
     refused = False
     for part in (accept or "application/json").split(","):
         media, params = media_params(part)
-        if media not in ("application/json", "*/*", "application/*", "application/yaml"):
-            if media:
-                refused = False  # another media type: not for this function to refuse
-                break
+        if not media:
+            continue
+        if media == PROTOBUF:
+            return AS_IS  # the negotiate middleware answers or refuses it
+        if media not in _JSON_MEDIA:
+            refused = True
             continue
         wanted = params.get("as")
         if wanted is None:
-            return "json"
+            return AS_IS
+        version = params.get("v", "")
         if (
             params.get("g") == "meta.k8s.io"
-            and params.get("v") in ("v1", "v1beta1")
+            and version in ("v1", "v1beta1")
             and wanted in ("Table", "PartialObjectMetadata", "PartialObjectMetadataList")
         ):
-            return "PartialObjectMetadata" if wanted.startswith("Partial") else "Table"
+            return Form(wanted, version)
         refused = True
     if refused:
-        raise KubeError(406, NOT_ACCEPTABLE, reason="NotAcceptable")
-    return "json"
+        raise not_acceptable(protobuf=protobuf)
+    return AS_IS

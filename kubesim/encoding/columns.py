@@ -16,6 +16,8 @@ from kubesim.encoding.printers import (
     Column,
     age,
     age_of,
+    apiservice_available,
+    apiservice_service,
     cell,
     col,
     endpoints,
@@ -287,6 +289,20 @@ COLUMNS: dict[tuple[str, str], list[Column]] = {
         col("AddressType", text("addressType", default="")),
         col("Ports", slice_ports),
         col("Endpoints", slice_endpoints),
+        AGE,
+    ],
+    # printPriorityClass: the policy cell is empty when unset.
+    ("scheduling.k8s.io", "priorityclasses"): [
+        NAME,
+        col("Value", lambda o: o.get("value", 0), kind="integer"),
+        col("Global-Default", lambda o: bool(o.get("globalDefault")), kind="boolean"),
+        AGE,
+        col("PreemptionPolicy", text("preemptionPolicy", default="")),
+    ],
+    ("apiregistration.k8s.io", "apiservices"): [
+        NAME,
+        col("Service", apiservice_service),
+        col("Available", apiservice_available),
         AGE,
     ],
     ("apps", "controllerrevisions"): [

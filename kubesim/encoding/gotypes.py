@@ -69,7 +69,8 @@ def schemas_kind(model: str) -> str:
     return schemas._short(model)[1]
 
 
-def _json_kind(value: Any, *, integer: bool = False) -> str:
+def json_kind(value: Any, *, integer: bool = False) -> str:
+    """The JSON kind encoding/json names in a type error (``number``, ``string``, ``array``...)."""
     if isinstance(value, bool):
         return "bool"
     if isinstance(value, int | float):
@@ -107,7 +108,7 @@ def _value(
         kind, item = container
         wanted = list if kind == "list" else dict
         if not isinstance(value, wanted):
-            raise TypeMismatch(struct, path, _json_kind(value), go_type(type_name, field), where)
+            raise TypeMismatch(struct, path, json_kind(value), go_type(type_name, field), where)
         items = enumerate(value) if isinstance(value, list) else value.items()
         for key, each in items:
             step = f"[{key}]" if isinstance(key, int) else f".{key}"
@@ -116,32 +117,32 @@ def _value(
     if type_name in ("str", "datetime", "date"):
         quantity = field in QUANTITY and isinstance(value, int | float)
         if not isinstance(value, str) and not (quantity and not isinstance(value, bool)):
-            raise TypeMismatch(struct, path, _json_kind(value), go_type(type_name, field), where)
+            raise TypeMismatch(struct, path, json_kind(value), go_type(type_name, field), where)
         return
     if type_name == "int":
         if isinstance(value, bool) or not isinstance(value, int):
-            got = _json_kind(value, integer=True)
+            got = json_kind(value, integer=True)
             raise TypeMismatch(struct, path, got, go_type("int", field), where)
         return
     if type_name == "float":
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise TypeMismatch(struct, path, _json_kind(value), "float64", where)
+            raise TypeMismatch(struct, path, json_kind(value), "float64", where)
         return
     if type_name == "bool":
         if not isinstance(value, bool):
-            raise TypeMismatch(struct, path, _json_kind(value), "bool", where)
+            raise TypeMismatch(struct, path, json_kind(value), "bool", where)
         return
     if not schemas.fields_of(type_name):
         return  # not a model we know: nothing to check
     if not isinstance(value, dict):
-        raise TypeMismatch(struct, path, _json_kind(value), go_type(type_name, field), where)
+        raise TypeMismatch(struct, path, json_kind(value), go_type(type_name, field), where)
     _model(value, type_name, path, schemas_kind(type_name), where)
 
 
 def _model(value: Any, model: str, path: tuple[str, ...], struct: str, where: str) -> None:
     fields = schemas.fields_of(model)
     if not isinstance(value, dict):
-        raise TypeMismatch(struct, path, _json_kind(value), go_type(model), where)
+        raise TypeMismatch(struct, path, json_kind(value), go_type(model), where)
     for key, item in value.items():
         type_name = fields.get(key)
         if type_name is not None:  # unknown fields are fieldValidation's business

@@ -408,3 +408,20 @@ def _hpa_metric(spec: Obj, status: Obj) -> str:
     if key in ("resource", "containerResource"):
         return f"{source.get('name', '')}: {pair}"
     return pair
+
+
+def apiservice_service(o: Obj) -> str:
+    """kube-aggregator's APIService ``ConvertToTable``: ``Local`` or the backing ``ns/name``."""
+    service = cell(o, "spec", "service")
+    if not isinstance(service, dict):
+        return "Local"
+    return f"{service.get('namespace', '')}/{service.get('name', '')}"
+
+
+def apiservice_available(o: Obj) -> str:
+    """The ``Available`` condition's status, with its reason when it is not True."""
+    for condition in cell(o, "status", "conditions", default=None) or []:
+        if condition.get("type") == "Available":
+            status, reason = str(condition.get("status", "")), condition.get("reason")
+            return f"{status} ({reason})" if status != "True" and reason else status
+    return "Unknown"

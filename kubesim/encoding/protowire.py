@@ -40,6 +40,7 @@ _PACKAGES = {
     "rbac.authorization.k8s.io": "rbac",
     "storage.k8s.io": "storage",
     "coordination.k8s.io": "coordination",
+    "scheduling.k8s.io": "scheduling",
     "discovery.k8s.io": "discovery",
     "events.k8s.io": "events",
     "authentication.k8s.io": "authentication",

@@ -93,20 +93,20 @@ def _stored(cell: Callable[[Obj], Any]) -> Callable[[Obj], Any]:
     return lambda obj: cell(eventsv1.to_core(obj))
 
 
-def partial_metadata(obj: Obj) -> Obj:
+def partial_metadata(obj: Obj, version: str = "v1") -> Obj:
     return {
         "kind": "PartialObjectMetadata",
-        "apiVersion": "meta.k8s.io/v1",
+        "apiVersion": f"meta.k8s.io/{version}",
         "metadata": obj.get("metadata", {}),
     }
 
 
-def _row(cols: list[Column], obj: Obj, include: str) -> Obj:
+def _row(cols: list[Column], obj: Obj, include: str, version: str) -> Obj:
     row: Obj = {"cells": [c.cell(obj) for c in cols]}
     if include == "Object":
         row["object"] = obj
     elif include != "None":
-        row["object"] = partial_metadata(obj)
+        row["object"] = partial_metadata(obj, version)
     return row
 
 
@@ -117,11 +117,14 @@ def table(
     include: str = "Metadata",
     list_meta: Obj | None = None,
     headers: bool = True,
+    version: str = "v1",
 ) -> Obj:
+    """A Table of ``items`` in meta.k8s.io ``version``; its rows' metadata objects are in that
+    version too (the apiserver's ``asTable``)."""
     cols = columns(rt)
     return {
         "kind": "Table",
-        "apiVersion": "meta.k8s.io/v1",
+        "apiVersion": f"meta.k8s.io/{version}",
         "metadata": list_meta or {},
         "columnDefinitions": [
             {
@@ -135,5 +138,5 @@ def table(
         ]
         if headers
         else [],
-        "rows": [_row(cols, o, include) for o in items],
+        "rows": [_row(cols, o, include, version) for o in items],
     }

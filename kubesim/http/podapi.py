@@ -14,11 +14,10 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from kubesim.api.params import Target, response_form
+from kubesim.api.params import Target
 from kubesim.cluster import LiveCluster
-from kubesim.encoding import tables
 from kubesim.http import attach, logs, portforward, proxy, streams
-from kubesim.http.responses import encode_one, json_response
+from kubesim.http.responses import encode_one, json_response, transformed_list
 from kubesim.http.state import State
 from kubesim.kubelet import metrics
 from kubesim.machinery.selectors import field_matcher, label_matcher
@@ -94,12 +93,9 @@ def _metrics(live: LiveCluster) -> Handler:
         labels = label_matcher(request.query.get("labelSelector"))
         fields = field_matcher(request.query.get("fieldSelector"), rt.group, rt.plural, custom=True)
         items = [i for i in items if labels(i) and fields(i)]
-        if response_form(request.headers.get("Accept", "")) == "Table":
-            return json_response(
-                tables.table(
-                    rt, items, include=request.query.get("includeObject", "Metadata"), list_meta={}
-                )
-            )
+        transformed = transformed_list(request, rt, items, {})
+        if transformed is not None:
+            return json_response(transformed)
         return json_response(
             {"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": {}, "items": items}
         )

@@ -8,11 +8,11 @@ from typing import Any
 
 from aiohttp import web
 
-from kubesim.api import subresources
-from kubesim.api.params import Target, integer, response_form
+from kubesim.api import options, subresources
+from kubesim.api.params import Target, include_object, integer
 from kubesim.encoding import tables
 from kubesim.http import watch
-from kubesim.http.responses import encode_one, json_response
+from kubesim.http.responses import encode_one, json_response, requested_form, transformed_list
 from kubesim.http.state import State
 from kubesim.machinery.status import KubeError, bad_request, expired
 from kubesim.store import Obj
@@ -49,13 +49,8 @@ def _decode_continue(token: str, compacted: int) -> tuple[int, str]:
 
 
 def _check_list_rv(query: Any, current: int) -> None:
-    rv, match = query.get("resourceVersion", ""), query.get("resourceVersionMatch", "")
-    if match and match not in ("Exact", "NotOlderThan"):
-        raise bad_request(f"unsupported resourceVersionMatch: {match}")
-    if match and not rv:
-        raise KubeError(422, "resourceVersionMatch is forbidden unless resourceVersion is provided")
-    if rv and not rv.isdigit():
-        raise KubeError(400, f"invalid resource version: {rv!r}")
+    options.check_list(query)
+    rv, match = options.resource_version(query), query.get("resourceVersionMatch", "")
     if rv and rv != "0" and int(rv) > current:
         raise KubeError(
             504,
@@ -104,19 +99,9 @@ def list_(request: web.Request, state: State, target: Target) -> web.Response:
         meta["continue"] = _continue_token(list_rv, (last.get("namespace", ""), last["name"]))
         if not q.get("labelSelector") and not q.get("fieldSelector"):
             meta["remainingItemCount"] = rest
-    form = response_form(request.headers.get("Accept", ""))
-    if form == "Table":
-        include = q.get("includeObject", "Metadata")
-        return json_response(tables.table(target.rt, items, include=include, list_meta=meta))
-    if form == "PartialObjectMetadata":
-        return json_response(
-            {
-                "kind": "PartialObjectMetadataList",
-                "apiVersion": "meta.k8s.io/v1",
-                "metadata": meta,
-                "items": [tables.partial_metadata(o) for o in items],
-            }
-        )
+    transformed = transformed_list(request, target.rt, items, meta)
+    if transformed is not None:
+        return json_response(transformed)
     if target.rt.crd is None:  # built-in items are encoded without their type (CRs keep it)
         items = [{k: v for k, v in o.items() if k not in _TYPE_FIELDS} for o in items]
     return json_response(
@@ -130,12 +115,12 @@ def list_(request: web.Request, state: State, target: Target) -> web.Response:
 
 
 async def watch_(request: web.Request, state: State, target: Target) -> web.StreamResponse:
-    form = response_form(request.headers.get("Accept", ""))
-    include = request.query.get("includeObject", "Metadata")
+    form = requested_form(request, target.rt)
+    include = include_object(request.query) if form.kind == "Table" else ""
     first = [True]
 
     def encode(obj: Obj) -> Obj:
-        if form == "Table":
+        if form.kind == "Table":
             headers, first[0] = first[0], False
             return tables.table(
                 target.rt,
@@ -143,9 +128,10 @@ async def watch_(request: web.Request, state: State, target: Target) -> web.Stre
                 include=include,
                 headers=headers,
                 list_meta={"resourceVersion": obj["metadata"]["resourceVersion"]},
+                version=form.version,
             )
-        if form == "PartialObjectMetadata":
-            return tables.partial_metadata(obj)
+        if form.kind.startswith("PartialObjectMetadata"):  # each event is one object
+            return tables.partial_metadata(obj, form.version)
         return obj
 
     return await watch.serve(

@@ -7,6 +7,7 @@ Everything that fails is answered with a ``metav1.Status`` body, never an HTML e
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Awaitable, Callable
 
 import yaml
@@ -18,6 +19,7 @@ from kubesim.http import auth, differences, discovery, handlers, openapiv2, resp
 from kubesim.http.state import STATE, State
 from kubesim.machinery.status import KubeError
 
+logger = logging.getLogger(__name__)
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 routes = web.RouteTableDef()
 VERSION = {
@@ -67,6 +69,13 @@ async def errors(request: web.Request, handler: Handler) -> web.StreamResponse:
         )
     except web.HTTPNotFound:
         return status_response(KubeError(404, _NOT_FOUND, details={}))
+    except web.HTTPException:
+        raise
+    except Exception:  # a simulator bug: a Status as a real server's panic filter answers, no trace
+        logger.exception("kubesim: %s %s failed", request.method, request.path)
+        return status_response(
+            KubeError(500, "Internal error occurred: the simulator failed (see its log)")
+        )
 
 
 def _prefers_yaml(accept: str) -> bool:
@@ -86,7 +95,7 @@ def _as_protobuf(request: web.Request, response: web.Response) -> web.Response:
     if encoded is None:  # no protobuf form (custom resources): JSON if the client takes it
         if params.accepts_json(request.headers.get("Accept", "")):
             return response
-        return status_response(KubeError(406, params.NOT_ACCEPTABLE, reason="NotAcceptable"))
+        return status_response(params.not_acceptable(protobuf=False))
     response.body = encoded
     response.content_type = params.PROTOBUF
     return response
@@ -98,7 +107,7 @@ async def negotiate(request: web.Request, handler: Handler) -> web.StreamRespons
     kube-apiserver (watches stay JSON, so a protobuf-only watch is refused with 406)."""
     protobuf = params.prefers_protobuf(request.headers.get("Accept", ""))
     if protobuf and request.query.get("watch") in ("true", "1"):
-        return status_response(KubeError(406, params.NOT_ACCEPTABLE, reason="NotAcceptable"))
+        return status_response(params.not_acceptable(protobuf=False))
     response = await handler(request)
     if (
         protobuf

@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 import attrs
 from aiohttp import web
 
+from kubesim.api import options
 from kubesim.api.objects import Objects
 from kubesim.api.params import Target, flag, integer
 from kubesim.machinery.selectors import label_matcher
@@ -45,42 +46,10 @@ class WatchRequest:
 
     @classmethod
     def parse(cls, query: Mapping[str, str]) -> WatchRequest:
-        rv = query.get("resourceVersion", "")
-        match = query.get("resourceVersionMatch", "")
         send_initial = "sendInitialEvents" in query and flag(query, "sendInitialEvents")
         bookmarks = flag(query, "allowWatchBookmarks")
-        if "sendInitialEvents" in query:
-            causes = []
-            if match != "NotOlderThan":
-                causes.append(
-                    (
-                        "resourceVersionMatch",
-                        "Forbidden: sendInitialEvents requires "
-                        "setting resourceVersionMatch to NotOlderThan",
-                    )
-                )
-            if send_initial and not bookmarks:
-                causes.append(
-                    (
-                        "allowWatchBookmarks",
-                        "Forbidden: sendInitialEvents requires setting allowWatchBookmarks to true",
-                    )
-                )
-            if causes:
-                raise _invalid_list_options(causes)
-        elif match:
-            raise _invalid_list_options(
-                [
-                    (
-                        "resourceVersionMatch",
-                        "Forbidden: resourceVersionMatch "
-                        "is forbidden for watch unless sendInitialEvents is "
-                        "provided",
-                    )
-                ]
-            )
-        if rv and not rv.isdigit():
-            raise KubeError(400, f"invalid resource version: {rv!r}")
+        options.check_watch(query, bookmarks=bookmarks)
+        rv = options.resource_version(query)
         timeout = integer(query, "timeoutSeconds")
         return cls(
             rv,
@@ -90,21 +59,6 @@ class WatchRequest:
             query.get("labelSelector", ""),
             query.get("fieldSelector", ""),
         )
-
-
-def _invalid_list_options(causes: list[tuple[str, str]]) -> KubeError:
-    text = ", ".join(f"{f}: {m}" for f, m in causes)
-    return KubeError(
-        422,
-        f'ListOptions.meta.k8s.io "" is invalid: {text}',
-        details={
-            "group": "meta.k8s.io",
-            "kind": "ListOptions",
-            "causes": [
-                {"reason": "FieldValueForbidden", "message": m, "field": f} for f, m in causes
-            ],
-        },
-    )
 
 
 class _Filter:

@@ -7,15 +7,8 @@ from typing import Any
 
 from aiohttp import web
 
-from kubesim.api import deletion, reviews, subresources, tokens
-from kubesim.api.params import (
-    Target,
-    dry_run,
-    field_manager,
-    field_validation,
-    flag,
-    integer,
-)
+from kubesim.api import deletion, options, reviews, subresources, tokens
+from kubesim.api.params import Target, field_manager, field_validation, flag, integer
 from kubesim.encoding import bodies, validation
 from kubesim.http import auth
 from kubesim.http.responses import json_response
@@ -26,26 +19,43 @@ from kubesim.patch import fields
 from kubesim.store import Obj
 
 
-def _write_options(request: web.Request, target: Target) -> WriteOptions:
+def _write_options(
+    request: web.Request, target: Target, kind: str, *, apply: bool = False
+) -> WriteOptions:
+    """The write's options, checked as ``kind`` (``options.CREATE``...) before anything else."""
+    dry_run = request.query.getall("dryRun", [])
+    options.check_write(kind, request.query, dry_run, apply=apply)
     return WriteOptions(
         manager=field_manager(request.query, request.headers.get("User-Agent", "")),
-        dry_run=dry_run(request.query, request.query.getall("dryRun", [])),
+        dry_run=bool(dry_run),
         subresource=target.subresource,
     )
 
 
-async def _body(request: web.Request, accepted: tuple[str, ...]) -> Any:
+async def _body(
+    request: web.Request,
+    accepted: tuple[str, ...],
+    *,
+    kind: str = "",
+    words: bodies.Words | None = None,
+) -> Any:
+    """The request's body, refused in the words a real server's handler uses: an object of
+    ``kind`` as ``transformDecodeError`` words it, else ``words``."""
     raw = await request.read()
-    return bodies.decode(raw, request.headers.get("Content-Type", ""), accepted=accepted)
+    if words is None:
+        words = bodies.object_words(kind, raw) if kind else bodies.Words()
+    ctype = request.headers.get("Content-Type", "")
+    return bodies.decode(raw, ctype, accepted=accepted, words=words)
 
 
 async def create(request: web.Request, state: State, target: Target) -> web.Response:
     if target.subresource == "eviction":
-        body = await _body(request, bodies.WRITE_TYPES)
-        status = subresources.evict(state.objects, target, body, _write_options(request, target))
+        opts = _write_options(request, target, options.CREATE)
+        body = await _body(request, bodies.WRITE_TYPES, kind="Eviction")
+        status = subresources.evict(state.objects, target, body, opts)
         return json_response(status, status=201)
     if reviews.is_review(target.rt):
-        body = await _body(request, bodies.WRITE_TYPES)
+        body = await _body(request, bodies.WRITE_TYPES, kind=target.rt.kind)
         review = reviews.review(
             target.rt,
             target.namespace,
@@ -57,28 +67,30 @@ async def create(request: web.Request, state: State, target: Target) -> web.Resp
         state.reviews_answered[target.rt.kind] += 1
         return json_response(review, status=201)
     if target.subresource == "token":
-        body = await _body(request, bodies.WRITE_TYPES)
+        body = await _body(request, bodies.WRITE_TYPES, kind="TokenRequest")
         sa = state.objects.get(target.rt, target.namespace, target.name)
         issued = tokens.token_request(
             state.signing_key, sa, body, min_seconds=state.min_token_seconds
         )
         return json_response(issued, status=201)
     if target.subresource == "binding" or target.rt.group_resource == ("", "bindings"):
-        body = await _body(request, bodies.WRITE_TYPES)
-        status = subresources.bind(state.objects, target, body, _write_options(request, target))
+        opts = _write_options(request, target, options.CREATE)
+        body = await _body(request, bodies.WRITE_TYPES, kind="Binding")
+        status = subresources.bind(state.objects, target, body, opts)
         return json_response(status, status=201)
+    opts = _write_options(request, target, options.CREATE)
     mode = field_validation(request.query)
-    opts = _write_options(request, target)
-    body = await _body(request, bodies.WRITE_TYPES)
+    body = await _body(request, bodies.WRITE_TYPES, kind=target.rt.kind)
     warnings, body = validation.check(target.rt, body, mode)
     obj = state.objects.create(target.rt, target.namespace, body, opts)
     return json_response(obj, status=201, warnings=warnings)
 
 
 async def update(request: web.Request, state: State, target: Target) -> web.Response:
+    opts = _write_options(request, target, options.UPDATE)
     mode = field_validation(request.query)
-    opts = _write_options(request, target)
-    body = await _body(request, bodies.WRITE_TYPES)
+    kind = subresources.SCALE_TYPE.kind if target.subresource == "scale" else target.rt.kind
+    body = await _body(request, bodies.WRITE_TYPES, kind=kind)
     warnings, body = validation.check(target.rt, body, mode, subresource=target.subresource)
     if target.subresource == "scale":
         obj = subresources.update_scale(state.objects, target, body, opts)
@@ -91,17 +103,18 @@ async def patch(request: web.Request, state: State, target: Target) -> web.Respo
     media = bodies.media_type(request.headers.get("Content-Type", ""))
     if media not in bodies.PATCH_TYPES:
         raise bodies.unsupported_media(media, bodies.PATCH_TYPES)
+    apply = media == "application/apply-patch+yaml"
+    opts = _write_options(request, target, options.PATCH, apply=apply)
     mode = field_validation(request.query)
-    opts = _write_options(request, target)
-    body = await _body(request, bodies.PATCH_TYPES)
     objs, rt = state.objects, target.rt
     live = objs.store.get(rt.group_resource, target.namespace, target.name)
-    if media == "application/apply-patch+yaml":
-        return _apply(request, state, target, body, mode, opts, live)
-    if "force" in request.query:
-        raise KubeError(422, "force: Forbidden: may not be specified for non-apply patch")
-    if live is None:
+    if live is None and not apply:  # the patch is read only once there is an object to patch
         raise not_found(rt.group, rt.plural, target.name)
+    body = await _body(request, bodies.PATCH_TYPES, words=bodies.patch_words(media, mode))
+    bodies.require_patch_map(body, media)
+    if apply:
+        return _apply(request, state, target, body, mode, opts, live)
+    assert live is not None
     if target.subresource == "scale":
         current = subresources.scale_of(rt, live)
         patched = fields.patch(subresources.SCALE_TYPE, current, body, media)
@@ -125,10 +138,7 @@ def _apply(
     live: Obj | None,
 ) -> web.Response:
     objs, rt = state.objects, target.rt
-    if not request.query.get("fieldManager"):
-        raise bad_request("PATCH, application/apply-patch+yaml requires fieldManager to be set")
-    if not isinstance(body, dict):
-        raise bad_request("error decoding YAML: the apply body must be an object")
+    body = body or {}  # a null body is an empty object, refused below for naming no type
     if target.subresource == "scale":
         raise KubeError(
             501,
@@ -163,29 +173,31 @@ def _apply(
 async def _delete_options(
     request: web.Request, target: Target
 ) -> tuple[dict[str, Any], WriteOptions]:
-    """A delete's ``DeleteOptions`` (the body, then the query) and its write options; a ``dryRun``
-    in the body counts like one in the query."""
+    """A delete's ``DeleteOptions`` (the body, then the query) and its write options, checked
+    before the object is looked up; a ``dryRun`` in the body counts like one in the query."""
     raw = await request.read()
-    options: dict[str, Any] = {}
+    given: dict[str, Any] = {}
     if raw.strip():
-        decoded = bodies.decode(
-            raw, request.headers.get("Content-Type", ""), accepted=bodies.DELETE_TYPES
-        )
+        ctype = request.headers.get("Content-Type", "")
+        decoded = bodies.decode(raw, ctype, accepted=bodies.DELETE_TYPES, words=bodies.DELETE_WORDS)
         if not isinstance(decoded, dict):
             raise bad_request("DeleteOptions must be an object")
-        options = decoded
+        given = decoded
     q = request.query
     if "propagationPolicy" in q:
-        options["propagationPolicy"] = q["propagationPolicy"]
+        given["propagationPolicy"] = q["propagationPolicy"]
     if "orphanDependents" in q:
-        options["orphanDependents"] = flag(q, "orphanDependents")
+        given["orphanDependents"] = flag(q, "orphanDependents")
     if "gracePeriodSeconds" in q:
-        options["gracePeriodSeconds"] = integer(q, "gracePeriodSeconds")
-    if not options.get("dryRun"):
-        return options, _write_options(request, target)
-    dry_run(q, list(options["dryRun"]))
-    opts = _write_options(request, target)
-    return options, WriteOptions(manager=opts.manager, dry_run=True)
+        given["gracePeriodSeconds"] = integer(q, "gracePeriodSeconds")
+    if "dryRun" in q:
+        given["dryRun"] = q.getall("dryRun")
+    options.check_delete(given)
+    return given, WriteOptions(
+        manager=field_manager(q, request.headers.get("User-Agent", "")),
+        dry_run=bool(given.get("dryRun")),
+        subresource=target.subresource,
+    )
 
 
 def _deleted_status(target: Target, name: str, uid: str) -> Obj:
@@ -203,10 +215,10 @@ def _deleted_status(target: Target, name: str, uid: str) -> Obj:
 
 
 async def delete(request: web.Request, state: State, target: Target) -> web.Response:
-    options, opts = await _delete_options(request, target)
+    given, opts = await _delete_options(request, target)
     live = state.objects.get(target.rt, target.namespace, target.name)
     remaining = deletion.delete(
-        state.objects, target.rt, target.namespace, target.name, options, opts
+        state.objects, target.rt, target.namespace, target.name, given, opts
     )
     if remaining is not None:
         return json_response(remaining)
@@ -214,8 +226,9 @@ async def delete(request: web.Request, state: State, target: Target) -> web.Resp
 
 
 async def delete_collection(request: web.Request, state: State, target: Target) -> web.Response:
-    options, opts = await _delete_options(request, target)
     q = request.query
+    options.check_list(q)  # deletecollection.go checks the list options, then the delete's
+    given, opts = await _delete_options(request, target)
     items = state.objects.list(
         target.rt,
         target.namespace or None,
@@ -227,7 +240,7 @@ async def delete_collection(request: web.Request, state: State, target: Target) 
         meta = obj["metadata"]
         try:
             deletion.delete(
-                state.objects, target.rt, meta.get("namespace", ""), meta["name"], options, opts
+                state.objects, target.rt, meta.get("namespace", ""), meta["name"], given, opts
             )
         except KubeError as exc:
             if exc.code != 404:

@@ -1,26 +1,21 @@
 """Label and field selectors, parsed and matched the way kube-apiserver does.
 
-Label selectors support ``=``, ``==``, ``!=``, ``in``, ``notin``, ``key`` and ``!key``. Field
+Label selectors are parsed by ``labelparse`` (a port of ``labels.Parse``, with its errors). Field
 selectors support ``=``, ``==`` and ``!=`` on the fields each kind really indexes; any other field is
 refused with 400, like a real server, rather than silently matching everything.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
+from kubesim.machinery import labelparse
 from kubesim.machinery.status import bad_request
 
 Obj = dict[str, Any]
 Matcher = Callable[[Obj], bool]
 
-_SET_RE = re.compile(r"^\s*(!?)\s*([A-Za-z0-9._/-]+)\s*(?:(notin|in)\s*\(([^)]*)\))?\s*$")
-_EQ_RE = re.compile(r"^\s*([A-Za-z0-9._/-]+)\s*(==|=|!=)\s*([A-Za-z0-9._-]*)\s*$")
-_CMP_RE = re.compile(r"^\s*([A-Za-z0-9._/-]+)\s*(>|<)\s*(-?[0-9]+)\s*$")
-# Field selector values are anything but an unescaped comma (``type=helm.sh/release.v1``).
-_FIELD_RE = re.compile(r"^\s*([A-Za-z0-9._-]+)\s*(==|=|!=)\s*((?:[^,\\]|\\.)*?)\s*$")
 # What a field label reads when the object leaves it unset: registries format the Go zero value.
 _ZERO = {
     "spec.unschedulable": "false",
@@ -79,77 +74,62 @@ FIELDS: dict[tuple[str, str], frozenset[str]] = {
 }
 
 
-def _split(text: str) -> list[str]:
-    """Split on commas that are not inside ``in (...)`` lists."""
-    parts, depth, cur = [], 0, ""
-    for ch in text:
-        depth += ch == "("
-        depth -= ch == ")"
-        if ch == "," and depth == 0:
-            parts.append(cur)
-            cur = ""
+def _terms(selector: str) -> list[str]:
+    """``fields.splitTerms``: split on commas a backslash does not escape; empty terms go."""
+    terms, start, escaped = [], 0, False
+    for i, ch in enumerate(selector):
+        if escaped:
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif ch == ",":
+            terms.append(selector[start:i])
+            start = i + 1
+    terms.append(selector[start:])
+    return [t for t in terms if t]
+
+
+def _split_term(term: str) -> tuple[str, str, str] | None:
+    """``fields.splitTerm``: at the first operator, ``!=`` before ``==`` before ``=``."""
+    for i in range(len(term)):
+        for op in ("!=", "==", "="):
+            if term.startswith(op, i):
+                return term[:i], op, term[i + len(op) :]
+    return None
+
+
+def _unescape(value: str) -> str:
+    """``fields.UnescapeValue``: ``\\``, ``\\,`` and ``\\=`` only; a bare ``,`` or ``=`` is refused."""
+    out, escaped = [], False
+    for ch in value:
+        if escaped:
+            if ch not in "\\,=":
+                raise bad_request(f"invalid field selector: invalid escape sequence: \\{ch}")
+            out.append(ch)
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif ch in ",=":
+            raise bad_request(f"invalid field selector: unescaped character in value: {ord(ch)}")
         else:
-            cur += ch
-    parts.append(cur)
-    return [p for p in parts if p.strip()]
-
-
-_NOT_INTEGER = re.compile(r"^\s*([A-Za-z0-9._/-]+)\s*(>|<)\s*([^,]*?)\s*$")
-
-
-def _label_term(term: str) -> Callable[[dict[str, str]], bool]:
-    loose = _NOT_INTEGER.match(term)
-    if loose and not _CMP_RE.match(term):
-        raise bad_request(
-            f'unable to parse requirement: values[0]: Invalid value: "{loose.group(3)}": '
-            "for 'Gt', 'Lt' operators, the value must be an integer"
-        )
-    cmp = _CMP_RE.match(term)
-    if cmp:
-        key, op, bound = cmp.group(1), cmp.group(2), int(cmp.group(3))
-        return lambda labels: _compare(labels.get(key), op, bound)
-    eq = _EQ_RE.match(term)
-    if eq:
-        key, op, value = eq.groups()
-        if op == "!=":
-            return lambda labels: labels.get(key) != value
-        return lambda labels: labels.get(key) == value
-    m = _SET_RE.match(term)
-    if not m:
-        raise bad_request(
-            f"unable to parse requirement: found '{term.strip()}', expected: "
-            "identifier, '!', '=', '==', '!=', 'in', 'notin'"
-        )
-    neg, key, op, values = m.groups()
-    if op:
-        if neg:
-            raise bad_request(f"unable to parse requirement: {term.strip()}")
-        allowed = {v.strip() for v in values.split(",") if v.strip()}
-        if op == "in":
-            return lambda labels: labels.get(key) in allowed
-        return lambda labels: labels.get(key) not in allowed
-    if neg:
-        return lambda labels: key not in labels
-    return lambda labels: key in labels
-
-
-def _compare(value: str | None, op: str, bound: int) -> bool:
-    """``key>N``/``key<N``: only labels holding an integer can match."""
-    try:
-        number = int(value or "")
-    except ValueError:
-        return False
-    return number > bound if op == ">" else number < bound
+            out.append(ch)
+    if escaped:
+        raise bad_request("invalid field selector: invalid escape sequence: \\")
+    return "".join(out)
 
 
 def label_matcher(selector: str | None) -> Matcher:
+    """A label selector's matcher; one ``labels.Parse`` refuses is a 400 in its words."""
     if not selector:
         return lambda obj: True
-    terms = [_label_term(t) for t in _split(selector)]
+    try:
+        requirements = labelparse.parse(selector)
+    except labelparse.SelectorError as exc:
+        raise bad_request(str(exc)) from None
 
     def match(obj: Obj) -> bool:
         labels = obj.get("metadata", {}).get("labels") or {}
-        return all(t(labels) for t in terms)
+        return all(labelparse.matches(r, labels) for r in requirements)
 
     return match
 
@@ -178,11 +158,11 @@ def field_matcher(
         return lambda obj: True
     allowed = {"metadata.name", "metadata.namespace"} | FIELDS.get((group, plural), selectable)
     terms: list[tuple[str, bool, str]] = []
-    for raw in _split(selector):
-        m = _FIELD_RE.match(raw)
-        if not m:
+    for raw in sorted(_terms(selector)):  # fields.parseSelector sorts the terms
+        split = _split_term(raw)
+        if split is None:
             raise bad_request(f"invalid selector: '{selector}'; can't understand '{raw}'")
-        field, op, value = m.group(1), m.group(2), re.sub(r"\\(.)", r"\1", m.group(3))
+        field, op, value = split[0], split[1], _unescape(split[2])
         if field not in allowed:
             kind = f"{plural}.{group}" if group else plural
             raise bad_request(

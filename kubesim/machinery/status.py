@@ -127,7 +127,7 @@ def invalid(
         422,
         f'{label} "{name}" is invalid: {text}',
         details={
-            "name": name,
+            **({"name": name} if name else {}),  # omitempty: request options have no name
             **({"group": group} if group else {}),
             "kind": kind,
             "causes": causes,

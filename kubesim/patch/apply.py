@@ -183,12 +183,9 @@ def _config(
     applied: Obj, api_version: str, kind: str, subresource: str, *, status_subresource: bool
 ) -> Obj:
     """The applied configuration as the field manager sees it, or a 400 as the server answers."""
-    if not applied.get("kind") or not applied.get("apiVersion"):
-        raise PatchError(400, f"Object 'Kind' is missing in '{json.dumps(applied)}'")
-    if (applied["apiVersion"], applied["kind"]) != (api_version, kind):
-        raise PatchError(
-            400, f"invalid object type: {applied['apiVersion']}, Kind={applied['kind']}"
-        )
+    given = (applied.get("apiVersion"), applied.get("kind"))
+    if given != (api_version, kind):  # the field manager's versionCheckManager, GVK as Go prints it
+        raise PatchError(400, f"invalid object type: {_group_version_kind(*given)}")
     metadata = applied.get("metadata")
     if isinstance(metadata, dict) and metadata.get("managedFields") is not None:
         raise PatchError(400, "metadata.managedFields must be nil")
@@ -202,6 +199,15 @@ def _config(
     elif not subresource and status_subresource:
         config.pop("status", None)
     return config
+
+
+def _group_version_kind(api_version: Any, kind: Any) -> str:
+    """``schema.GroupVersionKind.String()`` of what an apply body names (``/v1, Kind=Pod``)."""
+    text = api_version if isinstance(api_version, str) else ""
+    group, _, version = text.rpartition("/")
+    if text.count("/") > 1:  # ParseGroupVersion refuses it: the kind is all that is left
+        group = version = ""
+    return f"{group}/{version}, Kind={kind if isinstance(kind, str) else ''}"
 
 
 def _conflicts(

@@ -78,20 +78,25 @@ def server_side_apply(
         raise KubeError(exc.status, exc.message) from exc
 
 
+#: What ``handlers/patch.go`` answers whatever made a JSON patch fail to apply (a failed
+#: ``test``, a missing path): ``NewGenericServerResponse(422, ...)`` drops json-patch's own words.
+JSON_PATCH_FAILED = "the server rejected our request due to an error in our request"
+
+
 def patch(rt: ResourceType, live: Obj, body: Any, content_type: str) -> Obj:
     try:
         if content_type == "application/json-patch+json":
             return patching.json_patch(live, body)
-        if not isinstance(body, dict):
-            raise KubeError(
-                400, "the body of the request must be a JSON object for this patch type"
-            )
+        if not isinstance(body, dict) and body is not None:  # the handler words this first
+            raise KubeError(400, "a merge patch must be a JSON object")
         if content_type == "application/merge-patch+json":
-            return patching.merge_patch(live, body)
+            return patching.merge_patch(live, body or {})
         return patching.strategic_merge_patch(
-            live, body, group=rt.group, version=rt.version, kind=rt.kind
+            live, body or {}, group=rt.group, version=rt.version, kind=rt.kind
         )
     except PatchError as exc:
+        if exc.status == 422 and content_type == "application/json-patch+json":
+            raise KubeError(422, JSON_PATCH_FAILED, details={}) from exc
         raise KubeError(exc.status, exc.message, reason=_reason(exc.status)) from exc
 
 

@@ -37,7 +37,9 @@ def json_patch(obj: dict[str, JSON], ops: list[JSON]) -> dict[str, JSON]:
         raise PatchError(400, "json: cannot unmarshal into Go value of type jsonpatch.Patch")
     if len(ops) > MAX_JSON_PATCH_OPERATIONS:
         limit = MAX_JSON_PATCH_OPERATIONS
-        raise PatchError(413, f"The allowed maximum operations in a JSON patch is {limit}")
+        raise PatchError(
+            413, f"The allowed maximum operations in a JSON patch is {limit}, got {len(ops)}"
+        )
     doc: JSON = copy.deepcopy(obj)
     for op in ops:
         doc = _apply_op(doc, op)

@@ -362,4 +362,4 @@ async def test_dry_run_on_every_write(raw: Raw) -> None:
     status, live, _ = await raw("GET", base + "/d")
     assert (status, live["data"], live["metadata"]["resourceVersion"]) == (200, {"a": "1"}, rv)
     status, body, _ = await raw("POST", base, cm("e"), dryRun="Bogus")
-    assert status == 400
+    assert status == 422  # ValidateCreateOptions

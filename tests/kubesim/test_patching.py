@@ -158,7 +158,12 @@ JSON_PATCH_ERRORS: list[tuple[str, Any, int, str]] = [
     ),
     ("not a list", {"op": "add"}, 400, "cannot unmarshal"),
     ("not a list of objects", ["add"], 400, "cannot unmarshal"),
-    ("too many operations", [{"op": "test", "path": ""}] * 10001, 413, "maximum operations"),
+    (
+        "too many operations",
+        [{"op": "test", "path": ""}] * 10001,
+        413,
+        "in a JSON patch is 10000, got 10001",
+    ),
 ]
 
 

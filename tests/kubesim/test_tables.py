@@ -206,3 +206,27 @@ def test_binding_wide_columns_list_each_kind_of_subject() -> None:
     cells = {c.name: c.cell(binding) for c in printers.BINDING_SUBJECTS}
     assert cells == {"Users": "alice, bob", "Groups": "team-a", "ServiceAccounts": "build/ci"}
     assert all(c.priority == 1 for c in printers.BINDING_SUBJECTS)  # -o wide
+
+
+@pytest.mark.parametrize(
+    ("obj", "service", "available"),
+    [
+        ({"spec": {}, "status": {"conditions": [{"type": "Available", "status": "True"}]}}, "Local", "True"),
+        (
+            {
+                "spec": {"service": {"namespace": "kube-system", "name": "metrics-server"}},
+                "status": {"conditions": [{"type": "Available", "status": "False", "reason": "MissingEndpoints"}]},
+            },
+            "kube-system/metrics-server",
+            "False (MissingEndpoints)",
+        ),
+        ({"spec": {"service": {"namespace": "a", "name": "b"}}}, "a/b", "Unknown"),
+    ],
+)  # fmt: skip
+def test_api_service_columns(obj: Obj, service: str, available: str) -> None:
+    """kube-aggregator ``registry/apiservice/etcd`` ``REST.ConvertToTable``: ``Local`` without a
+    service; the Available condition's status, its reason when not True, else ``Unknown``."""
+    assert (printers.apiservice_service(obj), printers.apiservice_available(obj)) == (
+        service,
+        available,
+    )

@@ -28,6 +28,7 @@ from kubesim.controllers.replicaset import ReplicaSetController
 from kubesim.controllers.scheduler import Scheduler
 from kubesim.controllers.serviceaccounts import NamespaceDefaults
 from kubesim.controllers.statefulset import StatefulSetController
+from kubesim.controllers.volumes import VolumeController, ensure_default_class
 from kubesim.kubelet import Kubelet, metrics
 from kubesim.machinery.timings import Timings
 from kubesim.store import Obj
@@ -72,6 +73,7 @@ class LiveCluster:
             self.cronjobs,
             EndpointsController(client),
             DisruptionController(client),
+            VolumeController(client, self.recorder),
             AutoscalerController(client, self.recorder, self._pod_usage),
         ]
         self._manager = Manager(objs.store, self.controllers)
@@ -92,6 +94,7 @@ class LiveCluster:
 
     async def start(self) -> None:
         ensure_nodes(Client(self.objs, "kubelet"), self.nodes)
+        ensure_default_class(Client(self.objs, "kubectl"))
         self.objs.graceful_pods = True  # a kubelet now exists to finish terminating pods
         self._manager.start()
         self._started = True

@@ -25,6 +25,8 @@ from kubesim.api import (
     podsecurity,
     priority,
     quota,
+    serviceaccount,
+    storage,
 )
 from kubesim.api.validation import field
 from kubesim.machinery.meta import WriteOptions, now
@@ -145,7 +147,10 @@ class Objects:
         _init_metadata(rt, obj)
         self._default(rt, obj)
         limitranges.mutate(self, rt, obj)  # admission order: LimitRanger before Priority
+        if rt.group_resource == ("", "persistentvolumeclaims"):
+            storage.admit_claim(self, obj)
         if rt.group_resource == ("", "pods"):
+            serviceaccount.admit_pod(self, obj)
             priority.admit_pod(self, obj)
             podsecurity.admit_pod(self, obj)
         return self._admit(rt, None, obj, opts, managed=managed)
@@ -282,9 +287,11 @@ class Objects:
                 (obj.get("spec") or {}).get("finalizers") if rt.plural == ("namespaces") else None
             )
             if meta.get("deletionTimestamp") and not meta.get("finalizers") and not spec_finalizers:
-                if opts.dry_run:
-                    return obj
-                return deletion.finalize(self, rt, obj)
+                # The answer is the object as this write left it (without the finalizer it
+                # removed), as apiserver's Store.deleteWithoutFinalizers answers.
+                if not opts.dry_run:
+                    deletion.finalize(self, rt, obj)
+                return self.present(rt, obj)
         if not opts.subresource:
             limitranges.validate(self, rt, obj, creating=old is None)
         if old is None:

@@ -6,10 +6,13 @@ the upstream source it was taken from (kubernetes v1.32, apiserver v0.32)."""
 from __future__ import annotations
 
 import asyncio
+import functools
+import ssl
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
+import aiohttp
 import pytest
 
 from kubesim import Simulator
@@ -326,3 +329,55 @@ async def test_pods_get_the_kube_api_access_volume_unless_they_opt_out(
 async def _phase(raw: Raw, pods: str, name: str, phase: str) -> bool:
     found = await get(raw, f"{pods}/{name}")
     return bool(found and found["status"].get("phase") == phase)
+
+
+# --- item 16: exec right after start ---------------------------------------------------------------
+# client-go's WebSocket executor (client-go/tools/remotecommand/websocket.go) starts
+# ``readDemuxLoop`` before ``streamer.stream`` has created its streams, and drops any frame for a
+# stream it has not created yet ("Unknown stream id 1, discarding message"). A real server's output
+# comes after its own stream set-up to the kubelet; so must the simulator's.
+CLIENT_SET_UP = 0.01  # how late a busy machine may schedule client-go's stream creation
+
+
+async def _exec_as_client_go(sim: Simulator, session: aiohttp.ClientSession, path: str) -> bytes:
+    """stdout of ``echo hi`` read as client-go's demux loop reads it: frames that arrive before
+    the client's streams exist are lost."""
+    params = [("command", "echo"), ("command", "hi"), ("stdout", "true"), ("stderr", "true")]
+    async with session.ws_connect(
+        sim.url + path,
+        params=params,
+        protocols=("v5.channel.k8s.io",),
+        headers={"Authorization": f"Bearer {sim.token}"},
+        ssl=ssl.create_default_context(cafile=str(sim.ca_path)),
+    ) as ws:
+        streams_from = time.monotonic() + CLIENT_SET_UP
+        out = b""
+        async for msg in ws:
+            stdout = msg.type == aiohttp.WSMsgType.BINARY and msg.data[:1] == b"\x01"
+            if stdout and time.monotonic() >= streams_from:
+                out += msg.data[1:]
+        return out
+
+
+async def test_exec_right_after_a_pod_turns_ready_never_loses_output(
+    sim: Simulator, raw: Raw, kubectl: Kubectl
+) -> None:
+    ns = await create_namespace(raw)
+    pods = f"/api/v1/namespaces/{ns}/pods"
+    async with aiohttp.ClientSession() as session:
+        for name in (f"p{i}" for i in range(8)):
+            await raw("POST", pods, pod(name))
+            await until(functools.partial(_ready, raw, pods, name), "pod ready")
+            assert await _exec_as_client_go(sim, session, f"{pods}/{name}/exec") == b"hi\n"
+        for _ in range(16):
+            assert await _exec_as_client_go(sim, session, f"{pods}/p7/exec") == b"hi\n"
+    await raw("POST", pods, pod("last"))
+    await until(lambda: _ready(raw, pods, "last"), "pod ready")
+    for _ in range(4):
+        assert kubectl.run("-n", ns, "exec", "last", "--", "echo", "hi").stdout == "hi\n"
+
+
+async def _ready(raw: Raw, pods: str, name: str) -> bool:
+    found = await get(raw, f"{pods}/{name}")
+    conditions = ((found or {}).get("status") or {}).get("conditions") or []
+    return any(c["type"] == "Ready" and c["status"] == "True" for c in conditions)

@@ -23,6 +23,7 @@ from kubesim.controllers.disruption import DisruptionController
 from kubesim.controllers.endpoints import EndpointsController
 from kubesim.controllers.events import Recorder
 from kubesim.controllers.job import JobController
+from kubesim.controllers.leases import NodeLeases
 from kubesim.controllers.nodes import NodeLifecycle, ensure_nodes
 from kubesim.controllers.replicaset import ReplicaSetController
 from kubesim.controllers.scheduler import Scheduler
@@ -62,6 +63,7 @@ class LiveCluster:
         self.cronjobs = CronJobController(client, self.recorder, clock)
         self.controllers: list[Controller] = [
             NodeLifecycle(client),
+            NodeLeases(Client(objs, "kubelet"), self.timings),
             self.scheduler,
             self.kubelet,
             NamespaceDefaults(client, ca_pem),

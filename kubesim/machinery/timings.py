@@ -30,8 +30,10 @@ class Timings:
     backoff_max: float = 2.0
     stop: float = 0.02
     """Deleted pod → containers stopped (bounded by its grace period) and the pod removed."""
-    exec_start: float = 0.03
+    exec_start: float = 0.05
     """An exec or attach upgraded → its streams carry output (the server's stream set-up)."""
+    lease_renew: float = 10.0
+    """How often each node's kubelet renews its Lease (a quarter of its 40 s duration)."""
     log_interval: float = 0.5
     """Cadence of a long-running container's log lines."""
     probe_period: float = 1.0

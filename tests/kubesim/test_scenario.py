@@ -105,5 +105,6 @@ async def test_empty_is_bare() -> None:
             ("scheduling.k8s.io", "priorityclasses"),
             ("apiregistration.k8s.io", "apiservices"),
             ("storage.k8s.io", "storageclasses"),  # kind's "standard"
+            ("coordination.k8s.io", "leases"),  # node heartbeats
         }
         assert live.objs.store.list(("", "pods")) == []

@@ -469,3 +469,62 @@ async def test_each_node_holds_a_lease_it_renews(raw: Raw) -> None:
         return bool(again and again["spec"]["renewTime"] > first)
 
     await until(renewed, "the lease renewed", timeout=LEASE_RENEW * 10)
+
+
+# --- item 17: validation gaps ----------------------------------------------------------------------
+
+
+async def test_ids_spread_constraints_and_volume_sources_are_validated(raw: Raw) -> None:
+    """pkg/apis/core/validation/validation.go: ``validatePodSpecSecurityContext`` and
+    ``ValidateSecurityContext`` (IsValidUserID), ``validateTopologySpreadConstraints``
+    (``ValidateMaxSkew``, ``ValidateWhenUnsatisfiable``) and ``validateVolumeSource``."""
+    ns = await create_namespace(raw)
+
+    async def refused(name: str, **spec: Any) -> tuple[str, list[str]]:
+        body = pod(name)
+        body["spec"].update(spec)
+        status, answer, _ = await raw("POST", f"/api/v1/namespaces/{ns}/pods", body)
+        assert (status, answer["reason"]) == (422, "Invalid"), answer
+        return answer["message"], [c["field"] for c in answer["details"]["causes"]]
+
+    message, _ = await refused("minus", securityContext={"runAsUser": -5})
+    assert message == (
+        'Pod "minus" is invalid: spec.securityContext.runAsUser: Invalid value: -5: '
+        "must be between 0 and 2147483647, inclusive"
+    )
+    container = {"name": "main", "image": "nginx:1.27", "securityContext": {"runAsGroup": -1}}
+    message, _ = await refused("group", containers=[container])
+    assert message == (
+        'Pod "group" is invalid: spec.containers[0].securityContext.runAsGroup: Invalid value: '
+        "-1: must be between 0 and 2147483647, inclusive"
+    )
+    spread = {"maxSkew": 0, "topologyKey": "zone", "whenUnsatisfiable": "Sometimes"}
+    message, fields = await refused("spread", topologySpreadConstraints=[spread])
+    assert fields == [
+        "spec.topologySpreadConstraints[0].maxSkew",
+        "spec.topologySpreadConstraints[0].whenUnsatisfiable",
+    ]
+    assert message == (
+        'Pod "spread" is invalid: [spec.topologySpreadConstraints[0].maxSkew: Invalid value: 0: '
+        "must be greater than zero, spec.topologySpreadConstraints[0].whenUnsatisfiable: "
+        'Unsupported value: "Sometimes": supported values: "DoNotSchedule", "ScheduleAnyway"]'
+    )
+    both = {"name": "both", "emptyDir": {}, "configMap": {"name": "c"}}
+    message, _ = await refused("volume", volumes=[both])
+    assert message == (
+        'Pod "volume" is invalid: spec.volumes[0].configMap: Forbidden: '
+        "may not specify more than 1 volume type"
+    )
+    deployment = {
+        "metadata": {"name": "web"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {**pod("x")["spec"], "securityContext": {"runAsUser": -5}},
+            },
+        },
+    }
+    status, answer, _ = await raw("POST", f"/apis/apps/v1/namespaces/{ns}/deployments", deployment)
+    assert status == 422
+    assert answer["details"]["causes"][0]["field"] == "spec.template.spec.securityContext.runAsUser"

@@ -286,9 +286,14 @@ class Objects:
             spec_finalizers = (
                 (obj.get("spec") or {}).get("finalizers") if rt.plural == ("namespaces") else None
             )
-            if meta.get("deletionTimestamp") and not meta.get("finalizers") and not spec_finalizers:
-                # The answer is the object as this write left it (without the finalizer it
-                # removed), as apiserver's Store.deleteWithoutFinalizers answers.
+            # ShouldDeleteDuringUpdate: an object being deleted goes once its finalizers are
+            # gone, unless a grace period still runs (a terminating pod's kubelet writes its
+            # status until its containers are down). The answer is the object as this write
+            # left it, as apiserver's Store.deleteWithoutFinalizers answers.
+            deleting = old["metadata"].get("deletionTimestamp") and not old["metadata"].get(
+                "deletionGracePeriodSeconds"
+            )
+            if deleting and not meta.get("finalizers") and not spec_finalizers:
                 if not opts.dry_run:
                     deletion.finalize(self, rt, obj)
                 return self.present(rt, obj)

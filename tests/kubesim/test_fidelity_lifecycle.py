@@ -6,7 +6,9 @@ the upstream source it was taken from (kubernetes v1.32, apiserver v0.32)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
+import json
 import ssl
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -341,26 +343,47 @@ async def _phase(raw: Raw, pods: str, name: str, phase: str) -> bool:
 # stream it has not created yet ("Unknown stream id 1, discarding message"). A real server's output
 # comes after its own stream set-up to the kubelet; so must the simulator's.
 CLIENT_SET_UP = 0.01  # how late a busy machine may schedule client-go's stream creation
+# A sample is not judged when this test's own loop stalled for longer than this while it ran
+# (the server's 50 ms set-up minus the client's 10 ms, with a margin): frames that waited in the
+# socket for a stalled reader look as early as frames sent too soon.
+STALL = 0.025
 
 
-async def _exec_as_client_go(sim: Simulator, session: aiohttp.ClientSession, path: str) -> bytes:
-    """stdout of ``echo hi`` read as client-go's demux loop reads it: frames that arrive before
-    the client's streams exist are lost."""
+async def _exec_as_client_go(
+    sim: Simulator, session: aiohttp.ClientSession, path: str
+) -> bytes | None:
+    """stdout of ``echo hi`` read as client-go's demux loop reads it (frames that arrive before
+    the client's streams exist are lost), or None when this client stalled too long to judge."""
+    stalled = 0.0
+
+    async def watch_the_loop() -> None:
+        nonlocal stalled
+        while True:
+            before = time.monotonic()
+            await asyncio.sleep(0.002)
+            stalled = max(stalled, time.monotonic() - before - 0.002)
+
     params = [("command", "echo"), ("command", "hi"), ("stdout", "true"), ("stderr", "true")]
-    async with session.ws_connect(
-        sim.url + path,
-        params=params,
-        protocols=("v5.channel.k8s.io",),
-        headers={"Authorization": f"Bearer {sim.token}"},
-        ssl=ssl.create_default_context(cafile=str(sim.ca_path)),
-    ) as ws:
-        streams_from = time.monotonic() + CLIENT_SET_UP
-        out = b""
-        async for msg in ws:
-            stdout = msg.type == aiohttp.WSMsgType.BINARY and msg.data[:1] == b"\x01"
-            if stdout and time.monotonic() >= streams_from:
-                out += msg.data[1:]
-        return out
+    watcher = asyncio.ensure_future(watch_the_loop())
+    try:
+        async with session.ws_connect(
+            sim.url + path,
+            params=params,
+            protocols=("v5.channel.k8s.io",),
+            headers={"Authorization": f"Bearer {sim.token}"},
+            ssl=ssl.create_default_context(cafile=str(sim.ca_path)),
+        ) as ws:
+            streams_from = time.monotonic() + CLIENT_SET_UP
+            out = b""
+            async for msg in ws:
+                stdout = msg.type == aiohttp.WSMsgType.BINARY and msg.data[:1] == b"\x01"
+                if stdout and time.monotonic() >= streams_from:
+                    out += msg.data[1:]
+    finally:
+        watcher.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await watcher
+    return None if stalled > STALL else out
 
 
 async def test_exec_right_after_a_pod_turns_ready_never_loses_output(
@@ -368,11 +391,18 @@ async def test_exec_right_after_a_pod_turns_ready_never_loses_output(
 ) -> None:
     ns = await create_namespace(raw)
     pods = f"/api/v1/namespaces/{ns}/pods"
+    judged = []
     async with aiohttp.ClientSession() as session:
         for name in (f"p{i}" for i in range(8)):
             await raw("POST", pods, pod(name))
             await until(functools.partial(_ready, raw, pods, name), "pod ready")
-            assert await _exec_as_client_go(sim, session, f"{pods}/{name}/exec") == b"hi\n"
+            for _ in range(3):  # right after Ready, unless this test's loop stalled
+                out = await _exec_as_client_go(sim, session, f"{pods}/{name}/exec")
+                if out is not None:
+                    judged.append(out)
+                    break
+    assert len(judged) >= 4, "the machine is too busy to judge"
+    assert judged == [b"hi\n"] * len(judged)
     await raw("POST", pods, pod("last"))
     await until(lambda: _ready(raw, pods, "last"), "pod ready")
     for _ in range(2):
@@ -528,3 +558,67 @@ async def test_ids_spread_constraints_and_volume_sources_are_validated(raw: Raw)
     status, answer, _ = await raw("POST", f"/apis/apps/v1/namespaces/{ns}/deployments", deployment)
     assert status == 422
     assert answer["details"]["causes"][0]["field"] == "spec.template.spec.securityContext.runAsUser"
+
+
+# --- item 17: termination ---------------------------------------------------------------------------
+
+
+async def _last_state_before_deletion(sim: Simulator, pods: str, name: str) -> Obj:
+    """The pod as the watch's DELETED event carries it (its containers' final state)."""
+    params = {"watch": "true", "fieldSelector": f"metadata.name={name}", "timeoutSeconds": "10"}
+    async with (
+        aiohttp.ClientSession() as session,
+        session.get(
+            sim.url + pods,
+            params=params,
+            headers={"Authorization": f"Bearer {sim.token}"},
+            ssl=ssl.create_default_context(cafile=str(sim.ca_path)),
+        ) as resp,
+    ):
+        async for line in resp.content:
+            event = json.loads(line)
+            if event["type"] == "DELETED":
+                found: Obj = event["object"]
+                return found
+    raise AssertionError(f"{name} was not deleted")
+
+
+async def test_a_pid_1_that_ignores_sigterm_keeps_its_pod_terminating_for_the_grace_period(
+    sim: Simulator, raw: Raw
+) -> None:
+    """pkg/kubelet/kuberuntime/kuberuntime_container.go ``killContainer``: SIGTERM, then SIGKILL
+    once the grace period is over; a shell or ``sleep`` as PID 1 has no default SIGTERM action."""
+    ns = await create_namespace(raw)
+    pods = f"/api/v1/namespaces/{ns}/pods"
+    sleeper = {"name": "main", "image": "busybox:1.36", "command": ["sleep", "3600"]}
+    stubborn = {
+        "metadata": {"name": "stubborn"},
+        "spec": {"containers": [sleeper], "terminationGracePeriodSeconds": 1},
+    }
+    await raw("POST", pods, stubborn)
+    await raw("POST", pods, pod("polite"))  # nginx stops on SIGTERM
+    for name in ("stubborn", "polite"):
+        await until(functools.partial(_phase, raw, pods, name, "Running"), f"{name} running")
+
+    stubborn_gone = asyncio.ensure_future(_last_state_before_deletion(sim, pods, "stubborn"))
+    polite_gone = asyncio.ensure_future(_last_state_before_deletion(sim, pods, "polite"))
+    await asyncio.sleep(0.1)  # both watches are open
+    started = time.monotonic()
+    status, deleting, _ = await raw("DELETE", f"{pods}/stubborn")
+    assert (status, deleting["metadata"]["deletionGracePeriodSeconds"]) == (200, 1)
+    await raw("DELETE", f"{pods}/polite")
+    polite = await polite_gone
+    assert time.monotonic() - started < 0.8
+    terminated = polite["status"]["containerStatuses"][0]["state"]["terminated"]
+    assert (terminated["exitCode"], terminated["reason"]) == (0, "Completed")
+
+    await asyncio.sleep(0.5)
+    lingering = await get(raw, f"{pods}/stubborn")
+    assert lingering is not None  # Terminating: the grace period is not over
+    assert "running" in lingering["status"]["containerStatuses"][0]["state"]
+    last = await stubborn_gone
+    assert time.monotonic() - started >= 1.0
+    terminated = last["status"]["containerStatuses"][0]["state"]["terminated"]
+    assert (terminated["exitCode"], terminated["reason"]) == (137, "Error")
+    killing = ("Normal", "Killing", "Stopping container main", "kubelet")
+    assert killing in await events(raw, ns, "stubborn")

@@ -34,6 +34,8 @@ class Timings:
     """An exec or attach upgraded → its streams carry output (the server's stream set-up)."""
     lease_renew: float = 10.0
     """How often each node's kubelet renews its Lease (a quarter of its 40 s duration)."""
+    node_status: float = 300.0
+    """How often a kubelet re-posts an unchanged node status (nodeStatusReportFrequency)."""
     log_interval: float = 0.5
     """Cadence of a long-running container's log lines."""
     probe_period: float = 1.0

@@ -23,11 +23,12 @@ from tests.kubesim.conftest import Kubectl, Raw, create_namespace
 from tests.kubesim.live import FAST, Obj
 
 LEASE_RENEW = 0.2  # seconds; the kubelet's is 10
+NODE_STATUS = 0.5  # seconds; the kubelet's is 300
 
 
 @pytest.fixture(scope="module")
 def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simulator]:
-    timings = attrs.evolve(FAST, lease_renew=LEASE_RENEW)
+    timings = attrs.evolve(FAST, lease_renew=LEASE_RENEW, node_status=NODE_STATUS)
     with Simulator(
         tmp_path_factory.mktemp("kubesim"), nodes=1, timings=timings, bookmark_interval=0.5
     ) as s:
@@ -476,7 +477,9 @@ async def _metrics(raw: Raw) -> dict[str, float]:
 
 async def test_each_node_holds_a_lease_it_renews(raw: Raw) -> None:
     """The kubelet's node lease controller (component-helpers/apimachinery/lease/controller.go
-    ``newLease``): named after the node, owned by it, 40 s, renewed every quarter of that."""
+    ``newLease``): named after the node, owned by it, 40 s, renewed every quarter of that; and
+    its node status re-posted every nodeStatusReportFrequency (pkg/kubelet/kubelet_node_status.go
+    ``tryUpdateNodeStatus``)."""
     path = "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/kubesim-node-1"
     lease = await until(lambda: get(raw, path), "the node's lease")
     node = await get(raw, "/api/v1/nodes/kubesim-node-1")
@@ -499,6 +502,16 @@ async def test_each_node_holds_a_lease_it_renews(raw: Raw) -> None:
         return bool(again and again["spec"]["renewTime"] > first)
 
     await until(renewed, "the lease renewed", timeout=LEASE_RENEW * 10)
+
+    def heartbeat(node: Obj) -> str:
+        ready = next(c for c in node["status"]["conditions"] if c["type"] == "Ready")
+        return str(ready["lastHeartbeatTime"])
+
+    async def beaten() -> bool:  # times have whole seconds: the next one shows within 1.5 s
+        again = await get(raw, "/api/v1/nodes/kubesim-node-1")
+        return bool(again and heartbeat(again) > heartbeat(node))
+
+    await until(beaten, "the node status re-posted", timeout=NODE_STATUS + 2.5)
 
 
 # --- item 17: validation gaps ----------------------------------------------------------------------

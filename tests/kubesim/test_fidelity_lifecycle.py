@@ -394,7 +394,7 @@ async def test_exec_right_after_a_pod_turns_ready_never_loses_output(
     pods = f"/api/v1/namespaces/{ns}/pods"
     judged = []
     async with aiohttp.ClientSession() as session:
-        for name in (f"p{i}" for i in range(8)):
+        for name in (f"p{i}" for i in range(5)):
             await raw("POST", pods, pod(name))
             await until(functools.partial(_ready, raw, pods, name), "pod ready")
             for _ in range(3):  # right after Ready, unless this test's loop stalled
@@ -402,7 +402,7 @@ async def test_exec_right_after_a_pod_turns_ready_never_loses_output(
                 if out is not None:
                     judged.append(out)
                     break
-    assert len(judged) >= 4, "the machine is too busy to judge"
+    assert len(judged) >= 3, "the machine is too busy to judge"
     assert judged == [b"hi\n"] * len(judged)
     await raw("POST", pods, pod("last"))
     await until(lambda: _ready(raw, pods, "last"), "pod ready")
@@ -600,13 +600,14 @@ async def test_a_pid_1_that_ignores_sigterm_keeps_its_pod_terminating_for_the_gr
     sim: Simulator, raw: Raw
 ) -> None:
     """pkg/kubelet/kuberuntime/kuberuntime_container.go ``killContainer``: SIGTERM, then SIGKILL
-    once the grace period is over; a shell or ``sleep`` as PID 1 has no default SIGTERM action."""
+    once the grace period is over; a shell or ``sleep`` as PID 1 has no default SIGTERM action.
+    The grace period is 2 s so that the test stays short."""
     ns = await create_namespace(raw)
     pods = f"/api/v1/namespaces/{ns}/pods"
     sleeper = {"name": "main", "image": "busybox:1.36", "command": ["sleep", "3600"]}
     stubborn = {
         "metadata": {"name": "stubborn"},
-        "spec": {"containers": [sleeper], "terminationGracePeriodSeconds": 1},
+        "spec": {"containers": [sleeper], "terminationGracePeriodSeconds": 2},
     }
     await raw("POST", pods, stubborn)
     await raw("POST", pods, pod("polite"))  # nginx stops on SIGTERM
@@ -618,10 +619,10 @@ async def test_a_pid_1_that_ignores_sigterm_keeps_its_pod_terminating_for_the_gr
     await asyncio.sleep(0.1)  # both watches are open
     started = time.monotonic()
     status, deleting, _ = await raw("DELETE", f"{pods}/stubborn")
-    assert (status, deleting["metadata"]["deletionGracePeriodSeconds"]) == (200, 1)
+    assert (status, deleting["metadata"]["deletionGracePeriodSeconds"]) == (200, 2)
     await raw("DELETE", f"{pods}/polite")
     polite = await polite_gone
-    assert time.monotonic() - started < 0.8
+    assert time.monotonic() - started < 1.5  # not its 30 s grace period
     terminated = polite["status"]["containerStatuses"][0]["state"]["terminated"]
     assert (terminated["exitCode"], terminated["reason"]) == (0, "Completed")
 
@@ -630,7 +631,7 @@ async def test_a_pid_1_that_ignores_sigterm_keeps_its_pod_terminating_for_the_gr
     assert lingering is not None  # Terminating: the grace period is not over
     assert "running" in lingering["status"]["containerStatuses"][0]["state"]
     last = await stubborn_gone
-    assert time.monotonic() - started >= 1.0
+    assert time.monotonic() - started >= 2.0
     terminated = last["status"]["containerStatuses"][0]["state"]["terminated"]
     assert (terminated["exitCode"], terminated["reason"]) == (137, "Error")
     killing = ("Normal", "Killing", "Stopping container main", "kubelet")

@@ -222,12 +222,14 @@ class VolumeController(Controller):
 
     def _bind(self, claim: Obj, volume: Obj) -> None:
         """``bind``: the volume's claimRef and phase, then the claim's volumeName and phase."""
-        if (volume.get("spec") or {}).get("claimRef", {}).get("uid") != claim["metadata"]["uid"]:
+        ref = (volume.get("spec") or {}).get("claimRef") or {}
+        if ref.get("uid") != claim["metadata"]["uid"]:
             volume = copy.deepcopy(volume)
             volume["spec"]["claimRef"] = _claim_ref(claim)
-            volume["metadata"].setdefault("annotations", {})[
-                "pv.kubernetes.io/bound-by-controller"
-            ] = "yes"
+            if not ref:  # chosen by the controller, not pre-bound by its author
+                volume["metadata"].setdefault("annotations", {})[
+                    "pv.kubernetes.io/bound-by-controller"
+                ] = "yes"
             volume = self.client.update(VOLUMES, volume)
         self.client.update_status(VOLUMES, volume, _phase_status(volume, "Bound"))
         claim = copy.deepcopy(claim)

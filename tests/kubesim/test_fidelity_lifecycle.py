@@ -212,6 +212,30 @@ async def test_an_immediate_class_binds_without_a_consumer_and_a_missing_class_n
     unschedulable = ("Warning", "FailedScheduling", message, "default-scheduler")
     await until(lambda: _has(raw, ns, "stuck", unschedulable), "FailedScheduling event")
 
+    # A volume made by hand binds the claim of its class it fits (pv_controller ``syncUnboundClaim``
+    # finds it with findBestMatchForClaim), whether or not the class exists.
+    manual = {
+        "metadata": {"name": f"manual-{ns}"},
+        "spec": {
+            "capacity": {"storage": "5Gi"},
+            "accessModes": ["ReadWriteOnce", "ReadOnlyMany"],
+            "storageClassName": f"manual-{ns}",
+            "hostPath": {"path": "/srv/data"},
+        },
+    }
+    status, created, _ = await raw("POST", "/api/v1/persistentvolumes", manual)
+    assert (status, created["spec"]["persistentVolumeReclaimPolicy"]) == (201, "Retain")
+    await raw("POST", claims, claim("handmade", storageClassName=f"manual-{ns}"))
+    await until(lambda: _equals(phase("handmade"), "Bound"), "claim bound to the manual volume")
+    handmade = await get(raw, f"{claims}/handmade")
+    assert handmade is not None
+    assert handmade["spec"]["volumeName"] == f"manual-{ns}"
+    assert handmade["status"]["capacity"] == {"storage": "5Gi"}
+    made = await get(raw, f"/api/v1/persistentvolumes/manual-{ns}")
+    assert made is not None
+    assert made["spec"]["claimRef"]["name"] == "handmade"
+    assert made["metadata"]["annotations"] == {"pv.kubernetes.io/bound-by-controller": "yes"}
+
     # Retain: the claim's deletion leaves the volume Released.
     pv_name = str(((await get(raw, f"{claims}/now")) or {})["spec"]["volumeName"])
     await raw("DELETE", f"{claims}/now")

@@ -149,6 +149,8 @@ class Objects:
         limitranges.mutate(self, rt, obj)  # admission order: LimitRanger before Priority
         if rt.group_resource == ("", "persistentvolumeclaims"):
             storage.admit_claim(self, obj)
+        if rt.group_resource == ("", "persistentvolumes"):
+            storage.admit_volume(obj)
         if rt.group_resource == ("", "pods"):
             serviceaccount.admit_pod(self, obj)
             priority.admit_pod(self, obj)

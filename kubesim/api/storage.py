@@ -1,10 +1,13 @@
-"""The DefaultStorageClass admission plugin: a new claim that names no class gets the default one.
+"""Storage admission: DefaultStorageClass (a new claim that names no class gets the default one)
+and StorageObjectInUseProtection (new claims and volumes get their protection finalizers).
 
 As plugin/pkg/admission/storage/storageclass/setdefault/admission.go does, only a claim whose
 ``storageClassName`` is absent (not ``""``, which asks for no class) is given one: the class
 annotated ``storageclass.kubernetes.io/is-default-class: "true"`` (or the beta annotation), the
 newest when there are several (``GetDefaultClass``). Without a default class the claim is left as
-it is.
+it is. The protection finalizers (plugin/pkg/admission/storage/storageobjectinuseprotection) are
+removed by the volume controller once nothing uses the object; a cluster without controllers
+keeps deleted claims and volumes Terminating, as an API server alone (envtest) does.
 """
 
 from __future__ import annotations
@@ -21,7 +24,12 @@ _DEFAULT_MARKS = (
 )
 
 
+def admit_volume(volume: Obj) -> None:
+    _protect(volume, "kubernetes.io/pv-protection")
+
+
 def admit_claim(objs: Core, claim: Obj) -> None:
+    _protect(claim, "kubernetes.io/pvc-protection")
     spec = claim.get("spec")
     if not isinstance(spec, dict) or "storageClassName" in spec:
         return
@@ -35,3 +43,9 @@ def admit_claim(objs: Core, claim: Obj) -> None:
         by_name = sorted(defaults, key=lambda c: str(c["metadata"]["name"]))
         newest = max(by_name, key=lambda c: str(c["metadata"].get("creationTimestamp", "")))
         spec["storageClassName"] = newest["metadata"]["name"]
+
+
+def _protect(obj: Obj, finalizer: str) -> None:
+    finalizers = obj["metadata"].setdefault("finalizers", [])
+    if isinstance(finalizers, list) and finalizer not in finalizers:
+        finalizers.append(finalizer)

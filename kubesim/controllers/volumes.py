@@ -27,7 +27,7 @@ from collections.abc import Iterable
 import attrs
 
 from kubesim.controllers.base import Controller, Key
-from kubesim.controllers.client import Client, fmt_time, now_utc
+from kubesim.controllers.client import PODS, Client, fmt_time, now_utc, pod_active
 from kubesim.controllers.events import Recorder
 from kubesim.machinery import quantity
 from kubesim.machinery.status import KubeError
@@ -40,6 +40,7 @@ LOCAL_PATH = "rancher.io/local-path"
 DEFAULT_CLASS = "storageclass.kubernetes.io/is-default-class"
 SELECTED_NODE = "volume.kubernetes.io/selected-node"
 PV_PROTECTION = "kubernetes.io/pv-protection"
+PVC_PROTECTION = "kubernetes.io/pvc-protection"
 COMPONENT = "persistentvolume-controller"
 PROVISIONER_COMPONENT = "rancher.io/local-path_local-path-provisioner"
 _PROVISIONER_KEYS = (
@@ -68,7 +69,7 @@ class VolumeController(Controller):
     """Keys are ``(namespace, claim)`` for claims and ``("", volume)`` for volumes."""
 
     name = "persistentvolume"
-    watches = (CLAIMS, VOLUMES, CLASSES)
+    watches = (CLAIMS, VOLUMES, CLASSES, PODS)
 
     def __init__(self, client: Client, recorder: Recorder) -> None:
         super().__init__(client)
@@ -78,6 +79,9 @@ class VolumeController(Controller):
         obj, meta = event.obj, event.obj["metadata"]
         if event.gr == CLASSES:  # a class that appears lets its waiting claims go on
             return [_key(c) for c in self.client.list(CLAIMS) if _phase(c) == "Pending"]
+        if event.gr == PODS:  # a pod that stops or goes may free the claims it used
+            gone = event.type == "DELETED" or not pod_active(obj)
+            return [(meta["namespace"], name) for name in _claims_of(obj)] if gone else []
         if event.gr == VOLUMES:
             ref = (obj.get("spec") or {}).get("claimRef") or {}
             claim = [(str(ref["namespace"]), str(ref["name"]))] if ref.get("name") else []
@@ -95,11 +99,10 @@ class VolumeController(Controller):
     # -- claims -------------------------------------------------------------------------------
     def _sync_claim(self, key: Key) -> None:
         claim = self.client.get(CLAIMS, *key)
-        if (
-            claim is None
-            or claim["metadata"].get("deletionTimestamp")
-            or _phase(claim) != "Pending"
-        ):
+        if claim is not None and claim["metadata"].get("deletionTimestamp"):
+            self._release(claim)
+            return
+        if claim is None or _phase(claim) != "Pending":
             return
         spec = claim.get("spec") or {}
         class_name = str(spec.get("storageClassName") or "")
@@ -199,11 +202,7 @@ class VolumeController(Controller):
                 "required": {"nodeSelectorTerms": [{"matchExpressions": [term]}]}
             }
         body = {
-            "metadata": {
-                "name": volume_name,
-                "annotations": annotations,
-                "finalizers": [PV_PROTECTION],
-            },
+            "metadata": {"name": volume_name, "annotations": annotations},
             "spec": pv_spec,
         }
         try:
@@ -246,6 +245,19 @@ class VolumeController(Controller):
             "capacity": dict(volume["spec"].get("capacity") or {}),
         }
         self.client.update_status(CLAIMS, claim, status)
+
+    def _release(self, claim: Obj) -> None:
+        """The pvc-protection controller: a claim being deleted keeps its finalizer while a pod
+        that has not finished uses it (pkg/controller/volume/pvcprotection)."""
+        meta = claim["metadata"]
+        if PVC_PROTECTION not in (meta.get("finalizers") or []):
+            return
+        for p in self.client.list(PODS, meta["namespace"]):
+            if pod_active(p) and meta["name"] in _claims_of(p):
+                return
+        claim = copy.deepcopy(claim)
+        claim["metadata"]["finalizers"] = [f for f in meta["finalizers"] if f != PVC_PROTECTION]
+        self.client.update(CLAIMS, claim)
 
     def _annotate(self, claim: Obj, marks: dict[str, str]) -> Obj:
         annotations = claim["metadata"].get("annotations") or {}
@@ -306,10 +318,7 @@ def pod_claims(client: Client, pod: Obj) -> PodClaims:
     ns = pod["metadata"]["namespace"]
     waiting: list[Obj] = []
     terms: list[Obj] = []
-    for volume in (pod.get("spec") or {}).get("volumes") or []:
-        name = str((volume.get("persistentVolumeClaim") or {}).get("claimName") or "")
-        if not name:
-            continue
+    for name in _claims_of(pod):
         claim = client.get(CLAIMS, ns, name)
         if claim is None:
             return PodClaims(failure=f'persistentvolumeclaim "{name}" not found')
@@ -337,6 +346,14 @@ def select_node(client: Client, claims: Iterable[Obj], node: str) -> None:
         claim = copy.deepcopy(claim)
         claim["metadata"].setdefault("annotations", {})[SELECTED_NODE] = node
         client.update(CLAIMS, claim)
+
+
+def _claims_of(pod: Obj) -> list[str]:
+    return [
+        str(v["persistentVolumeClaim"]["claimName"])
+        for v in (pod.get("spec") or {}).get("volumes") or []
+        if (v.get("persistentVolumeClaim") or {}).get("claimName")
+    ]
 
 
 def _key(obj: Obj) -> Key:

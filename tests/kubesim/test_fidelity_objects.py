@@ -5,6 +5,7 @@ it was taken from (kubernetes v1.32, apiserver v0.32)."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Iterator
 from typing import Any
 
@@ -109,14 +110,21 @@ async def test_a_claim_waits_for_its_first_consumer_then_gets_a_provisioned_volu
     reasons = [e[1] for e in await events(raw, ns, "data")]
     assert {"ExternalProvisioning", "Provisioning", "ProvisioningSucceeded"} <= set(reasons)
 
-    # Reclaim policy Delete: the volume goes with its claim.
+    # A claim in use waits for its pod (pkg/controller/volume/pvcprotection); then, with reclaim
+    # policy Delete, the volume goes with it.
+    assert created["metadata"]["finalizers"] == ["kubernetes.io/pvc-protection"]
+    status, deleting, _ = await raw("DELETE", f"{claims}/data")
+    assert status == 200
+    assert deleting["metadata"]["deletionTimestamp"]
+    await asyncio.sleep(0.2)
+    assert await get(raw, f"{claims}/data") is not None  # Terminating while the pod runs
     await raw("DELETE", f"/api/v1/namespaces/{ns}/pods/user", gracePeriodSeconds="0")
-    assert (await raw("DELETE", f"{claims}/data"))[0] == 200
 
-    async def volume_gone() -> bool:
-        return (await raw("GET", f"/api/v1/persistentvolumes/{pv_name}"))[0] == 404
+    async def gone(path: str) -> bool:
+        return (await raw("GET", path))[0] == 404
 
-    await until(volume_gone, "the volume deleted with its claim")
+    await until(lambda: gone(f"{claims}/data"), "the claim deleted once unused")
+    await until(lambda: gone(f"/api/v1/persistentvolumes/{pv_name}"), "the volume deleted too")
 
 
 async def test_an_immediate_class_binds_without_a_consumer_and_a_missing_class_never_does(

@@ -23,11 +23,13 @@ from kubesim.controllers.disruption import DisruptionController
 from kubesim.controllers.endpoints import EndpointsController
 from kubesim.controllers.events import Recorder
 from kubesim.controllers.job import JobController
+from kubesim.controllers.leases import NodeLeases
 from kubesim.controllers.nodes import NodeLifecycle, ensure_nodes
 from kubesim.controllers.replicaset import ReplicaSetController
 from kubesim.controllers.scheduler import Scheduler
 from kubesim.controllers.serviceaccounts import NamespaceDefaults
 from kubesim.controllers.statefulset import StatefulSetController
+from kubesim.controllers.volumes import VolumeController, ensure_default_class
 from kubesim.kubelet import Kubelet, metrics
 from kubesim.machinery.timings import Timings
 from kubesim.store import Obj
@@ -61,6 +63,7 @@ class LiveCluster:
         self.cronjobs = CronJobController(client, self.recorder, clock)
         self.controllers: list[Controller] = [
             NodeLifecycle(client),
+            NodeLeases(Client(objs, "kubelet"), self.timings),
             self.scheduler,
             self.kubelet,
             NamespaceDefaults(client, ca_pem),
@@ -72,6 +75,7 @@ class LiveCluster:
             self.cronjobs,
             EndpointsController(client),
             DisruptionController(client),
+            VolumeController(client, self.recorder),
             AutoscalerController(client, self.recorder, self._pod_usage),
         ]
         self._manager = Manager(objs.store, self.controllers)
@@ -92,6 +96,7 @@ class LiveCluster:
 
     async def start(self) -> None:
         ensure_nodes(Client(self.objs, "kubelet"), self.nodes)
+        ensure_default_class(Client(self.objs, "kubectl"))
         self.objs.graceful_pods = True  # a kubelet now exists to finish terminating pods
         self._manager.start()
         self._started = True

@@ -108,6 +108,33 @@ def _pod(obj: Obj, objs: Core) -> None:
     status.setdefault("qosClass", quantity.qos_class(spec))
 
 
+def _claim(obj: Obj, objs: Core) -> None:
+    """SetDefaults_PersistentVolumeClaim(Spec): a Filesystem volume, Pending until bound."""
+    spec = obj.setdefault("spec", {})
+    if isinstance(spec, dict):
+        spec.setdefault("volumeMode", "Filesystem")
+    status = obj.setdefault("status", {})
+    if isinstance(status, dict):
+        status.setdefault("phase", "Pending")
+
+
+def _volume(obj: Obj, objs: Core) -> None:
+    """SetDefaults_PersistentVolume: Retain, Filesystem, Pending until the controller looks."""
+    spec = obj.setdefault("spec", {})
+    if isinstance(spec, dict):
+        spec.setdefault("persistentVolumeReclaimPolicy", "Retain")
+        spec.setdefault("volumeMode", "Filesystem")
+    status = obj.setdefault("status", {})
+    if isinstance(status, dict):
+        status.setdefault("phase", "Pending")
+
+
+def _storage_class(obj: Obj, objs: Core) -> None:
+    """SetDefaults_StorageClass."""
+    obj.setdefault("reclaimPolicy", "Delete")
+    obj.setdefault("volumeBindingMode", "Immediate")
+
+
 def _limitrange(obj: Obj, objs: Core) -> None:
     """SetDefaults_LimitRangeItem: a Container item's default limit falls back to its max, its
     default request to its default limit, then to its min."""
@@ -352,4 +379,7 @@ _BY_RESOURCE = {
     ("scheduling.k8s.io", "priorityclasses"): _priority_class,
     ("autoscaling", "horizontalpodautoscalers"): _hpa,
     (RBAC, "clusterrolebindings"): _binding,
+    ("", "persistentvolumeclaims"): _claim,
+    ("", "persistentvolumes"): _volume,
+    ("storage.k8s.io", "storageclasses"): _storage_class,
 }

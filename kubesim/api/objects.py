@@ -25,6 +25,8 @@ from kubesim.api import (
     podsecurity,
     priority,
     quota,
+    serviceaccount,
+    storage,
 )
 from kubesim.api.validation import field
 from kubesim.machinery.meta import WriteOptions, now
@@ -146,7 +148,12 @@ class Objects:
         _init_metadata(rt, obj)
         self._default(rt, obj)
         limitranges.mutate(self, rt, obj)  # admission order: LimitRanger before Priority
+        if rt.group_resource == ("", "persistentvolumeclaims"):
+            storage.admit_claim(self, obj)
+        if rt.group_resource == ("", "persistentvolumes"):
+            storage.admit_volume(obj)
         if rt.group_resource == ("", "pods"):
+            serviceaccount.admit_pod(self, obj)
             priority.admit_pod(self, obj)
             podsecurity.admit_pod(self, obj)
         return self._admit(rt, None, obj, opts, managed=managed)
@@ -286,10 +293,17 @@ class Objects:
             spec_finalizers = (
                 (obj.get("spec") or {}).get("finalizers") if rt.plural == ("namespaces") else None
             )
-            if meta.get("deletionTimestamp") and not meta.get("finalizers") and not spec_finalizers:
-                if opts.dry_run:
-                    return obj
-                return deletion.finalize(self, rt, obj)
+            # ShouldDeleteDuringUpdate: an object being deleted goes once its finalizers are
+            # gone, unless a grace period still runs (a terminating pod's kubelet writes its
+            # status until its containers are down). The answer is the object as this write
+            # left it, as apiserver's Store.deleteWithoutFinalizers answers.
+            deleting = old["metadata"].get("deletionTimestamp") and not old["metadata"].get(
+                "deletionGracePeriodSeconds"
+            )
+            if deleting and not meta.get("finalizers") and not spec_finalizers:
+                if not opts.dry_run:
+                    deletion.finalize(self, rt, obj)
+                return self.present(rt, obj)
         if not opts.subresource:
             limitranges.validate(self, rt, obj, creating=old is None)
         if old is None:

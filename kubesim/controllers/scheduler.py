@@ -30,6 +30,7 @@ from kubesim.controllers.client import (
 )
 from kubesim.controllers.events import Recorder
 from kubesim.controllers.nodes import node_ready
+from kubesim.controllers.volumes import CLAIMS, PodClaims, pod_claims, select_node
 from kubesim.machinery import quantity
 from kubesim.store import Event, Obj
 
@@ -115,7 +116,7 @@ def affinity_matches(pod: Obj, node: Obj) -> bool:
 
 class Scheduler(Controller):
     name = "scheduler"
-    watches = (PODS, NODES)
+    watches = (PODS, NODES, CLAIMS)
 
     def __init__(self, client: Client, recorder: Recorder) -> None:
         super().__init__(client)
@@ -123,6 +124,9 @@ class Scheduler(Controller):
 
     def keys(self, event: Event) -> Iterable[Key]:
         obj = event.obj
+        if event.gr == CLAIMS:  # a claim bound or created: the pods of its namespace try again
+            ns = obj["metadata"]["namespace"]
+            return [(ns, p["metadata"]["name"]) for p in self.client.list(PODS, ns) if _pending(p)]
         freed = event.gr == NODES or (
             event.type == "DELETED" and (obj.get("spec") or {}).get("nodeName")
         )
@@ -141,13 +145,17 @@ class Scheduler(Controller):
         if pod is None or not _pending(pod):
             return None
         nodes = self.client.list(NODES)
+        claims = pod_claims(self.client, pod)
+        if claims.failure:
+            self._unschedulable(pod, nodes, collections.Counter(), failure=claims.failure)
+            return None
         usage = self._usage()
         fits: list[tuple[tuple[int, float, int, str], Obj]] = []
         reasons: collections.Counter[str] = collections.Counter()
         need = quantity.pod_requests(pod["spec"])
         owner = controller_uid(pod)
         for node in nodes:
-            why = self._filter(pod, node, need, usage)
+            why = self._filter(pod, node, need, usage) or _volume_conflict(claims, node)
             if why:
                 reasons[why] += 1
                 continue
@@ -158,7 +166,11 @@ class Scheduler(Controller):
             )
             siblings = sum(1 for o in usage[name].owners if o == owner and owner)
             fits.append(((siblings, round(cpu_share, 3), usage[name].pods, name), node))
-        if fits:
+        if fits and claims.waiting:  # bound once the claims are (a claim event brings it back)
+            select_node(
+                self.client, claims.waiting, min(fits, key=lambda f: f[0])[1]["metadata"]["name"]
+            )
+        elif fits:
             self._bind(pod, min(fits, key=lambda f: f[0])[1])
         else:
             self._unschedulable(pod, nodes, reasons)
@@ -225,9 +237,22 @@ class Scheduler(Controller):
             component=SCHEDULER,
         )
 
-    def _unschedulable(self, pod: Obj, nodes: list[Obj], reasons: collections.Counter[str]) -> None:
+    def _unschedulable(
+        self,
+        pod: Obj,
+        nodes: list[Obj],
+        reasons: collections.Counter[str],
+        *,
+        failure: str = "",
+    ) -> None:
+        """``failure``: a PreFilter's verdict, which holds for every node alike."""
         if not nodes:
             message = "no nodes available to schedule pods"
+        elif failure:
+            message = (
+                f"0/{len(nodes)} nodes are available: {failure}. preemption: 0/{len(nodes)} nodes "
+                f"are available: {len(nodes)} Preemption is not helpful for scheduling."
+            )
         else:
             parts = ", ".join(f"{n} {why}" for why, n in sorted(reasons.items()))
             resource = sum(
@@ -260,3 +285,18 @@ class Scheduler(Controller):
                 c["lastProbeTime"] = None
         self.client.update_status(PODS, pod, status)
         self.recorder.warning(pod, "FailedScheduling", message, component=SCHEDULER)
+
+
+def _volume_conflict(claims: PodClaims, node: Obj) -> str:
+    """VolumeBinding's Filter: a bound volume's node affinity must admit the node."""
+    for required in claims.terms:
+        held = {
+            "spec": {
+                "affinity": {
+                    "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": required}
+                }
+            }
+        }
+        if not affinity_matches(held, node):
+            return "node(s) had volume node affinity conflict"
+    return ""

@@ -4,8 +4,8 @@ Pods are ``<sts>-0``..``<sts>-N-1`` with ``hostname``/``subdomain`` set for the 
 labelled with their ``controller-revision-hash``; ``OrderedReady`` creates them one at a time, each
 waiting for the previous to be Running and Ready, and removes them from the highest ordinal down.
 A ``RollingUpdate`` replaces pods from the highest ordinal down to the ``partition``; each
-``volumeClaimTemplate`` becomes a bound PVC ``<template>-<sts>-<ordinal>``. The status carries the
-current and update revisions ``kubectl rollout status`` compares.
+``volumeClaimTemplate`` becomes a PVC ``<template>-<sts>-<ordinal>`` (``controllers.volumes`` binds
+it). The status carries the current and update revisions ``kubectl rollout status`` compares.
 """
 
 from __future__ import annotations
@@ -150,27 +150,13 @@ class StatefulSetController(WorkloadController):
         if self.client.get(PVC, ns, claim) is not None:
             return
         spec = copy.deepcopy(vct.get("spec") or {})
-        spec.setdefault("storageClassName", "standard")
-        spec.setdefault("volumeMode", "Filesystem")
         labels = dict((((sts.get("spec") or {}).get("selector") or {}).get("matchLabels")) or {})
         body: Obj = {"metadata": {"name": claim, "labels": labels}, "spec": spec}
         if (
             (sts["spec"].get("persistentVolumeClaimRetentionPolicy") or {}).get("whenDeleted")
         ) == "Delete":
             body["metadata"]["ownerReferences"] = [{**owner_ref(sts), "controller": True}]
-        pvc = self.client.create(PVC, ns, body)
-        pvc["spec"]["volumeName"] = f"pvc-{pvc['metadata']['uid']}"
-        pvc = self.client.update(PVC, pvc)
-        storage = ((spec.get("resources") or {}).get("requests") or {}).get("storage", "1Gi")
-        self.client.update_status(
-            PVC,
-            pvc,
-            {
-                "phase": "Bound",
-                "accessModes": spec.get("accessModes") or ["ReadWriteOnce"],
-                "capacity": {"storage": storage},
-            },
-        )
+        self.client.create(PVC, ns, body)  # the volume controller binds it
         self.recorder.normal(
             sts,
             "SuccessfulCreate",

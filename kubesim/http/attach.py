@@ -44,7 +44,7 @@ async def handler(
         raise KubeError(
             400, f"unable to upgrade connection: container {container.name} does not accept stdin"
         )
-    chans = await open_channels(request, want_out=want_out, want_err=want_err)
+    chans = await open_channels(request, live, want_out=want_out, want_err=want_err)
     run = container.runs[-1]
     stdin = container.stdin if want_in else None
     pump = asyncio.create_task(_pump_attached(chans, stdin))

@@ -6,6 +6,7 @@ Everything that fails is answered with a ``metav1.Status`` body, never an HTML e
 
 from __future__ import annotations
 
+import collections
 import json
 import logging
 from collections.abc import Awaitable, Callable
@@ -15,7 +16,16 @@ from aiohttp import web
 
 from kubesim.api import params
 from kubesim.encoding import protoencode
-from kubesim.http import auth, differences, discovery, handlers, openapiv2, responses, standin
+from kubesim.http import (
+    auth,
+    differences,
+    discovery,
+    handlers,
+    health,
+    openapiv2,
+    responses,
+    standin,
+)
 from kubesim.http.state import STATE, State
 from kubesim.machinery.status import KubeError
 
@@ -148,13 +158,6 @@ async def known_differences(request: web.Request) -> web.Response:
     return _json({"document": "kubesim/README.md", "differences": differences.differences()})
 
 
-@routes.get("/healthz")
-@routes.get("/livez")
-@routes.get("/readyz")
-async def health(request: web.Request) -> web.Response:
-    return web.Response(text="ok")
-
-
 def _discovery(request: web.Request, *, core: bool) -> web.Response | None:
     if discovery.wants_aggregated(request.headers.get("Accept", "")):
         doc = discovery.aggregated(request.app[STATE].objects.registry, core=core)
@@ -244,10 +247,13 @@ def _resource_routes() -> list[web.RouteDef]:
 
 def create_app(state: State) -> web.Application:
     app = web.Application(
-        middlewares=[negotiate, errors, auth.authenticate], client_max_size=MAX_REQUEST_BYTES
+        middlewares=[health.count_requests, negotiate, errors, auth.authenticate],
+        client_max_size=MAX_REQUEST_BYTES,
     )
     app[STATE] = state
+    app[health.COUNTS] = collections.Counter()
     app.add_routes(routes)
+    app.add_routes(health.routes)
     app.add_routes(_resource_routes())
     app.on_response_prepare.append(responses.send_warnings)
 

@@ -96,14 +96,25 @@ def require_upgrade(request: web.Request) -> None:
         raise bad_request("Upgrade request required")
 
 
-async def open_channels(request: web.Request, *, want_out: bool, want_err: bool) -> Channels:
+async def open_channels(
+    request: web.Request, live: LiveCluster, *, want_out: bool, want_err: bool
+) -> Channels:
     """The WebSocket upgrade of exec and attach: the channel protocol the client offered, opened
-    with an empty frame on the first stream it asked for."""
+    with an empty frame on the first stream it asked for, and ready for output once the stream
+    set-up a real server goes through is over.
+
+    A real API server only reaches the process after the upgrade: its StreamTranslator opens
+    SPDY streams to the kubelet and the runtime starts the exec, round trips that take tens of
+    milliseconds. client-go relies on that: its read loop starts before it has created its
+    streams and drops frames for streams it does not have yet ("Unknown stream id 1, discarding
+    message"), so output sent at once is sometimes lost. ``Timings.exec_start`` is that set-up.
+    """
     require_upgrade(request)
     ws = web.WebSocketResponse(protocols=EXEC_PROTOCOLS, max_msg_size=0)
     await ws.prepare(request)
     chans = Channels(ws, ws.ws_protocol or "")
     await chans.send(1 if want_out else 2 if want_err else 3, b"")
+    await asyncio.sleep(live.timings.exec_start)
     return chans
 
 
@@ -149,7 +160,7 @@ async def exec_handler(
         raise bad_request("you must specify at least 1 of stdin, stdout, stderr")
     pod = pod_or_404(live, namespace, name)
     rt, container = target_container(live, pod, q.get("container", ""))
-    chans = await open_channels(request, want_out=want_out, want_err=want_err)
+    chans = await open_channels(request, live, want_out=want_out, want_err=want_err)
     out, err, stdin = _streams(chans, want_out, want_err, want_in, tty)
     sh = live.kubelet.shell_for(rt, container, pid=next(_PIDS))
     if not executable(sh, container, argv[0]):

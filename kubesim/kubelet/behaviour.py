@@ -6,7 +6,9 @@ There are no real images, so the image name and the command select a behaviour:
   (``echo``, ``wget``, ``sleep``...) run as a real script: its output is the log, its exit status
   the container's (``exit 1`` crash-loops, ``wget svc:80`` in a Helm test passes or fails for real).
   A program the shell does not know (``nginx -g ...``, ``python app.py``) is opaque: it serves
-  forever under ``restartPolicy: Always`` and runs to completion otherwise.
+  forever under ``restartPolicy: Always`` and runs to completion otherwise. A script as PID 1
+  ignores SIGTERM unless it traps TERM (the kernel gives PID 1 no default action), so deleting its
+  pod takes the whole grace period; opaque programs stop at once.
 * Without a command, shell images (busybox, alpine, ubuntu...) run ``sh`` -- which exits at once
   without stdin, exactly like the real image -- and other images serve (or complete, in Jobs).
 * Failure modes, for demos and tests, by image name or by the ``KUBESIM_MODE`` env var:
@@ -81,6 +83,7 @@ _VARIANTS = frozenset(
     ]
 )
 _VERSION = re.compile(r"v?(\d+)(\.\d+){0,3}")
+_TERM_TRAP = re.compile(r"\btrap\b.*\b(SIG)?(TERM|15)\b")
 FLAVORS = {
     "nginx": "nginx",
     "httpd": "nginx",
@@ -111,6 +114,8 @@ class Behaviour:
     pull_error: str = ""
     has_probe: bool = False
     ready: bool = True
+    ignores_term: bool = False
+    """PID 1 is a script without a TERM trap: SIGTERM does nothing, only SIGKILL stops it."""
 
 
 def image_name(image: str) -> str:
@@ -182,6 +187,7 @@ def classify(container: Obj, restart_policy: str) -> Behaviour:
     else:
         mode = "serve" if restart_policy == "Always" else "complete"
     unready = "unready" in name or "not-ready" in name or wanted in ("unready", "not-ready")
+    traps = _TERM_TRAP.search(" ".join(argv)) is not None
     return Behaviour(
         mode=mode,
         flavor=flavor,
@@ -189,6 +195,7 @@ def classify(container: Obj, restart_policy: str) -> Behaviour:
         pull_error=pull_error,
         has_probe=bool(probe) or unready,
         ready=not unready and not (probe and _probe_fails(probe)),
+        ignores_term=mode == "script" and not traps,
     )
 
 

@@ -10,7 +10,7 @@ import base64
 import re
 from typing import Any
 
-from kubesim.kubelet.image import Lookup
+from kubesim.kubelet.image import Lookup, field_value
 
 Obj = dict[str, Any]
 _REF = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
@@ -26,25 +26,6 @@ _FLAVOR_ENV = {
         "PGDATA": "/var/lib/postgresql/data",
     },
 }
-
-
-def _field(pod: Obj, path: str) -> str:
-    meta, spec, status = pod["metadata"], pod.get("spec") or {}, pod.get("status") or {}
-    m = re.match(r"metadata\.(labels|annotations)\['(.+)'\]", path)
-    if m:
-        return str((meta.get(m.group(1)) or {}).get(m.group(2), ""))
-    return str(
-        {
-            "metadata.name": meta.get("name"),
-            "metadata.namespace": meta.get("namespace"),
-            "metadata.uid": meta.get("uid"),
-            "spec.nodeName": spec.get("nodeName"),
-            "spec.serviceAccountName": spec.get("serviceAccountName"),
-            "status.podIP": status.get("podIP"),
-            "status.hostIP": status.get("hostIP"),
-        }.get(path)
-        or ""
-    )
 
 
 def container_env(
@@ -93,7 +74,7 @@ def container_env(
             continue
         src = e.get("valueFrom") or {}
         if "fieldRef" in src:
-            env[name] = _field(pod, str(src["fieldRef"].get("fieldPath", "")))
+            env[name] = field_value(pod, str(src["fieldRef"].get("fieldPath", "")))
         elif "configMapKeyRef" in src:
             ref = src["configMapKeyRef"]
             obj = lookup(("", "configmaps"), ns, str(ref.get("name", ""))) or {}

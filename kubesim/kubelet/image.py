@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import posixpath
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -19,7 +20,12 @@ from kubesim.shell import COMMANDS, FileSystem, FsError
 
 Obj = dict[str, Any]
 Lookup = Callable[[tuple[str, str], str, str], Obj | None]
-SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+# What a projected serviceAccountToken holds: the kubelet has no signing key, so the file is a
+# well-formed JWT that authenticates nobody (programs in simulated pods do not call the API).
+_TOKEN = (
+    b"eyJhbGciOiJSUzI1NiIsImtpZCI6Imt1YmVzaW0ifQ"
+    b".eyJzdWIiOiJzeXN0ZW06c2VydmljZWFjY291bnQifQ.c2ltdWxhdGVk"
+)
 _ELF = b"\x7fELF\x02\x01\x01\x00" + b"\x00" * 56
 _DIRS = (
     "bin",
@@ -128,29 +134,36 @@ def site_reader(pod: Obj, container: Obj, lookup: Lookup) -> Callable[[str], byt
     return read
 
 
+def field_value(pod: Obj, path: str) -> str:
+    """What a ``fieldRef`` to ``path`` reads from ``pod`` (env vars and downward API files)."""
+    meta, spec, status = pod["metadata"], pod.get("spec") or {}, pod.get("status") or {}
+    m = re.match(r"metadata\.(labels|annotations)\['(.+)'\]", path)
+    if m:
+        return str((meta.get(m.group(1)) or {}).get(m.group(2), ""))
+    return str(
+        {
+            "metadata.name": meta.get("name"),
+            "metadata.namespace": meta.get("namespace"),
+            "metadata.uid": meta.get("uid"),
+            "spec.nodeName": spec.get("nodeName"),
+            "spec.serviceAccountName": spec.get("serviceAccountName"),
+            "status.podIP": status.get("podIP"),
+            "status.hostIP": status.get("hostIP"),
+        }.get(path)
+        or ""
+    )
+
+
 def _mount_volumes(fs: FileSystem, pod: Obj, container: Obj, lookup: Lookup) -> None:
-    spec, ns = pod.get("spec") or {}, pod["metadata"]["namespace"]
+    spec = pod.get("spec") or {}
     volumes = {v.get("name"): v for v in spec.get("volumes") or []}
     mounts = list(container.get("volumeMounts") or [])
-    if spec.get("automountServiceAccountToken", True) and not any(
-        m.get("mountPath") == SA_DIR for m in mounts
-    ):
-        fs.mkdir(SA_DIR, parents=True)
-        fs.write(f"{SA_DIR}/namespace", ns.encode())
-        fs.write(
-            f"{SA_DIR}/ca.crt",
-            b"-----BEGIN CERTIFICATE-----\nMIIBkubesim\n-----END CERTIFICATE-----\n",
-        )
-        fs.write(
-            f"{SA_DIR}/token",
-            b"eyJhbGciOiJSUzI1NiIsImtpZCI6Imt1YmVzaW0ifQ.eyJzdWIiOiJzeXN0ZW06c2VydmljZWFjY291bnQifQ.c2ltdWxhdGVk",
-        )
     for m in mounts:
         volume = volumes.get(m.get("name"), {})
         path = str(m.get("mountPath") or "")
         if not path:
             continue
-        content = _volume_files(volume, ns, lookup)
+        content = _volume_files(volume, pod, lookup)
         try:
             if m.get("subPath"):
                 data = content.get(m["subPath"])
@@ -161,10 +174,8 @@ def _mount_volumes(fs: FileSystem, pod: Obj, container: Obj, lookup: Lookup) -> 
                     fs.mkdir(path, parents=True)
                 continue
             fs.mkdir(path, parents=True)
-            mode = int(
-                ((volume.get("configMap") or volume.get("secret") or {}).get("defaultMode"))
-                or 0o644
-            )
+            source = volume.get("configMap") or volume.get("secret") or volume.get("projected")
+            mode = int((source or {}).get("defaultMode") or 0o644)
             for rel, data in content.items():
                 fs.mkdir(posixpath.dirname(posixpath.join(path, rel)), parents=True)
                 fs.write(posixpath.join(path, rel), data, mode=mode)
@@ -172,7 +183,8 @@ def _mount_volumes(fs: FileSystem, pod: Obj, container: Obj, lookup: Lookup) -> 
             continue
 
 
-def _volume_files(volume: Obj, ns: str, lookup: Lookup) -> dict[str, bytes]:
+def _volume_files(volume: Obj, pod: Obj, lookup: Lookup) -> dict[str, bytes]:
+    ns = pod["metadata"]["namespace"]
     if "projected" in volume:
         sources = list((volume["projected"] or {}).get("sources") or [])
     else:
@@ -191,6 +203,14 @@ def _volume_files(volume: Obj, ns: str, lookup: Lookup) -> dict[str, bytes]:
                 or {}
             )
             data = {k: base64.b64decode(v) for k, v in (obj.get("data") or {}).items()}
+        elif "serviceAccountToken" in src:
+            out[str((src["serviceAccountToken"] or {}).get("path") or "token")] = _TOKEN
+            continue
+        elif "downwardAPI" in src:
+            for item in (src["downwardAPI"] or {}).get("items") or []:
+                path = str((item.get("fieldRef") or {}).get("fieldPath", ""))
+                out[str(item.get("path"))] = field_value(pod, path).encode()
+            continue
         else:
             continue
         items = ref.get("items")

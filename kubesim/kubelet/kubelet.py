@@ -73,7 +73,7 @@ class Kubelet(Controller):
         now = time.time()
         if pod["metadata"].get("deletionTimestamp"):
             grace = float(pod["metadata"].get("deletionGracePeriodSeconds") or 0)
-            rt.terminate(now, min(grace, self.timings.stop))
+            rt.terminate(now, grace)
         wake = rt.step(now)
         events, self._pending = self._pending, []
         for type_, reason, message, field_path in events:

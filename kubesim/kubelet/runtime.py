@@ -56,6 +56,8 @@ class PodRuntime:
             for c in spec.get("containers") or []
         ]
         self.init_failed = False
+        # Once deleted: when the containers that heed SIGTERM are down, and when all are.
+        self.term_at: float | None = None
         self.stop_at: float | None = None
 
     @property
@@ -70,34 +72,62 @@ class PodRuntime:
         return all(c.succeeded() for c in self.inits)
 
     def terminate(self, now: float, grace: float) -> float:
-        """Start stopping the pod's containers (it is being deleted); returns when they are down."""
+        """Start stopping the pod's containers (it is being deleted); returns when they are down.
+
+        Each running container gets SIGTERM and a ``Killing`` event. A program that handles it
+        stops within ``Timings.stop``; a PID 1 that ignores it (a shell script or ``sleep``
+        without a TERM trap: the kernel gives PID 1 no default action) runs until the grace
+        period is over and is then killed (exit 137), as the kubelet's ``killContainer`` does.
+        """
         if self.stop_at is None:
-            self.stop_at = now + grace
+            self.term_at = now + min(grace, self.timings.stop)
+            self.stop_at = self.term_at
             for c in self.containers:
                 if c.phase == "running":
                     self._emit("Normal", "Killing", f"Stopping container {c.name}", c.field_path)
+                    if c.behaviour.ignores_term:
+                        self.stop_at = now + grace
         return self.stop_at
 
     def stopped(self, now: float) -> bool:
-        """Once the stop time has come: every container is terminated; True when that is done."""
-        if self.stop_at is None or now < self.stop_at:
+        """Once every container is down (or the grace period is over), mark them terminated;
+        True when that is done."""
+        if self.stop_at is None or self.term_at is None or now < self.term_at:
+            return False
+        if now < self.stop_at and any(self._holding_on(c) for c in self.containers):
             return False
         for c in self.containers:
             run = c.current
             if c.phase == "running" and run is not None:
                 if run.task is not None:
                     run.task.cancel()
-                if run.finished is None:
-                    run.finished, run.exit_code, run.reason = self.stop_at, 0, "Completed"
+                if run.finished is None and c.behaviour.ignores_term:
+                    run.finished, run.exit_code, run.reason = self.stop_at, 137, "Error"
+                elif run.finished is None:
+                    run.finished, run.exit_code, run.reason = self.term_at, 0, "Completed"
                 run.log.end(run.finished)
             if c.phase != "waiting" or c.runs:
                 c.phase = "done"
         return True
 
+    @staticmethod
+    def _holding_on(c: Container) -> bool:
+        """A running container that ignored SIGTERM and has not exited by itself yet."""
+        run = c.current
+        return (
+            c.phase == "running"
+            and c.behaviour.ignores_term
+            and run is not None
+            and run.finished is None
+            and (run.task is None or not run.task.done())
+        )
+
     def step(self, now: float) -> float | None:
         """Advance every container to ``now``; returns when the next transition is due."""
-        if self.stop_at is not None:
-            return None if self.stopped(now) else self.stop_at
+        if self.stop_at is not None and self.term_at is not None:
+            if self.stopped(now):
+                return None
+            return self.term_at if now < self.term_at else self.stop_at
         if not self.sandbox_ready:
             if now < self.sandbox_at:
                 return self.sandbox_at

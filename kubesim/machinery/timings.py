@@ -30,6 +30,12 @@ class Timings:
     backoff_max: float = 2.0
     stop: float = 0.02
     """Deleted pod → containers stopped (bounded by its grace period) and the pod removed."""
+    exec_start: float = 0.05
+    """An exec or attach upgraded → its streams carry output (the server's stream set-up)."""
+    lease_renew: float = 10.0
+    """How often each node's kubelet renews its Lease (a quarter of its 40 s duration)."""
+    node_status: float = 300.0
+    """How often a kubelet re-posts an unchanged node status (nodeStatusReportFrequency)."""
     log_interval: float = 0.5
     """Cadence of a long-running container's log lines."""
     probe_period: float = 1.0
@@ -48,6 +54,7 @@ class Timings:
             backoff=10.0,
             backoff_max=300.0,
             stop=1.0,
+            exec_start=0.1,
             log_interval=3.0,
             probe_period=10.0,
             sleep_scale=1.0,

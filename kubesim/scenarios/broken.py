@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from kubesim.controllers.client import Client
-from kubesim.controllers.events import Recorder
 from kubesim.scenarios.build import (
     container,
     create,
@@ -15,7 +14,7 @@ from kubesim.scenarios.build import (
 )
 
 
-def load_broken(client: Client, recorder: Recorder) -> None:
+def load_broken(client: Client) -> None:
     claim = {
         "kind": "PersistentVolumeClaim",
         "metadata": {"name": "reports"},
@@ -25,7 +24,7 @@ def load_broken(client: Client, recorder: Recorder) -> None:
             "resources": {"requests": {"storage": "10Gi"}},
         },
     }
-    objs = create(
+    create(
         client,
         "broken",
         deployment("crashloop", [container("app", "ghcr.io/wharf-demo/crashloop:1.0", 8080)]),
@@ -57,10 +56,4 @@ def load_broken(client: Client, recorder: Recorder) -> None:
             backoffLimit=2,
         ),
         claim,
-    )
-    recorder.warning(
-        objs[-1],
-        "ProvisioningFailed",
-        'storageclass.storage.k8s.io "fast-ssd" not found',
-        component="persistentvolume-controller",
     )

@@ -34,17 +34,6 @@ def load(client: Client, recorder: Recorder) -> None:
         client,
         "",
         {
-            "kind": "StorageClass",
-            "apiVersion": "storage.k8s.io/v1",
-            "metadata": {
-                "name": "standard",
-                "annotations": {"storageclass.kubernetes.io/is-default-class": "true"},
-            },
-            "provisioner": "rancher.io/local-path",
-            "reclaimPolicy": "Delete",
-            "volumeBindingMode": "WaitForFirstConsumer",
-        },
-        {
             "kind": "IngressClass",
             "apiVersion": "networking.k8s.io/v1",
             "metadata": {"name": "nginx"},
@@ -53,6 +42,6 @@ def load(client: Client, recorder: Recorder) -> None:
     )
     load_system(client)
     load_shop(client)
-    load_broken(client, recorder)
+    load_broken(client)
     load_monitoring(client)
     crds.load(client)

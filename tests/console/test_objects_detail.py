@@ -89,7 +89,9 @@ def world(sim: Simulator) -> dict[str, str]:
 
             async def running_pod() -> Any:
                 pods = await api.list_all(f"/api/v1/namespaces/{ns}/pods")
-                return pods[0] if len(pods) == 1 else None
+                # Scheduled once its claim is bound, as kube-scheduler's VolumeBinding waits.
+                scheduled = len(pods) == 1 and pods[0]["spec"].get("nodeName")
+                return pods[0] if scheduled else None
 
             found = await eventually(running_pod, what="the deployment's pod")
             names["pod"] = found["metadata"]["name"]
@@ -117,7 +119,11 @@ async def test_a_pod_knows_its_owners_and_what_it_uses(
     ]
     rel = body["relations"]
     assert refs(rel["services"]) == [("web", False)]
-    assert refs(rel["configMaps"]) == [("deleted-map", True), ("settings", False)]
+    assert refs(rel["configMaps"]) == [  # the token volume projects kube-root-ca.crt
+        ("deleted-map", True),
+        ("kube-root-ca.crt", False),
+        ("settings", False),
+    ]
     assert refs(rel["secrets"]) == [("creds", False)]
     assert refs(rel["persistentVolumeClaims"]) == [("data", False)]
     assert refs(rel["persistentVolumes"]) == [(world["pv"], False)]

@@ -79,7 +79,8 @@ async def test_statefulset_ordinals_claims_and_rolling_update(live: LiveCluster)
     assert [p["metadata"]["name"] for p in pods] == ["db-0", "db-1", "db-2"]
     assert pods[0]["spec"]["hostname"] == "db-0"
     assert pods[0]["spec"]["subdomain"] == "db"
-    assert pods[1]["spec"]["volumes"][-1]["persistentVolumeClaim"]["claimName"] == "data-db-1"
+    data = next(v for v in pods[1]["spec"]["volumes"] if v["name"] == "data")
+    assert data["persistentVolumeClaim"]["claimName"] == "data-db-1"
     pvc = objs.store.get(("", "persistentvolumeclaims"), "w", "data-db-2")
     assert pvc is not None
     assert pvc["status"]["phase"] == "Bound"

@@ -24,7 +24,11 @@ def _summary(objs: Objects) -> set[tuple[str, str, str, str]]:
         owners = {ref.get("uid") for ref in meta.get("ownerReferences") or []}
         if gr == ("", "events") or meta.get("uid") in scheduled or owners & scheduled:
             continue
-        out.add((gr[0], gr[1], meta.get("namespace", ""), meta["name"]))
+        name = meta["name"]
+        if gr == ("", "persistentvolumes"):  # pvc-<claim uid>, as provisioners name them
+            ref = obj["spec"].get("claimRef") or {}
+            name = f"for {ref.get('namespace')}/{ref.get('name')}"
+        out.add((gr[0], gr[1], meta.get("namespace", ""), name))
     return out
 
 
@@ -100,5 +104,7 @@ async def test_empty_is_bare() -> None:
             ("rbac.authorization.k8s.io", "clusterrolebindings"),
             ("scheduling.k8s.io", "priorityclasses"),
             ("apiregistration.k8s.io", "apiservices"),
+            ("storage.k8s.io", "storageclasses"),  # kind's "standard"
+            ("coordination.k8s.io", "leases"),  # node heartbeats
         }
         assert live.objs.store.list(("", "pods")) == []

@@ -3,7 +3,9 @@
 Volumes (names unique DNS labels), containers (names unique across init and app containers, an
 image, a known pull policy, ports with IANA names and valid numbers, mounts naming a declared
 volume at unique paths, probes and lifecycle hooks with exactly one handler, resources whose
-requests fit their limits), then restartPolicy, dnsPolicy, nodeSelector and tolerations.
+requests fit their limits, user and group ids in range), then restartPolicy, dnsPolicy,
+nodeSelector, the pod's security context, tolerations and topology spread constraints. Each
+volume has exactly one source.
 """
 
 from __future__ import annotations
@@ -24,10 +26,60 @@ _TOLERATION_OPERATORS = ("Equal", "Exists")
 _TAINT_EFFECTS = ("NoExecute", "NoSchedule", "PreferNoSchedule")
 
 
+# validateVolumeSource's order; the path names it reports where they differ from the JSON key.
+_VOLUME_SOURCES = (
+    "emptyDir",
+    "hostPath",
+    "gitRepo",
+    "gcePersistentDisk",
+    "awsElasticBlockStore",
+    "secret",
+    "nfs",
+    "iscsi",
+    "glusterfs",
+    "flocker",
+    "persistentVolumeClaim",
+    "rbd",
+    "cinder",
+    "cephfs",
+    "quobyte",
+    "downwardAPI",
+    "fc",
+    "flexVolume",
+    "configMap",
+    "azureFile",
+    "vsphereVolume",
+    "photonPersistentDisk",
+    "portworxVolume",
+    "azureDisk",
+    "storageos",
+    "projected",
+    "scaleIO",
+    "csi",
+    "ephemeral",
+)
+_SOURCE_PATHS = {"cephfs": "cephFS", "downwardAPI": "downwarAPI"}  # sic, upstream's spelling
+_MAX_ID = 2147483647
+_ID_RANGE = f"must be between 0 and {_MAX_ID}, inclusive"  # validation.InclusiveRangeError
+_SCHEDULE_ACTIONS = ("DoNotSchedule", "ScheduleAnyway")
+
+
+def _volume_source(vol: Any, path: str) -> list[Cause]:
+    """``validateVolumeSource``: exactly one source; each one past the first is refused."""
+    given = [k for k in _VOLUME_SOURCES if f.get(vol, k) is not None]
+    if not given:
+        return [f.required(path, "must specify a volume type")]
+    return [
+        f.forbidden(f"{path}.{_SOURCE_PATHS.get(k, k)}", "may not specify more than 1 volume type")
+        for k in given[1:]
+    ]
+
+
 def _volumes(spec: Any, path: str) -> tuple[set[str], list[Cause]]:
     names: set[str] = set()
     causes: list[Cause] = []
     for i, vol in enumerate(f.items(f.get(spec, "volumes"))):
+        causes += _volume_source(vol, f"{path}.volumes[{i}]")
         at = f"{path}.volumes[{i}].name"
         name = f.get(vol, "name")
         if not name:
@@ -186,7 +238,59 @@ def _container(c: Any, path: str, volumes: set[str]) -> list[Cause]:
     policy = f.get(c, "imagePullPolicy")
     if policy is not None and policy not in PULL_POLICIES:
         causes.append(f.not_supported(f"{path}.imagePullPolicy", policy, PULL_POLICIES))
-    return causes + resources(f.get(c, "resources"), f"{path}.resources")
+    causes += resources(f.get(c, "resources"), f"{path}.resources")
+    return causes + _ids(f.get(c, "securityContext"), f"{path}.securityContext")
+
+
+def _ids(context: Any, path: str) -> list[Cause]:
+    """``IsValidUserID``/``IsValidGroupID`` on a security context's user and group ids."""
+    causes: list[Cause] = []
+    for key in ("runAsUser", "runAsGroup", "fsGroup"):
+        value = f.get(context, key)
+        if isinstance(value, int) and not 0 <= value <= _MAX_ID:
+            causes.append(f.invalid(f"{path}.{key}", value, _ID_RANGE))
+    for i, gid in enumerate(f.items(f.get(context, "supplementalGroups"))):
+        if isinstance(gid, int) and not 0 <= gid <= _MAX_ID:
+            at = f"{path}.supplementalGroups[{i}]"
+            causes.append(f.invalid(at, gid, _ID_RANGE))
+    return causes
+
+
+def _spread(spec: Any, path: str) -> list[Cause]:
+    """``validateTopologySpreadConstraints``: skew, key, action, no repeats, minDomains."""
+    causes: list[Cause] = []
+    constraints = f.items(f.get(spec, "topologySpreadConstraints"))
+    for i, c in enumerate(constraints):
+        at = f"{path}.topologySpreadConstraints[{i}]"
+        skew, key, action = (
+            f.get(c, "maxSkew"),
+            f.get(c, "topologyKey"),
+            f.get(c, "whenUnsatisfiable"),
+        )
+        if not isinstance(skew, int) or skew <= 0:
+            causes.append(f.invalid(f"{at}.maxSkew", skew or 0, "must be greater than zero"))
+        if not key:
+            causes.append(f.required(f"{at}.topologyKey", "can not be empty"))
+        if action not in _SCHEDULE_ACTIONS:
+            causes.append(
+                f.not_supported(f"{at}.whenUnsatisfiable", action or "", _SCHEDULE_ACTIONS)
+            )
+        if any(
+            (f.get(o, "topologyKey"), f.get(o, "whenUnsatisfiable")) == (key, action)
+            for o in constraints[i + 1 :]
+        ):
+            at_pair = f"{at}.{{topologyKey, whenUnsatisfiable}}"
+            causes.append(f.duplicate(at_pair, f.Go(f"{{{key}, {action}}}")))
+        domains = f.get(c, "minDomains")
+        if isinstance(domains, int):
+            if domains <= 0:
+                causes.append(f.invalid(f"{at}.minDomains", domains, "must be greater than zero"))
+            if action != "DoNotSchedule":
+                message = (
+                    f"can only use minDomains if whenUnsatisfiable=DoNotSchedule, not {action}"
+                )
+                causes.append(f.invalid(f"{at}.minDomains", domains, message))
+    return causes
 
 
 def _containers(spec: Any, path: str, volumes: set[str]) -> list[Cause]:
@@ -235,5 +339,6 @@ def pod_spec(spec: Any, path: str, *, restart: tuple[str, ...] = RESTART_POLICIE
         causes.append(f.not_supported(f"{path}.restartPolicy", policy, restart))
     causes += f.one_of(spec, "dnsPolicy", path, _DNS_POLICIES)
     causes += f.labels(spec.get("nodeSelector"), f"{path}.nodeSelector")
+    causes += _ids(spec.get("securityContext"), f"{path}.securityContext")
     causes += _tolerations(spec, path)
-    return causes
+    return causes + _spread(spec, path)

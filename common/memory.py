@@ -6,8 +6,9 @@ never collects, since the cyclic collector runs only when something allocates; o
 CPython's small-object allocator keeps the arenas a few survivors pin (25 MB of unused pools) and
 glibc keeps freed heap pages. :func:`give_back` collects the cycles and asks glibc to return its
 free pages (``malloc_trim``). With ``PYTHONMALLOC=malloc`` every object lives in glibc's heap and
-the trim returns nearly all of it (RSS +6 MB over the start instead of +26 MB). This module must
-not be called on a request path: a full collection and a trim take milliseconds.
+the trim returns nearly all of it (RSS +6 MB over the start instead of +26 MB), which is why
+``scripts/run``, the systemd units and the image set it (its cost: docs/benchmarks.md). This module
+must not be called on a request path: a full collection and a trim take milliseconds.
 """
 
 from __future__ import annotations

@@ -17,7 +17,8 @@ objects are reference cycles (a task, its coroutine, the stream and its response
 server never collects, since the cyclic collector runs only when something allocates; once
 collected, CPython's small-object allocator keeps the arenas a few survivors pin and glibc keeps
 freed heap pages. With ``PYTHONMALLOC=malloc`` every object lives in glibc's heap and the trim
-returns nearly all of it (RSS +6 MB over the start instead of +26 MB, results' ``/events``).
+returns nearly all of it (RSS +6 MB over the start instead of +26 MB, results' ``/events``), which
+is why ``scripts/run``, the systemd units and the image set it (its cost: docs/benchmarks.md).
 
 Elsewhere (musl, macOS) the allocator calls do nothing. Nothing here may run on a request path:
 a full collection and a trim take milliseconds.

@@ -256,6 +256,9 @@ _METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
 class _Compiler:
     document: dict[str, Any]
     registry: referencing.Registry[Any]
+    #: Each local reference's target with its own references inlined, shared by every schema
+    #: that names it (compiled once, never copied again).
+    _inlined: dict[str, Any] = attrs.field(factory=dict, init=False)
 
     def resolve(self, node: Any) -> Any:
         while isinstance(node, Mapping) and "$ref" in node:
@@ -266,12 +269,31 @@ class _Compiler:
         return node
 
     def validator(self, schema: Mapping[str, Any]) -> jsonschema.protocols.Validator:
-        # Refs are rebased onto the spec's resource so that "#/components/..." resolves.
         return jsonschema.Draft202012Validator(
-            _rebase_refs(schema),
+            self.inline(schema, ()),
             registry=self.registry,
             format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER,
         )
+
+    def inline(self, node: Any, chain: tuple[str, ...]) -> Any:
+        """``node`` with each local ``{"$ref": ...}`` (annotations beside it aside) replaced by
+        its target: jsonschema resolves a reference through the registry on every request, which
+        made a small body's check cost several times its inlined one. A reference back into its
+        own chain (a recursive schema) or one with checks beside it stays a reference, rebased
+        onto the spec's resource so that "#/components/..." resolves."""
+        if isinstance(node, list):
+            return [self.inline(v, chain) for v in node]
+        if not isinstance(node, Mapping):
+            return node
+        ref = node.get("$ref")
+        if not (isinstance(ref, str) and ref.startswith("#/")):
+            return {k: self.inline(v, chain) for k, v in node.items()}
+        if ref not in chain and _ANNOTATIONS.issuperset(k for k in node if k != "$ref"):
+            if ref not in self._inlined:
+                self._inlined[ref] = self.inline(self.resolve({"$ref": ref}), (*chain, ref))
+            return self._inlined[ref]
+        out = {k: self.inline(v, chain) for k, v in node.items() if k != "$ref"}
+        return {"$ref": SPEC_URI + ref, **out}
 
     def operation(
         self, path: str, method: str, op: Mapping[str, Any], shared: list[Any]
@@ -387,18 +409,6 @@ def _quick_check(key: str, rule: Any) -> Check | None:
         allowed, outside = frozenset(rule), "must be one of " + ", ".join(rule)
         return lambda v: None if isinstance(v, str) and v in allowed else outside
     return None
-
-
-def _rebase_refs(node: Any) -> Any:
-    if isinstance(node, Mapping):
-        out = {k: _rebase_refs(v) for k, v in node.items()}
-        ref = out.get("$ref")
-        if isinstance(ref, str) and ref.startswith("#/"):
-            out["$ref"] = SPEC_URI + ref
-        return out
-    if isinstance(node, list):
-        return [_rebase_refs(v) for v in node]
-    return node
 
 
 # --- request validation --------------------------------------------------------------------------

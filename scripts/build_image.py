@@ -156,6 +156,8 @@ def image_config(diff_ids: list[str], *, tag: str) -> dict[str, Any]:
                 "PATH=/opt/wharf/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
                 f"HOME=/{STATE}",
                 "PYTHONDONTWRITEBYTECODE=1",
+                # glibc's allocator: memory a burst of connections took goes back afterwards
+                "PYTHONMALLOC=malloc",
             ],
             "WorkingDir": f"/{STATE}",
             "ExposedPorts": {f"{port}/tcp": {} for port in PORTS},

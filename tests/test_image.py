@@ -67,6 +67,7 @@ def test_the_layout_is_a_valid_oci_image(build_image: ModuleType, tmp_path: Path
     assert settings["Entrypoint"] == ["/opt/wharf/bin/wharf"]
     assert settings["Healthcheck"]["Test"] == ["CMD", "/opt/wharf/bin/wharf", "probe"]
     assert set(settings["ExposedPorts"]) == {"8080/tcp", "8081/tcp", "8082/tcp"}
+    assert "PYTHONMALLOC=malloc" in settings["Env"]  # memory given back after a burst
 
 
 def test_the_app_layer_keeps_code_root_owned_and_state_private(
@@ -92,6 +93,8 @@ def test_the_containerfile_is_multi_stage_non_root_and_checked() -> None:
     assert "USER 10001:10001" in lines
     assert any(line.startswith("HEALTHCHECK ") and '"probe"' in line for line in lines)
     assert 'ENTRYPOINT ["wharf"]' in lines
+    [env] = [line for line in lines if line.startswith("ENV ")]
+    assert "PYTHONMALLOC=malloc" in env.split()
 
 
 def test_the_image_gets_every_package_the_project_installs(build_image: ModuleType) -> None:

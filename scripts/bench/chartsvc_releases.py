@@ -142,7 +142,7 @@ async def concurrent_installs(side: Side, prefix: str, n: int) -> tuple[float, f
 
 
 async def measure(args: argparse.Namespace, sides: dict[str, Side], service_pid: int) -> None:
-    repeats = 1 if args.smoke else 3
+    repeats = args.repeats
     for i in range(repeats):  # warm every side: clients, discovery, chart caches
         for key, side in sides.items():
             await cycle(side, f"warm-{key}{i}")
@@ -294,12 +294,15 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--latency-ms", type=float, default=20.0)
+    parser.add_argument(
+        "--repeats", type=int, default=3, help="warm-up cycles, and runs of the concurrent installs"
+    )
     return bench_main(
         "chartsvc_releases",
         parser,
         bench,
-        quick={"rounds": 5},
-        smoke={"rounds": 1, "concurrency": 2},
+        quick={"rounds": 5, "repeats": 2},
+        smoke={"rounds": 1, "concurrency": 2, "repeats": 1},
     )
 
 

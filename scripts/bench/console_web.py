@@ -189,6 +189,7 @@ if __name__ == "__main__":
         bench,
         options,
         name="console_web",
-        quick={"pods": 1000, "rounds": 3, "seconds": 15.0},
+        # 8 s at 1,000 lines/s still passes the page's 5,000-line cap, which the quick run judges.
+        quick={"pods": 1000, "rounds": 3, "seconds": 8.0},
         smoke={"pods": 50, "rounds": 1, "seconds": 2.0},
     )

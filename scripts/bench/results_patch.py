@@ -70,7 +70,9 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--cases", type=int, default=TESTCASES)
     parser.add_argument("--jacoco-bytes", type=int, default=JACOCO_BYTES)
-    args = options(parser, quick={"repeats": 3},
+    # Quick: five of each, not three: the best of three moved the ratio by 0.2 from run to run on
+    # a shared machine, past the 0.1 the target allows.
+    args = options(parser, quick={"repeats": 5},
                    smoke={"repeats": 1, "cases": 200, "jacoco_bytes": 200_000})  # fmt: skip
     out = Report.of("results_patch", args)
     with tempfile.TemporaryDirectory() as tmp:

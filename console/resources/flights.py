@@ -28,13 +28,17 @@ class _Slot:
 class Flights:
     def __init__(self) -> None:
         self._slots: dict[Hashable, _Slot] = {}
+        self._closed = False
 
     async def run(
         self, key: Hashable, call: Callable[[], Awaitable[V]], *, join_running: bool = False
     ) -> V:
         """``call()``'s answer, shared with the other callers of ``key``. With ``join_running``
         the caller accepts an answer begun before it asked (a cache fill) and joins the running
-        call; otherwise the next one."""
+        call; otherwise the next one. Once closed, a call runs in its caller's own task: no shared
+        task may outlive the shutdown that cancelled the others."""
+        if self._closed:
+            return await call()
         slot = self._slots.setdefault(key, _Slot())
         if join_running and slot.running is not None:
             task = slot.running
@@ -80,6 +84,7 @@ class Flights:
 
     async def close(self) -> None:
         """Cancel every call (at shutdown, before the clients they use close)."""
+        self._closed = True
         tasks = [t for s in self._slots.values() for t in (s.running, s.queued) if t is not None]
         for task in tasks:
             task.cancel()

@@ -114,3 +114,18 @@ async def test_a_cache_fill_joins_the_running_call() -> None:
     source.gate.set()
     assert list(await asyncio.gather(first, filler)) == [0, 0]
     assert source.calls == 1
+
+
+async def test_a_call_after_close_runs_in_its_callers_task_and_leaves_none_behind() -> None:
+    """A stream's re-check that asks during shutdown must not start a shared task that nobody
+    will cancel (the console's flights are closed before its clients)."""
+    flights = Flights()
+    await flights.close()
+    before = asyncio.all_tasks()
+
+    async def call() -> int:
+        assert asyncio.all_tasks() == before  # no task started for it
+        return 7
+
+    assert await flights.run("k", call) == 7
+    assert flights.busy == 0

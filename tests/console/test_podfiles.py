@@ -47,6 +47,16 @@ async def writable(console_app: ConsoleApp, ns: str) -> Client:
     return client
 
 
+async def run_in_box(client: Client, ns: str, argv: list[str]) -> None:
+    """``argv`` run in the pod's container (through the console's exec), to its end."""
+    params = [("cluster", "alpha"), ("namespace", ns), ("pod", "box")]
+    ws = await client.ws_connect(
+        "/ws/exec", params=params + [("command", part) for part in argv], headers=ADMIN
+    )
+    async for _ in ws:
+        pass
+
+
 async def test_gates_and_credentials(console_app: ConsoleApp, client: Client, ns: str) -> None:
     where = {"path": "/tmp"}
     await assert_problem(await client.get(files(ns), params=where), 401)
@@ -127,13 +137,7 @@ async def test_roots_hold_against_dotdot_and_links(writable: Client, ns: str) ->
     for path in ("/", "/var", "/tmp/../var/log"):
         resp = await client.get(files(ns), params={"path": path}, headers=ADMIN)
         await assert_problem(resp, 403, code="path-not-allowed")
-    link = ["ln", "-s", "/var", "/tmp/out"]
-    params = [("cluster", "alpha"), ("namespace", ns), ("pod", "box")]
-    ws = await client.ws_connect(
-        "/ws/exec", params=params + [("command", part) for part in link], headers=ADMIN
-    )
-    async for _ in ws:
-        pass
+    await run_in_box(client, ns, ["ln", "-s", "/var", "/tmp/out"])
     for suffix, path in (("", "/tmp/out"), ("/content", "/tmp/out/log")):
         resp = await client.get(files(ns, suffix), params={"path": path}, headers=ADMIN)
         await assert_problem(resp, 403, code="path-not-allowed")
@@ -171,3 +175,29 @@ async def test_caps_and_kinds(writable: Client, ns: str) -> None:
     await client.put(files(ns, "/content"), params={"path": "/tmp/d/f"}, data=b"", headers=ADMIN)
     resp = await client.get(files(ns), params={"path": "/tmp/d"}, headers=ADMIN)
     await assert_problem(resp, 404, code="file-not-found")  # writes make no directories
+
+
+async def test_names_with_newlines_tabs_and_bytes_that_are_not_utf8(
+    writable: Client, ns: str
+) -> None:
+    client, where = writable, {"path": "/tmp/odd"}
+    # printf writes byte 0351 alone: the name is Latin-1's "café", not UTF-8.
+    await run_in_box(
+        client, ns, ["sh", "-c", "mkdir /tmp/odd && touch \"/tmp/odd/$(printf 'caf\\351.txt')\""]
+    )
+    odd = {"line\nbreak.txt": b"one", "tab\there|bar.txt": b"two", "plain.txt": b"three"}
+    for name, data in odd.items():
+        put = await client.put(
+            files(ns, "/content"), params={"path": f"/tmp/odd/{name}"}, data=data, headers=ADMIN
+        )
+        assert put.status == 200, await put.text()
+
+    listing = await (await client.get(files(ns), params=where, headers=ADMIN)).json()
+    assert {(e["name"], e["path"], e["size"]) for e in listing["entries"]} == {
+        (name, f"/tmp/odd/{name}", len(data)) for name, data in odd.items()
+    }
+    assert listing["truncated"] is False
+    assert listing["skipped"] == [{"name": "caf\\xe9.txt", "reason": "its name is not UTF-8"}]
+    newline = {"path": "/tmp/odd/line\nbreak.txt"}
+    body = await (await client.get(files(ns, "/content"), params=newline, headers=ADMIN)).json()
+    assert body["content"] == "one"

@@ -33,7 +33,7 @@ import logging
 import time
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 from aiohttp import web
@@ -78,6 +78,16 @@ class Credential:
 
 
 CREDENTIAL = web.RequestKey("wharf.credential", Credential)
+
+
+class EventCheck(Protocol):
+    """Tests check each event a stream writes against its operation's spec (``common.openapi``):
+    its name and its ``data``."""
+
+    def __call__(self, event: str | None, data: str) -> None: ...
+
+
+EVENT_CHECK = web.RequestKey("wharf.event_check", EventCheck)
 
 
 class _KeepaliveResponse(EventSourceResponse):
@@ -264,6 +274,7 @@ class EventStream:
     request: web.BaseRequest | None = None
     credential: Credential | None = None
     ending: WharfError | None = None  # why the server ends it, sent as a last ``error`` event
+    check: EventCheck | None = None  # tests: each event against the spec (``EVENT_CHECK``)
 
     @property
     def last_event_id(self) -> str | None:
@@ -287,6 +298,8 @@ class EventStream:
     async def send(
         self, data: str, *, event: str | None = None, event_id: str | None = None
     ) -> None:
+        if self.check is not None:
+            self.check(event, data)
         try:
             await self.response.send(data, id=event_id, event=event)
         except (ConnectionError, RuntimeError):
@@ -349,6 +362,7 @@ async def event_stream(request: web.Request) -> AsyncIterator[EventStream]:
     await response.prepare(request)
     stream = EventStream(response=response, owner=asyncio.current_task(), request=request)
     stream.credential = request.get(CREDENTIAL)
+    stream.check = request.get(EVENT_CHECK)
     response.on_departed = stream._departure
     if request.transport is None or request.transport.is_closing():
         stream._departure()  # gone before the stream even started
@@ -373,6 +387,8 @@ async def event_stream(request: web.Request) -> AsyncIterator[EventStream]:
     with contextlib.suppress(ConnectionError, RuntimeError):
         if stream.ending is not None and not stream.departed:
             problem = json.dumps(stream.ending.to_problem(instance=request.path))
+            if stream.check is not None:
+                stream.check("error", problem)
             await response.write(f"event: error\ndata: {problem}\n\n".encode())
         await response.write_eof()
 

@@ -172,9 +172,15 @@ async def test_caps_and_kinds(writable: Client, ns: str) -> None:
         code="not-a-file",
     )
     await assert_problem(await client.get(files(ns), params={"path": "tmp"}, headers=ADMIN), 400)
-    await client.put(files(ns, "/content"), params={"path": "/tmp/d/f"}, data=b"", headers=ADMIN)
-    resp = await client.get(files(ns), params={"path": "/tmp/d"}, headers=ADMIN)
-    await assert_problem(resp, 404, code="file-not-found")  # writes make no directories
+    put = await client.put(
+        files(ns, "/content"), params={"path": "/tmp/d/f"}, data=b"", headers=ADMIN
+    )
+    await assert_problem(put, 404, code="file-not-found")  # writes make no directories
+    empty = {"path": "/tmp/empty"}
+    put = await client.put(files(ns, "/content"), params=empty, data=b"", headers=ADMIN)
+    assert await put.json() == {"path": "/tmp/empty", "size": 0}  # an empty body is a file
+    resp = await client.get(files(ns, "/download"), params=empty, headers=ADMIN)
+    assert (resp.status, await resp.read()) == (200, b"")
 
 
 async def test_names_with_newlines_tabs_and_bytes_that_are_not_utf8(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 import os
+import re
 import socket
 import threading
 from collections.abc import Callable, Iterator, Mapping
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import hypothesis
 import pytest
+import requests
 import schemathesis
 from aiohttp import web
 from schemathesis import BaseSchema, checks
@@ -175,7 +177,9 @@ def servers(
 #: What every answer must satisfy, besides never being a 500. Not here: ``not_a_server_error``
 #: (a 502 naming an upstream that does not exist on this machine is the right answer, and a
 #: status the operation does not document fails ``status_code_conformance``),
-#: ``positive_data_acceptance`` for all (see ``POSITIVE``), ``allow_header_conformance``.
+#: ``positive_data_acceptance`` where a rule is beyond the schema (see ``_positive``), and
+#: ``allow_header_conformance``, which reads only OPTIONS answers the fuzzer never asks for: every
+#: undocumented method of every path is asked below (``test_every_other_method...``).
 CHECKS = [
     checks.status_code_conformance,
     checks.content_type_conformance,
@@ -245,6 +249,30 @@ def _fuzz(service: str) -> Callable[..., None]:
 test_chartsvc = _fuzz("chartsvc")
 test_results = _fuzz("results")
 test_console = _fuzz("console")
+
+
+METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
+
+
+@pytest.mark.parametrize("service", ["chartsvc", "results", "console"])
+def test_every_other_method_is_a_405_naming_exactly_the_documented_ones(
+    service: str, servers: dict[str, tuple[Served, Mapping[str, str]]]
+) -> None:
+    """Each path of the served spec, asked with each method it does not list: 405, and ``Allow``
+    lists exactly the documented methods (not those of a templated path that also matches, nor
+    HEAD, which no path documents)."""
+    served, headers = servers[service]
+    wrong = []
+    with requests.Session() as session:
+        for path, item in _document(served.app)["paths"].items():
+            documented = {m.upper() for m in item if m in METHODS}
+            url = f"{served.base_url}/api/v1{re.sub(r'{[^}]+}', 'x', path)}"
+            for method in sorted({m.upper() for m in METHODS} - documented):
+                resp = session.request(method, url, headers=dict(headers), timeout=30)
+                allowed = set(resp.headers.get("Allow", "").split(","))
+                if (resp.status_code, allowed) != (405, documented):
+                    wrong.append(f"{method} {path}: {resp.status_code} Allow {sorted(allowed)}")
+    assert not wrong
 
 
 #: The operations that start a chain (their links lead to the others).

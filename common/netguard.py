@@ -245,8 +245,9 @@ def url_pattern(schemes: Sequence[str]) -> str:
     or fragment without blanks. Where the host leads (loopback, private, metadata...) is the
     policy's decision at connect time, which no pattern states."""
     alternatives = "|".join(re.escape(scheme) for scheme in schemes)
-    authority = rf"(?:[^\s/?#@\[\]]+@)?{HOST_PATTERN}(?::{PORT_PATTERN})?"
-    return rf"^(?:{alternatives})://{authority}(?:[/?#]\S*)?$(?!\n)"
+    # Blanks and controls spelled out: ``\s`` differs between Python and ECMA-262 (``\x1c``).
+    authority = rf"(?:[^\x00-\x20\x7f/?#@\[\]]+@)?{HOST_PATTERN}(?::{PORT_PATTERN})?"
+    return rf"^(?:{alternatives})://{authority}(?:[/?#][^\x00-\x20\x7f]*)?$(?!\n)"
 
 
 def _is_localhost(host: str) -> bool:

@@ -229,14 +229,14 @@ def _stat_records(out: bytes, paths: Sequence[str]) -> list[Entry]:
     a name may contain (or at a ``|``)."""
     entries, at = [], 0
     for path in paths:
-        fields = out[at:].split(b"|", 4)
-        if len(fields) < 5:
+        fields = _fields(out, at, 4)
+        if fields is None:
             break
-        kind, size, mode, mtime, rest = fields
+        (kind, size, mode, mtime), start = fields
         named = path.encode() + b"\n"
-        if not rest.startswith(named) or not size.isdigit() or not mtime.isdigit():
+        if not out.startswith(named, start) or not size.isdigit() or not mtime.isdigit():
             continue  # no record for this path: the next one starts here
-        at += len(kind) + len(size) + len(mode) + len(mtime) + 4 + len(named)
+        at = start + len(named)
         stamp = datetime.fromtimestamp(int(mtime), UTC).isoformat().replace("+00:00", "Z")
         entries.append(
             Entry(
@@ -249,6 +249,18 @@ def _stat_records(out: bytes, paths: Sequence[str]) -> list[Entry]:
             )
         )
     return entries
+
+
+def _fields(out: bytes, at: int, count: int) -> tuple[list[bytes], int] | None:
+    """The ``count`` fields ending in ``|`` from ``at`` in ``out``, and where the rest starts."""
+    fields = []
+    for _ in range(count):
+        end = out.find(b"|", at)
+        if end < 0:
+            return None
+        fields.append(out[at:end])
+        at = end + 1
+    return fields, at
 
 
 async def stat(api: KubeApi, place: Place, path: str) -> Entry:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from console.streams import podfiles
 from kubesim import Simulator
 from tests.console.conftest import ConsoleApp
 from tests.console.live_cluster import sim
@@ -207,3 +208,14 @@ async def test_names_with_newlines_tabs_and_bytes_that_are_not_utf8(
     newline = {"path": "/tmp/odd/line\nbreak.txt"}
     body = await (await client.get(files(ns, "/content"), params=newline, headers=ADMIN)).json()
     assert body["content"] == "one"
+
+
+def test_stat_records_are_read_knowing_the_paths_asked_for() -> None:
+    """A name may hold a newline or ``|``; a path stat could not read (gone since find listed
+    it) has no record, and the records after it are still matched to their paths."""
+    out = b"regular file|3|644|0|/d/a\nb|c\ndirectory|4096|755|60|/d/z\n"
+    entries = podfiles._stat_records(out, ["/d/a\nb|c", "/d/gone", "/d/z"])
+    assert [(e.name, e.type, e.size, e.mode, e.modified) for e in entries] == [
+        ("a\nb|c", "file", 3, "0644", "1970-01-01T00:00:00Z"),
+        ("z", "directory", 4096, "0755", "1970-01-01T00:01:00Z"),
+    ]

@@ -156,6 +156,12 @@ def _gzip(_: Any, value: Any) -> bytes:
     return gzip.compress(raw, mtime=0)
 
 
+@schemathesis.serializer("application/pgp-signature")
+def _signature(_: Any, value: Any) -> bytes:
+    """A provenance file is armored text: send what was generated as it is."""
+    return value if isinstance(value, bytes) else str(value).encode()
+
+
 SCHEMAS = {name: _schema_for(name) for name in ("chartsvc", "results", "console")}
 
 

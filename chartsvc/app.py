@@ -23,6 +23,7 @@ from chartsvc.access import AccessPolicy
 from chartsvc.budget import UploadBudget
 from chartsvc.calls import Services
 from chartsvc.calls.form import MAX_TEXT_BYTES
+from chartsvc.charts import SPEC_PATTERNS
 from chartsvc.clusters import ClusterResolver, ClusterSource, default_target
 from chartsvc.gate import access_gate, mutating_routes
 from chartsvc.http.budget import is_multipart, upload_budget
@@ -60,7 +61,8 @@ SPEC_PATH = Path(__file__).resolve().parent.parent / "spec" / "chartsvc.yaml"
 def load_spec(*, releases: bool = False) -> Spec:
     """The spec as the files hold it; the release group's operations (``chartsvc.releases.yaml``)
     are in it only with ``releases``."""
-    return Spec.from_document(load_document(SPEC_PATH, exclude=() if releases else ("releases",)))
+    excluded = () if releases else ("releases",)
+    return Spec.from_document(load_document(SPEC_PATH, exclude=excluded, patterns=SPEC_PATTERNS))
 
 
 @functools.cache

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import re
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -21,8 +22,10 @@ import attrs
 from chartsvc import archives, deps
 from chartsvc.gpg import Keyring
 from chartsvc.helm import ChartEngine, ShowFormat
+from chartsvc.oci import reference
 from chartsvc.provenance import MAX_PROVENANCE_BYTES, Provenance, ProvenanceChecker
 from chartsvc.repos.cache import WeightedLRU
+from chartsvc.repos.config import NAME_PATTERN, URL_PATTERN
 from chartsvc.repos.model import UpdateResult
 from chartsvc.repos.service import RepoService
 from common.errors import BadRequest, ValidationFailed
@@ -53,6 +56,30 @@ class InvalidChartRef(BadRequest, code="invalid-chart-ref"):
         )
 
 
+#: ``<repo>/<chart>[:<version>]``: a configured repository's name, a chart name, a version
+#: (neither with blanks or control characters).
+_REPO_CHART = re.compile(rf"({NAME_PATTERN})/([^/:\x00-\x20\x7f]+)(?::([^/\x00-\x20\x7f]+))?")
+#: Every chart reference a door takes, as the spec's ``ChartRef`` states it (a test holds them
+#: equal): a repository's chart, or an OCI reference (checked in full by ``Reference.parse``).
+CHART_REF_PATTERN = rf"^(?:{reference.PATTERN}|{_REPO_CHART.pattern})$(?!\n)"
+
+
+_PART = r"(?!\.\.?(?:/|$))[^/\\\x00\n]+"
+#: A file's path inside a chart: at most 255 characters, relative, no empty, ``.`` or ``..`` part,
+#: no newline, backslash or NUL.
+FILE_PATH_PATTERN = rf"^(?=[^\n]{{1,255}}$){_PART}(?:/{_PART})*$(?!\n)"
+_FILE_PATH = re.compile(FILE_PATH_PATTERN)
+
+#: The spec's schemas whose pattern is one of the checks above (``load_document``'s ``patterns``):
+#: the console's spec, whose chart library uses these checks, states them the same way.
+SPEC_PATTERNS = {
+    "ChartRef": CHART_REF_PATTERN,
+    "RepositoryName": rf"^{NAME_PATTERN}$(?!\n)",
+    "RepositoryUrl": URL_PATTERN,
+    "ChartFilePath": FILE_PATH_PATTERN,
+}
+
+
 @attrs.frozen
 class ChartRef:
     repo: str
@@ -61,10 +88,10 @@ class ChartRef:
 
     @classmethod
     def parse(cls, ref: str, version: str | None, *, field: str = "chartRef") -> ChartRef:
-        repo, sep, chart = ref.partition("/")
-        chart, colon, pinned = chart.partition(":")
-        if not (repo and sep and chart) or "/" in chart or (colon and not pinned):
+        found = _REPO_CHART.fullmatch(ref)
+        if found is None:
             raise InvalidChartRef(ref, field)
+        repo, chart, pinned = found.groups()
         return cls(repo, chart, version or pinned or None)
 
 
@@ -127,8 +154,7 @@ def check_files(files: Mapping[str, str], limits: archives.ArchiveLimits) -> Non
 
 
 def _inside(path: str) -> bool:
-    parts = path.split("/")
-    return "\\" not in path and all(part not in ("", ".", "..") for part in parts)
+    return _FILE_PATH.search(path) is not None
 
 
 SEVERITIES = {1: "INFO", 2: "WARNING", 3: "ERROR"}

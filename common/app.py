@@ -19,10 +19,10 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from importlib import metadata
-from typing import Any
+from typing import Any, NoReturn
 
 import attrs
-from aiohttp import web
+from aiohttp import hdrs, web
 from aiohttp.typedefs import Handler, Middleware
 
 from common import apidocs, sse
@@ -211,6 +211,30 @@ def _live_tasks() -> float:
         return 0
 
 
+def _in_matching_order(tables: Sequence[web.RouteTableDef]) -> list[web.RouteDef]:
+    """The routes of ``tables``, those of each concrete path together and before every templated
+    one: OpenAPI matches a concrete path (``/repos/pull``) before a templated one that also
+    matches it (``/repos/{name}``), and aiohttp tries resources in the order they were added."""
+    routes = [route for table in tables for route in table]
+    assert all(isinstance(route, web.RouteDef) for route in routes)
+    defs = [route for route in routes if isinstance(route, web.RouteDef)]
+    return sorted(defs, key=lambda r: (True, "") if "{" in r.path else (False, r.path))
+
+
+def _answer_other_methods(app: web.Application, base: str, paths: dict[str, set[str]]) -> None:
+    """On each concrete path, a method the spec does not document there is a 405 naming the ones
+    it does, not a call of a templated operation that also matches the path. (HEAD is not
+    served either: the spec lists it nowhere, so every ``Allow`` names exactly the documented
+    methods.)"""
+    for path, methods in paths.items():
+        allowed = sorted(methods)
+
+        async def not_allowed(request: web.Request, allowed: list[str] = allowed) -> NoReturn:
+            raise web.HTTPMethodNotAllowed(request.method, allowed)
+
+        app.router.add_route(hdrs.METH_ANY, base + path, not_allowed)
+
+
 def build_app(
     *,
     service: str,
@@ -252,12 +276,18 @@ def build_app(
         _live_tasks,
     )
     relative = []
-    for table in api_routes:
-        for route in table:
-            assert isinstance(route, web.RouteDef)
-            kwargs = {k: v for k, v in route.kwargs.items() if k != "allow_head"}
-            app.router.add_route(route.method, base + route.path, route.handler, **kwargs)
-            relative.append((route.method, route.path, kwargs.get("name", "")))
+    concrete: dict[str, set[str]] = {}
+    routes = _in_matching_order(api_routes)
+    for route in routes:
+        if "{" in route.path and concrete:  # the concrete paths are all in: close them
+            _answer_other_methods(app, base, concrete)
+            concrete = {}
+        kwargs = {k: v for k, v in route.kwargs.items() if k != "allow_head"}
+        app.router.add_route(route.method, base + route.path, route.handler, **kwargs)
+        relative.append((route.method, route.path, kwargs.get("name", "")))
+        if "{" not in route.path:
+            concrete.setdefault(route.path, set()).add(route.method)
+    _answer_other_methods(app, base, concrete)
     for table in extra_routes:
         app.router.add_routes(table)
     drift = check_parity(relative, spec)

@@ -206,6 +206,46 @@ def _numeric_label(label: str) -> int:
     return int(label)
 
 
+# The URL grammar ``check_url`` reads (RFC 3986's, narrowed to what a fetch can use), as one
+# pattern that is the same in ECMA-262 (a spec's ``pattern``) and in Python.
+_H16 = "[0-9A-Fa-f]{1,4}"
+_OCTET = "(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
+_IPV4 = rf"{_OCTET}(?:\.{_OCTET}){{3}}"
+_LS32 = rf"(?:{_H16}:{_H16}|{_IPV4})"
+_IPV6 = (
+    "(?:"
+    + "|".join(
+        [
+            rf"(?:{_H16}:){{6}}{_LS32}",
+            rf"::(?:{_H16}:){{5}}{_LS32}",
+            rf"(?:{_H16})?::(?:{_H16}:){{4}}{_LS32}",
+            *(rf"(?:(?:{_H16}:){{0,{n}}}{_H16})?::(?:{_H16}:){{{3 - n}}}{_LS32}" for n in (1, 2)),
+            rf"(?:(?:{_H16}:){{0,3}}{_H16})?::{_H16}:{_LS32}",
+            rf"(?:(?:{_H16}:){{0,4}}{_H16})?::{_LS32}",
+            rf"(?:(?:{_H16}:){{0,5}}{_H16})?::{_H16}",
+            rf"(?:(?:{_H16}:){{0,6}}{_H16})?::",
+        ]
+    )
+    + ")"
+)
+_LABEL = "[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+#: A host as a URL names it: a DNS name or an IP literal (an IPv6 one in brackets).
+HOST_PATTERN = rf"(?:{_LABEL}(?:\.{_LABEL})*\.?|\[{_IPV6}\])"
+#: A port, 0 to 65535.
+PORT_PATTERN = "(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[0-9]{1,4})"
+
+
+def url_pattern(schemes: Sequence[str]) -> str:
+    """The absolute URLs of ``schemes`` that :meth:`AddressPolicy.check_url` can read, as a
+    pattern a spec can carry: user info, a host name or IP literal, a port, then a path, query
+    or fragment without blanks. Where the host leads (loopback, private, metadata...) is the
+    policy's decision at connect time, which no pattern states."""
+    alternatives = "|".join(re.escape(scheme) for scheme in schemes)
+    # Blanks and controls spelled out: ``\s`` differs between Python and ECMA-262 (``\x1c``).
+    authority = rf"(?:[^\x00-\x20\x7f/?#@\[\]]+@)?{HOST_PATTERN}(?::{PORT_PATTERN})?"
+    return rf"^(?:{alternatives})://{authority}(?:[/?#][^\x00-\x20\x7f]*)?$(?!\n)"
+
+
 def _is_localhost(host: str) -> bool:
     name = host.rstrip(".").lower()
     return name == "localhost" or name.endswith(".localhost")
@@ -336,7 +376,12 @@ class AddressPolicy:
 
     def _check_literal(self, target: str, host: str, port: int | None) -> None:
         if ":" in host:
-            self._check_ip(target, host, _parse_ip(host), port)
+            try:
+                literal = _parse_ip(host)
+            except ValueError:
+                reason = f"{host} is not a valid IPv6 address"
+                raise AddressRefused(target, reason, address_class="invalid-url") from None
+            self._check_ip(target, host, literal, port)
             return
         try:
             ip = _numeric_ipv4(host)
@@ -381,7 +426,9 @@ def _parse_url(url: str | yarl.URL) -> yarl.URL:
     if isinstance(url, yarl.URL):
         return url
     try:
-        return yarl.URL(url)
+        parsed = yarl.URL(url)
+        _ = parsed.host, parsed.port  # an IDNA label that does not decode, a port out of range
+        return parsed
     except ValueError:
         # The text itself stays out of the message: it may carry credentials.
         raise AddressRefused(

@@ -11,6 +11,7 @@ messages never echo the offending value (a bad value may be a secret, such as a 
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import re
 from collections.abc import Callable, Collection, Hashable, Mapping
@@ -26,13 +27,14 @@ from aiohttp.typedefs import Handler, Middleware
 from multidict import MultiMapping
 from referencing.jsonschema import DRAFT202012
 
-from common import documents, yamlio
+from common import documents, sse, yamlio
 from common.errors import UnsupportedMediaType, ValidationFailed
 from common.routing import PerRoute
 
 SPEC_URI = "urn:wharf:spec"
 JSON_TYPES = ("application/json",)
 MULTIPART = "multipart/form-data"
+SSE_TYPE = "text/event-stream"
 
 
 @attrs.frozen
@@ -116,6 +118,10 @@ class Operation:
     memo: dict[Hashable, Validated] | None = attrs.field(eq=False)
     #: The names of its header parameters (part of a memo key).
     header_params: tuple[str, ...] = attrs.field(eq=False, init=False)
+    #: Of an event stream: each event's name and a validator of its ``data`` (see ``_events``).
+    events: Mapping[str, jsonschema.protocols.Validator | None] = attrs.field(
+        eq=False, factory=dict
+    )
 
     @memo.default
     def _memo(self) -> dict[Hashable, Validated] | None:
@@ -144,9 +150,15 @@ class Spec:
     operations: dict[str, Operation]
 
     @classmethod
-    def load(cls, path: Path, *, exclude: Collection[str] = ()) -> Spec:
+    def load(
+        cls,
+        path: Path,
+        *,
+        exclude: Collection[str] = (),
+        patterns: Mapping[str, str] = MappingProxyType({}),
+    ) -> Spec:
         """``spec/<service>.yaml`` merged with its fragments (see :func:`load_document`)."""
-        return cls.from_document(load_document(path, exclude=exclude))
+        return cls.from_document(load_document(path, exclude=exclude, patterns=patterns))
 
     @classmethod
     def from_document(cls, document: dict[str, Any]) -> Spec:
@@ -180,13 +192,22 @@ class Spec:
         return document
 
 
-def load_document(path: Path, *, exclude: Collection[str] = ()) -> dict[str, Any]:
+def load_document(
+    path: Path,
+    *,
+    exclude: Collection[str] = (),
+    patterns: Mapping[str, str] = MappingProxyType({}),
+) -> dict[str, Any]:
     """``spec/<service>.yaml`` merged with its fragments ``spec/<service>.<part>.yaml``.
 
     Fragments let one service's groups be written side by side; the served document and every
     check see the merged whole, and a path, method or component defined twice is refused. A part
     named in ``exclude`` is left out: a group the service registers only sometimes keeps its
     operations in its own fragment, so spec and routes stay in parity either way.
+
+    ``patterns`` gives the ``pattern`` of named schemas (``components.schemas``) from the
+    service's own validators: the spec names and describes the rule, the code that holds requests
+    to it states it, so the two cannot drift. Each must be a string schema without a pattern.
     """
     document = _read_yaml(path)
     fragments = {
@@ -200,7 +221,17 @@ def load_document(path: Path, *, exclude: Collection[str] = ()) -> dict[str, Any
         if part not in exclude:
             merge_fragment(document, _read_yaml(fragment), source=fragment.name)
     _bound_integer_parameters(document)
+    _state_patterns(document, patterns, source=path.name)
     return document
+
+
+def _state_patterns(document: dict[str, Any], patterns: Mapping[str, str], *, source: str) -> None:
+    schemas = (document.get("components") or {}).get("schemas") or {}
+    for name, pattern in patterns.items():
+        schema = schemas.get(name)
+        if not isinstance(schema, dict) or schema.get("type") != "string" or "pattern" in schema:
+            raise ValueError(f"{source}: no string schema {name} without a pattern to state")
+        schema["pattern"] = pattern
 
 
 def _bound_integer_parameters(document: dict[str, Any]) -> None:
@@ -325,6 +356,7 @@ class _Compiler:
             responses=self.responses(op.get("responses", {})),
             statuses=frozenset(str(s) for s in op.get("responses", {})),
             raw=op,
+            events=self.events(op.get("responses", {})),
         )
 
     def param(self, node: Any) -> Param:
@@ -339,6 +371,25 @@ class _Compiler:
             validator=self.validator(schema),
             quick=quick_checks(resolved),
         )
+
+    def events(
+        self, responses: Mapping[str, Any]
+    ) -> dict[str, jsonschema.protocols.Validator | None]:
+        """The events an event stream's schema names, each with a validator of its ``data``: the
+        schema is ``oneOf`` one object per kind of event, its ``event`` a ``const`` or ``enum``,
+        its ``data`` a string whose ``contentSchema`` the parsed JSON must match."""
+        found: dict[str, jsonschema.protocols.Validator | None] = {}
+        for node in responses.values():
+            media = self.resolve(node).get("content", {}).get(SSE_TYPE)
+            schema = self.resolve((media or {}).get("schema", {}))
+            for kind in schema.get("oneOf", ()):
+                properties = self.resolve(kind).get("properties", {})
+                named = properties.get("event", {})
+                content = properties.get("data", {}).get("contentSchema")
+                validator = self.validator(content) if content is not None else None
+                for name in named.get("enum", [named.get("const")]):
+                    found[name] = validator
+        return found
 
     def responses(self, responses: Mapping[str, Any]) -> dict[str, jsonschema.protocols.Validator]:
         out = {}
@@ -374,7 +425,7 @@ def quick_checks(schema: Mapping[str, Any]) -> Callable[[Any], list[str]] | None
     for key, rule in schema.items():
         if key in _ANNOTATIONS:
             continue
-        check = _quick_check(key, rule)
+        check = _quick_check(key, rule, schema)
         if check is None:
             return None
         checks.append(check)
@@ -385,7 +436,7 @@ def quick_checks(schema: Mapping[str, Any]) -> Callable[[Any], list[str]] | None
     return run
 
 
-def _quick_check(key: str, rule: Any) -> Check | None:
+def _quick_check(key: str, rule: Any, schema: Mapping[str, Any]) -> Check | None:
     is_number = _TYPES["number"]
     if key == "type" and isinstance(rule, str) and rule in _TYPES:
         is_type, wrong = _TYPES[rule], f"must be of type {rule}"
@@ -397,7 +448,7 @@ def _quick_check(key: str, rule: Any) -> Check | None:
         long = f"must be at most {rule} characters"
         return lambda v: long if isinstance(v, str) and len(v) > rule else None
     if key == "pattern" and isinstance(rule, str):
-        search, unmatched = re.compile(rule).search, f"must match {rule}"
+        search, unmatched = re.compile(rule).search, _pattern_message(rule, schema)
         return lambda v: unmatched if isinstance(v, str) and not search(v) else None
     if key in ("minimum", "maximum") and is_number(rule):
         if key == "minimum":
@@ -531,7 +582,11 @@ def _coerce(raw: Any, schema: Mapping[str, Any]) -> Any:
 
 
 async def _body(request: web.Request, op: Operation, errors: list[dict[str, str]]) -> Any:
-    has_body = request.body_exists
+    # aiohttp counts a declared empty body (Content-Length: 0) as none; of a type the handler
+    # reads (a file's bytes, YAML text) it is a body all the same: an empty file is a file.
+    has_body = request.body_exists or (
+        request.content_length == 0 and request.content_type in op.other_body_types
+    )
     if not has_body:
         if op.body_required and not op.multipart_required:
             errors.append(_error("body", "body", "is required"))
@@ -659,6 +714,8 @@ def _field(err: jsonschema.ValidationError) -> str:
     if err.validator == "required":
         missing = next((p for p in rule if p not in instance), "")
         parts.append(missing)
+    elif "propertyNames" in err.schema_path and isinstance(instance, str):
+        parts.append(instance[:200])  # the key that breaks the rule, as the field
     elif err.validator == "additionalProperties" and isinstance(instance, Mapping):
         allowed = schema.get("properties", {})
         extra = [k for k in instance if k not in allowed]
@@ -666,9 +723,16 @@ def _field(err: jsonschema.ValidationError) -> str:
     return ".".join(parts).replace(".[", "[") or "body"
 
 
+def _pattern_message(pattern: str, schema: Mapping[str, Any]) -> str:
+    title = schema.get("title")
+    return f"must be {title}" if isinstance(title, str) else f"must match {pattern}"
+
+
 def _message(err: jsonschema.ValidationError) -> str:
-    """A message naming the rule, never the rejected value."""
+    """A message naming the rule, never the rejected value. A pattern is named by its schema's
+    ``title`` where it has one (a generated pattern is long)."""
     value: Any = err.validator_value
+    schema: Any = err.schema
     messages: dict[str, Callable[[], str]] = {
         "required": lambda: "is required",
         "type": lambda: (
@@ -682,7 +746,7 @@ def _message(err: jsonschema.ValidationError) -> str:
         "exclusiveMaximum": lambda: f"must be < {value}",
         "minLength": lambda: f"must be at least {value} characters",
         "maxLength": lambda: f"must be at most {value} characters",
-        "pattern": lambda: f"must match {value}",
+        "pattern": lambda: _pattern_message(value, schema),
         "format": lambda: f"must be a valid {value}",
         "minItems": lambda: f"must have at least {value} items",
         "maxItems": lambda: f"must have at most {value} items",
@@ -730,11 +794,27 @@ def validation_middleware(operation_of: PerRoute[Operation | None]) -> Middlewar
 async def response_check(request: web.Request, handler: Handler) -> web.StreamResponse:
     """Tests add it innermost (``check_responses``): each JSON answer of an operation must match
     the spec's schema for its status."""
-    response = await handler(request)
     op = request.get(OPERATION)
+    if op is not None and op.events:
+        request[sse.EVENT_CHECK] = functools.partial(check_event, op)
+    response = await handler(request)
     if op is not None:
         check_response(op, response)
     return response
+
+
+def check_event(op: Operation, event: str | None, data: str) -> None:
+    """Tests turn this on: an event a stream writes must be one its spec names, its ``data``
+    JSON of the schema given for it."""
+    name = event or "message"
+    if name not in op.events:
+        raise AssertionError(f"{op.operation_id}: event {name!r} is not in the spec")
+    validator = op.events[name]
+    if validator is None:
+        return
+    problems = [f"{_field(e)}: {_message(e)}" for e in validator.iter_errors(json.loads(data))]
+    if problems:
+        raise AssertionError(f"{op.operation_id} event {name!r}: {problems}")
 
 
 def check_responses(app: web.Application) -> None:

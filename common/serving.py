@@ -5,8 +5,9 @@ time, or open thousands of connections: each costs a file descriptor, and when t
 health checks fail. aiohttp bounds the wait for a request with one timer (``keepalive_timeout``,
 from the connection's start and from each response); this adds what it lacks:
 
-- a **header-read timeout**: a new connection that has not sent a complete request head within it
-  is closed (later requests on a kept-alive connection are bounded by the keep-alive timeout);
+- a **header-read timeout**: a connection is closed when a request head is not complete within it,
+  counted from the connection's start for its first request and from the first byte of each later
+  one (an idle kept-alive connection is bounded by the keep-alive timeout alone);
 - a **cap on open connections per client address**: a connection past it is closed the moment it
   is accepted, and counted in ``wharf_connections_refused_total``;
 - the process's soft limit of open files raised to its hard limit at start (a default soft limit
@@ -43,9 +44,10 @@ logger = logging.getLogger(__name__)
 class ServerSettings:
     header_read_timeout_seconds: float = option(
         15.0,
-        "Seconds a new connection has to send its first request's line and headers before it is "
-        "closed (a client trickling its headers holds a file descriptor). 0 turns it off. "
-        "Default 15.",
+        "Seconds a client has to send a request's line and headers before its connection is "
+        "closed: from the connection's start for its first request, from the first byte of each "
+        "later one on a kept-alive connection (a client trickling its headers holds a file "
+        "descriptor). 0 turns it off. Default 15.",
     )
     keepalive_timeout_seconds: float = option(
         60.0,
@@ -100,6 +102,14 @@ class ProblemRequestHandler(RequestHandler):
         response.force_close()
         return response
 
+    def data_received(self, data: bytes) -> None:
+        # aiohttp's own test of idleness (``_process_keepalive``): waiting for a request with none
+        # queued. Bytes arriving then start a request head, which must be complete in time.
+        if self._waiter is not None and not self._waiter.done():
+            assert isinstance(self._manager, GuardedServer)
+            self._manager.head_started(self)
+        super().data_received(data)
+
 
 class GuardedServer(web.Server):
     """aiohttp's ``Server`` with the header-read timeout and the per-address cap."""
@@ -145,10 +155,15 @@ class GuardedServer(web.Server):
             self.refused()
             transport.abort()  # nothing read, nothing owed: no reason to wait on a graceful close
             return
+        self.head_started(handler)
+
+    def head_started(self, handler: RequestHandler) -> None:
+        """Give ``handler``'s connection the header-read timeout to complete the request head it
+        is reading (unless a deadline already runs); ``request_factory`` stops it."""
         timeout = self.limits.header_read_timeout_seconds
-        if timeout > 0:
+        if timeout > 0 and handler not in self._deadlines and handler.transport is not None:
             loop = asyncio.get_running_loop()
-            self._deadlines[handler] = loop.call_later(timeout, _too_slow, transport)
+            self._deadlines[handler] = loop.call_later(timeout, _too_slow, handler.transport)
 
     def connection_lost(self, handler: RequestHandler, exc: BaseException | None = None) -> None:
         super().connection_lost(handler, exc)

@@ -94,6 +94,16 @@ class Guarded(Protocol):
     def end(self, error: WharfError) -> None: ...
 
 
+class EventCheck(Protocol):
+    """Tests check each event a stream writes against its operation's spec (``common.openapi``):
+    its name and its ``data``."""
+
+    def __call__(self, event: str | None, data: str) -> None: ...
+
+
+EVENT_CHECK = web.RequestKey("wharf.event_check", EventCheck)
+
+
 class _KeepaliveResponse(EventSourceResponse):
     """aiohttp-sse's response with our keepalive line in place of its ping; with ``shared``, no
     ping task of its own (the registry's ticker writes its keepalives)."""
@@ -297,6 +307,7 @@ class EventStream:
     request: web.BaseRequest | None = None
     credential: Credential | None = None
     ending: WharfError | None = None  # why the server ends it, sent as a last ``error`` event
+    check: EventCheck | None = None  # tests: each event against the spec (``EVENT_CHECK``)
 
     @property
     def last_event_id(self) -> str | None:
@@ -320,6 +331,8 @@ class EventStream:
     async def send(
         self, data: str, *, event: str | None = None, event_id: str | None = None
     ) -> None:
+        if self.check is not None:
+            self.check(event, data)
         try:
             await self.response.send(data, id=event_id, event=event)
         except (ConnectionError, RuntimeError):
@@ -382,6 +395,7 @@ async def event_stream(request: web.Request) -> AsyncIterator[EventStream]:
     await response.prepare(request)
     stream = EventStream(response=response, owner=asyncio.current_task(), request=request)
     stream.credential = request.get(CREDENTIAL)
+    stream.check = request.get(EVENT_CHECK)
     response.on_departed = stream._departure
     if request.transport is None or request.transport.is_closing():
         stream._departure()  # gone before the stream even started
@@ -406,6 +420,8 @@ async def event_stream(request: web.Request) -> AsyncIterator[EventStream]:
     with contextlib.suppress(ConnectionError, RuntimeError):
         if stream.ending is not None and not stream.departed:
             problem = json.dumps(stream.ending.to_problem(instance=request.path))
+            if stream.check is not None:
+                stream.check("error", problem)
             await response.write(f"event: error\ndata: {problem}\n\n".encode())
         await response.write_eof()
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from aiohttp import web
 
+from chartsvc.charts import SPEC_PATTERNS as chart_patterns
 from common import private, tasks
 from common.app import build_app
 from common.config import ConfigError
@@ -43,6 +44,7 @@ from console.clusters.store import (
     SqlSessionRows,
 )
 from console.credentials import AdminCredentials
+from console.helm.values import NAME_PATTERN as VALUES_NAME_PATTERN
 from console.http import (
     actions,
     actuator,
@@ -104,6 +106,12 @@ API_ROUTES: tuple[web.RouteTableDef, ...] = (
     portforwards.routes,
     podfiles.routes,
 )
+#: The spec's schemas whose pattern is the check the server holds requests to: the chart library's
+#: (chartsvc's own) and the values library's file names.
+SPEC_PATTERNS = {
+    **{name: chart_patterns[name] for name in ("ChartRef", "RepositoryName", "RepositoryUrl")},
+    "ValuesFileName": VALUES_NAME_PATTERN,
+}
 #: Clusters connected to at once by the start-up warm-up.
 WARM_UP_CONCURRENCY = 4
 
@@ -112,7 +120,7 @@ def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) 
     svc = settings.console
     policy = make_policy(svc)
     fixed = route_rules(policy)
-    spec = Spec.load(SPEC_PATH)
+    spec = Spec.load(SPEC_PATH, patterns=SPEC_PATTERNS)
     admin_only = admin_only_routes(spec)
     app = build_app(
         service="console",

@@ -28,6 +28,7 @@ from chartsvc.oci.errors import (
     RegistryAuthFailed,
     RegistryProtocolError,
     RegistryUnavailable,
+    VersionConflict,
 )
 from chartsvc.oci.manifest import (
     CHART_LAYER_MEDIA_TYPE,
@@ -150,7 +151,7 @@ class OciClient(GuardedClient):
 
     async def _pick_tag(self, reference: Reference, version: str | None) -> str:
         if reference.tag and version and version_to_tag(version) != reference.tag:
-            raise BadRequest(
+            raise VersionConflict(
                 f"{reference} names tag {reference.tag} but version {version} was asked"
             )
         if reference.tag:

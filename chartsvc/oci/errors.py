@@ -7,7 +7,13 @@ digest is ``NotFound`` (404); a malformed reference is ``BadRequest`` (400, see 
 
 from __future__ import annotations
 
-from common.errors import BadGateway, NotFound, PayloadTooLarge
+from common.errors import BadGateway, BadRequest, NotFound, PayloadTooLarge
+
+
+class VersionConflict(BadRequest):
+    """A reference's tag and a different ``version`` were both given (Helm refuses them too)."""
+
+    default_code = "version-conflict"
 
 
 class RegistryFailed(BadGateway):

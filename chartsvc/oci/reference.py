@@ -13,6 +13,7 @@ import re
 import attrs
 
 from common.errors import BadRequest
+from common.netguard import HOST_PATTERN, PORT_PATTERN
 from common.redact import redacted
 
 SCHEME = "oci://"
@@ -21,8 +22,15 @@ _PATH_COMPONENT = r"[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*"
 _REPOSITORY = re.compile(rf"{_PATH_COMPONENT}(?:/{_PATH_COMPONENT})*")
 _TAG = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")
 _DIGEST = re.compile(r"sha256:[a-f0-9]{64}")
-_HOST = re.compile(r"(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?")
+# A registry host as a URL names it (an IPv6 literal that is none would break the URL built from it).
+_HOST = re.compile(rf"{HOST_PATTERN}(?::{PORT_PATTERN})?")
 MAX_REPOSITORY_LENGTH = 255
+#: The references :meth:`Reference.parse` takes, as one pattern (ECMA-262 and Python alike): the
+#: spec's ``ChartRef`` is made of it. A repository path may end in slashes (dropped).
+PATTERN = (
+    rf"oci://{_HOST.pattern}/(?![a-z0-9._/-]{{{MAX_REPOSITORY_LENGTH + 1}}})"
+    rf"{_REPOSITORY.pattern}/*(?::{_TAG.pattern})?(?:@{_DIGEST.pattern})?"
+)
 
 
 class InvalidReference(BadRequest, code="invalid-oci-reference"):

@@ -22,9 +22,16 @@ import yarl
 from chartsvc.repos.files import write_atomic
 from common import yamlio
 from common.errors import BadRequest, WharfError
-from common.netguard import AddressPolicy
+from common.netguard import AddressPolicy, url_pattern
 
-NAME = re.compile(r"^[A-Za-z0-9._-]+$")
+#: A repository name: safe as a file-name prefix in the cache (``<name>-index.yaml``), so not
+#: ``.`` or ``..``; the lookahead holds where a name ends the text or is followed by ``/`` (in a
+#: chart reference). ECMA-262 and Python alike: the spec's ``RepositoryName`` is made of it.
+NAME_PATTERN = r"(?!\.\.?(?:/|$))[A-Za-z0-9._-]{1,100}"
+NAME = re.compile(NAME_PATTERN)
+#: The URLs a repository is added under (an OCI registry is not one: its charts are referenced
+#: directly), as the spec's ``RepositoryUrl`` states them.
+URL_PATTERN = url_pattern(("http", "https"))
 
 
 class InvalidRepositoryName(BadRequest, code="invalid-repository-name"): ...
@@ -62,9 +69,9 @@ class Repository:
 
 def check_name(name: str) -> str:
     """The name, if it is safe as a file-name prefix in the cache (``<name>-index.yaml``)."""
-    if not NAME.match(name) or name in (".", ".."):
+    if not NAME.fullmatch(name):
         raise InvalidRepositoryName(
-            f"invalid repository name {name[:100]!r}: use letters, digits, '.', '_' and '-' "
+            f"invalid repository name {name[:100]!r}: use 1-100 letters, digits, '.', '_' and '-' "
             "(not '.' or '..')",
             extra={"errors": [{"in": "body", "field": "name", "message": "is invalid"}]},
         )

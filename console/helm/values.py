@@ -23,7 +23,9 @@ import attrs
 from common import yamlio
 from common.errors import BadRequest, Conflict, NotFound, PayloadTooLarge
 
-NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+#: A values file's name (its file is ``<name>.yaml``); the spec's ``ValuesFileName`` states it.
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$(?!\n)"
+NAME = re.compile(NAME_PATTERN)
 SUFFIX = ".yaml"
 
 
@@ -40,7 +42,7 @@ class ValuesFile:
 
 
 def check_name(name: str) -> None:
-    if not NAME.match(name):
+    if not NAME.fullmatch(name):
         raise BadRequest(
             f"invalid values file name {name[:100]!r}: letters, digits, '.', '_' and '-', "
             "at most 100, not starting with '.', '_' or '-'"
@@ -111,7 +113,7 @@ class ValuesLibrary:
         if not self.directory.is_dir():
             return []
         found = [p for p in self.directory.iterdir() if p.name.endswith(SUFFIX)]
-        return sorted((_describe(p) for p in found if NAME.match(p.stem)), key=lambda f: f.name)
+        return sorted((_describe(p) for p in found if NAME.fullmatch(p.stem)), key=lambda f: f.name)
 
     def _save(self, name: str, text: str) -> tuple[ValuesFile, bool]:
         path = self._path(name)

@@ -92,10 +92,25 @@ class Entry:
 
 
 @attrs.frozen
+class Skipped:
+    """A directory entry a listing leaves out, and why: ``name`` with each byte that is not UTF-8
+    written ``\\xNN`` (as ``ls -b`` writes it), so a person can find it by other means."""
+
+    name: str
+    reason: str
+
+
+#: Why an entry is left out of a listing: a path is JSON text in every request, so a name that is
+#: not UTF-8 could be neither shown as it is nor named again to read, write or delete it.
+NOT_UTF8 = "its name is not UTF-8"
+
+
+@attrs.frozen
 class Listing:
     path: str
     entries: tuple[Entry, ...]
     truncated: bool
+    skipped: tuple[Skipped, ...] = ()
 
 
 @attrs.frozen
@@ -188,27 +203,54 @@ async def _stat(
     api: KubeApi, place: Place, paths: Sequence[str], *, strict: bool = False
 ) -> list[Entry]:
     """The entries of ``paths`` that exist (links not followed); ``strict``: one must."""
+    # ``-c``, not ``--printf``: busybox's stat has no --printf, so records end in a newline, which
+    # a name may hold too; ``_stat_records`` reads them knowing the names.
     argv = ["stat", "-c", "%F|%s|%a|%Y|%n", "--", *paths]
     run = await _run(api, place, argv, limit=MAX_LISTING_BYTES)
     if not run.ok and strict:
         raise _failed(run, paths[0], "stat")
-    entries = []
-    for line in run.out.decode("utf-8", "replace").splitlines():
-        kind, size, mode, mtime, name = (line.split("|", 4) + [""] * 5)[:5]
-        if not name or not size.isdigit() or not mtime.isdigit():
-            continue
+    return _stat_records(run.out, paths)
+
+
+def _stat_records(out: bytes, paths: Sequence[str]) -> list[Entry]:
+    """The records of ``stat -c '%F|%s|%a|%Y|%n' paths``: one per path stat could read, in the
+    order given (a path it could not read has none). A record is its four fields, then the path
+    as given and a newline, so it is matched against the path expected, never split at newlines
+    a name may contain (or at a ``|``)."""
+    entries, at = [], 0
+    for path in paths:
+        fields = _fields(out, at, 4)
+        if fields is None:
+            break
+        (kind, size, mode, mtime), start = fields
+        named = path.encode() + b"\n"
+        if not out.startswith(named, start) or not size.isdigit() or not mtime.isdigit():
+            continue  # no record for this path: the next one starts here
+        at = start + len(named)
         stamp = datetime.fromtimestamp(int(mtime), UTC).isoformat().replace("+00:00", "Z")
         entries.append(
             Entry(
-                name=posixpath.basename(name) or name,
-                path=name,
-                type=_TYPES.get(kind, "other"),
+                name=posixpath.basename(path) or path,
+                path=path,
+                type=_TYPES.get(kind.decode(), "other"),
                 size=int(size),
-                mode=mode.rjust(4, "0"),
+                mode=mode.decode().rjust(4, "0"),
                 modified=stamp,
             )
         )
     return entries
+
+
+def _fields(out: bytes, at: int, count: int) -> tuple[list[bytes], int] | None:
+    """The ``count`` fields ending in ``|`` from ``at`` in ``out``, and where the rest starts."""
+    fields = []
+    for _ in range(count):
+        end = out.find(b"|", at)
+        if end < 0:
+            return None
+        fields.append(out[at:end])
+        at = end + 1
+    return fields, at
 
 
 async def stat(api: KubeApi, place: Place, path: str) -> Entry:
@@ -226,13 +268,26 @@ async def list_dir(api: KubeApi, place: Place, path: str, limits: Limits) -> Lis
     run = await _run(api, place, argv, limit=MAX_LISTING_BYTES)
     if not run.ok:
         raise _failed(run, directory, "list")
-    names = sorted(n for n in run.out.decode("utf-8", "replace").split("\x00") if n)
-    shown = [n for n in names if "\n" not in n][:MAX_ENTRIES]
+    names, skipped = _found(run.out)
+    shown = names[:MAX_ENTRIES]
     entries: list[Entry] = []
     for start in range(0, len(shown), STAT_BATCH):
         entries += await _stat(api, place, shown[start : start + STAT_BATCH])
     entries.sort(key=lambda e: (e.type != "directory", e.name))
-    return Listing(directory, tuple(entries), truncated=len(names) > len(shown))
+    return Listing(directory, tuple(entries), truncated=len(names) > len(shown), skipped=skipped)
+
+
+def _found(out: bytes) -> tuple[list[str], tuple[Skipped, ...]]:
+    """``find -print0``'s paths, sorted (any byte but NUL may be in a name: newlines, tabs),
+    and the entries whose name is not UTF-8, left out and reported (``NOT_UTF8``)."""
+    names, skipped = [], []
+    for raw in sorted(n for n in out.split(b"\x00") if n):
+        try:
+            names.append(raw.decode())
+        except UnicodeDecodeError:
+            shown = posixpath.basename(raw).decode("utf-8", "backslashreplace")
+            skipped.append(Skipped(name=shown, reason=NOT_UTF8))
+    return names, tuple(skipped)
 
 
 async def read_file(api: KubeApi, place: Place, path: str, limits: Limits) -> tuple[str, bytes]:

@@ -25,12 +25,23 @@ _ESCAPES = {
 }
 
 
+_NUMERIC_ESCAPE = re.compile(r"\\([0-7]{1,3}|x[0-9A-Fa-f]{1,2})")
+
+
 def unescape(text: str) -> tuple[str, bool]:
-    """Backslash escapes as ``echo -e`` reads them; the flag says ``\\c`` cut the output."""
+    """Backslash escapes as ``echo -e`` reads them; the flag says ``\\c`` cut the output. A byte
+    by number (``\\351``, ``\\xe9``) past ASCII is held as Python holds an undecodable byte
+    (``surrogateescape``), so it is written out as that one byte: a name need not be UTF-8."""
     out: list[str] = []
     i = 0
     while i < len(text):
-        if text[i] == "\\" and i + 1 < len(text):
+        numeric = _NUMERIC_ESCAPE.match(text, i)
+        if numeric:
+            digits = numeric.group(1)
+            value = int(digits[1:], 16) if digits[0] == "x" else int(digits, 8)
+            out.append(bytes([value & 0xFF]).decode("utf-8", "surrogateescape"))
+            i = numeric.end()
+        elif text[i] == "\\" and i + 1 < len(text):
             c = text[i + 1]
             if c == "c":
                 return "".join(out), True

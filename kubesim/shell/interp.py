@@ -241,4 +241,4 @@ class Shell:
         child = self.copy()
         await child.run(src, IO(BytesReader(), out, DevNull()))
         self.status = child.status
-        return out.data.decode(errors="replace").rstrip("\n")
+        return out.data.decode(errors="surrogateescape").rstrip("\n")

@@ -143,4 +143,5 @@ class IO:
 
 
 async def say(w: Writer, text: str) -> None:
-    await w.write(text.encode())
+    # A name or text holding undecodable bytes (see ``cmd_text.unescape``) goes out as those bytes.
+    await w.write(text.encode("utf-8", "surrogateescape"))

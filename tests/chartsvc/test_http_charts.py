@@ -10,6 +10,7 @@ from pathlib import Path
 import yaml
 from aiohttp import FormData
 
+from chartsvc.charts import SPEC_PATTERNS
 from tests.chartsvc.conftest import ChartRepo, MakeClient
 from tests.chartsvc.fixtures_cluster import upload_form
 from tests.guards import assert_problem
@@ -59,10 +60,25 @@ async def test_template_unknown_repo_chart_version_are_404(repo_client: Client) 
         await assert_problem(resp, 404)
 
 
+CHART_REF_TITLE = "<repo>/<chart>[:<version>] or oci://<registry>/<path>[:<tag>][@sha256:<digest>]"
+
+
 async def test_template_bad_chart_ref_is_400(repo_client: Client) -> None:
-    resp = await repo_client.post("/api/v1/charts/template", json={"chartRef": "no-slash"})
-    body = await assert_problem(resp, 400, code="invalid-chart-ref")
-    assert "chartRef" in body["detail"]
+    """The spec's ChartRef pattern is the server's own check: refused before anything is fetched,
+    named by its title rather than its (long) pattern."""
+    for ref in ("no-slash", "../up", "r/a/b", "r/demo:", "r/de mo", "oci://h/UPPER", "oci://h"):
+        resp = await repo_client.post("/api/v1/charts/template", json={"chartRef": ref})
+        body = await assert_problem(resp, 400, code="invalid-request")
+        assert body["errors"] == [
+            {"in": "body", "field": "chartRef", "message": f"must be {CHART_REF_TITLE}"}
+        ], ref
+
+
+async def test_the_served_spec_states_the_servers_own_patterns(repo_client: Client) -> None:
+    served = await (await repo_client.get("/v3/api-docs")).json()
+    assert {
+        name: served["components"]["schemas"][name]["pattern"] for name in SPEC_PATTERNS
+    } == SPEC_PATTERNS
 
 
 async def test_template_upload(client: Client, chart_archives: dict[str, Path]) -> None:

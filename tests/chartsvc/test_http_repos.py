@@ -78,11 +78,14 @@ async def test_add_bad_input(client: Client, make_client: MakeClient) -> None:
         ("http://127.0.0.1:8080/", "loopback"),
         ("http://169.254.169.254/latest/", "metadata"),
         ("http://localhost/", "loopback"),
-        ("file:///etc/passwd", "unsupported-scheme"),
     ]:
         resp = await strict.post("/api/v1/repos", json={"name": "a", "url": url}, headers=KEY)
         body = await assert_problem(resp, 400, code="address-refused")
         assert body["addressClass"] == refused, url
+    for url in ("file:///etc/passwd", "oci://registry.example/charts", "https:///x"):
+        resp = await strict.post("/api/v1/repos", json={"name": "a", "url": url}, headers=KEY)
+        body = await assert_problem(resp, 400, code="invalid-request")  # the spec's pattern
+        assert [e["field"] for e in body["errors"]] == ["url"], url
 
 
 async def test_unreachable_repository_is_502(client: Client, chart_repo: ChartRepo) -> None:

@@ -58,7 +58,7 @@ async def test_package_files_with_a_new_version(client: Client) -> None:
     [
         ({**FILES, "../escape.yaml": "x"}, "files.../escape.yaml"),
         ({**FILES, "/etc/x": "x"}, "files./etc/x"),
-        ({"values.yaml": "a: 1\n"}, "files"),
+        ({"values.yaml": "a: 1\n"}, "files.Chart.yaml"),
     ],
 )
 async def test_files_outside_the_chart_or_no_chart_are_refused(

@@ -60,6 +60,9 @@ DOCUMENT: dict[str, Any] = {
                 "responses": {"200": {"description": "ok"}, "409": {"description": "conflict"}},
             }
         },
+        "/things/special": {
+            "post": {"operationId": "specialThing", "responses": {"204": {"description": "ok"}}}
+        },
         "/uploads": {
             "post": {
                 "operationId": "upload",
@@ -116,6 +119,11 @@ async def get_thing(request: web.Request) -> web.Response:
     if name == "taken":
         raise Conflict(f"thing {name} exists", code="thing-conflict")
     return web.json_response({"name": name})
+
+
+@routes.post("/things/special", name="specialThing")  # after /things/{name}, which matches it
+async def special_thing(request: web.Request) -> web.Response:
+    return web.Response(status=204)
 
 
 @routes.post("/uploads", name="upload")

@@ -130,6 +130,19 @@ async def test_aiohttp_404_and_405_are_problems(client: Client) -> None:
     assert "GET" in resp.headers["Allow"]
 
 
+async def test_405_names_exactly_the_documented_methods_of_a_concrete_path(client: Client) -> None:
+    """``/things/special`` documents POST only: a GET there is not ``getThing`` of a thing named
+    "special" (a concrete path is matched before a templated one), and HEAD is not served."""
+    assert (await client.post("/api/v1/things/special")).status == 204
+    for method in ("GET", "DELETE", "HEAD", "OPTIONS"):
+        resp = await client.request(method, "/api/v1/things/special")
+        assert (resp.status, resp.headers["Allow"]) == (405, "POST"), method
+    for method in ("HEAD", "PUT"):
+        resp = await client.request(method, "/api/v1/things")
+        assert (resp.status, resp.headers["Allow"]) == (405, "GET,POST"), method
+    assert (await client.get("/api/v1/things/ordinary")).status == 200
+
+
 async def test_unknown_exception_is_500_with_request_id_and_logged(
     client: Client, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -288,13 +301,38 @@ def test_spec_fragments_are_merged_and_duplicates_refused(tmp_path: Path) -> Non
         yaml.safe_dump({"paths": rest, "components": {"schemas": {"Extra": {"type": "string"}}}})
     )
     spec = Spec.load(tmp_path / "svc.yaml")
-    assert set(spec.operations) == {"createThing", "listThings", "getThing", "upload", "boom"}
+    assert set(spec.operations) == {
+        "createThing",
+        "listThings",
+        "getThing",
+        "specialThing",
+        "upload",
+        "boom",
+    }
     assert "Extra" in spec.document["components"]["schemas"]
     (tmp_path / "svc.dup.yaml").write_text(
         yaml.safe_dump({"paths": {"/boom": DOCUMENT["paths"]["/boom"]}})
     )
     with pytest.raises(ValueError, match="get /boom is already defined"):
         Spec.load(tmp_path / "svc.yaml")
+
+
+def test_a_service_states_the_pattern_of_a_named_schema(tmp_path: Path) -> None:
+    """The server's own check is the spec's pattern: stated at load, never written twice."""
+    import yaml
+
+    def with_schemas(schemas: dict[str, Any]) -> dict[str, Any]:
+        return DOCUMENT | {"components": DOCUMENT["components"] | {"schemas": schemas}}
+
+    document = with_schemas({"Name": {"type": "string"}})
+    (tmp_path / "svc.yaml").write_text(yaml.safe_dump(document))
+    spec = Spec.load(tmp_path / "svc.yaml", patterns={"Name": "^[a-z]+$"})
+    assert spec.document["components"]["schemas"]["Name"]["pattern"] == "^[a-z]+$"
+    for wrong in ("Missing", "Name"):  # no such schema; one that has a pattern already
+        name = {"Name": {"type": "string", "pattern": "x"}} if wrong == "Name" else {}
+        (tmp_path / "svc.yaml").write_text(yaml.safe_dump(with_schemas(name)))
+        with pytest.raises(ValueError, match=f"no string schema {wrong}"):
+            Spec.load(tmp_path / "svc.yaml", patterns={wrong: "^a$"})
 
 
 def test_spec_fragments_can_be_left_out(tmp_path: Path) -> None:

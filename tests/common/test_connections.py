@@ -26,11 +26,16 @@ async def ping(_: web.Request) -> web.Response:
     return web.Response(text="pong")
 
 
+async def echo(request: web.Request) -> web.Response:
+    return web.Response(body=await request.read())
+
+
 @contextlib.asynccontextmanager
 async def serving(**limits: float) -> AsyncIterator[tuple[int, web.Application]]:
     app = web.Application()
     app[METRICS] = Metrics("test")
     app.router.add_get("/ping", ping)
+    app.router.add_post("/echo", echo)
     runner = GuardedRunner(app, limits=ServerSettings(**limits))  # type: ignore[arg-type]
     await runner.setup()
     try:
@@ -74,18 +79,44 @@ async def test_a_silent_and_a_trickling_client_are_closed_at_the_header_timeout(
     async with serving(header_read_timeout_seconds=0.4, keepalive_timeout_seconds=30) as (port, _):
         silent, _w1 = await connect(port)
         trickle, writer = await connect(port)
-
-        async def dribble() -> None:
-            with contextlib.suppress(ConnectionError):
-                for byte in REQUEST[:-2]:  # never the blank line that ends the head
-                    writer.write(bytes([byte]))
-                    await asyncio.sleep(0.05)
-
-        dripping = asyncio.create_task(dribble())
+        dripping = asyncio.create_task(dribble(writer, REQUEST))
         assert 0.3 < await closed_after(silent, 3) < 2
         assert await closed_after(trickle, 3) < 2
         dripping.cancel()
         assert await answers(port)  # a prompt client is served
+
+
+async def dribble(writer: asyncio.StreamWriter, head: bytes, every_s: float = 0.05) -> None:
+    """``head`` a byte at a time, never its last blank line (a slowloris)."""
+    with contextlib.suppress(ConnectionError):
+        for byte in head[:-2]:
+            writer.write(bytes([byte]))
+            await asyncio.sleep(every_s)
+
+
+async def test_a_trickled_second_request_on_a_kept_alive_connection_is_closed() -> None:
+    async with serving(header_read_timeout_seconds=0.4, keepalive_timeout_seconds=30) as (port, _):
+        reader, writer = await connect(port)
+        writer.write(REQUEST)
+        await reader.readuntil(b"pong")
+        await asyncio.sleep(0.6)  # idle past the header timeout: only the keep-alive one counts
+        dripping = asyncio.create_task(dribble(writer, REQUEST))
+        assert 0.3 < await closed_after(reader, 3) < 1.5
+        dripping.cancel()
+
+
+async def test_a_slow_body_after_a_prompt_head_is_read_in_full() -> None:
+    """The header timeout bounds request heads only: an upload slower than it is not cut."""
+    async with serving(header_read_timeout_seconds=0.3, keepalive_timeout_seconds=30) as (port, _):
+        reader, writer = await connect(port)
+        for _ in range(2):  # the first request, and one on the kept-alive connection
+            writer.write(b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 8\r\n\r\n")
+            for byte in b"slowbody":
+                await asyncio.sleep(0.1)
+                writer.write(bytes([byte]))
+            async with asyncio.timeout(5):
+                await reader.readuntil(b"slowbody")
+        writer.close()
 
 
 async def test_an_idle_kept_alive_connection_is_closed_at_the_keepalive_timeout() -> None:

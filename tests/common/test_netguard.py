@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import re
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -31,6 +32,7 @@ from common.netguard import (
     describe,
     guarded_request,
     guarded_session,
+    url_pattern,
 )
 
 LOOPBACK_ONLY = AddressPolicy(allow=(ipaddress.ip_network("127.0.0.1/32"),))
@@ -276,6 +278,35 @@ def test_the_detail_leaves_out_credentials_and_query() -> None:
 
 def test_an_unparseable_url_is_refused_without_echoing_it() -> None:
     assert "s3cret" not in _url_refused(DEFAULT, "http://user:s3cret@[::1/", "invalid-url")
+
+
+@pytest.mark.parametrize(
+    "url", ["https://[:]/", "http://[1:2]/x", "http://xn--zz/", "http://a:99999/"]
+)
+def test_a_url_that_reads_as_no_address_is_a_refusal_not_an_error(url: str) -> None:
+    """Not a ValueError (a 500): an IPv6 literal that is none, a punycode label that does not
+    decode, a port out of range."""
+    _url_refused(DEFAULT, url, "invalid-url")
+
+
+def test_the_url_pattern_takes_what_check_url_reads() -> None:
+    pattern = re.compile(url_pattern(("http", "https")))
+    for url in (
+        "https://charts.example/x?y#z",
+        "http://u:p@10.0.0.1:65535/",
+        "http://[2001:db8::1]/",
+    ):
+        assert pattern.search(url), url
+        DEFAULT.check_url(url)
+    for url in (
+        "ftp://h/",
+        "http://",
+        "http:///x",
+        "http://[:]/",
+        "http://h:65536/",
+        "http://h/\n",
+    ):
+        assert not pattern.search(url), url
 
 
 def test_the_allow_list_widens_only_the_networks_it_names() -> None:

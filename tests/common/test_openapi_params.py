@@ -9,7 +9,9 @@ from typing import Any
 
 import pytest
 
+from chartsvc.charts import SPEC_PATTERNS as CHART_PATTERNS
 from common.openapi import Param, Spec, _message, load_document, quick_checks, whole_integers
+from console.app import SPEC_PATTERNS as CONSOLE_PATTERNS
 
 ROOT = Path(__file__).resolve().parents[2]
 PROBES: tuple[Any, ...] = (
@@ -23,6 +25,9 @@ PROBES: tuple[Any, ...] = (
     "x" * 64,
     "x" * 300,
     "../etc",
+    "bitnami/nginx",
+    "oci://registry.example/charts/nginx:1.0.0",
+    "https://charts.example/x",
     "default",
     "Pods",
     "é",
@@ -41,8 +46,10 @@ PROBES: tuple[Any, ...] = (
 @functools.cache
 def params() -> list[Param]:
     found = []
-    for service in ("chartsvc", "results", "console"):
-        spec = Spec.from_document(load_document(ROOT / "spec" / f"{service}.yaml"))
+    patterns = {"chartsvc": CHART_PATTERNS, "results": {}, "console": CONSOLE_PATTERNS}
+    for service, stated in patterns.items():
+        document = load_document(ROOT / "spec" / f"{service}.yaml", patterns=stated)
+        spec = Spec.from_document(document)
         found += [p for op in spec.operations.values() for p in op.params]
     return found
 

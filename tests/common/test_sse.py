@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest
 from aiohttp import ClientSession, web
 from pytest_aiohttp import AiohttpClient, AiohttpServer
 
 from common import sse
+from common.openapi import Operation, Spec, check_event, load_document
 from tests.common.serving import served
 
 KEEPALIVE_S = 0.05
@@ -187,3 +189,35 @@ async def test_a_client_gone_before_its_stream_starts_is_no_server_error(
         await runner.cleanup()
     assert outcome == ["departed"]
     assert not [r for r in caplog.records if r.levelname == "ERROR"]
+
+
+def _stream_operations() -> list[Operation]:
+    root = Path(__file__).resolve().parents[2] / "spec"
+    found = []
+    for service in ("chartsvc", "results", "console"):
+        spec = Spec.from_document(load_document(root / f"{service}.yaml"))
+        found += [op for op in spec.operations.values() if op.events]
+    return found
+
+
+def test_every_event_stream_of_the_specs_names_its_events_and_their_data() -> None:
+    streams = {op.operation_id: op.events for op in _stream_operations()}
+    assert set(streams) == {
+        "streamEvents",
+        "watchObjects",
+        "watchRows",
+        "streamLogs",
+        "streamPodLog",
+    }
+    for op_id, events in streams.items():
+        assert events.get("error") is not None, op_id  # the in-band end of every stream
+        assert all(validator is not None for validator in events.values()), op_id
+
+
+def test_an_event_the_spec_does_not_name_or_bad_data_fails_the_check() -> None:
+    op = next(op for op in _stream_operations() if op.operation_id == "streamEvents")
+    check_event(op, "connected", '{"user": null, "replayed": 0}')
+    with pytest.raises(AssertionError, match="event 'hello' is not in the spec"):
+        check_event(op, "hello", "{}")
+    with pytest.raises(AssertionError, match="replayed"):
+        check_event(op, "connected", '{"user": null, "replayed": -1}')

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from console.streams import podfiles
 from kubesim import Simulator
 from tests.console.conftest import ConsoleApp
 from tests.console.live_cluster import sim
@@ -45,6 +46,16 @@ async def writable(console_app: ConsoleApp, ns: str) -> Client:
     client = await console_app("files.enabled=true", "files.writable=true", ROOTS, *CAPS)
     await _running(client, ns)
     return client
+
+
+async def run_in_box(client: Client, ns: str, argv: list[str]) -> None:
+    """``argv`` run in the pod's container (through the console's exec), to its end."""
+    params = [("cluster", "alpha"), ("namespace", ns), ("pod", "box")]
+    ws = await client.ws_connect(
+        "/ws/exec", params=params + [("command", part) for part in argv], headers=ADMIN
+    )
+    async for _ in ws:
+        pass
 
 
 async def test_gates_and_credentials(console_app: ConsoleApp, client: Client, ns: str) -> None:
@@ -127,13 +138,7 @@ async def test_roots_hold_against_dotdot_and_links(writable: Client, ns: str) ->
     for path in ("/", "/var", "/tmp/../var/log"):
         resp = await client.get(files(ns), params={"path": path}, headers=ADMIN)
         await assert_problem(resp, 403, code="path-not-allowed")
-    link = ["ln", "-s", "/var", "/tmp/out"]
-    params = [("cluster", "alpha"), ("namespace", ns), ("pod", "box")]
-    ws = await client.ws_connect(
-        "/ws/exec", params=params + [("command", part) for part in link], headers=ADMIN
-    )
-    async for _ in ws:
-        pass
+    await run_in_box(client, ns, ["ln", "-s", "/var", "/tmp/out"])
     for suffix, path in (("", "/tmp/out"), ("/content", "/tmp/out/log")):
         resp = await client.get(files(ns, suffix), params={"path": path}, headers=ADMIN)
         await assert_problem(resp, 403, code="path-not-allowed")
@@ -168,6 +173,49 @@ async def test_caps_and_kinds(writable: Client, ns: str) -> None:
         code="not-a-file",
     )
     await assert_problem(await client.get(files(ns), params={"path": "tmp"}, headers=ADMIN), 400)
-    await client.put(files(ns, "/content"), params={"path": "/tmp/d/f"}, data=b"", headers=ADMIN)
-    resp = await client.get(files(ns), params={"path": "/tmp/d"}, headers=ADMIN)
-    await assert_problem(resp, 404, code="file-not-found")  # writes make no directories
+    put = await client.put(
+        files(ns, "/content"), params={"path": "/tmp/d/f"}, data=b"", headers=ADMIN
+    )
+    await assert_problem(put, 404, code="file-not-found")  # writes make no directories
+    empty = {"path": "/tmp/empty"}
+    put = await client.put(files(ns, "/content"), params=empty, data=b"", headers=ADMIN)
+    assert await put.json() == {"path": "/tmp/empty", "size": 0}  # an empty body is a file
+    resp = await client.get(files(ns, "/download"), params=empty, headers=ADMIN)
+    assert (resp.status, await resp.read()) == (200, b"")
+
+
+async def test_names_with_newlines_tabs_and_bytes_that_are_not_utf8(
+    writable: Client, ns: str
+) -> None:
+    client, where = writable, {"path": "/tmp/odd"}
+    # printf writes byte 0351 alone: the name is Latin-1's "café", not UTF-8.
+    await run_in_box(
+        client, ns, ["sh", "-c", "mkdir /tmp/odd && touch \"/tmp/odd/$(printf 'caf\\351.txt')\""]
+    )
+    odd = {"line\nbreak.txt": b"one", "tab\there|bar.txt": b"two", "plain.txt": b"three"}
+    for name, data in odd.items():
+        put = await client.put(
+            files(ns, "/content"), params={"path": f"/tmp/odd/{name}"}, data=data, headers=ADMIN
+        )
+        assert put.status == 200, await put.text()
+
+    listing = await (await client.get(files(ns), params=where, headers=ADMIN)).json()
+    assert {(e["name"], e["path"], e["size"]) for e in listing["entries"]} == {
+        (name, f"/tmp/odd/{name}", len(data)) for name, data in odd.items()
+    }
+    assert listing["truncated"] is False
+    assert listing["skipped"] == [{"name": "caf\\xe9.txt", "reason": "its name is not UTF-8"}]
+    newline = {"path": "/tmp/odd/line\nbreak.txt"}
+    body = await (await client.get(files(ns, "/content"), params=newline, headers=ADMIN)).json()
+    assert body["content"] == "one"
+
+
+def test_stat_records_are_read_knowing_the_paths_asked_for() -> None:
+    """A name may hold a newline or ``|``; a path stat could not read (gone since find listed
+    it) has no record, and the records after it are still matched to their paths."""
+    out = b"regular file|3|644|0|/d/a\nb|c\ndirectory|4096|755|60|/d/z\n"
+    entries = podfiles._stat_records(out, ["/d/a\nb|c", "/d/gone", "/d/z"])
+    assert [(e.name, e.type, e.size, e.mode, e.modified) for e in entries] == [
+        ("a\nb|c", "file", 3, "0644", "1970-01-01T00:00:00Z"),
+        ("z", "directory", 4096, "0755", "1970-01-01T00:01:00Z"),
+    ]

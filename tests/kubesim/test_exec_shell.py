@@ -93,6 +93,14 @@ async def test_scripts(src: str, expected: str) -> None:
     assert (status, out, err) == (0, expected, "")
 
 
+async def test_bytes_by_number_and_names_that_are_not_utf8() -> None:
+    """``printf '\\351'`` writes one byte (not UTF-8), which a name may hold and find prints."""
+    sh, out = make_shell(), BufferWriter()
+    script = "printf 'A\\101\\x41\\351|'; touch \"/tmp/$(printf 'caf\\351')\"; find /tmp -print0"
+    assert await sh.run(script, IO(BytesReader(), out, BufferWriter())) == 0
+    assert out.data == b"AAA\xe9|/tmp\x00/tmp/caf\xe9\x00"
+
+
 async def test_errors_and_exit_status() -> None:
     sh = make_shell()
     assert await run(sh, "nosuch") == (127, "", "sh: nosuch: not found\n")

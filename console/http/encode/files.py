@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 from typing import TypedDict
 
-from console.streams.podfiles import Entry, Listing
+from console.streams.podfiles import Entry, Listing, Skipped
 
 
 class PodFileEntry(TypedDict):
@@ -17,10 +17,16 @@ class PodFileEntry(TypedDict):
     modified: str
 
 
+class PodFileSkipped(TypedDict):
+    name: str
+    reason: str
+
+
 class PodFileListing(TypedDict):
     path: str
     entries: list[PodFileEntry]
     truncated: bool
+    skipped: list[PodFileSkipped]
 
 
 class PodFileWritten(TypedDict):
@@ -49,7 +55,12 @@ def encode_listing(listing: Listing) -> PodFileListing:
         "path": listing.path,
         "entries": [encode_entry(e) for e in listing.entries],
         "truncated": listing.truncated,
+        "skipped": [encode_skipped(s) for s in listing.skipped],
     }
+
+
+def encode_skipped(skipped: Skipped) -> PodFileSkipped:
+    return {"name": skipped.name, "reason": skipped.reason}
 
 
 def encode_written(path: str, size: int) -> PodFileWritten:

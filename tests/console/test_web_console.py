@@ -53,7 +53,10 @@ def ticking(name: str, replicas: int) -> dict[str, Any]:
     return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name},
             "spec": {"replicas": replicas, "selector": {"matchLabels": labels},
                      "template": {"metadata": {"labels": labels},
-                                  "spec": {"containers": [container]}}}}  # fmt: skip
+                                  "spec": {"containers": [container],
+                                           # a shell PID 1 ignores SIGTERM: a scaled-down pod
+                                           # would stay Terminating for the default 30 s
+                                           "terminationGracePeriodSeconds": 1}}}}  # fmt: skip
 
 
 SETTINGS = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings"},

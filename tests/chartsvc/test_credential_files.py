@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,17 +25,9 @@ from tests.chartsvc.conftest import MakeSettings
 from tests.chartsvc.fixtures_cluster import API, build_chart, create_namespace
 from tests.chartsvc.test_releases_clusters import LocalCharts
 from tests.conftest import ApiClient
-from tests.kubecreds_support import Plugin, exec_kubeconfig, exec_user, grant
+from tests.kubecreds_support import ACCOUNT, Plugin, exec_kubeconfig, exec_user, sim
 
-ACCOUNT = "helm-creds/plugin"
-
-
-@pytest.fixture(scope="module")
-def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simulator]:
-    folder = tmp_path_factory.mktemp("sim")
-    with Simulator(folder, context="creds", min_token_seconds=1, client_certificates=True) as s:
-        asyncio.run(grant(s, ACCOUNT))
-        yield s
+__all__ = ["sim"]
 
 
 def ours_in_system_temp(sim: Simulator, before: set[Path]) -> list[Path]:

@@ -10,7 +10,6 @@ import base64
 import json
 import os
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,17 +19,9 @@ from common import kube, kubecreds, kubetls
 from common.kube import KubeConfigError
 from kubesim import Simulator
 from kubesim.http import tls
-from tests.kubecreds_support import Plugin, exec_kubeconfig, exec_user, grant, sim_request
+from tests.kubecreds_support import ACCOUNT, Plugin, exec_kubeconfig, exec_user, sim, sim_request
 
-ACCOUNT = "creds/plugin"
-
-
-@pytest.fixture(scope="module")
-def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simulator]:
-    folder = tmp_path_factory.mktemp("sim")
-    with Simulator(folder, context="creds", min_token_seconds=1, client_certificates=True) as s:
-        asyncio.run(grant(s, ACCOUNT))
-        yield s
+__all__ = ["sim"]
 
 
 async def client_for(sim: Simulator, tmp_path: Path, user: dict[str, Any]) -> Any:

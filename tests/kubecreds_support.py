@@ -91,6 +91,12 @@ async def grant(sim: Simulator, account: str) -> None:
     )
 
 
+@pytest.fixture
+def plugin(tmp_path: Path) -> Plugin:
+    """A test's own plugin traces (the plugin itself is ``exec_user``'s command)."""
+    return Plugin(tmp_path / "plugin")
+
+
 @pytest.fixture(scope="module")
 def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simulator]:
     """A simulator of short-lived tokens that also issues client certificates, with ACCOUNT."""

@@ -55,6 +55,14 @@ async def _console(console_app: ConsoleApp, *more: str, data_dir: Path | None = 
     )  # fmt: skip
 
 
+@pytest.fixture
+async def client(console_app: ConsoleApp, tmp_path: Path) -> Client:
+    """A console in closed mode whose store (under ``tmp_path / "console"``) has alice and bob."""
+    made = await _console(console_app, data_dir=tmp_path / "console")
+    await add_people(made)
+    return made
+
+
 @contextlib.asynccontextmanager
 async def other_writer(data_dir: Path) -> AsyncIterator[Accounts]:
     """The accounts as ``wharf console user`` reaches them (``console.commands``): its own
@@ -110,11 +118,8 @@ async def _closed(ws: aiohttp.ClientWebSocketResponse) -> tuple[int | None, str]
 
 
 async def test_changing_alices_groups_in_the_store_ends_every_stream_she_opened(
-    console_app: ConsoleApp, spaces: Spaces, tmp_path: Path
+    client: Client, spaces: Spaces, tmp_path: Path
 ) -> None:
-    data_dir = tmp_path / "console"
-    client = await _console(console_app, data_dir=data_dir)
-    await add_people(client)
     a = spaces.a
     await shell_running(client, a)
     cookie = await session_of(client, ALICE)
@@ -127,7 +132,9 @@ async def test_changing_alices_groups_in_the_store_ends_every_stream_she_opened(
     forward = await started.json()
     bobs = await open_stream(client, WATCH, BOB, namespace=a)
 
-    async with other_writer(data_dir) as accounts:  # what `wharf console user set-groups` does
+    async with other_writer(
+        tmp_path / "console"
+    ) as accounts:  # what `wharf console user set-groups` does
         await accounts.set_groups("alice", ["team-a", "dev"])
     since = time.monotonic()
     await ended(by_basic, "the groups of account alice changed")
@@ -149,17 +156,14 @@ async def test_changing_alices_groups_in_the_store_ends_every_stream_she_opened(
 
 
 async def test_a_new_password_or_a_removed_account_ends_the_streams_and_sessions(
-    console_app: ConsoleApp, spaces: Spaces, tmp_path: Path
+    client: Client, spaces: Spaces, tmp_path: Path
 ) -> None:
-    data_dir = tmp_path / "console"
-    client = await _console(console_app, data_dir=data_dir)
-    await add_people(client)
     a = spaces.a
     cookie = await session_of(client, ALICE)
     by_basic = await open_stream(client, WATCH, ALICE, namespace=a)
     by_session = await open_stream(client, WATCH, cookie, namespace=a)
     renewed = "another-Password-9876"
-    async with other_writer(data_dir) as accounts:
+    async with other_writer(tmp_path / "console") as accounts:
         await accounts.set_password("alice", renewed)
         await ended(by_basic, "the password of account alice changed")
         await ended(by_session, "the password of account alice changed")

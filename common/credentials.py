@@ -10,11 +10,13 @@ their SHA-256 digest: a database or memory dump reveals no usable credential.
 
 This module must not log, store or return a secret anywhere but to its caller, and it compares
 secrets only with ``hmac.compare_digest``. It does no I/O; hashing is CPU-bound, so async callers
-run :func:`verify_password`, :func:`hash_password` and :func:`matches` in a worker thread.
+run :func:`verify_password`, :func:`hash_password` and :func:`matches` in a worker thread, as the
+accounts of every service do through one :class:`Hasher`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import hmac
@@ -23,6 +25,7 @@ import secrets
 import attrs
 
 from common.config import ConfigError
+from common.errors import BadRequest
 
 SCHEME = "scrypt"
 HASHED_PREFIX = "{scrypt}"
@@ -157,3 +160,34 @@ def _b64(raw: bytes) -> str:
 
 def _unb64(text: str) -> bytes:
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+#: Password hashes computed at once; each is ~16 MiB and tens of ms of CPU, and logins are not
+#: throttled.
+HASH_SLOTS = 2
+
+
+@attrs.define
+class Hasher:
+    """Hashes and checks the passwords of a service's accounts in worker threads, at most
+    ``HASH_SLOTS`` at once."""
+
+    _slots: asyncio.Semaphore = attrs.field(factory=lambda: asyncio.Semaphore(HASH_SLOTS))
+    _dummy: str | None = attrs.field(default=None, repr=False)
+
+    async def hash(self, password: str) -> str:
+        if not password:
+            raise BadRequest("the password must not be empty", code="empty-password")
+        async with self._slots:
+            return await asyncio.to_thread(hash_password, password)
+
+    async def verify(self, password: str, encoded: str | None) -> bool:
+        """Whether ``password`` matches ``encoded``. No hash (no such account) is never a match,
+        but costs the same hash as a real one, so timing does not tell unknown names apart."""
+        if encoded is None and self._dummy is None:
+            self._dummy = await asyncio.to_thread(dummy_hash)
+        against = encoded if encoded is not None else self._dummy
+        assert against is not None
+        async with self._slots:
+            ok = await asyncio.to_thread(verify_password, password, against)
+        return ok and encoded is not None

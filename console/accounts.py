@@ -22,7 +22,6 @@ hash in a ``repr``.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import hmac
 import logging
@@ -46,8 +45,6 @@ USERNAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
 #: A Kubernetes group name: printable, no comma (the proxy header and the CLI separate by commas).
 GROUP = re.compile(r"^[^\s,\x00-\x1f\x7f][^,\x00-\x1f\x7f]{0,252}$")
 DEFAULT_ADMIN_GROUPS = ("wharf:admins",)
-#: Password hashes computed at once; each is ~16 MiB and tens of ms of CPU.
-HASH_SLOTS = 2
 #: How long an account read for a recheck serves other rechecks: the streams due at one moment
 #: (a person's many tabs, a burst of rechecks) share one read of the store.
 RECHECK_SHARED_S = 0.2
@@ -122,10 +119,9 @@ class Accounts:
     store: AccountStore
     admin: AdminCredentials
     admin_groups: tuple[str, ...] = DEFAULT_ADMIN_GROUPS
-    _slots: asyncio.Semaphore = attrs.field(factory=lambda: asyncio.Semaphore(HASH_SLOTS))
+    _hasher: credentials.Hasher = attrs.field(factory=credentials.Hasher)
     _key: bytes = attrs.field(factory=lambda: secrets.token_bytes(32), repr=False)
     _verified: dict[bytes, None] = attrs.field(factory=dict, repr=False)
-    _dummy: str | None = attrs.field(default=None, repr=False)
     _read: dict[str, tuple[float, StoredAccount | None]] = attrs.field(factory=dict, repr=False)
 
     @property
@@ -147,10 +143,10 @@ class Accounts:
             )
         stored = await self.store.account(username) if USERNAME.match(username) else None
         if stored is None:
-            await self._verify(password, await self._dummy_hash())  # the same cost as a real one
+            await self._hasher.verify(password, None)  # the same cost as a real one
             return None
         mark = self._mark(stored, password)
-        if mark in self._verified or await self._verify(password, stored.password_hash):
+        if mark in self._verified or await self._hasher.verify(password, stored.password_hash):
             self._remember(mark)
             return self._standing(stored)
         return None
@@ -221,10 +217,7 @@ class Accounts:
         return Account(username, checked)
 
     async def hash(self, password: str) -> str:
-        if not password:
-            raise BadRequest("the password must not be empty", code="empty-password")
-        async with self._slots:
-            return await asyncio.to_thread(credentials.hash_password, password)
+        return await self._hasher.hash(password)
 
     def _check_name(self, username: str) -> None:
         if not USERNAME.match(username):
@@ -238,15 +231,6 @@ class Accounts:
                 f"{username} is the admin login's name (console.security.admin.username)",
                 code="invalid-username",
             )
-
-    async def _verify(self, password: str, encoded: str) -> bool:
-        async with self._slots:
-            return await asyncio.to_thread(credentials.verify_password, password, encoded)
-
-    async def _dummy_hash(self) -> str:
-        if self._dummy is None:
-            self._dummy = await asyncio.to_thread(credentials.dummy_hash)
-        return self._dummy
 
     def _mark(self, stored: StoredAccount, password: str) -> bytes:
         text = "\0".join((stored.account.username, stored.password_hash, password))

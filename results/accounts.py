@@ -10,7 +10,6 @@ secret, or put one in a ``repr``.
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 import logging
 import re
@@ -65,8 +64,6 @@ MAX_TOKEN_DAYS = 3650
 #: A token's last-used time is written at most this often: exact to the minute is all a person
 #: reading their token list needs, and a write per API call would queue behind every ingest.
 TOUCH_EVERY = dt.timedelta(seconds=60)
-#: Password hashes computed at once; each is ~16 MiB and tens of ms of CPU, and login is unthrottled.
-HASH_SLOTS = 2
 
 
 class UserExists(Conflict, code="user-exists"):
@@ -96,8 +93,7 @@ class Accounts:
     clock: Callable[[], dt.datetime] = utcnow
     #: Told the ``revocation_key`` of every session ended and token revoked (their streams end).
     on_revoke: Callable[[str], Awaitable[None]] | None = None
-    _slots: asyncio.Semaphore = attrs.field(factory=lambda: asyncio.Semaphore(HASH_SLOTS))
-    _dummy: str | None = attrs.field(default=None, repr=False)
+    _hasher: credentials.Hasher = attrs.field(factory=credentials.Hasher)
     #: Login sessions: a fixed lifetime, a CSRF value each, rows in ``store``.
     sessions: SessionStore = attrs.field(init=False)
 
@@ -135,19 +131,12 @@ class Accounts:
         return user
 
     async def hash(self, password: str) -> str:
-        if not password:
-            raise BadRequest("the password must not be empty", code="empty-password")
-        async with self._slots:
-            return await asyncio.to_thread(credentials.hash_password, password)
+        return await self._hasher.hash(password)
 
     async def login(self, username: str, password: str) -> tuple[User, NewSession]:
         stored = await self.store.user_by_name(username)
-        if self._dummy is None:
-            self._dummy = await asyncio.to_thread(credentials.dummy_hash)
-        # An unknown user costs the same hash as a known one, so timing does not tell them apart.
-        encoded = stored.password_hash if stored is not None else self._dummy
-        async with self._slots:
-            ok = await asyncio.to_thread(credentials.verify_password, password, encoded)
+        # Checked even for an unknown name (against a dummy hash): timing tells nothing.
+        ok = await self._hasher.verify(password, stored.password_hash if stored else None)
         if stored is None or not ok:
             raise LoginFailed()
         return stored.user, await self.sessions.create(str(stored.user.id))

@@ -85,9 +85,7 @@ class Comparison:
 
     @property
     def coverage_delta(self) -> float | None:
-        current = self.run.line_coverage_pct
-        base = self.baseline.run.line_coverage_pct if self.baseline else None
-        return None if current is None or base is None else current - base
+        return self.baseline.coverage_delta(self.run) if self.baseline else None
 
 
 class CompareStore(HistoryStore, Protocol):

@@ -67,6 +67,11 @@ class Baseline:
     run: RunSummary
     source: str  # "baseSha" or "base-branch"
 
+    def coverage_delta(self, run: RunSummary) -> float | None:
+        """``run``'s line coverage minus this baseline's, in points; None when either is unknown."""
+        current, base = run.line_coverage_pct, self.run.line_coverage_pct
+        return None if current is None or base is None else current - base
+
 
 @attrs.frozen
 class Verdict:
@@ -88,9 +93,7 @@ class Verdict:
 
     @property
     def coverage_delta(self) -> float | None:
-        current = self.run.line_coverage_pct
-        base = self.baseline.run.line_coverage_pct if self.baseline else None
-        return None if current is None or base is None else current - base
+        return self.baseline.coverage_delta(self.run) if self.baseline else None
 
 
 def read_query(params: Mapping[str, Any]) -> GateQuery:

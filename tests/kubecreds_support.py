@@ -8,15 +8,18 @@ must accept short TokenRequests (``Simulator(min_token_seconds=1)``).
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import ssl
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import attrs
+import pytest
 import yaml
 
 from kubesim import Simulator
@@ -25,6 +28,8 @@ PLUGIN = Path(__file__).with_name("execplugin.py")
 V1 = "client.authentication.k8s.io/v1"
 #: Who the plugin's client certificates (``mode="cert"``) name; in group ``system:masters``.
 CERT_USER = "plugin-certificate-user"
+#: The service account the plugins speak for, bound to cluster-admin on :func:`sim`.
+ACCOUNT = "creds/plugin"
 
 
 @attrs.frozen
@@ -84,6 +89,21 @@ async def grant(sim: Simulator, account: str) -> None:
     await sim_request(
         sim, "POST", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", binding
     )
+
+
+@pytest.fixture
+def plugin(tmp_path: Path) -> Plugin:
+    """A test's own plugin traces (the plugin itself is ``exec_user``'s command)."""
+    return Plugin(tmp_path / "plugin")
+
+
+@pytest.fixture(scope="module")
+def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simulator]:
+    """A simulator of short-lived tokens that also issues client certificates, with ACCOUNT."""
+    folder = tmp_path_factory.mktemp("sim")
+    with Simulator(folder, context="creds", min_token_seconds=1, client_certificates=True) as s:
+        asyncio.run(grant(s, ACCOUNT))
+        yield s
 
 
 def exec_user(

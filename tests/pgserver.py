@@ -14,7 +14,6 @@ import itertools
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -22,6 +21,8 @@ from pathlib import Path
 
 import attrs
 import psycopg
+
+from tests.addresses import free_port
 
 USER = "wharf"
 
@@ -35,13 +36,6 @@ def binaries() -> Path:
         if (candidate / "initdb").exists():
             return candidate
     raise RuntimeError("PostgreSQL server binaries not found: ./scripts/test installs them")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 @attrs.define

@@ -1,4 +1,4 @@
-"""What a call works with: the domain services, its reply, and the registry decorator.
+"""What a call works with: the domain services, its reply, and the table every call is filed in.
 
 :class:`Services` is built once per app (after the domain services open) and, per HTTP request,
 given the request that carried the call: a host's cluster resolver picks a release call's cluster
@@ -123,19 +123,20 @@ async def verified_upload(s: Services, form: ChartForm, request: dict[str, Any])
     return archive
 
 
-def registrar(table: dict[str, Call]) -> Callable[[str], Callable[[Call], Call]]:
-    """A decorator that files a call under its operationId in ``table``."""
+#: Every call, by operationId: the modules of this package file theirs with :func:`call`.
+CALLS: dict[str, Call] = {}
 
-    def call(operation_id: str) -> Callable[[Call], Call]:
-        def register(fn: Call) -> Call:
-            if operation_id in table:
-                raise ValueError(f"two calls for {operation_id}")
-            table[operation_id] = fn
-            return fn
 
-        return register
+def call(operation_id: str) -> Callable[[Call], Call]:
+    """A decorator that files a call under its operationId in :data:`CALLS`, once."""
 
-    return call
+    def register(fn: Call) -> Call:
+        if operation_id in CALLS:
+            raise ValueError(f"two calls for {operation_id}")
+        CALLS[operation_id] = fn
+        return fn
+
+    return register
 
 
 def _listing(repos: Sequence[Repository]) -> Reply:

@@ -6,7 +6,7 @@ from chartsvc.calls.base import (
     Call,
     Reply,
     Services,
-    registrar,
+    call,
     verified_archive,
     verified_upload,
 )
@@ -15,9 +15,6 @@ from chartsvc.charts import LintRequest, PackageRequest, RenderRequest
 from chartsvc.encoders import encode_lint, encode_provenance
 from chartsvc.helm import ShowFormat
 from common.openapi import Validated
-
-CALLS: dict[str, Call] = {}
-call = registrar(CALLS)
 
 
 @call("templateChart")

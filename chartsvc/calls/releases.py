@@ -7,10 +7,9 @@ carried the call (``Services.cluster``), chosen before the first cluster call.
 from __future__ import annotations
 
 from chartsvc.calls.base import (
-    Call,
     Reply,
     Services,
-    registrar,
+    call,
     verified_archive,
     verified_upload,
 )
@@ -27,9 +26,6 @@ from chartsvc.encoders import (
 )
 from chartsvc.releases.model import InstallRequest, Release, UpgradeRequest
 from common.openapi import Validated
-
-CALLS: dict[str, Call] = {}
-call = registrar(CALLS)
 
 
 async def _release(s: Services, v: Validated) -> ReleaseRef:

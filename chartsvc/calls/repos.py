@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from chartsvc.calls.base import Call, Reply, Services, registrar
+from chartsvc.calls.base import Reply, Services, call
 from chartsvc.calls.form import ChartForm
 from chartsvc.encoders import (
     encode_chart_version,
@@ -12,9 +12,6 @@ from chartsvc.encoders import (
 )
 from chartsvc.hub import clamp_results
 from common.openapi import Validated
-
-CALLS: dict[str, Call] = {}
-call = registrar(CALLS)
 
 
 @call("addRepository")

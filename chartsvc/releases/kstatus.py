@@ -81,8 +81,10 @@ def _conditions(status: Obj) -> Readiness | None:
     return None
 
 
-def _replicas(want: int, counts: list[tuple[str, int]]) -> Readiness | None:
-    for label, have in counts:
+def _replicas(want: int, status: Obj, **counts: str) -> Readiness | None:
+    """The first of ``counts`` (its label = its status field) still short of ``want``."""
+    for label, field in counts.items():
+        have = status.get(field, 0)
         if have < want:
             return Readiness(IN_PROGRESS, f"{label}: {have}/{want}")
     return None
@@ -93,13 +95,14 @@ def _deployment(spec: Obj, status: Obj) -> Readiness:
     if progressing.get("reason") == "ProgressDeadlineExceeded":
         return Readiness(FAILED, "progress deadline exceeded")
     want = int(spec.get("replicas", 1))
-    counts = [
-        ("replicas", status.get("replicas", 0)),
-        ("updated", status.get("updatedReplicas", 0)),
-        ("ready", status.get("readyReplicas", 0)),
-        ("available", status.get("availableReplicas", 0)),
-    ]
-    pending = _replicas(want, counts)
+    pending = _replicas(
+        want,
+        status,
+        replicas="replicas",
+        updated="updatedReplicas",
+        ready="readyReplicas",
+        available="availableReplicas",
+    )
     if pending is not None:
         return pending
     if status.get("replicas", 0) > want:
@@ -111,12 +114,9 @@ def _deployment(spec: Obj, status: Obj) -> Readiness:
 
 def _statefulset(spec: Obj, status: Obj) -> Readiness:
     want = int(spec.get("replicas", 1))
-    counts = [
-        ("replicas", status.get("replicas", 0)),
-        ("ready", status.get("readyReplicas", 0)),
-        ("current", status.get("currentReplicas", 0)),
-    ]
-    pending = _replicas(want, counts)
+    pending = _replicas(
+        want, status, replicas="replicas", ready="readyReplicas", current="currentReplicas"
+    )
     if pending is not None:
         return pending
     if status.get("updateRevision") and status.get("currentRevision") != status["updateRevision"]:
@@ -126,26 +126,23 @@ def _statefulset(spec: Obj, status: Obj) -> Readiness:
 
 def _daemonset(spec: Obj, status: Obj) -> Readiness:
     want = int(status.get("desiredNumberScheduled", 0))
-    counts = [
-        ("scheduled", status.get("currentNumberScheduled", 0)),
-        ("updated", status.get("updatedNumberScheduled", 0)),
-        ("available", status.get("numberAvailable", 0)),
-        ("ready", status.get("numberReady", 0)),
-    ]
-    pending = _replicas(want, counts)
-    return pending or Readiness(CURRENT, f"{want} pods ready")
+    return _replicas(
+        want,
+        status,
+        scheduled="currentNumberScheduled",
+        updated="updatedNumberScheduled",
+        available="numberAvailable",
+        ready="numberReady",
+    ) or Readiness(CURRENT, f"{want} pods ready")
 
 
 def _replicaset(spec: Obj, status: Obj) -> Readiness:
     if _is(status, "ReplicaFailure"):
         return Readiness(FAILED, _why(status, "ReplicaFailure", "replica failure"))
     want = int(spec.get("replicas", 1))
-    counts = [
-        ("replicas", status.get("replicas", 0)),
-        ("ready", status.get("readyReplicas", 0)),
-        ("available", status.get("availableReplicas", 0)),
-    ]
-    return _replicas(want, counts) or Readiness(CURRENT, f"{want} replicas ready")
+    return _replicas(
+        want, status, replicas="replicas", ready="readyReplicas", available="availableReplicas"
+    ) or Readiness(CURRENT, f"{want} replicas ready")
 
 
 def _pod(spec: Obj, status: Obj) -> Readiness:

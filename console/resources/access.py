@@ -24,7 +24,7 @@ import json
 import time
 import weakref
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import attrs
 
@@ -102,6 +102,15 @@ class Rules:
 _RULE_FIELDS = ("verbs", "apiGroups", "resources")
 
 
+class _Dated(Protocol):
+    @property
+    def at(self) -> float: ...
+
+
+K = TypeVar("K")
+D = TypeVar("D", bound=_Dated)
+
+
 class AccessReviews:
     def __init__(self, *, ttl_s: float = TTL_S, clock: Any = time.monotonic) -> None:
         self.ttl_s = ttl_s
@@ -142,8 +151,8 @@ class AccessReviews:
 
     async def answer(self, api: KubeApi, question: Question) -> Answer:
         kept = self._answers.setdefault(api.client, {})
-        found = kept.get(question)
-        if found is not None and self.clock() - found.at < self.ttl_s:
+        found = self._fresh(kept, question)
+        if found is not None:
             return found
 
         async def review() -> Answer:
@@ -156,12 +165,7 @@ class AccessReviews:
             made = Answer(
                 status.get("allowed") is True, reason if isinstance(reason, str) else "", asked_at
             )
-            if len(kept) >= SWEEP_AT:
-                now = self.clock()
-                for old in [q for q, a in kept.items() if now - a.at >= self.ttl_s]:
-                    del kept[old]
-            kept[question] = made
-            return made
+            return self._keep(kept, question, made)
 
         return await self._flights.run((id(api.client), question), review, join_running=True)
 
@@ -199,8 +203,8 @@ class AccessReviews:
         assert person is not None
         kept = self._rules.setdefault(api.client, {})
         key = (person.user, *person.groups, "\0", namespace)
-        found = kept.get(key)
-        if found is not None and self.clock() - found.at < self.ttl_s:
+        found = self._fresh(kept, key)
+        if found is not None:
             return found
 
         async def review() -> Rules | None:
@@ -217,14 +221,23 @@ class AccessReviews:
                 return None  # refused or failed: the namespace is asked the other way
             status = answer.get("status") if isinstance(answer, dict) else None
             made = Rules.from_status(status if isinstance(status, dict) else {}, asked_at)
-            if len(kept) >= SWEEP_AT:
-                now = self.clock()
-                for old in [k for k, r in kept.items() if now - r.at >= self.ttl_s]:
-                    del kept[old]
-            kept[key] = made
-            return made
+            return self._keep(kept, key, made)
 
         return await self._flights.run((id(api.client), "rules", key), review, join_running=True)
+
+    def _fresh(self, kept: dict[K, D], key: K) -> D | None:
+        """What ``kept`` holds for ``key`` if it is younger than ``ttl_s``."""
+        found = kept.get(key)
+        return found if found is not None and self.clock() - found.at < self.ttl_s else None
+
+    def _keep(self, kept: dict[K, D], key: K, made: D) -> D:
+        """``made`` kept under ``key``; once ``SWEEP_AT`` are kept, the expired ones go first."""
+        if len(kept) >= SWEEP_AT:
+            now = self.clock()
+            for old in [k for k, v in kept.items() if now - v.at >= self.ttl_s]:
+                del kept[old]
+        kept[key] = made
+        return made
 
     async def close(self) -> None:
         await self._flights.close()

@@ -251,37 +251,30 @@ class KubeApi:
     ) -> aiohttp.ClientResponse:
         """One request; a 401 renews the credentials (one renewal however many requests were
         refused together) and sends it once more, never more."""
+
+        async def send() -> aiohttp.ClientResponse:
+            sent = await self.headers(headers)  # read again after a renewal
+            try:
+                resp: aiohttp.ClientResponse = await self.client.rest_client.request(
+                    method,
+                    f"{self.client.configuration.host}{path}",
+                    query_params=list(query),
+                    headers=sent,
+                    body=body,
+                    _preload_content=False,
+                    _request_timeout=timeout,
+                )
+            except (*_TRANSPORT_ERRORS, ApiException, ConfigException) as exc:
+                # ApiException here: refused before sending; ConfigException: credentials (exec,
+                # token file) could not be obtained. Neither reached the server: 502.
+                raise cluster_error(exc) from exc
+            return resp
+
         renewal = kubecreds.Renewal.before(self.client)
-        resp = await self._send(method, path, query, headers, timeout, body)
+        resp = await send()
         if resp.status == 401 and await renewal.renewed():
             resp.release()
-            resp = await self._send(method, path, query, headers, timeout, body)
-        return resp
-
-    async def _send(
-        self,
-        method: str,
-        path: str,
-        query: Query,
-        headers: dict[str, str],
-        timeout: float | aiohttp.ClientTimeout,
-        body: Any = None,
-    ) -> aiohttp.ClientResponse:
-        sent = await self.headers(headers)
-        try:
-            resp: aiohttp.ClientResponse = await self.client.rest_client.request(
-                method,
-                f"{self.client.configuration.host}{path}",
-                query_params=list(query),
-                headers=sent,
-                body=body,
-                _preload_content=False,
-                _request_timeout=timeout,
-            )
-        except (*_TRANSPORT_ERRORS, ApiException, ConfigException) as exc:
-            # ApiException here: refused before sending; ConfigException: credentials (exec,
-            # token file) could not be obtained. Neither reached the server: 502.
-            raise cluster_error(exc) from exc
+            resp = await send()
         return resp
 
     async def chunks(

@@ -167,7 +167,7 @@ class Objects:
         crds.validate(rt, obj)
         checks.validate(rt, obj, old)
         if not managed:
-            obj = _record(rt, old, obj, opts)
+            obj = fields.record_update(rt, old, obj, opts)
         return self.persist(rt, old, obj, opts)
 
     def _default(self, rt: ResourceType, obj: Obj) -> None:
@@ -330,13 +330,6 @@ _SERVER_OWNED = (
     "deletionGracePeriodSeconds",
     "generation",
 )
-
-
-def _record(rt: ResourceType, old: Obj | None, obj: Obj, opts: WriteOptions) -> Obj:
-    """``obj`` with the managedFields of an Update by ``opts.manager``."""
-    return fields.record_update(
-        old, obj, manager=opts.manager, operation="Update", subresource=opts.subresource, rt=rt
-    )
 
 
 def _assign_name(rt: ResourceType, meta: Obj) -> None:

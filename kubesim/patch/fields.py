@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubesim.machinery.meta import WriteOptions
 from kubesim.machinery.registry import ResourceType
 from kubesim.machinery.status import KubeError
 from kubesim.patch import apply as ssa
@@ -36,17 +37,16 @@ def rules(rt: ResourceType | None) -> mergekeys.Rules | None:
     return found
 
 
-def record_update(
-    old: Obj | None,
-    new: Obj,
-    *,
-    manager: str,
-    operation: str,
-    subresource: str = "",
-    rt: ResourceType | None = None,
-) -> Obj:
+def record_update(rt: ResourceType, old: Obj | None, new: Obj, opts: WriteOptions) -> Obj:
+    """``new`` with the managedFields of an Update by ``opts.manager`` over ``old`` (None: a
+    create)."""
     return ssa.record_update(
-        old, new, manager=manager, operation=operation, subresource=subresource, rules=rules(rt)
+        old,
+        new,
+        manager=opts.manager,
+        operation="Update",
+        subresource=opts.subresource,
+        rules=rules(rt),
     )
 
 

@@ -23,7 +23,6 @@ import datetime as dt
 import json
 import secrets
 import shutil
-import socket
 import subprocess
 import threading
 import time
@@ -40,6 +39,8 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 from cryptography.x509.oid import NameOID
+
+from tests.addresses import free_port
 
 USERS = {"alice": "wonderland-7"}
 SERVICE = "wharf-test-registry"
@@ -60,13 +61,6 @@ def ensure_registry_binary() -> str:
     found = shutil.which("docker-registry")
     assert found, "apt-get installed docker-registry but it is not on PATH"
     return found
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 @attrs.frozen

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,17 +25,9 @@ from tests.chartsvc.conftest import MakeSettings
 from tests.chartsvc.fixtures_cluster import API, build_chart, create_namespace
 from tests.chartsvc.test_releases_clusters import LocalCharts
 from tests.conftest import ApiClient
-from tests.kubecreds_support import Plugin, exec_kubeconfig, exec_user, grant
+from tests.kubecreds_support import ACCOUNT, Plugin, exec_kubeconfig, exec_user, plugin, sim
 
-ACCOUNT = "helm-creds/plugin"
-
-
-@pytest.fixture(scope="module")
-def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simulator]:
-    folder = tmp_path_factory.mktemp("sim")
-    with Simulator(folder, context="creds", min_token_seconds=1, client_certificates=True) as s:
-        asyncio.run(grant(s, ACCOUNT))
-        yield s
+__all__ = ["plugin", "sim"]
 
 
 def ours_in_system_temp(sim: Simulator, before: set[Path]) -> list[Path]:
@@ -60,9 +51,8 @@ MODES = pytest.mark.parametrize("mode", ["", "cert"])
 
 @MODES
 async def test_helm_reads_a_private_kubeconfig_and_renews_plugin_tokens(
-    sim: Simulator, tmp_path: Path, mode: str
+    sim: Simulator, tmp_path: Path, mode: str, plugin: Plugin
 ) -> None:
-    plugin = Plugin(tmp_path / "plugin")
     user = exec_user(sim, plugin, account=ACCOUNT, seconds=2, mode=mode)
     config = kube.load([exec_kubeconfig(sim, tmp_path / "kubeconfig", user)])
     assert config is not None
@@ -112,9 +102,10 @@ async def test_leftovers_of_a_killed_run_are_swept_at_start(
 
 
 @MODES
-async def test_release_reads_renew_once_on_a_401(sim: Simulator, tmp_path: Path, mode: str) -> None:
+async def test_release_reads_renew_once_on_a_401(
+    sim: Simulator, tmp_path: Path, mode: str, plugin: Plugin
+) -> None:
     # The plugin claims an hour, but its credentials die after 2 s: only the server's 401 tells.
-    plugin = Plugin(tmp_path / "plugin")
     user = exec_user(sim, plugin, account=ACCOUNT, seconds=2, claim=3600, mode=mode)
     config = kube.load([exec_kubeconfig(sim, tmp_path / "kubeconfig", user)])
     assert config is not None

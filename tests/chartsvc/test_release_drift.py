@@ -28,34 +28,10 @@ from tests.chartsvc.fixtures_cluster import (
 from tests.chartsvc.mcp_support import KEY, MakeMcp, b64, json_of, make_mcp
 from tests.guards import assert_problem
 from tests.typing_support import Client
+from tests.webchart import DEPLOYMENT, SERVICE
 
 __all__ = ["make_mcp", "namespace", "releases", "sim"]
 
-DEPLOYMENT = """apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}-web
-spec:
-  replicas: 1
-  selector:
-    matchLabels: {app: {{ .Release.Name }}-web}
-  template:
-    metadata:
-      labels: {app: {{ .Release.Name }}-web}
-    spec:
-      containers:
-        - name: web
-          image: nginx:1.27
-          ports: [{containerPort: 80}]
-"""
-SERVICE = """apiVersion: v1
-kind: Service
-metadata:
-  name: {{ .Release.Name }}-web
-spec:
-  selector: {app: {{ .Release.Name }}-web}
-  ports: [{port: 80, targetPort: 80}]
-"""
 CONFIGMAPS = """apiVersion: v1
 kind: ConfigMap
 metadata:

@@ -1,5 +1,6 @@
-"""A ``{scrypt}`` password setting is judged once, for every service: a malformed hash stops
-start-up naming the setting and the command that prints a good one."""
+"""Passwords for every service: a ``{scrypt}`` password setting is judged once (a malformed hash
+stops start-up naming the setting and the command that prints a good one), and accounts hash theirs
+through one ``Hasher``."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import pytest
 
 from common import credentials
 from common.config import ConfigError
+from common.errors import BadRequest
 
 MALFORMED = ["{scrypt}nonsense", "{scrypt}scrypt$3$8$1$c2FsdA$aGFzaA"]
 
@@ -25,3 +27,13 @@ def test_a_malformed_hash_names_the_setting_and_its_command(value: str) -> None:
         credentials.setting_hash(value, setting="results.security.admin.password")
     assert "wharf results hash-password" in str(raised.value)
     assert value not in str(raised.value)
+
+
+async def test_the_accounts_hasher_refuses_an_empty_password_and_no_hash_never_matches() -> None:
+    hasher = credentials.Hasher()
+    with pytest.raises(BadRequest, match="must not be empty"):
+        await hasher.hash("")
+    encoded = await hasher.hash("s3cret")
+    assert await hasher.verify("s3cret", encoded)
+    assert not await hasher.verify("other", encoded)
+    assert not await hasher.verify("s3cret", None)  # an unknown account: a dummy hash is checked

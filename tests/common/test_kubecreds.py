@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import json
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -20,24 +21,30 @@ from common import kube, kubecreds, kubetls
 from common.kube import KubeConfigError
 from kubesim import Simulator
 from kubesim.http import tls
-from tests.kubecreds_support import Plugin, exec_kubeconfig, exec_user, grant, sim_request
+from tests.kubecreds_support import (
+    ACCOUNT,
+    Plugin,
+    exec_kubeconfig,
+    exec_user,
+    plugin,
+    sim,
+    sim_request,
+)
 
-ACCOUNT = "creds/plugin"
+__all__ = ["plugin", "sim"]
 
 
-@pytest.fixture(scope="module")
-def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simulator]:
-    folder = tmp_path_factory.mktemp("sim")
-    with Simulator(folder, context="creds", min_token_seconds=1, client_certificates=True) as s:
-        asyncio.run(grant(s, ACCOUNT))
-        yield s
-
-
-async def client_for(sim: Simulator, tmp_path: Path, user: dict[str, Any]) -> Any:
+@contextlib.asynccontextmanager
+async def client_for(sim: Simulator, tmp_path: Path, user: dict[str, Any]) -> AsyncIterator[Any]:
+    """A cluster client of ``sim`` with ``user``'s credentials, closed on the way out."""
     path = exec_kubeconfig(sim, tmp_path / "kubeconfig", user)
     config = kube.load([path])
     assert config is not None
-    return await kube.api_client(config, sim.context, workdir=tmp_path / "credentials")
+    client = await kube.api_client(config, sim.context, workdir=tmp_path / "credentials")
+    try:
+        yield client
+    finally:
+        await client.close()
 
 
 async def status_of(client: Any, path: str = "/api/v1/namespaces/creds") -> int:
@@ -55,11 +62,11 @@ async def refused_then_renewed(client: Any) -> None:
 
 
 async def test_an_expiring_plugin_token_is_renewed_before_it_expires(
-    sim: Simulator, tmp_path: Path
+    sim: Simulator, tmp_path: Path, plugin: Plugin
 ) -> None:
-    plugin = Plugin(tmp_path / "plugin")
-    client = await client_for(sim, tmp_path, exec_user(sim, plugin, account=ACCOUNT, seconds=2))
-    try:
+    async with client_for(
+        sim, tmp_path, exec_user(sim, plugin, account=ACCOUNT, seconds=2)
+    ) as client:
         assert plugin.runs() == 1  # fetched when the client is made
         deadline = time.monotonic() + 7
         while time.monotonic() < deadline:  # crosses three expiries of 2 s tokens
@@ -71,32 +78,26 @@ async def test_an_expiring_plugin_token_is_renewed_before_it_expires(
         assert info["spec"]["interactive"] is False
         assert info["spec"]["cluster"]["server"] == sim.url  # provideClusterInfo
         assert info["stdin_is_terminal"] is False
-    finally:
-        await client.close()
 
 
 async def test_many_requests_waiting_for_a_renewal_share_one_plugin_run(
-    sim: Simulator, tmp_path: Path
+    sim: Simulator, tmp_path: Path, plugin: Plugin
 ) -> None:
-    plugin = Plugin(tmp_path / "plugin")
-    client = await client_for(sim, tmp_path, exec_user(sim, plugin, account=ACCOUNT, seconds=2))
-    try:
+    async with client_for(
+        sim, tmp_path, exec_user(sim, plugin, account=ACCOUNT, seconds=2)
+    ) as client:
         await asyncio.sleep(2.2)  # the token has expired
         before = plugin.runs()
         statuses = await asyncio.gather(*(status_of(client) for _ in range(20)))
         assert statuses == [200] * 20
         assert plugin.runs() == before + 1
-    finally:
-        await client.close()
 
 
 async def test_a_refused_token_is_renewed_once_per_refusal_never_in_a_loop(
-    sim: Simulator, tmp_path: Path
+    sim: Simulator, tmp_path: Path, plugin: Plugin
 ) -> None:
-    plugin = Plugin(tmp_path / "plugin")
     user = exec_user(sim, plugin, account=ACCOUNT, mode="bad", claim=3600)
-    client = await client_for(sim, tmp_path, user)
-    try:
+    async with client_for(sim, tmp_path, user) as client:
         creds = kubecreds.of_client(client)
         assert creds is not None
         seen = creds.generation
@@ -104,8 +105,6 @@ async def test_a_refused_token_is_renewed_once_per_refusal_never_in_a_loop(
         assert await creds.renew(seen)
         assert await creds.renew(seen)  # a second caller refused by the same token: no new run
         assert plugin.runs() == 2
-    finally:
-        await client.close()
 
 
 @pytest.mark.parametrize(
@@ -118,11 +117,11 @@ async def test_a_refused_token_is_renewed_once_per_refusal_never_in_a_loop(
     ],
 )
 async def test_a_plugin_that_cannot_work_fails_clearly(
-    sim: Simulator, tmp_path: Path, user: dict[str, Any], message: str
+    sim: Simulator, tmp_path: Path, user: dict[str, Any], message: str, plugin: Plugin
 ) -> None:
-    plugin = Plugin(tmp_path / "plugin")
     with pytest.raises(KubeConfigError) as caught:
-        await client_for(sim, tmp_path, exec_user(sim, plugin, account=ACCOUNT, **user))
+        async with client_for(sim, tmp_path, exec_user(sim, plugin, account=ACCOUNT, **user)):
+            pass
     assert message in caught.value.detail
     assert "login required" not in caught.value.detail  # the plugin's stderr is not echoed
     if "mode" not in user:
@@ -130,9 +129,8 @@ async def test_a_plugin_that_cannot_work_fails_clearly(
 
 
 async def test_v1beta1_without_interactive_mode_runs_never_interactively(
-    sim: Simulator, tmp_path: Path
+    sim: Simulator, tmp_path: Path, plugin: Plugin
 ) -> None:
-    plugin = Plugin(tmp_path / "plugin")
     user = exec_user(
         sim,
         plugin,
@@ -140,16 +138,14 @@ async def test_v1beta1_without_interactive_mode_runs_never_interactively(
         api_version="client.authentication.k8s.io/v1beta1",
         interactive_mode=None,
     )
-    client = await client_for(sim, tmp_path, user)
-    try:
+    async with client_for(sim, tmp_path, user) as client:
         assert await status_of(client) == 200
         assert plugin.info()["spec"]["interactive"] is False
-    finally:
-        await client.close()
 
 
-async def test_a_plugin_that_never_answers_is_stopped(sim: Simulator, tmp_path: Path) -> None:
-    plugin = Plugin(tmp_path / "plugin")
+async def test_a_plugin_that_never_answers_is_stopped(
+    sim: Simulator, tmp_path: Path, plugin: Plugin
+) -> None:
     entry = exec_user(sim, plugin, account=ACCOUNT, mode="hang")["exec"]
     runner = kubecreds.ExecPlugin.from_kubeconfig(entry, {"server": sim.url})
     runner.timeout_s = 0.5
@@ -162,8 +158,7 @@ async def test_a_plugin_that_never_answers_is_stopped(sim: Simulator, tmp_path: 
 async def test_a_token_file_is_read_again_when_it_changes(sim: Simulator, tmp_path: Path) -> None:
     token_file = tmp_path / "token"
     token_file.write_text(sim.token + "\n")
-    client = await client_for(sim, tmp_path, {"tokenFile": str(token_file)})
-    try:
+    async with client_for(sim, tmp_path, {"tokenFile": str(token_file)}) as client:
         assert await status_of(client) == 200
         token_file.write_text("revoked\n")
         os.utime(token_file, (time.time() + 5, time.time() + 5))
@@ -173,8 +168,6 @@ async def test_a_token_file_is_read_again_when_it_changes(sim: Simulator, tmp_pa
         os.utime(token_file, (time.time() + 10, time.time() + 10))
         await asyncio.sleep(kubecreds.TOKEN_FILE_CHECK_S + 0.1)
         assert await status_of(client) == 200
-    finally:
-        await client.close()
 
 
 async def test_an_in_cluster_token_rotated_by_the_kubelet_is_read_again_on_a_401(
@@ -189,15 +182,14 @@ async def test_an_in_cluster_token_rotated_by_the_kubelet_is_read_again_on_a_401
     config = kube.in_cluster_config(env, folder)
     assert config is not None
     assert config.contexts()[0].namespace == "creds"
-    client = await kube.api_client(config, kube.IN_CLUSTER_CONTEXT, workdir=tmp_path / "creds")
-    try:
+    async with await kube.api_client(
+        config, kube.IN_CLUSTER_CONTEXT, workdir=tmp_path / "creds"
+    ) as client:
         assert await status_of(client) == 200
         # A new bound token of the same size and time: nothing but the server's 401 tells.
         _rotate(folder, await _mint(sim, seconds=5), like=(folder / "token").stat())
         await asyncio.sleep(2.2)  # the first token has expired
         await refused_then_renewed(client)  # the file was read again at once, not in 60 s
-    finally:
-        await client.close()
 
 
 def test_outside_a_pod_there_is_no_in_cluster_config(tmp_path: Path) -> None:
@@ -237,23 +229,18 @@ async def test_certificates_given_as_data_leave_no_copy(sim: Simulator, tmp_path
     pair = {"client-certificate-data": base64.b64encode(cert),
             "client-key-data": base64.b64encode(key)}  # fmt: skip
     user = {"token": sim.token, **{k: v.decode() for k, v in pair.items()}}
-    client = await client_for(sim, tmp_path, user)
-    try:
+    async with client_for(sim, tmp_path, user) as client:
         assert await status_of(client) == 200
         workdir = tmp_path / "credentials"
         assert list(workdir.iterdir()) == []  # written while the client loaded them, then removed
         assert oct(workdir.stat().st_mode & 0o777) == oct(0o700)
-    finally:
-        await client.close()
 
 
 async def test_a_plugin_client_certificate_is_used_and_renewed_before_it_expires(
-    sim: Simulator, tmp_path: Path
+    sim: Simulator, tmp_path: Path, plugin: Plugin
 ) -> None:
-    plugin = Plugin(tmp_path / "plugin")
     user = exec_user(sim, plugin, account=ACCOUNT, seconds=2, mode="cert")
-    client = await client_for(sim, tmp_path, user)
-    try:
+    async with client_for(sim, tmp_path, user) as client:
         creds = kubecreds.of_client(client)
         assert creds is not None
         contexts = set()
@@ -266,24 +253,18 @@ async def test_a_plugin_client_certificate_is_used_and_renewed_before_it_expires
         assert 3 <= plugin.runs() <= 6
         assert len(contexts) == plugin.runs()  # one TLS context per certificate, not per request
         assert list((tmp_path / "credentials").iterdir()) == []  # the key was only loaded
-    finally:
-        await client.close()
 
 
 async def test_an_expired_client_certificate_is_refused_and_a_401_renews_it(
-    sim: Simulator, tmp_path: Path
+    sim: Simulator, tmp_path: Path, plugin: Plugin
 ) -> None:
     # The plugin claims an hour, but its certificates die after 2 s: only the server's 401 tells.
-    plugin = Plugin(tmp_path / "plugin")
     user = exec_user(sim, plugin, account=ACCOUNT, seconds=2, claim=3600, mode="cert")
-    client = await client_for(sim, tmp_path, user)
-    try:
+    async with client_for(sim, tmp_path, user) as client:
         assert await status_of(client) == 200
         await asyncio.sleep(2.5)
         await refused_then_renewed(client)  # the new certificate goes on a new connection
         assert plugin.runs() == 2
-    finally:
-        await client.close()
 
 
 @pytest.mark.parametrize(

@@ -5,22 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import socket
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 from common.leftovers import sweep
+from tests.addresses import free_port
 
 BOUNDARY = "b0undary"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 async def serve(service: str, port: int, *sets: str) -> subprocess.Popen[str]:

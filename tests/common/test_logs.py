@@ -24,7 +24,7 @@ from pytest_aiohttp import AiohttpServer
 
 from common import logs
 from common.logs import AccessLogger, BadRequestFilter, JsonFormatter
-from tests.common.test_serve import free_port
+from tests.addresses import free_port
 
 WHARF = [sys.executable, "-m", "wharf"]
 #: A header with a NUL byte in its value: aiohttp refuses it with 400.

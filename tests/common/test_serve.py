@@ -6,19 +6,13 @@ from __future__ import annotations
 import asyncio
 import re
 import signal
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import aiohttp
 
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
+from tests.addresses import free_port
 
 
 async def test_sigterm_closes_streams_and_exits_cleanly(tmp_path: Path) -> None:

@@ -12,7 +12,9 @@ import attrs
 from console.identity import Identity
 from console.resources.kubeapi import KubeApi, path_of
 from kubesim import Simulator
-from tests.console.resources_support import create, kube, namespace, unique
+from tests.console.resources_support import create, eventually, kube, namespace, unique
+from tests.console.support import ADMIN
+from tests.typing_support import Client
 
 ALICE = Identity("alice", ("team-a", "system:authenticated"))
 BOB = Identity("bob", ("team-b", "system:authenticated"))
@@ -60,6 +62,18 @@ def sleeper_pod(name: str) -> dict[str, Any]:
             "ports": [{"containerPort": 80}]}  # fmt: skip
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
             "spec": {"containers": [main]}}  # fmt: skip
+
+
+async def shell_running(client: Client, ns: str) -> None:
+    """Waits until the :func:`sleeper_pod` named ``shell`` in ``ns`` runs, as the admin sees it."""
+
+    async def check() -> bool:
+        resp = await client.get("/api/v1/clusters/alpha/resources/pods/object",
+                                params={"namespace": ns, "name": "shell"}, headers=ADMIN)  # fmt: skip
+        statuses = (await resp.json()).get("status", {}).get("containerStatuses") or []
+        return any("running" in s.get("state", {}) for s in statuses)
+
+    await eventually(check, what=f"the pod in {ns} to run")
 
 
 def alice_edit(spaces: Spaces) -> dict[str, Any]:

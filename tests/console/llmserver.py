@@ -12,8 +12,10 @@ import asyncio
 from typing import Any
 
 import attrs
+import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
+from pytest_aiohttp import AiohttpServer
 
 KEY = "sk-test-not-a-real-key"
 
@@ -66,3 +68,11 @@ class ModelServer:
 def _error(status: int, message: str, code: str) -> web.Response:
     body = {"error": {"message": message, "type": "invalid_request_error", "code": code}}
     return web.json_response(body, status=status)
+
+
+@pytest.fixture
+async def model(aiohttp_server: AiohttpServer) -> ModelServer:
+    """The model server, listening on loopback for one test."""
+    server = ModelServer()
+    server.server = await aiohttp_server(server.app())
+    return server

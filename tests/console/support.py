@@ -20,6 +20,10 @@ ADMIN_PASSWORD = "correct horse battery staple"
 #: Headers carrying the admin's (or a wrong) HTTP Basic credentials: ``client.post(..., headers=ADMIN)``.
 ADMIN = {"Authorization": aiohttp.encode_basic_auth(ADMIN_USER, ADMIN_PASSWORD)}
 WRONG = {"Authorization": aiohttp.encode_basic_auth(ADMIN_USER, "wrong")}
+#: The password of the people's console accounts (``add_people``), and alice's and bob's headers.
+PEOPLE_PASSWORD = "a-Password-for-everyone-4321"
+ALICE = {"Authorization": aiohttp.encode_basic_auth("alice", PEOPLE_PASSWORD)}
+BOB = {"Authorization": aiohttp.encode_basic_auth("bob", PEOPLE_PASSWORD)}
 
 
 def make_settings(data_dir: Path, *overrides: str, **values: Any) -> Settings:
@@ -67,3 +71,10 @@ def merged_kubeconfig(sims: Sequence[Simulator], path: Path, *, current: str | N
     path.write_text(yaml.safe_dump(doc, sort_keys=False), "utf-8")
     path.chmod(0o600)
     return path
+
+
+async def add_people(client: Client) -> None:
+    """alice (group team-a) and bob (group team-b) as accounts of ``client``'s console."""
+    accounts = client.app[AUTH].accounts
+    await accounts.add("alice", PEOPLE_PASSWORD, ["team-a"])
+    await accounts.add("bob", PEOPLE_PASSWORD, ["team-b"])

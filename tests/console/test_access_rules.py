@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import time
 
-import aiohttp
 import pytest
 
 from console.keys import ACCESS_REVIEWS, AUTH
@@ -18,10 +17,9 @@ from kubesim import Simulator
 from tests.console.conftest import ConsoleApp
 from tests.console.identity_support import bind, binding
 from tests.console.resources_support import create, kube, namespace, unique
+from tests.console.support import ALICE, PEOPLE_PASSWORD
 
 API = "/api/v1/clusters/alpha"
-PASSWORD = "a-Password-for-everyone-4321"
-ALICE = {"Authorization": aiohttp.encode_basic_auth("alice", PASSWORD)}
 SPACES = 20  # 50 measured once: see the commit message
 
 
@@ -53,7 +51,7 @@ async def test_counts_and_search_ask_one_rules_review_per_namespace(
     probe, names = spaces
     hers = set(names[::2])
     client = await console_app("clusters.impersonate=on", "security.open-mode=false")
-    await client.app[AUTH].accounts.add("alice", PASSWORD, ["team-r"])
+    await client.app[AUTH].accounts.add("alice", PEOPLE_PASSWORD, ["team-r"])
     reviews = client.app[ACCESS_REVIEWS]
 
     started = time.perf_counter()

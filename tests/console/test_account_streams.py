@@ -26,11 +26,11 @@ from console.credentials import AdminCredentials
 from console.keys import AUTH
 from kubesim import Simulator
 from tests.console.conftest import ConsoleApp
-from tests.console.identity_support import Spaces, people, sleeper_pod
+from tests.console.identity_support import Spaces, people, shell_running, sleeper_pod
 from tests.console.live_cluster import sim
 from tests.console.live_support import SseReader, open_stream
 from tests.console.resources_support import eventually
-from tests.console.support import ADMIN, ADMIN_USER
+from tests.console.support import ADMIN, ADMIN_USER, ALICE, BOB, add_people
 from tests.guards import assert_problem
 from tests.typing_support import Client
 
@@ -38,9 +38,6 @@ __all__ = ["sim"]
 
 API = "/api/v1/clusters/alpha"
 WATCH = f"{API}/resources/configmaps/watch"
-PASSWORD = "a-Password-for-everyone-4321"
-ALICE = {"Authorization": aiohttp.encode_basic_auth("alice", PASSWORD)}
-BOB = {"Authorization": aiohttp.encode_basic_auth("bob", PASSWORD)}
 TTL = 0.5
 #: How long past the TTL an ending may take on a loaded machine (the recheck itself is quick).
 SLACK = 2.0
@@ -58,10 +55,12 @@ async def _console(console_app: ConsoleApp, *more: str, data_dir: Path | None = 
     )  # fmt: skip
 
 
-async def _people(client: Client) -> None:
-    accounts = client.app[AUTH].accounts
-    await accounts.add("alice", PASSWORD, ["team-a"])
-    await accounts.add("bob", PASSWORD, ["team-b"])
+@pytest.fixture
+async def client(console_app: ConsoleApp, tmp_path: Path) -> Client:
+    """A console in closed mode whose store (under ``tmp_path / "console"``) has alice and bob."""
+    made = await _console(console_app, data_dir=tmp_path / "console")
+    await add_people(made)
+    return made
 
 
 @contextlib.asynccontextmanager
@@ -118,24 +117,11 @@ async def _closed(ws: aiohttp.ClientWebSocketResponse) -> tuple[int | None, str]
     return int(msg.data), str(msg.extra or "")
 
 
-async def _running(client: Client, ns: str) -> None:
-    async def check() -> bool:
-        resp = await client.get(f"{API}/resources/pods/object", params={"namespace": ns,
-                                "name": "shell"}, headers=ADMIN)  # fmt: skip
-        statuses = (await resp.json()).get("status", {}).get("containerStatuses") or []
-        return any("running" in s.get("state", {}) for s in statuses)
-
-    await eventually(check, what=f"the pod in {ns} to run")
-
-
 async def test_changing_alices_groups_in_the_store_ends_every_stream_she_opened(
-    console_app: ConsoleApp, spaces: Spaces, tmp_path: Path
+    client: Client, spaces: Spaces, tmp_path: Path
 ) -> None:
-    data_dir = tmp_path / "console"
-    client = await _console(console_app, data_dir=data_dir)
-    await _people(client)
     a = spaces.a
-    await _running(client, a)
+    await shell_running(client, a)
     cookie = await session_of(client, ALICE)
     by_basic = await open_stream(client, WATCH, ALICE, namespace=a)
     by_session = await open_stream(client, f"{API}/pods/{a}/shell/log/stream", cookie)
@@ -146,7 +132,9 @@ async def test_changing_alices_groups_in_the_store_ends_every_stream_she_opened(
     forward = await started.json()
     bobs = await open_stream(client, WATCH, BOB, namespace=a)
 
-    async with other_writer(data_dir) as accounts:  # what `wharf console user set-groups` does
+    async with other_writer(
+        tmp_path / "console"
+    ) as accounts:  # what `wharf console user set-groups` does
         await accounts.set_groups("alice", ["team-a", "dev"])
     since = time.monotonic()
     await ended(by_basic, "the groups of account alice changed")
@@ -168,17 +156,14 @@ async def test_changing_alices_groups_in_the_store_ends_every_stream_she_opened(
 
 
 async def test_a_new_password_or_a_removed_account_ends_the_streams_and_sessions(
-    console_app: ConsoleApp, spaces: Spaces, tmp_path: Path
+    client: Client, spaces: Spaces, tmp_path: Path
 ) -> None:
-    data_dir = tmp_path / "console"
-    client = await _console(console_app, data_dir=data_dir)
-    await _people(client)
     a = spaces.a
     cookie = await session_of(client, ALICE)
     by_basic = await open_stream(client, WATCH, ALICE, namespace=a)
     by_session = await open_stream(client, WATCH, cookie, namespace=a)
     renewed = "another-Password-9876"
-    async with other_writer(data_dir) as accounts:
+    async with other_writer(tmp_path / "console") as accounts:
         await accounts.set_password("alice", renewed)
         await ended(by_basic, "the password of account alice changed")
         await ended(by_session, "the password of account alice changed")
@@ -199,7 +184,7 @@ async def test_a_replica_ends_the_streams_of_an_account_removed_on_another(
     shared = (f"clusters.store.url={pg_url}", "clusters.store.encryption-key=" + "k" * 32)
     one = await _console(console_app, *shared, data_dir=tmp_path / "one")
     other = await _console(console_app, *shared, data_dir=tmp_path / "other")
-    await _people(one)
+    await add_people(one)
     stream = await open_stream(other, WATCH, ALICE, namespace=spaces.a)
     bobs = await open_stream(other, WATCH, BOB, namespace=spaces.a)
     await one.app[AUTH].accounts.remove("alice")

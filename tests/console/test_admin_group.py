@@ -7,19 +7,15 @@ from __future__ import annotations
 
 import re
 
-import aiohttp
-
 from common.openapi import Spec
 from console.app import SPEC_PATH
 from console.auth import ADMIN_ONLY
 from console.keys import AUTH
 from tests.console.conftest import ConsoleApp
-from tests.console.support import ADMIN
+from tests.console.support import ADMIN, ALICE, PEOPLE_PASSWORD
 from tests.guards import assert_problem
 from tests.typing_support import Client
 
-PASSWORD = "a-Password-for-everyone-4321"
-ALICE = {"Authorization": aiohttp.encode_basic_auth("alice", PASSWORD)}
 #: The rule of docs/console-identity.md, "What needs the admin groups".
 ADMIN_ONLY_OPERATIONS = {
     "addCluster", "updateCluster", "removeCluster", "listKubeconfigContexts", "getClusterConfig",
@@ -40,7 +36,7 @@ def _admin_only() -> list[tuple[str, str, str]]:
 
 async def _with_alice(console_app: ConsoleApp, *overrides: str) -> Client:
     client = await console_app(*overrides)
-    await client.app[AUTH].accounts.add("alice", PASSWORD, ["team-a"])
+    await client.app[AUTH].accounts.add("alice", PEOPLE_PASSWORD, ["team-a"])
     return client
 
 

@@ -9,19 +9,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pytest_aiohttp import AiohttpServer
 
 from console.app import create_app
 from console.keys import OUTBOUND_ALLOW
 from kubesim import Simulator
 from tests.chartsvc.conftest import LOOPBACK
 from tests.conftest import ApiClient
-from tests.console.llmserver import KEY, ModelServer
+from tests.console.llmserver import KEY, ModelServer, model
 from tests.console.resources_support import eventually, kube
 from tests.console.support import ADMIN, make_settings
 from tests.guards import assert_json, assert_problem
 from tests.kubesim.live import FAST
 from tests.typing_support import Client
+
+__all__ = ["model"]
 
 URL = "/api/v1/clusters/alpha/diagnose"
 BROKEN = {
@@ -44,13 +45,6 @@ def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simulator]:
         tmp_path_factory.mktemp("demo"), context="alpha", nodes=3, scenario="demo", timings=FAST
     ) as live:
         yield live
-
-
-@pytest.fixture
-async def model(aiohttp_server: AiohttpServer) -> ModelServer:
-    server = ModelServer()
-    server.server = await aiohttp_server(server.app())
-    return server
 
 
 AiConsole = Callable[[float], Awaitable[Client]]

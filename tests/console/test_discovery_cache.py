@@ -6,13 +6,13 @@ cannot be reached neither holds start-up back nor breaks the others."""
 from __future__ import annotations
 
 import asyncio
-import socket
 import time
 from pathlib import Path
 from typing import Any
 
 from aiohttp import web
 
+from tests.addresses import free_port
 from tests.console.conftest import ConsoleApp, ConsoleOn
 from tests.console.fakeapi import LegacyApiServer, StartFake, fake_kubeconfig
 
@@ -104,9 +104,7 @@ class HangingApiServer(CountingApiServer):
 async def test_an_unreachable_cluster_neither_holds_start_up_nor_the_others(
     fake_api: StartFake, console_app: ConsoleApp, tmp_path: Path
 ) -> None:
-    with socket.socket() as sock:  # a port nothing listens on
-        sock.bind(("127.0.0.1", 0))
-        dead_port = sock.getsockname()[1]
+    dead_port = free_port()  # nothing listens on it
     fake, hanging = CountingApiServer(), HangingApiServer()
     live = fake_kubeconfig(await fake_api(fake), tmp_path / "live")
     held = fake_kubeconfig(await fake_api(hanging), tmp_path / "held", context="held")

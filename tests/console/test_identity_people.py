@@ -15,22 +15,26 @@ from urllib.parse import urlencode
 import aiohttp
 import pytest
 
-from console.keys import AUTH
 from kubesim import Simulator
 from tests.console.conftest import ConsoleApp
-from tests.console.identity_support import Spaces, alice_edit, bind, people, sleeper_pod, unbind
+from tests.console.identity_support import (
+    Spaces,
+    alice_edit,
+    bind,
+    people,
+    shell_running,
+    sleeper_pod,
+    unbind,
+)
 from tests.console.live_cluster import sim
-from tests.console.resources_support import eventually, kube
-from tests.console.support import ADMIN
+from tests.console.resources_support import kube
+from tests.console.support import ADMIN, ALICE, BOB, add_people
 from tests.guards import assert_problem
 from tests.typing_support import Client
 
 __all__ = ["sim"]
 
 API = "/api/v1/clusters/alpha"
-PASSWORD = "a-Password-for-everyone-4321"
-ALICE = {"Authorization": aiohttp.encode_basic_auth("alice", PASSWORD)}
-BOB = {"Authorization": aiohttp.encode_basic_auth("bob", PASSWORD)}
 TTL = 0.5
 
 
@@ -43,20 +47,8 @@ async def _console(console_app: ConsoleApp) -> Client:
     client = await console_app(
         "clusters.impersonate=on", f"security.access-review-ttl={TTL}", "security.open-mode=false"
     )
-    accounts = client.app[AUTH].accounts
-    await accounts.add("alice", PASSWORD, ["team-a"])
-    await accounts.add("bob", PASSWORD, ["team-b"])
+    await add_people(client)
     return client
-
-
-async def _running(client: Client, ns: str) -> None:
-    async def check() -> bool:
-        resp = await client.get(f"{API}/resources/pods/object", params={"namespace": ns,
-                                "name": "shell"}, headers=ADMIN)  # fmt: skip
-        statuses = (await resp.json()).get("status", {}).get("containerStatuses") or []
-        return any("running" in s.get("state", {}) for s in statuses)
-
-    await eventually(check, what=f"the pod in {ns} to run")
 
 
 def _cm(ns: str, name: str) -> dict[str, Any]:
@@ -94,8 +86,8 @@ async def test_alice_bob_and_the_admin(
 ) -> None:
     client = await _console(console_app)
     a, b = spaces.a, spaces.b
-    await _running(client, a)
-    await _running(client, b)
+    await shell_running(client, a)
+    await shell_running(client, b)
     pods = f"{API}/resources/pods"
 
     assert (await client.get(pods, params={"namespace": a}, headers=ALICE)).status == 200

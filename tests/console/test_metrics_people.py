@@ -12,23 +12,19 @@ from typing import Any
 import aiohttp
 import pytest
 
-from console.keys import AUTH
 from console.resources.kubeapi import path_of
 from kubesim import Simulator
 from tests.console.conftest import ConsoleApp
 from tests.console.identity_support import RBAC, Spaces, bind, binding, people, sleeper_pod
 from tests.console.live_cluster import sim
 from tests.console.resources_support import eventually, kube
-from tests.console.support import ADMIN
+from tests.console.support import ADMIN, ALICE, BOB, add_people
 from tests.guards import assert_problem
 from tests.typing_support import Client
 
 __all__ = ["sim"]
 
 GRAPH = "/api/v1/clusters/alpha/metrics/graph"
-PASSWORD = "a-Password-for-everyone-4321"
-ALICE = {"Authorization": aiohttp.encode_basic_auth("alice", PASSWORD)}
-BOB = {"Authorization": aiohttp.encode_basic_auth("bob", PASSWORD)}
 
 
 @pytest.fixture(scope="module")
@@ -63,9 +59,7 @@ async def test_the_sampled_history_is_shown_only_to_who_may_read_its_metrics(
     client = await console_app(
         "clusters.impersonate=on", "security.open-mode=false", "sampler.interval-seconds=0.05"
     )
-    accounts = client.app[AUTH].accounts
-    await accounts.add("alice", PASSWORD, ["team-a"])
-    await accounts.add("bob", PASSWORD, ["team-b"])
+    await add_people(client)
     a, b = spaces.a, spaces.b
 
     async def sampled(ns: str) -> dict[str, Any] | None:

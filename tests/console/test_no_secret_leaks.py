@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 import yaml
 from cryptography.hazmat.primitives import serialization
-from pytest_aiohttp import AiohttpServer
 
 from console.app import create_app
 from console.keys import OUTBOUND_ALLOW
@@ -20,9 +19,11 @@ from tests.chartsvc.conftest import LOOPBACK
 from tests.chartsvc.fixtures_registry import SigningKey
 from tests.conftest import ApiClient
 from tests.console.llmserver import KEY as MODEL_KEY
-from tests.console.llmserver import ModelServer
+from tests.console.llmserver import ModelServer, model
 from tests.console.support import ADMIN_PASSWORD, ADMIN_USER, kubeconfig_text, make_settings
 from tests.leaks import LeakScan, basic
+
+__all__ = ["model"]
 
 
 def client_key_pair() -> tuple[str, str]:
@@ -44,13 +45,6 @@ def with_client_key(kubeconfig: str, cert_pem: str, key_pem: str, *, server: str
     if server:
         doc["clusters"][0]["cluster"]["server"] = server
     return yaml.safe_dump(doc, sort_keys=False)
-
-
-@pytest.fixture
-async def model(aiohttp_server: AiohttpServer) -> ModelServer:
-    server = ModelServer()
-    server.server = await aiohttp_server(server.app())
-    return server
 
 
 async def test_no_secret_in_the_console_logs_or_answers(

@@ -4,25 +4,20 @@ admin may stop hers. On a simulator enforcing RBAC, alice impersonated (``edit``
 
 from __future__ import annotations
 
-import aiohttp
 import pytest
 
-from console.keys import AUTH
 from kubesim import Simulator
 from tests.console.conftest import ConsoleApp
 from tests.console.identity_support import Spaces, people, sleeper_pod
 from tests.console.live_cluster import sim
 from tests.console.resources_support import eventually
-from tests.console.support import ADMIN, ADMIN_USER
+from tests.console.support import ADMIN, ADMIN_USER, ALICE, BOB, add_people
 from tests.guards import assert_problem
 from tests.typing_support import Client
 
 __all__ = ["sim"]
 
 BASE = "/api/v1/clusters/alpha/port-forwards"
-PASSWORD = "a-Password-for-everyone-4321"
-ALICE = {"Authorization": aiohttp.encode_basic_auth("alice", PASSWORD)}
-BOB = {"Authorization": aiohttp.encode_basic_auth("bob", PASSWORD)}
 
 
 @pytest.fixture(scope="module")
@@ -55,9 +50,7 @@ async def test_each_person_sees_and_stops_only_their_own_forwards(
     console_app: ConsoleApp, spaces: Spaces
 ) -> None:
     client = await console_app("clusters.impersonate=on", "security.open-mode=false")
-    accounts = client.app[AUTH].accounts
-    await accounts.add("alice", PASSWORD, ["team-a"])
-    await accounts.add("bob", PASSWORD, ["team-b"])
+    await add_people(client)
     hers = await _start(client, ALICE, spaces.a)
     admins = await _start(client, ADMIN, spaces.b)
 

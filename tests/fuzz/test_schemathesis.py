@@ -13,7 +13,6 @@ import asyncio
 import gzip
 import os
 import re
-import socket
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -35,6 +34,7 @@ from console.app import create_app as console_app
 from console.settings import Settings as ConsoleSettings
 from results.app import create_app as results_app
 from results.settings import Settings as ResultsSettings
+from tests.addresses import free_port
 from tests.console.support import ADMIN as CONSOLE_ADMIN
 from tests.console.support import ADMIN_PASSWORD
 
@@ -55,19 +55,12 @@ FUZZ = hypothesis.settings(
 API_KEY = "fuzz-key"
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 class Served:
     """An aiohttp application on a loopback port, run by its own event loop in a thread."""
 
     def __init__(self, app: web.Application) -> None:
         self.app = app
-        self.port = _free_port()
+        self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
         self._loop = asyncio.new_event_loop()
         # As ``wharf serve`` runs it: a URL or header the HTTP parser refuses is a problem too.

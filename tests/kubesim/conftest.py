@@ -158,6 +158,14 @@ class Raw:
                 decoded = text
             return resp.status, decoded, resp.headers
 
+    def stream(
+        self, path: str, **params: str
+    ) -> contextlib.AbstractAsyncContextManager[aiohttp.ClientResponse]:
+        """A GET whose response is left unread, for a watch or a followed log to be read as it
+        comes: ``async with raw.stream(path, watch="true") as resp``."""
+        headers = {"Authorization": f"Bearer {self.sim.token}"}
+        return self.session.get(self.sim.url + path, params=params, headers=headers, ssl=self.ssl)
+
 
 @pytest.fixture
 async def raw(sim: Simulator) -> AsyncIterator[Raw]:

@@ -6,10 +6,10 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import attrs
+import pytest
 
 from kubesim import Simulator
 from tests.kubesim.conftest import Raw
@@ -19,10 +19,12 @@ LEASE_RENEW = 0.2  # seconds; the kubelet's is 10
 NODE_STATUS = 0.5  # seconds; the kubelet's is 300
 
 
-def one_node(directory: Path) -> Iterator[Simulator]:
-    """A module's ``sim``: one node, test-speed timings (leases and node status included)."""
+@pytest.fixture(scope="module")
+def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simulator]:
+    """Each module's own: one node, test-speed timings (leases and node status included)."""
     timings = attrs.evolve(FAST, lease_renew=LEASE_RENEW, node_status=NODE_STATUS)
-    with Simulator(directory, nodes=1, timings=timings, bookmark_interval=0.5) as s:
+    folder = tmp_path_factory.mktemp("kubesim")
+    with Simulator(folder, nodes=1, timings=timings, bookmark_interval=0.5) as s:
         yield s
 
 

@@ -142,11 +142,8 @@ async def test_immutable_fields(raw: Raw) -> None:
 
 
 async def _events(raw: Raw, path: str, count: int, **params: str) -> list[tuple[str, Obj]]:
-    headers = {"Authorization": f"Bearer {raw.sim.token}"}
     out: list[tuple[str, Obj]] = []
-    async with raw.session.get(
-        raw.sim.url + path, params={"watch": "1", **params}, headers=headers, ssl=raw.ssl
-    ) as resp:
+    async with raw.stream(path, watch="1", **params) as resp:
         assert resp.status == 200
         while len(out) < count:
             line = await asyncio.wait_for(resp.content.readline(), 5)

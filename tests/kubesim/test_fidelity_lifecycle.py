@@ -11,10 +11,8 @@ import functools
 import json
 import ssl
 import time
-from collections.abc import Iterator
 
 import aiohttp
-import pytest
 
 from kubesim import Simulator
 from tests.kubesim.conftest import Kubectl, Raw, create_namespace
@@ -23,18 +21,15 @@ from tests.kubesim.fidelity_live import (
     NODE_STATUS,
     events,
     get,
-    one_node,
     phase_is,
     pod,
     ready,
+    sim,
     until,
 )
 from tests.kubesim.live import Obj
 
-
-@pytest.fixture(scope="module")
-def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simulator]:
-    yield from one_node(tmp_path_factory.mktemp("kubesim"))
+__all__ = ["sim"]
 
 
 # --- item 16: exec right after start ---------------------------------------------------------------

@@ -6,29 +6,23 @@ it was taken from (kubernetes v1.32, apiserver v0.32)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Iterator
+from collections.abc import Awaitable
 from typing import Any
 
-import pytest
-
-from kubesim import Simulator
 from tests.kubesim.conftest import Kubectl, Raw, create_namespace
 from tests.kubesim.fidelity_live import (
     claim,
     events,
     get,
     has_event,
-    one_node,
     phase_is,
     pod,
+    sim,
     until,
 )
 from tests.kubesim.live import Obj
 
-
-@pytest.fixture(scope="module")
-def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simulator]:
-    yield from one_node(tmp_path_factory.mktemp("kubesim"))
+__all__ = ["sim"]
 
 
 # --- item 7: claims get real volumes ---------------------------------------------------------------

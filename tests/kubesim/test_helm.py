@@ -20,6 +20,7 @@ from kubernetes_asyncio.client import ApiClient
 
 from kubesim import Simulator
 from tests.kubesim.conftest import write_chart
+from tests.webchart import DEPLOYMENT, SERVICE
 
 CHART_YAML = "apiVersion: v2\nname: demo\nversion: 0.1.0\nappVersion: '1.0'\n"
 VALUES = "replicas: 1\nextra: false\nmessage: hello\n"
@@ -29,30 +30,6 @@ metadata:
   name: {{ .Release.Name }}-config
 data:
   message: {{ .Values.message | quote }}
-"""
-DEPLOYMENT = """apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}-web
-  labels: {app: web}
-spec:
-  replicas: {{ .Values.replicas }}
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      containers:
-      - name: web
-        image: nginx:1.27
-        ports: [{containerPort: 80}]
-"""
-SERVICE = """apiVersion: v1
-kind: Service
-metadata:
-  name: {{ .Release.Name }}-svc
-spec:
-  selector: {app: web}
-  ports: [{port: 80, targetPort: 80}]
 """
 EXTRA = """{{- if .Values.extra }}
 apiVersion: v1

@@ -61,12 +61,9 @@ async def test_log_refusals(sim: Simulator, raw: Raw) -> None:
     assert status == 404
 
 
-async def test_follow_streams_until_the_client_leaves(sim: Simulator, raw: Raw) -> None:
-    headers = {"Authorization": f"Bearer {sim.token}"}
-    url = sim.url + "/api/v1/namespaces/shop/pods/postgres-0/log"
-    async with raw.session.get(
-        url, params={"follow": "true", "tailLines": "1"}, headers=headers, ssl=raw.ssl
-    ) as resp:
+async def test_follow_streams_until_the_client_leaves(raw: Raw) -> None:
+    url = "/api/v1/namespaces/shop/pods/postgres-0/log"
+    async with raw.stream(url, follow="true", tailLines="1") as resp:
         assert resp.status == 200
         assert resp.headers["Content-Type"].startswith("text/plain")
         lines = [await asyncio.wait_for(resp.content.readline(), 5) for _ in range(4)]

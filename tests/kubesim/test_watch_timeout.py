@@ -22,14 +22,10 @@ def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simulator]:
 
 
 async def test_a_bookmark_comes_just_before_the_watch_times_out(raw: Raw) -> None:
-    params = {"watch": "true", "allowWatchBookmarks": "true", "timeoutSeconds": "3"}
-    headers = {"Authorization": f"Bearer {raw.sim.token}"}
+    path = "/api/v1/namespaces/default/configmaps"
     started = time.monotonic()
-    async with raw.session.get(
-        raw.sim.url + "/api/v1/namespaces/default/configmaps",
-        params=params,
-        headers=headers,
-        ssl=raw.ssl,
+    async with raw.stream(
+        path, watch="true", allowWatchBookmarks="true", timeoutSeconds="3"
     ) as resp:
         while True:
             event = json.loads(await asyncio.wait_for(resp.content.readline(), 5))

@@ -20,7 +20,7 @@ import aiohttp
 
 from results.store import open_store
 from results.store.schema import SCHEMA
-from tests.pgserver import free_port
+from tests.addresses import free_port
 from tests.results.people import EventReader
 from tests.results.stores import kill_mid_ingest
 from tests.results.support import RUN_TABLES, form, junit_xml

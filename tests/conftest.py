@@ -4,6 +4,7 @@ databases and the browser (headless Chromium, see ``tests/browser.py``)."""
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 
@@ -16,6 +17,33 @@ from tests import pgserver
 from tests.browser import browser as browser  # real Chromium for the page tests
 from tests.browser import chromium as chromium
 from tests.typing_support import Client
+
+#: Files whose tests take a minute or more together, longest first. ``scripts/test`` hands whole
+#: files to two workers in collection order (``--no-loadscope-reorder``): these start first, so
+#: that they run beside the many short files instead of keeping one worker busy at the end.
+LONG_FILES = (
+    "tests/console/test_credentials_refresh.py",  # a 60 s watch and exec session (issue 33)
+    "tests/bench/test_smoke_services.py",
+    "tests/bench/test_smoke_others.py",
+)
+
+
+@pytest.hookimpl(trylast=True)  # after any plugin that shuffles the order
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The files of ``LONG_FILES`` first, then the others with the most tests first (what xdist
+    itself would do), each file's tests in the order they came."""
+    per_file = Counter(_file(item) for item in items)
+
+    def rank(item: pytest.Item) -> tuple[int, int]:
+        path = _file(item)
+        long = LONG_FILES.index(path) if path in LONG_FILES else len(LONG_FILES)
+        return long, -per_file[path]
+
+    items.sort(key=rank)
+
+
+def _file(item: pytest.Item) -> str:
+    return item.nodeid.partition("::")[0]
 
 
 @pytest.fixture(autouse=True)

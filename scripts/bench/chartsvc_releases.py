@@ -302,7 +302,8 @@ def main() -> int:
         parser,
         bench,
         quick={"rounds": 5, "repeats": 2},
-        smoke={"rounds": 1, "concurrency": 2, "repeats": 1},
+        # Smoke: 5 ms of latency, not 20: the delayed scenario still runs, its waits shorter.
+        smoke={"rounds": 1, "concurrency": 2, "repeats": 1, "latency_ms": 5.0},
     )
 
 

@@ -131,7 +131,7 @@ def main() -> int:
         parser,
         bench,
         quick={"rounds": 10, "starts": 2, "only_warmed": True},
-        smoke={"rounds": 2, "starts": 1},
+        smoke={"rounds": 2, "starts": 1, "only_warmed": True},
     )
 
 

@@ -156,8 +156,12 @@ async def cycle(side: Side, name: str) -> tuple[float, float]:
     return (installed - start) * 1000, (time.perf_counter() - installed) * 1000
 
 
-async def measure(sides: dict[str, Side], pids: dict[str, int], rounds: int, out: Report) -> None:
-    for i in range(3):  # warm both: cluster clients, discovery, the chart's archive and handle
+async def measure(
+    sides: dict[str, Side], pids: dict[str, int], rounds: int, warm_ups: int, out: Report
+) -> None:
+    for i in range(
+        warm_ups
+    ):  # warm both: cluster clients, discovery, the chart's archive and handle
         for key, side in sides.items():
             await cycle(side, f"warm-{key}-{i}")
     times: dict[str, list[tuple[float, float]]] = {key: [] for key in sides}
@@ -188,7 +192,7 @@ async def measure(sides: dict[str, Side], pids: dict[str, int], rounds: int, out
     )
 
 
-async def bench(rounds: int, out: Report) -> None:
+async def bench(rounds: int, warm_ups: int, out: Report) -> None:
     with tempfile.TemporaryDirectory(prefix="bench-console-helm-") as tmp:
         work = Path(tmp)
         env = {**os.environ, "KUBECACHEDIR": str(work / "kubecache"), "HOME": str(work)}
@@ -221,7 +225,7 @@ async def bench(rounds: int, out: Report) -> None:
                     }
                     for side in sides.values():
                         await side.add_repo(f"http://127.0.0.1:{repo_port}")
-                    await measure(sides, pids, rounds, out)
+                    await measure(sides, pids, rounds, warm_ups, out)
         finally:
             await repo.cleanup()
 
@@ -232,9 +236,10 @@ def main() -> int:
         return 0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=15)
-    args = options(parser, quick={"rounds": 6}, smoke={"rounds": 1})
+    parser.add_argument("--warm-ups", type=int, default=3, help="cycles of each side not timed")
+    args = options(parser, quick={"rounds": 6}, smoke={"rounds": 1, "warm_ups": 1})
     out = Report.of("console_helm", args)
-    asyncio.run(bench(args.rounds, out))
+    asyncio.run(bench(args.rounds, args.warm_ups, out))
     return out.emit()
 
 

@@ -3,6 +3,7 @@ through ``yamlio`` (libyaml by itself stops only at 1,000 levels)."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -53,3 +54,24 @@ def test_yaml_nested_past_the_limit_is_a_yaml_error() -> None:
             load(block_yaml(documents.MAX_DEPTH + 1))
     with pytest.raises(yamlio.YAMLError):
         yamlio.load("[" * 999 + "]" * 999)  # under libyaml's own limit, over ours
+
+
+def alias_bomb(levels: int) -> str:
+    """``levels`` anchors, each a list of ten aliases of the one before: 10^levels values."""
+    bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+    for level in range(1, levels):
+        name, previous = chr(ord("a") + level), chr(ord("a") + level - 1)
+        bomb += f"{name}: &{name} [{', '.join([f'*{previous}'] * 10)}]\n"
+    return bomb
+
+
+def test_aliases_are_walked_once_per_level_not_per_value() -> None:
+    # 10^9 values: walked value by value this would not finish (or fit in memory) at all.
+    started = time.perf_counter()
+    bomb = yamlio.load(alias_bomb(9))
+    assert time.perf_counter() - started < 2
+    assert bomb["i"][9][9][9][9][9][9][9][9][9] == "x"
+    assert documents.deeper_than(bomb, limit=9)
+    assert not documents.deeper_than(bomb, limit=10)  # the mapping and nine levels of lists
+    with pytest.raises(yamlio.YAMLError, match="nested deeper"):
+        yamlio.load("a: &a [1, *a]")  # a list holding itself nests without end

@@ -3,9 +3,11 @@ and by session; the admin login's groups; the anonymous identity's settings."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import aiohttp
@@ -43,6 +45,33 @@ def add_alice(data_dir: Path, groups: str = "team-a,dev") -> None:
     )  # fmt: skip
     assert added.returncode == 0, added.stderr
     assert "created account alice (team-a, dev)" in added.stderr
+
+
+Cli = Callable[..., tuple[int, str, str]]
+
+
+@pytest.fixture
+def cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Cli:
+    """``wharf console ARGS`` as :func:`wharf` runs it, through the same entry point in this
+    process: (exit code, stdout, stderr). A subprocess costs a second or more apiece; the
+    subprocess path is :func:`add_alice`'s. An async test calls it in a thread."""
+
+    def run(data_dir: Path, *args: str, stdin: str = "") -> tuple[int, str, str]:
+        settings = [
+            f"console.data-dir={data_dir}",
+            f"console.security.admin.password={ADMIN_PASSWORD}",
+        ]
+        where = [arg for setting in settings for arg in ("--set", setting)]
+        monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+        try:
+            code = main(["console", *args, *where])
+        except SystemExit as exc:  # argparse refusing the command line
+            code = int(exc.code or 0)
+        out = capsys.readouterr()
+        assert ALICE_PASSWORD not in out.out + out.err
+        return code, out.out, out.err
+
+    return run
 
 
 async def who(client: Client, headers: dict[str, str]) -> dict[str, object]:
@@ -85,19 +114,23 @@ async def test_an_account_made_by_the_cli_signs_in_with_its_groups(
 
 
 async def test_changes_by_the_cli_hold_at_the_next_request_sessions_included(
-    console_app: ConsoleApp, tmp_path: Path
+    console_app: ConsoleApp, tmp_path: Path, cli: Cli
 ) -> None:
     data = tmp_path / "console"
     add_alice(data)
     client = await console_app("security.open-mode=false", data_dir=data)
     session = await sign_in(client, ALICE)
-    changed = wharf(data, "user", "set-groups", "alice", "--groups", "team-b")
-    assert changed.returncode == 0, changed.stderr
+    code, _, err = await asyncio.to_thread(
+        cli, data, "user", "set-groups", "alice", "--groups", "team-b"
+    )
+    assert code == 0, err
     assert (await who(client, session))["groups"] == ["team-b"]
     assert (await who(client, ALICE))["groups"] == ["team-b"]
     new_password = "alice-New-Password-77"
-    changed = wharf(data, "user", "set-password", "alice", "--password-stdin", stdin=new_password)
-    assert changed.returncode == 0, changed.stderr
+    code, _, err = await asyncio.to_thread(
+        cli, data, "user", "set-password", "alice", "--password-stdin", stdin=new_password
+    )
+    assert code == 0, err
     await assert_problem(await client.get("/api/v1/clusters", headers=ALICE), 401)
     # A new password ends the sessions signed in with the old one (the jar's one too).
     await assert_problem(await client.get("/api/v1/clusters", headers=session), 401)
@@ -105,32 +138,21 @@ async def test_changes_by_the_cli_hold_at_the_next_request_sessions_included(
     renewed = {"Authorization": aiohttp.encode_basic_auth("alice", new_password)}
     assert (await client.get("/api/v1/clusters", headers=renewed)).status == 200
     session = await sign_in(client, renewed)
-    removed = wharf(data, "user", "remove", "alice")
-    assert removed.returncode == 0, removed.stderr
+    code, _, err = await asyncio.to_thread(cli, data, "user", "remove", "alice")
+    assert code == 0, err
     await assert_problem(await client.get("/api/v1/clusters", headers=session), 401)
     await assert_problem(await client.get("/api/v1/clusters", headers=renewed), 401)
-    assert wharf(data, "user", "list").stdout == ""
+    assert await asyncio.to_thread(cli, data, "user", "list") == (0, "", "")
 
 
-def test_the_cli_refuses_what_it_cannot_keep(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """The refusals, through the same ``wharf`` entry point in this process (a subprocess each
-    would cost seconds apiece; the subprocess path is the tests above)."""
+def test_the_cli_refuses_what_it_cannot_keep(tmp_path: Path, cli: Cli) -> None:
+    """The refusals, through the same ``wharf`` entry point in this process (``cli``)."""
     data = tmp_path / "console"
     add_alice(data)
-    settings = [f"console.data-dir={data}", f"console.security.admin.password={ADMIN_PASSWORD}"]
-    where = [arg for setting in settings for arg in ("--set", setting)]
 
     def run(*args: str, stdin: str = "") -> tuple[int, str]:
-        monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
-        try:
-            code = main(["console", *args, *where])
-        except SystemExit as exc:  # argparse refusing the command line
-            code = int(exc.code or 0)
-        out = capsys.readouterr()
-        assert ALICE_PASSWORD not in out.out + out.err
-        return code, out.err
+        code, _, err = cli(data, *args, stdin=stdin)
+        return code, err
 
     assert run("user", "add", "alice", "--password-stdin", stdin="x-password\n") == (
         1, "wharf console: account alice already exists\n"

@@ -36,8 +36,10 @@ class NodeLeases(Controller):
 
     def keys(self, event: Event) -> Iterable[Key]:
         meta = event.obj["metadata"]
-        if event.gr == LEASES:  # a lease someone deleted comes back at once
-            return [("", meta["name"])] if meta.get("namespace") == NAMESPACE else []
+        if event.gr == LEASES:  # a lease someone deleted comes back at once; its renewals,
+            # this controller's own writes, must not call for another (that loop ran flat out)
+            ours = meta.get("namespace") == NAMESPACE and event.type == "DELETED"
+            return [("", meta["name"])] if ours else []
         return [("", meta["name"])] if event.type != "DELETED" else []
 
     def reconcile(self, key: Key) -> float | None:

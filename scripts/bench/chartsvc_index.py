@@ -27,7 +27,7 @@ from typing import Any
 import aiohttp
 import yaml
 from aiohttp import web
-from harness import bench_main, rss_kib, running_child
+from harness import as_wharf_serves, bench_main, rss_kib, running_child
 from report import Report
 
 KEY = "bench-key"
@@ -95,6 +95,7 @@ def serve(port: int, data_dir: Path) -> None:
         ],
     )
     app = create_app(settings, address_allow=(ipaddress.ip_network("127.0.0.0/8"),))
+    as_wharf_serves(app)
     web.run_app(app, host="127.0.0.1", port=port, print=lambda _: print("ready", flush=True))
 
 

@@ -26,7 +26,14 @@ from typing import Any
 import aiohttp
 import helm_python as helm
 from aiohttp import web
-from harness import bench_main, free_port, percentile, start_child, stop_child
+from harness import (
+    as_wharf_serves,
+    bench_main,
+    free_port,
+    percentile,
+    start_child,
+    stop_child,
+)
 from report import Report
 
 from chartsvc.app import create_app
@@ -173,6 +180,8 @@ def spawn(which: str, port: int, *extra: str) -> tuple[subprocess.Popen[str], st
 
 def serve(which: str, port: int, work: str = "") -> None:
     app = hello_app() if which == "hello" else chartsvc_app(Path(work))
+    if which != "hello":
+        as_wharf_serves(app)
     web.run_app(
         app,
         host="127.0.0.1",

@@ -33,7 +33,15 @@ from pathlib import Path
 import aiohttp
 import helm_python as helm
 from aiohttp import web
-from harness import child, cpu_seconds, free_port, percentile, wait_ready, wait_until
+from harness import (
+    as_wharf_serves,
+    child,
+    cpu_seconds,
+    free_port,
+    percentile,
+    wait_ready,
+    wait_until,
+)
 from report import Report, options
 
 KEY = "bench-key"
@@ -68,6 +76,7 @@ def serve(kind: str, kubeconfig: str, port: int, data_dir: str) -> None:
         settings = load_settings(ConsoleSettings, overrides=given)
         app = console_app(settings, environ={"KUBECONFIG": kubeconfig})
         app[OUTBOUND_ALLOW] = LOOPBACK
+    as_wharf_serves(app)
     web.run_app(app, host="127.0.0.1", port=port, print=lambda _: None, access_log=None)
 
 

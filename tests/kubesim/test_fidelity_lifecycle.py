@@ -202,6 +202,29 @@ async def test_each_node_holds_a_lease_it_renews(raw: Raw) -> None:
     await until(beaten, "the node status re-posted", timeout=NODE_STATUS + 2.5)
 
 
+async def test_a_lease_is_written_only_when_its_renewal_is_due(raw: Raw) -> None:
+    """The renewals are the controller's own writes: each must not call for the next at once (that
+    loop renewed each lease hundreds of times a second and took a third of a core from every
+    simulator); and a lease someone deletes comes back at once."""
+    path = "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases"
+    lease = await until(lambda: get(raw, f"{path}/kubesim-node-1"), "the node's lease")
+    _, listed, _ = await raw("GET", path)
+    params = {"fieldSelector": "metadata.name=kubesim-node-1", "timeoutSeconds": "1"}
+    resource_version = listed["metadata"]["resourceVersion"]
+    _, stream, _ = await raw("GET", path, watch="true", resourceVersion=resource_version, **params)
+    writes = [json.loads(line)["type"] for line in str(stream).splitlines() if line]
+    # one renewal per LEASE_RENEW, one more per node status report (the node changed): 7 a second
+    assert 1 <= len(writes) <= 1 / LEASE_RENEW + 1 / NODE_STATUS + 3, writes
+    status, _, _ = await raw("DELETE", f"{path}/kubesim-node-1")
+    assert status == 200
+
+    async def back() -> bool:
+        again = await get(raw, f"{path}/kubesim-node-1")
+        return bool(again and again["metadata"]["uid"] != lease["metadata"]["uid"])
+
+    await until(back, "the deleted lease back", timeout=LEASE_RENEW * 5)
+
+
 # --- item 17: termination ---------------------------------------------------------------------------
 
 

@@ -3,10 +3,13 @@ databases and the browser (headless Chromium, see ``tests/browser.py``)."""
 
 from __future__ import annotations
 
+import ast
 import asyncio
+import threading
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from aiohttp import web
@@ -17,6 +20,27 @@ from tests import pgserver
 from tests.browser import browser as browser  # real Chromium for the page tests
 from tests.browser import chromium as chromium
 from tests.typing_support import Client
+
+
+def _one_ast_parse_at_a_time() -> None:
+    """Serialise ``ast.parse`` across the test process's threads. CPython 3.11 keeps the counter
+    that checks an AST's construction in one place per interpreter, not per thread: when the
+    browser's thread formats a traceback (3.11's traceback module parses each line it underlines)
+    while pytest parses the source of a failing test, one overwrites the other's count and the
+    parse fails with ``SystemError: AST constructor recursion depth mismatch``. Inside pytest's
+    report that error kills the xdist worker and hides the test's own failure. Re-entrant: a
+    collection inside one parse may finalise objects whose code parses again on the same thread."""
+    parse = ast.parse
+    lock = threading.RLock()
+
+    def serialised(*args: Any, **kwargs: Any) -> Any:
+        with lock:
+            return parse(*args, **kwargs)
+
+    ast.parse = serialised
+
+
+_one_ast_parse_at_a_time()
 
 #: Files whose tests take a minute or more together, longest first. ``scripts/test`` hands whole
 #: files to two workers in collection order (``--no-loadscope-reorder``): these start first, so

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.async_api import Page, expect
+from playwright.async_api import Page, Route, expect
 
 from kubesim import Simulator
 from tests.browser import Pages, Visit
@@ -345,6 +345,40 @@ async def test_roll_back_a_helm_release(
     seen = await browser.visit("helm-rollback", steps)
     assert seen["history"] == [["3", "0.1.0"], ["2", "0.2.0"], ["1", "0.1.0"]]
     assert seen["values"] == "{}\n"  # the values given (none), as Helm's YAML
+
+
+async def test_a_page_left_while_it_loads_never_covers_the_next(
+    helm_console: Client, browser: Pages, sim: Simulator
+) -> None:
+    """A cluster's first page (its pods) waits on the kinds of its side navigation; a person who
+    moves on to the Helm releases meanwhile must keep them, not see the pods drawn over them
+    when the kinds arrive (the browser holds the kinds back until the Helm page is shown)."""
+    ns = await release_with_two_revisions(helm_console, sim)
+    base = str(helm_console.make_url("")).rstrip("/")
+
+    async def steps(visit: Visit) -> str:
+        page = visit.page
+        held: list[Route] = []
+        await page.route("**/clusters/alpha/nav", lambda route: held.append(route))
+        await sign_in(page, base)
+        await page.click("#clusters a[href='#/c/alpha']")
+        await page.click("a:text-is('Helm releases')")
+        ours = page.locator("#releases tr", has_text=ns)
+        await expect(ours).to_have_count(1)
+        for _ in range(100):  # the kinds were asked for before the click; their hold is noted
+            if held:
+                break
+            await page.wait_for_timeout(50)
+        for route in held:
+            await route.continue_()
+        await expect(page.locator("#kinds a[data-kind=pods]")).to_be_visible()  # the kinds came
+        await page.wait_for_timeout(1000)  # ample for the pods page to draw itself, were it to
+        await expect(page.locator("#page h1")).to_have_text("Helm releases")
+        await expect(ours).to_have_count(1)
+        return await page.title()
+
+    title = await browser.visit("left-while-loading", steps)
+    assert title.startswith("Helm releases ·"), title
 
 
 async def test_diagnose_shows_evidence_links_and_applies_a_fix(

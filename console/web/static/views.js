@@ -2,6 +2,10 @@
 // its side navigation (namespace picker, the kinds of …/nav with their counts, Helm, diagnosis)
 // and a page. Each page module exports show(page, context) → a function that stops what it
 // started (streams, sockets), called when the person goes elsewhere.
+// A route's steps wait on the network, and the person may go elsewhere meanwhile: each route is a
+// turn, and a turn that is no longer the latest shows nothing more. Its page module draws into an
+// element of its own that a later turn has already taken off the page, and what it started is
+// stopped as soon as it returns.
 import { get, Refused, query, enc } from "./api.js";
 import { el, failure, labelled, route } from "./dom.js";
 
@@ -15,7 +19,7 @@ const PAGES = {
   search: () => import("./search.js"),
 };
 
-const shown = { cluster: null, stop: () => {}, nav: null };
+const shown = { cluster: null, stop: () => {}, nav: null, turn: 0 };
 
 export function start() {
   window.addEventListener("hashchange", () => showRoute());
@@ -42,6 +46,8 @@ function parse() {
 async function showRoute() {
   shown.stop();
   shown.stop = () => {};
+  const turn = ++shown.turn;
+  const latest = () => turn === shown.turn;
   const wanted = parse();
   const clusters = document.getElementById("clusters-view");
   const frame = document.getElementById("cluster-view");
@@ -54,19 +60,23 @@ async function showRoute() {
     return;
   }
   if (shown.cluster !== wanted.cluster) await showCluster(wanted.cluster);
+  if (!latest()) return;
   markCurrent();
-  const page = document.getElementById("page");
-  page.replaceChildren(el("p", { class: "muted", role: "status" }, "Loading…"));
+  const page = el("div", { class: "view" }, el("p", { class: "muted", role: "status" }, "Loading…"));
+  document.getElementById("page").replaceChildren(page);
   const load = PAGES[wanted.page];
   if (!load) {
     page.replaceChildren(failure(`There is no page "${wanted.page}" here.`));
     return;
   }
   const module = await load();
+  if (!latest()) return;
   const context = { cluster: wanted.cluster, namespace: namespaceOf(wanted.cluster), args: wanted.args, nav: shown.nav,
-    title: (text) => { document.title = `${text} · ${wanted.cluster} · Wharf console`; } };
+    title: (text) => { if (latest()) document.title = `${text} · ${wanted.cluster} · Wharf console`; } };
   try {
-    shown.stop = (await module.show(page, context)) || (() => {});
+    const stop = (await module.show(page, context)) || (() => {});
+    if (latest()) shown.stop = stop;
+    else stop();
   } catch (refusal) {
     page.replaceChildren(failure(refusal instanceof Refused ? refusal.message : `This page failed: ${refusal.message}`));
   }
@@ -92,12 +102,15 @@ async function showCluster(cluster) {
     tree,
   );
   const namespaces = get(`/clusters/${enc(cluster)}/namespaces`).catch(() => []);
+  let nav;
   try {
-    shown.nav = await get(`/clusters/${enc(cluster)}/nav`);
+    nav = await get(`/clusters/${enc(cluster)}/nav`);
   } catch (refusal) {
     tree.replaceChildren(failure(`The kinds could not be read: ${refusal.message}`));
     return;
   }
+  if (shown.cluster !== cluster) return; // the person went to another cluster meanwhile
+  shown.nav = nav;
   tree.replaceChildren(...shown.nav.categories.map((category) =>
     el("details", { open: ["workloads", "network", "config"].includes(category.id) || undefined },
       el("summary", {}, category.label),
@@ -118,6 +131,7 @@ async function showCounts(cluster, namespace) {
   } catch (ignored) {
     return; // the counts are a help, not the page: the kinds stay listed without them
   }
+  if (shown.cluster !== cluster || namespaceOf(cluster) !== namespace) return; // asked for since
   for (const count of counts.counts) {
     const badge = document.querySelector(`[data-count="${CSS.escape(count.resourceId)}"]`);
     if (badge) badge.textContent = count.exact === false ? `~${count.count}` : String(count.count);

@@ -322,7 +322,8 @@ def test_a_service_states_the_pattern_of_a_named_schema(tmp_path: Path) -> None:
     import yaml
 
     def with_schemas(schemas: dict[str, Any]) -> dict[str, Any]:
-        return DOCUMENT | {"components": DOCUMENT["components"] | {"schemas": schemas}}
+        kept = DOCUMENT["components"]["schemas"]  # the operations refer to them
+        return DOCUMENT | {"components": DOCUMENT["components"] | {"schemas": kept | schemas}}
 
     document = with_schemas({"Name": {"type": "string"}})
     (tmp_path / "svc.yaml").write_text(yaml.safe_dump(document))

@@ -146,7 +146,7 @@ async def test_a_stale_resource_version_is_the_clusters_conflict(client: Client,
         ("kind: ConfigMap\nmetadata: {name: x}\n", "needs apiVersion"),
         ("apiVersion: v1\nkind: ConfigMap\nmetadata: {}\n", "needs metadata.name"),
         ("apiVersion: v1\nkind: Gizmo\nmetadata: {name: x}\n", "serves no Gizmo"),
-        ("", "body"),
+        ("", "the manifest holds 0"),  # an empty YAML body is a manifest of nothing
         ("# nothing\n", "exactly one object"),
         (config_map("default", "a") + "---\n" + config_map("default", "b"), "exactly one object"),
     ],

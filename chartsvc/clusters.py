@@ -24,10 +24,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
-from common import kube
+import kubeclient
 from common.config import ConfigError
 from common.errors import WharfError
-from common.kube import KubeConfig, KubeConfigError
+from kubeclient import KubeConfig, KubeConfigError
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -42,8 +42,8 @@ class ClusterTarget:
     """One cluster as the release calls reach it.
 
     ``kubeconfig`` is a standalone kubeconfig (one context, its cluster and user, files inlined);
-    a pod's service account is one too (``kube.in_cluster_config``). None: none was found; Helm
-    then looks for an in-cluster account itself. ``name`` names the cluster in errors.
+    a pod's service account is one too (``kubeclient.in_cluster_config``). None: none was found;
+    Helm then looks for an in-cluster account itself. ``name`` names the cluster in errors.
     """
 
     name: str
@@ -71,7 +71,7 @@ class ClusterTarget:
         cls, path: Path | str, context: str | None = None, *, name: str | None = None
     ) -> ClusterTarget:
         """The context (default: current) of the kubeconfig at ``path``; reads the file."""
-        config = kube.load([Path(path)])
+        config = kubeclient.load([Path(path)])
         if config is None:
             raise KubeConfigError(f"no kubeconfig at {path}")
         return cls.from_kubeconfig(config, context, name=name)
@@ -187,13 +187,13 @@ def default_target(choice: KubeChoice, environ: Mapping[str, str]) -> ClusterTar
         if config is None:
             raise ConfigError("chartsvc.kube.kubeconfig", f"an existing file ({choice.kubeconfig})")
         return _target(config, context)
-    config = _load("KUBECONFIG", kube.default_paths(environ))
+    config = _load("KUBECONFIG", kubeclient.default_paths(environ))
     if config is not None and (context or config.current_context):
         return _target(config, context)
     if config is not None:
         logger.warning("the kubeconfig has no current-context: release endpoints are off")
     try:  # a pod's service account: a token file renewed as the kubelet rotates it
-        pod = kube.in_cluster_config(environ)
+        pod = kubeclient.in_cluster_config(environ)
     except KubeConfigError as exc:
         logger.warning("the in-cluster service account is not usable: %s", exc.detail)
         return None
@@ -202,7 +202,7 @@ def default_target(choice: KubeChoice, environ: Mapping[str, str]) -> ClusterTar
 
 def _load(key: str, paths: list[Path]) -> KubeConfig | None:
     try:
-        return kube.load(paths)
+        return kubeclient.load(paths)
     except KubeConfigError as exc:
         raise ConfigError(key, f"a usable kubeconfig ({exc.detail})") from None
 

@@ -1,6 +1,6 @@
 """The console's own errors: the contract's error table, as subclasses of ``common.errors``.
 
-Each carries the contract's ``code``; ``cluster-refused`` comes from ``common.kube.cluster_error``
+Each carries the contract's ``code``; ``cluster-refused`` comes from ``kubeclient.cluster_error``
 (it keeps the cluster's own status), ``invalid-request`` from the foundation's ``BadRequest``.
 Messages name what was wrong and never echo a kubeconfig or any other credential.
 """

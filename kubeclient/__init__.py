@@ -1,4 +1,9 @@
-"""Cluster clients: kubeconfig loading as kubectl does it, and kubernetes-asyncio clients per context.
+"""How a service reaches a Kubernetes cluster: kubeconfigs loaded as kubectl does, and clients.
+
+A room of its own beside ``common`` (which it stands on for errors, private files and YAML): the
+cluster side of chartsvc and the console, with its own library (kubernetes-asyncio) and its own
+care (exec plugins run as subprocesses, client keys written to private files, tokens renewed).
+It knows no service; the simulator (``kubesim``) is what it is tested against, never what it uses.
 
 kubectl's rules are kept exactly: ``KUBECONFIG`` is a path list (``:`` on POSIX), missing files are
 skipped, the first file to define a name (cluster, user, context) or ``current-context`` wins, and
@@ -7,9 +12,9 @@ without ``KUBECONFIG`` the file is ``~/.kube/config``. Relative file references 
 ``command`` given as a path) resolve against the directory of the file that holds them.
 Certificates are inlined, so a context's config stands alone (and can be stored or handed to Helm
 as content); a ``tokenFile`` and a plugin stay references (made absolute), since what they give
-changes over time (:mod:`common.kubecreds` keeps such credentials fresh, client certificates from
-exec plugins included: :mod:`common.kubetls`). A pod's service account is read as such a
-kubeconfig too (:func:`in_cluster_config`), so its rotated token is renewed the same way.
+changes over time (:mod:`kubeclient.credentials` keeps such credentials fresh, client
+certificates from exec plugins included: :mod:`kubeclient.tls`). A pod's service account is read
+as such a kubeconfig too (:func:`in_cluster_config`), so its rotated token is renewed the same way.
 
 A kubeconfig holds credentials: :class:`KubeConfig` never shows its document in ``repr``, and no
 function here logs one. Errors never echo kubeconfig content.
@@ -33,8 +38,9 @@ import aiohttp
 import attrs
 from aiohttp.abc import AbstractResolver
 
-from common import kubecreds, kubetls, private, yamlio
+from common import private, yamlio
 from common.errors import BadGateway, BadRequest, UpstreamStatus, WharfError
+from kubeclient import credentials, tls
 
 _FILE_KEYS = {
     "clusters": (("certificate-authority", "certificate-authority-data"),),
@@ -219,8 +225,9 @@ def in_cluster_config(
     """The pod's service account as a kubeconfig (context ``in-cluster``); None outside a pod.
 
     The token stays a ``tokenFile``: the kubelet rotates a bound token in place, and
-    :mod:`common.kubecreds` re-reads the file when it changes and at once when the server refuses
-    the token it holds (kubernetes-asyncio's own in-cluster loader re-reads it once a minute only).
+    :mod:`kubeclient.credentials` re-reads the file when it changes and at once when the server
+    refuses the token it holds (kubernetes-asyncio's own in-cluster loader re-reads it once a
+    minute only).
     """
     host, port = environ.get("KUBERNETES_SERVICE_HOST"), environ.get("KUBERNETES_SERVICE_PORT")
     token = folder / "token"
@@ -255,9 +262,9 @@ async def api_client(
     """A kubernetes-asyncio ``ApiClient`` for ``context``; the caller closes it (``await close()``).
 
     The bearer token (a static one, a ``tokenFile``, an ``exec`` plugin) is ours to keep fresh
-    (:mod:`common.kubecreds`); its first value is fetched here, so a plugin that cannot work fails
-    now. Certificates given as data are written to a private folder under ``workdir`` only while
-    the client reads them into its TLS context, then removed: no copy outlives this call.
+    (:mod:`kubeclient.credentials`); its first value is fetched here, so a plugin that cannot work
+    fails now. Certificates given as data are written to a private folder under ``workdir`` only
+    while the client reads them into its TLS context, then removed: no copy outlives this call.
     ``resolver`` (a ``netguard.GuardingResolver``) checks every address the server's name resolves
     to when a connection is made; such a client ignores proxy environment variables, since a
     proxy would resolve the name where it cannot be checked.
@@ -268,10 +275,10 @@ async def api_client(
     standalone = config.for_context(context)
     user = standalone["users"][0]["user"]
     try:
-        creds = kubecreds.for_user(user, standalone["clusters"][0]["cluster"])
+        creds = credentials.for_user(user, standalone["clusters"][0]["cluster"])
         if creds is not None:
             await creds.current()
-    except kubecreds.CredentialError as exc:
+    except credentials.CredentialError as exc:
         raise KubeConfigError(f"context {context!r} cannot be used: {exc.detail}") from None
     plain = {k: v for k, v in user.items() if creds is None or k not in _OUR_KEYS}
     standalone["users"][0]["user"] = plain
@@ -288,9 +295,9 @@ async def api_client(
         raise KubeConfigError(f"context {context!r} cannot be used: {type(exc).__name__}") from None
     if creds is not None:
         cluster = standalone["clusters"][0]["cluster"]
-        await creds.install(configuration, functools.partial(kubetls.client_tls, cluster, workdir))
+        await creds.install(configuration, functools.partial(tls.client_tls, cluster, workdir))
         # Typed as a ClientSession; kubernetes-asyncio only calls its request() and close().
-        pool = kubetls.CredentialSession(api.rest_client.pool_manager, creds)
+        pool = tls.CredentialSession(api.rest_client.pool_manager, creds)
         api.rest_client.pool_manager = pool  # type: ignore[assignment]
     _act_as(api, user)
     return api
@@ -336,7 +343,7 @@ def _act_as(api: Any, user: Mapping[str, Any]) -> None:
         headers.add("Impersonate-Group", str(group))
 
 
-#: The user keys whose credential :mod:`common.kubecreds` manages instead of kubernetes-asyncio.
+#: The user keys whose credential :mod:`kubeclient.credentials` keeps instead of kubernetes-asyncio.
 _OUR_KEYS = ("exec", "token", "tokenFile")
 _DATA_KEYS = (
     ("clusters", "cluster", "certificate-authority"),
@@ -367,7 +374,7 @@ async def certificate_files(
         return
     folder = await asyncio.to_thread(private.private_temp_dir, workdir, "kube-")
     try:
-        await asyncio.to_thread(kubetls.write_files, folder, files)
+        await asyncio.to_thread(tls.write_files, folder, files)
         for kind, singular, key in _DATA_KEYS:
             body = document[kind][0][singular]
             if body.get(key) == key and key in files:

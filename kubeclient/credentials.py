@@ -64,7 +64,7 @@ class Token:
 
 
 #: Makes the TLS context of a client certificate and its key (PEM): the client's own TLS settings
-#: (its CA, verification) plus that pair. Given by whoever builds the client (``common.kube``).
+#: (its CA, verification) plus that pair. Given by whoever builds the client (``kubeclient``).
 TlsFactory = Callable[[bytes, bytes], Awaitable[ssl.SSLContext]]
 
 

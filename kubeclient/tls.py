@@ -22,7 +22,8 @@ import aiohttp
 import attrs
 from multidict import CIMultiDict
 
-from common import kubecreds, private
+from common import private
+from kubeclient.credentials import CredentialError, Credentials
 
 
 def write_files(folder: Path, files: Mapping[str, bytes]) -> None:
@@ -54,7 +55,7 @@ async def client_tls(
                 context.load_cert_chain, folder / "tls.crt", keyfile=folder / "tls.key"
             )
         except (ssl.SSLError, ValueError):
-            raise kubecreds.CredentialError(
+            raise CredentialError(
                 "the exec plugin's client certificate and key cannot be used together"
             ) from None
         return context
@@ -70,7 +71,7 @@ class CredentialSession:
     opens new connections while streams opened with the previous one go on undisturbed."""
 
     session: aiohttp.ClientSession
-    credentials: kubecreds.Credentials
+    credentials: Credentials
 
     @property
     def headers(self) -> Any:

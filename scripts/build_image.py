@@ -44,6 +44,7 @@ SOURCES = (
     "README.md",
     "wharf",
     "common",
+    "kubeclient",
     "kubesim",
     "chartsvc",
     "results",

@@ -96,7 +96,7 @@ def test_every_package_directory_is_a_package() -> None:
     """A folder of modules without __init__.py is left out of a normal install."""
     missing = [
         str(d.relative_to(ROOT))
-        for top in ("chartsvc", "results", "console", "common", "wharf")
+        for top in ("chartsvc", "results", "console", "common", "kubeclient", "wharf")
         for d in [ROOT / top, *(ROOT / top).rglob("*")]
         if d.is_dir()
         and d.name != "__pycache__"

@@ -17,10 +17,10 @@ from typing import Any
 
 import attrs
 
+import kubeclient
 from chartsvc.clusters import ClusterTarget
-from common import kube
 from common.errors import BadGateway
-from common.kube import KubeConfigError
+from kubeclient import KubeConfigError
 
 MAX_CLIENTS = 64
 
@@ -86,9 +86,11 @@ async def _new_client(target: ClusterTarget, workdir: Path) -> Any:
     if target.kubeconfig is None:  # a pod's service account is a kubeconfig (default_target)
         raise _unusable(target, "this process has no in-cluster service account")
     try:
-        config = kube.parse(target.kubeconfig, source=f"the kubeconfig of cluster {target.name!r}")
+        config = kubeclient.parse(
+            target.kubeconfig, source=f"the kubeconfig of cluster {target.name!r}"
+        )
         context = target.context or config.current_context or ""
-        return await kube.api_client(config, context, workdir=workdir)
+        return await kubeclient.api_client(config, context, workdir=workdir)
     except KubeConfigError as exc:
         raise _unusable(target, exc.detail) from None
 

@@ -10,7 +10,7 @@ drift learns the server's defaults).
 
 Clients come from a bounded pool, one per cluster (``chartsvc.releases.clients``). Calls are raw
 (``_preload_content=False``) and check the status themselves; a cluster that cannot be reached is
-a 502, a refusal keeps its status (``common.kube.cluster_error``). Nothing here logs a kubeconfig.
+a 502, a refusal keeps its status (``kubeclient.cluster_error``). Nothing here logs a kubeconfig.
 """
 
 from __future__ import annotations
@@ -25,10 +25,11 @@ from typing import Any
 
 import attrs
 
+import kubeclient
 from chartsvc.clusters import ClusterTarget, ReleaseRef
 from chartsvc.releases.clients import KubeClients
-from common import kube, kubecreds
 from common.errors import BadGateway, WharfError
+from kubeclient import credentials
 
 HELM_OWNER = "owner=helm"
 REQUEST_TIMEOUT_S = 30
@@ -166,7 +167,7 @@ class ClusterReads:
     ) -> tuple[int, bytes]:
         """One request; a 401 renews the cluster's credentials once and asks once more."""
         async with self.clients.use(target) as client:
-            renewal = kubecreds.Renewal.before(client)
+            renewal = credentials.Renewal.before(client)
             sent = (method, path, query, accept, body)
             status, answer = await self._send(target, client, *sent)
             if status == 401 and await renewal.renewed():
@@ -292,11 +293,11 @@ def _refused(target: ClusterTarget, status: int, body: bytes) -> WharfError:
             f"cluster {target.name!r} refused the service's credentials (HTTP 401)",
             code="cluster-unreachable",
         )
-    return kube.cluster_error(_StatusError(status, body), code="cluster-refused")
+    return kubeclient.cluster_error(_StatusError(status, body), code="cluster-refused")
 
 
 class _StatusError(Exception):
-    """What ``common.kube.cluster_error`` reads: the status and the Status body."""
+    """What ``kubeclient.cluster_error`` reads: the status and the Status body."""
 
     def __init__(self, status: int, body: bytes) -> None:
         super().__init__(status)

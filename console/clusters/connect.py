@@ -1,7 +1,7 @@
 """The kubernetes-asyncio side of clusters: building a client per cluster and probing a server.
 
 This is the adapter: the rest of ``console.clusters`` never calls a cluster, and kubernetes-asyncio
-itself stays behind ``common.kube``. A probe asks ``/version`` (public on every cluster; it names
+itself stays behind ``kubeclient``. A probe asks ``/version`` (public on every cluster; it names
 the server and tells a simulator apart) and then ``/api`` (needs authentication, so a kubeconfig
 with dead credentials is caught before it is registered). The Wharf simulator names itself with
 an ``X-Kubesim`` header on ``/version`` whose value is the public path of its list of known
@@ -22,12 +22,12 @@ from typing import Any
 import aiohttp
 import attrs
 
-from common import kube
+import kubeclient
 from common.errors import BadGateway, WharfError
-from common.kube import KubeConfig, KubeConfigError
 from common.netguard import AddressPolicy, AddressRefused, GuardingResolver
 from console.clusters.model import Cluster
 from console.errors import InvalidCluster
+from kubeclient import KubeConfig, KubeConfigError
 
 #: The simulator's sign on ``/version``; its value is where its list of differences is served.
 SIMULATOR_HEADER = "X-Kubesim"
@@ -58,7 +58,7 @@ async def build_client(
         return _in_cluster_client(cluster)
     resolver = GuardingResolver(guard) if guard is not None else None
     try:
-        return await kube.api_client(
+        return await kubeclient.api_client(
             cluster.config, cluster.context, workdir=workdir, resolver=resolver
         )
     except KubeConfigError as exc:  # the operator's kubeconfig, not the caller's input
@@ -72,7 +72,7 @@ async def config_client(
 ) -> Any:
     """The client of a definition sent through the API: guarded at every connection."""
     try:
-        return await kube.api_client(
+        return await kubeclient.api_client(
             config, context, workdir=workdir, resolver=GuardingResolver(guard)
         )
     except KubeConfigError as exc:

@@ -1,6 +1,6 @@
 """Kubeconfigs as the console reads them: the static clusters at start-up, and posted definitions.
 
-Static clusters are one per context of the kubeconfig kubectl would read (``common.kube`` keeps
+Static clusters are one per context of the kubeconfig kubectl would read (``kubeclient`` keeps
 kubectl's merge rules); the ``default`` fallback exists only when there is no readable kubeconfig,
 it has no contexts, or it fails to parse. A kubeconfig posted through the API is held to a stricter
 rule than the operator's own: it may not name files on this host nor run commands (``exec``,
@@ -18,11 +18,11 @@ from typing import Any
 
 import attrs
 
-from common import kube
+import kubeclient
 from common.errors import BadRequest
-from common.kube import KubeConfig, KubeConfigError
 from console.clusters.model import DEFAULT_ID, Cluster, Origin
 from console.errors import InvalidCluster
+from kubeclient import KubeConfig, KubeConfigError
 
 logger = logging.getLogger(__name__)
 
@@ -49,13 +49,13 @@ class StaticClusters:
 def kubeconfig_paths(setting: str | None, environ: Mapping[str, str]) -> list[Path]:
     """``console.kubeconfig`` (a path list like KUBECONFIG) wins over kubectl's own lookup."""
     if setting:
-        return kube.default_paths({"KUBECONFIG": setting})
-    return kube.default_paths(environ)
+        return kubeclient.default_paths({"KUBECONFIG": setting})
+    return kubeclient.default_paths(environ)
 
 
 def static_clusters(paths: Sequence[Path], environ: Mapping[str, str]) -> StaticClusters:
     try:
-        config = kube.load(paths)
+        config = kubeclient.load(paths)
     except KubeConfigError as exc:
         logger.warning("kubeconfig not usable, falling back to %r: %s", DEFAULT_ID, exc.detail)
         return _fallback(environ, "the kubeconfig failed to parse")
@@ -87,7 +87,7 @@ def _fallback(
         shown = f"[{host}]" if ":" in host else host
         url = f"https://{shown}:{port or 443}"
     try:  # in a pod, its service account (a token file renewed as the kubelet rotates it)
-        pod = kube.in_cluster_config(environ)
+        pod = kubeclient.in_cluster_config(environ)
     except KubeConfigError as exc:
         logger.warning("the in-cluster service account is not usable: %s", exc.detail)
         pod = None
@@ -95,7 +95,7 @@ def _fallback(
         id=DEFAULT_ID,
         name=DEFAULT_ID,
         origin=Origin.STATIC,
-        context=None if pod is None else kube.IN_CLUSTER_CONTEXT,
+        context=None if pod is None else kubeclient.IN_CLUSTER_CONTEXT,
         master_url=url,
         config=pod,
     )
@@ -105,7 +105,7 @@ def _fallback(
 def parse_posted(text: str) -> KubeConfig:
     """A kubeconfig sent by an API caller: parsed, and refused if it would touch this host."""
     try:
-        config = kube.parse(text, source="the kubeconfig")
+        config = kubeclient.parse(text, source="the kubeconfig")
     except KubeConfigError as exc:
         raise InvalidCluster(exc.detail) from None
     for kind, keys in _HOST_KEYS.items():

@@ -10,7 +10,7 @@ import enum
 
 import attrs
 
-from common.kube import KubeConfig
+from kubeclient import KubeConfig
 
 
 class Origin(enum.Enum):

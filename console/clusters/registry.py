@@ -18,10 +18,10 @@ from typing import Any
 
 import attrs
 
-from common import kube, yamlio
+import kubeclient
+from common import yamlio
 from common.config import ConfigError
 from common.errors import BadGateway
-from common.kube import KubeConfig
 from common.netguard import AddressPolicy
 from console.clusters import connect, kubeconfigs
 from console.clusters.kubeconfigs import StaticClusters
@@ -30,6 +30,7 @@ from console.clusters.store import ClusterStore
 from console.errors import ClusterConflict, InvalidCluster, UnknownCluster
 from console.identity import Identity
 from console.settings import Impersonation
+from kubeclient import KubeConfig
 
 logger = logging.getLogger(__name__)
 
@@ -392,8 +393,8 @@ def _fingerprint(row: StoredCluster) -> tuple[str, bool | None, str, str]:
 
 def _runtime_cluster(row: StoredCluster) -> Cluster:
     try:
-        config = kube.parse(row.kubeconfig, source=f"stored cluster {row.id!r}")
-    except kube.KubeConfigError as exc:
+        config = kubeclient.parse(row.kubeconfig, source=f"stored cluster {row.id!r}")
+    except kubeclient.KubeConfigError as exc:
         raise InvalidCluster(exc.detail) from None
     _, server = kubeconfigs.standalone(config, row.context)
     return Cluster(

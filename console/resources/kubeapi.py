@@ -29,10 +29,9 @@ from kubernetes_asyncio.client.exceptions import ApiException
 from kubernetes_asyncio.config.config_exception import ConfigException
 from multidict import CIMultiDict
 
-from common import kubecreds
 from common.errors import UpstreamStatus, WharfError
-from common.kube import cluster_error
 from console.identity import Identity
+from kubeclient import cluster_error, credentials
 
 JSON = "application/json"
 METADATA_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
@@ -50,7 +49,7 @@ _TRANSPORT_ERRORS = (aiohttp.ClientError, asyncio.TimeoutError, OSError)
 
 
 class _Refusal(Exception):
-    """A non-2xx answer, shaped the way ``common.kube.cluster_error`` reads it."""
+    """A non-2xx answer, shaped the way ``kubeclient.cluster_error`` reads it."""
 
     def __init__(self, status: int, body: bytes) -> None:
         super().__init__(f"cluster answered {status}")
@@ -210,7 +209,7 @@ class KubeApi:
         ``protocols`` the server accepts (``ws.protocol``), through the client's own connection
         pool, TLS settings and credentials. A refused upgrade raises its status (``cluster-refused``).
         The caller closes the socket. A 401 renews the credentials and tries once more."""
-        renewal = kubecreds.Renewal.before(self.client)
+        renewal = credentials.Renewal.before(self.client)
         try:
             return await self._upgrade(path, query=query, protocols=protocols)
         except UpstreamStatus as exc:
@@ -270,7 +269,7 @@ class KubeApi:
                 raise cluster_error(exc) from exc
             return resp
 
-        renewal = kubecreds.Renewal.before(self.client)
+        renewal = credentials.Renewal.before(self.client)
         resp = await send()
         if resp.status == 401 and await renewal.renewed():
             resp.release()

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
+import kubeclient
 from chartsvc.app import create_app
 from chartsvc.clusters import ClusterTarget
 from chartsvc.helm import Helm
 from chartsvc.releases import InstallRequest, ReleaseRef, ReleaseService, UpgradeRequest
-from common import kube
 from kubesim import Simulator
 from tests.chartsvc.conftest import MakeSettings
 from tests.chartsvc.fixtures_cluster import API, build_chart, create_namespace
@@ -54,7 +54,7 @@ async def test_helm_reads_a_private_kubeconfig_and_renews_plugin_tokens(
     sim: Simulator, tmp_path: Path, mode: str, plugin: Plugin
 ) -> None:
     user = exec_user(sim, plugin, account=ACCOUNT, seconds=2, mode=mode)
-    config = kube.load([exec_kubeconfig(sim, tmp_path / "kubeconfig", user)])
+    config = kubeclient.load([exec_kubeconfig(sim, tmp_path / "kubeconfig", user)])
     assert config is not None
     target = ClusterTarget.from_kubeconfig(config, sim.context)
     namespace = f"helm-creds-{mode or 'token'}"
@@ -107,7 +107,7 @@ async def test_release_reads_renew_once_on_a_401(
 ) -> None:
     # The plugin claims an hour, but its credentials die after 2 s: only the server's 401 tells.
     user = exec_user(sim, plugin, account=ACCOUNT, seconds=2, claim=3600, mode=mode)
-    config = kube.load([exec_kubeconfig(sim, tmp_path / "kubeconfig", user)])
+    config = kubeclient.load([exec_kubeconfig(sim, tmp_path / "kubeconfig", user)])
     assert config is not None
     target = ClusterTarget.from_kubeconfig(config, sim.context)
     helm = Helm(temp_dir=tmp_path / "tmp", credentials_dir=tmp_path / "credentials")

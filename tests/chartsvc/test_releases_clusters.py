@@ -13,10 +13,10 @@ from aiohttp import web
 from aiohttp.typedefs import Handler
 from pytest_aiohttp import AiohttpClient
 
+import kubeclient
 from chartsvc.app import create_app
 from chartsvc.clusters import ClusterTarget, default_target
 from chartsvc.settings import KubeSettings
-from common import kube
 from common.config import ConfigError
 from common.openapi import check_responses
 from kubesim import Simulator
@@ -224,7 +224,9 @@ async def test_the_release_domain_serves_any_cluster_without_chartsvc_settings(
     )
 
     east, west = (
-        ClusterTarget.from_kubeconfig(kube.parse(sim.kubeconfig_path.read_text()), sim.context)
+        ClusterTarget.from_kubeconfig(
+            kubeclient.parse(sim.kubeconfig_path.read_text()), sim.context
+        )
         for sim in two_sims
     )
     await create_namespace(two_sims[0], "dom")

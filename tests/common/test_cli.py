@@ -90,7 +90,7 @@ try:
 except SystemExit:
     pass
 heavy = sorted({m.split(".")[0] for m in sys.modules} & {"aiohttp", "chartsvc", "console",
-    "helm_python", "kubernetes_asyncio", "jsonschema", "yaml", "common"})
+    "helm_python", "kubernetes_asyncio", "jsonschema", "yaml", "common", "kubeclient"})
 print("imported:", ",".join(heavy))
 """
 

@@ -17,7 +17,7 @@ import yaml
 from aiohttp import web
 from pytest_aiohttp import AiohttpServer
 
-from common import kube
+import kubeclient
 from common.config import ConfigError
 from common.netguard import AddressPolicy, AddressRefused, GuardingResolver, parse_allowed
 from console.app import create_app
@@ -121,8 +121,8 @@ async def test_a_name_is_checked_again_when_the_client_connects(
 ) -> None:
     """What a name resolves to may change after the add (DNS rebinding): a runtime cluster's client
     checks the addresses at every connection, before anything is sent."""
-    config = kube.parse(with_server(sim, f"https://localhost:{sim.port}"))
-    client = await kube.api_client(
+    config = kubeclient.parse(with_server(sim, f"https://localhost:{sim.port}"))
+    client = await kubeclient.api_client(
         config,
         sim.context,
         workdir=tmp_path / "credentials",

@@ -6,7 +6,6 @@ import pytest
 from kubernetes_asyncio.client.exceptions import ApiException
 
 from common.errors import BadRequest, WharfError
-from common.kube import cluster_error
 from console.errors import (
     AiUnavailable,
     ClusterConflict,
@@ -15,6 +14,7 @@ from console.errors import (
     PortForwardFailed,
     UnknownCluster,
 )
+from kubeclient import cluster_error
 
 
 def refusal(status: int, message: str) -> ApiException:

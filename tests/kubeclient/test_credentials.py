@@ -1,4 +1,4 @@
-"""Cluster credentials through ``common.kube.api_client`` against the simulator, with the real exec
+"""Cluster credentials through ``kubeclient.api_client`` against the simulator, with the real exec
 plugin ``tests/execplugin.py``: tokens renewed before they expire (one plugin run for many waiting
 requests), the plugin's contract (cluster info, never interactive, a time limit, clear failures),
 token files re-read when they change, and certificates that leave no copy behind."""
@@ -17,8 +17,9 @@ from typing import Any
 
 import pytest
 
-from common import kube, kubecreds, kubetls
-from common.kube import KubeConfigError
+import kubeclient
+from kubeclient import KubeConfigError, credentials
+from kubeclient.tls import client_tls
 from kubesim import Simulator
 from kubesim.http import tls
 from tests.kubecreds_support import (
@@ -38,9 +39,9 @@ __all__ = ["plugin", "sim"]
 async def client_for(sim: Simulator, tmp_path: Path, user: dict[str, Any]) -> AsyncIterator[Any]:
     """A cluster client of ``sim`` with ``user``'s credentials, closed on the way out."""
     path = exec_kubeconfig(sim, tmp_path / "kubeconfig", user)
-    config = kube.load([path])
+    config = kubeclient.load([path])
     assert config is not None
-    client = await kube.api_client(config, sim.context, workdir=tmp_path / "credentials")
+    client = await kubeclient.api_client(config, sim.context, workdir=tmp_path / "credentials")
     try:
         yield client
     finally:
@@ -55,7 +56,7 @@ async def status_of(client: Any, path: str = "/api/v1/namespaces/creds") -> int:
 
 async def refused_then_renewed(client: Any) -> None:
     """A request is refused with 401; the credentials renew once; the request then succeeds."""
-    renewal = kubecreds.Renewal.before(client)
+    renewal = credentials.Renewal.before(client)
     assert await status_of(client) == 401
     assert await renewal.renewed()
     assert await status_of(client) == 200
@@ -74,7 +75,7 @@ async def test_an_expiring_plugin_token_is_renewed_before_it_expires(
             await asyncio.sleep(0.3)
         assert 3 <= plugin.runs() <= 8
         info = plugin.info()
-        assert info["apiVersion"] == kubecreds.EXEC_VERSIONS[0]
+        assert info["apiVersion"] == credentials.EXEC_VERSIONS[0]
         assert info["spec"]["interactive"] is False
         assert info["spec"]["cluster"]["server"] == sim.url  # provideClusterInfo
         assert info["stdin_is_terminal"] is False
@@ -98,7 +99,7 @@ async def test_a_refused_token_is_renewed_once_per_refusal_never_in_a_loop(
 ) -> None:
     user = exec_user(sim, plugin, account=ACCOUNT, mode="bad", claim=3600)
     async with client_for(sim, tmp_path, user) as client:
-        creds = kubecreds.of_client(client)
+        creds = credentials.of_client(client)
         assert creds is not None
         seen = creds.generation
         assert await status_of(client) == 401
@@ -147,10 +148,10 @@ async def test_a_plugin_that_never_answers_is_stopped(
     sim: Simulator, tmp_path: Path, plugin: Plugin
 ) -> None:
     entry = exec_user(sim, plugin, account=ACCOUNT, mode="hang")["exec"]
-    runner = kubecreds.ExecPlugin.from_kubeconfig(entry, {"server": sim.url})
+    runner = credentials.ExecPlugin.from_kubeconfig(entry, {"server": sim.url})
     runner.timeout_s = 0.5
     started = time.monotonic()
-    with pytest.raises(kubecreds.CredentialError, match=r"did not answer within 0\.5s"):
+    with pytest.raises(credentials.CredentialError, match=r"did not answer within 0\.5s"):
         await runner.fetch()
     assert time.monotonic() - started < 5
 
@@ -162,11 +163,11 @@ async def test_a_token_file_is_read_again_when_it_changes(sim: Simulator, tmp_pa
         assert await status_of(client) == 200
         token_file.write_text("revoked\n")
         os.utime(token_file, (time.time() + 5, time.time() + 5))
-        await asyncio.sleep(kubecreds.TOKEN_FILE_CHECK_S + 0.1)
+        await asyncio.sleep(credentials.TOKEN_FILE_CHECK_S + 0.1)
         assert await status_of(client) == 401  # the new content is what is sent
         token_file.write_text(sim.token)
         os.utime(token_file, (time.time() + 10, time.time() + 10))
-        await asyncio.sleep(kubecreds.TOKEN_FILE_CHECK_S + 0.1)
+        await asyncio.sleep(credentials.TOKEN_FILE_CHECK_S + 0.1)
         assert await status_of(client) == 200
 
 
@@ -179,11 +180,11 @@ async def test_an_in_cluster_token_rotated_by_the_kubelet_is_read_again_on_a_401
     (folder / "namespace").write_text("creds")
     _rotate(folder, await _mint(sim, seconds=2))
     env = {"KUBERNETES_SERVICE_HOST": sim.host, "KUBERNETES_SERVICE_PORT": str(sim.port)}
-    config = kube.in_cluster_config(env, folder)
+    config = kubeclient.in_cluster_config(env, folder)
     assert config is not None
     assert config.contexts()[0].namespace == "creds"
-    async with await kube.api_client(
-        config, kube.IN_CLUSTER_CONTEXT, workdir=tmp_path / "creds"
+    async with await kubeclient.api_client(
+        config, kubeclient.IN_CLUSTER_CONTEXT, workdir=tmp_path / "creds"
     ) as client:
         assert await status_of(client) == 200
         # A new bound token of the same size and time: nothing but the server's 401 tells.
@@ -194,11 +195,11 @@ async def test_an_in_cluster_token_rotated_by_the_kubelet_is_read_again_on_a_401
 
 def test_outside_a_pod_there_is_no_in_cluster_config(tmp_path: Path) -> None:
     env = {"KUBERNETES_SERVICE_HOST": "127.0.0.1", "KUBERNETES_SERVICE_PORT": "443"}
-    assert kube.in_cluster_config(env, tmp_path) is None  # no token mounted
+    assert kubeclient.in_cluster_config(env, tmp_path) is None  # no token mounted
     (tmp_path / "token").write_text("t")
-    assert kube.in_cluster_config({}, tmp_path) is None  # no service address
+    assert kubeclient.in_cluster_config({}, tmp_path) is None  # no service address
     with pytest.raises(KubeConfigError, match=r"ca\.crt"):
-        kube.in_cluster_config(env, tmp_path)
+        kubeclient.in_cluster_config(env, tmp_path)
 
 
 async def _mint(sim: Simulator, *, seconds: int) -> str:
@@ -241,7 +242,7 @@ async def test_a_plugin_client_certificate_is_used_and_renewed_before_it_expires
 ) -> None:
     user = exec_user(sim, plugin, account=ACCOUNT, seconds=2, mode="cert")
     async with client_for(sim, tmp_path, user) as client:
-        creds = kubecreds.of_client(client)
+        creds = credentials.of_client(client)
         assert creds is not None
         contexts = set()
         deadline = time.monotonic() + 4
@@ -278,9 +279,9 @@ async def test_an_expired_client_certificate_is_refused_and_a_401_renews_it(
 def test_a_plugin_certificate_without_its_key_is_refused(
     status: dict[str, str], message: str
 ) -> None:
-    plugin = kubecreds.ExecPlugin(api_version=kubecreds.EXEC_VERSIONS[0], command="plugin")
-    doc = {"apiVersion": kubecreds.EXEC_VERSIONS[0], "kind": "ExecCredential", "status": status}
-    with pytest.raises(kubecreds.CredentialError, match=message):
+    plugin = credentials.ExecPlugin(api_version=credentials.EXEC_VERSIONS[0], command="plugin")
+    doc = {"apiVersion": credentials.EXEC_VERSIONS[0], "kind": "ExecCredential", "status": status}
+    with pytest.raises(credentials.CredentialError, match=message):
         plugin._parse(json.dumps(doc).encode())
 
 
@@ -290,14 +291,14 @@ async def test_a_certificate_that_does_not_match_its_key_is_refused(
     cert, _ = tls.client_certificate(sim.directory, "someone", [], seconds=600)
     _, other_key = tls.client_certificate(sim.directory, "someone", [], seconds=600)
     cluster = {"certificate-authority-data": base64.b64encode(sim.ca_path.read_bytes()).decode()}
-    with pytest.raises(kubecreds.CredentialError, match="cannot be used together"):
-        await kubetls.client_tls(cluster, tmp_path / "credentials", cert, other_key)
+    with pytest.raises(credentials.CredentialError, match="cannot be used together"):
+        await client_tls(cluster, tmp_path / "credentials", cert, other_key)
     assert list((tmp_path / "credentials").iterdir()) == []
 
 
 def test_credentials_never_show_their_token() -> None:
-    creds = kubecreds.Credentials(kubecreds.StaticToken("s3cret-value"))
+    creds = credentials.Credentials(credentials.StaticToken("s3cret-value"))
     assert "s3cret-value" not in repr(creds)
-    assert "s3cret-value" not in repr(kubecreds.Token("s3cret-value", 1.0))
-    held = kubecreds.Token("", 1.0, certificate=b"s3cret-cert", key=b"s3cret-key")
+    assert "s3cret-value" not in repr(credentials.Token("s3cret-value", 1.0))
+    held = credentials.Token("", 1.0, certificate=b"s3cret-cert", key=b"s3cret-key")
     assert "s3cret" not in repr(held)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from common import kube
+import kubeclient
 
 
 def write(path: Path, text: str) -> Path:
@@ -62,13 +62,16 @@ def two_files(tmp_path: Path) -> list[Path]:
 
 
 def test_default_paths_follow_kubectl(tmp_path: Path) -> None:
-    assert kube.default_paths({"HOME": "/home/x"}) == [Path("/home/x/.kube/config")]
-    assert kube.default_paths({"KUBECONFIG": "/a:/b", "HOME": "/h"}) == [Path("/a"), Path("/b")]
-    assert kube.default_paths({}) == []
+    assert kubeclient.default_paths({"HOME": "/home/x"}) == [Path("/home/x/.kube/config")]
+    assert kubeclient.default_paths({"KUBECONFIG": "/a:/b", "HOME": "/h"}) == [
+        Path("/a"),
+        Path("/b"),
+    ]
+    assert kubeclient.default_paths({}) == []
 
 
 def test_merge_first_definition_wins(two_files: list[Path], tmp_path: Path) -> None:
-    config = kube.load([*two_files, tmp_path / "missing"])
+    config = kubeclient.load([*two_files, tmp_path / "missing"])
     assert config is not None
     assert config.current_context == "a"
     names = [c.name for c in config.contexts()]
@@ -79,7 +82,7 @@ def test_merge_first_definition_wins(two_files: list[Path], tmp_path: Path) -> N
 
 
 def test_file_references_resolve_against_their_own_file(two_files: list[Path]) -> None:
-    config = kube.load(two_files)
+    config = kubeclient.load(two_files)
     assert config is not None
     one = config.for_context("a")
     cluster = one["clusters"][0]["cluster"]
@@ -92,7 +95,7 @@ def test_file_references_resolve_against_their_own_file(two_files: list[Path]) -
 
 
 def test_no_file_means_no_config(tmp_path: Path) -> None:
-    assert kube.load([tmp_path / "nope"]) is None
+    assert kubeclient.load([tmp_path / "nope"]) is None
 
 
 @pytest.mark.parametrize(
@@ -104,24 +107,24 @@ def test_no_file_means_no_config(tmp_path: Path) -> None:
     ],
 )
 def test_unusable_kubeconfig_is_a_400(text: str, message: str) -> None:
-    with pytest.raises(kube.KubeConfigError, match=message) as info:
-        kube.parse(text)
+    with pytest.raises(kubeclient.KubeConfigError, match=message) as info:
+        kubeclient.parse(text)
     assert info.value.status == 400
 
 
 def test_missing_context_cluster_or_user(two_files: list[Path]) -> None:
-    config = kube.parse(FIRST.replace("server:", "nothing:"))
-    with pytest.raises(kube.KubeConfigError, match="no context named 'zz'"):
+    config = kubeclient.parse(FIRST.replace("server:", "nothing:"))
+    with pytest.raises(kubeclient.KubeConfigError, match="no context named 'zz'"):
         config.for_context("zz")
-    with pytest.raises(kube.KubeConfigError, match="has no server"):
+    with pytest.raises(kubeclient.KubeConfigError, match="has no server"):
         config.for_context("a")
-    dangling = kube.parse(FIRST.replace("user: u1, namespace", "user: ghost, namespace"))
-    with pytest.raises(kube.KubeConfigError, match="ghost"):
+    dangling = kubeclient.parse(FIRST.replace("user: u1, namespace", "user: ghost, namespace"))
+    with pytest.raises(kubeclient.KubeConfigError, match="ghost"):
         dangling.for_context("a")
 
 
 def test_repr_never_shows_credentials(two_files: list[Path]) -> None:
-    config = kube.load(two_files)
+    config = kubeclient.load(two_files)
     assert "first-token" not in repr(config)
 
 
@@ -131,8 +134,8 @@ def test_cluster_errors_keep_status_and_message() -> None:
         reason = "Unprocessable Entity"
         body = b'{"kind":"Status","message":"admission webhook denied the request: no"}'
 
-    err = kube.cluster_error(ApiError())
+    err = kubeclient.cluster_error(ApiError())
     assert (err.status, err.code) == (422, "cluster-refused")
     assert "admission webhook denied" in err.detail
-    unreachable = kube.cluster_error(ConnectionRefusedError())
+    unreachable = kubeclient.cluster_error(ConnectionRefusedError())
     assert unreachable.status == 502

@@ -9,10 +9,10 @@ from typing import NotRequired, TypedDict
 
 from aiohttp import web
 
-from common.kube import KubeConfig
 from console.auth import current_user, is_admin
 from console.clusters import Cluster, ClusterRegistry
 from console.keys import AUTH
+from kubeclient import KubeConfig
 
 
 class ClusterEntry(TypedDict):

@@ -1,8 +1,8 @@
 """Server-Sent Events with the exact ``:keepalive`` comment and departure detection.
 
 Every stream writes the comment line ``:keepalive`` every 15 s (aiohttp-sse's own ping is ``: ping``,
-which the contracts do not allow). In an app with a stream registry (``install``), one ticker task
-writes the keepalives of all its streams, instead of a task per stream: an idle stream is what a
+which the contracts do not allow). Each app has a stream registry (``install``) whose one ticker
+task writes the keepalives of all its streams, instead of a task per stream: an idle stream is what a
 busy server holds thousands of, so each costs what it must and no more. The ticker never waits on
 a client: a stream with 16 KiB still unsent skips its keepalive, and one that stays stuck for
 ``SEND_TIMEOUT_S`` is aborted. A departed client is noticed the moment its connection closes:
@@ -105,14 +105,11 @@ EVENT_CHECK = web.RequestKey("wharf.event_check", EventCheck)
 
 
 class _KeepaliveResponse(EventSourceResponse):
-    """aiohttp-sse's response with our keepalive line in place of its ping; with ``shared``, no
-    ping task of its own (the registry's ticker writes its keepalives)."""
-
-    on_departed: Callable[[], None] | None = None
-    shared: bool = False
+    """aiohttp-sse's response without a ping task of its own: the app's registry has one ticker
+    write our keepalive line (in place of aiohttp-sse's ``: ping``) to all its streams."""
 
     async def prepare(self, request: web.BaseRequest) -> Any:
-        if not self.shared or self.prepared:
+        if self.prepared:
             return await super().prepare(request)
         self._set_tcp_user_timeout(request)  # the kernel gives up on a peer that acks nothing
         writer = await web.StreamResponse.prepare(self, request)
@@ -120,23 +117,7 @@ class _KeepaliveResponse(EventSourceResponse):
         return writer
 
     def stop_streaming(self) -> None:
-        if not self.shared:
-            super().stop_streaming()
-
-    async def wait(self) -> None:
-        if not self.shared:
-            await super().wait()
-
-    async def _ping(self) -> None:
-        while True:
-            await asyncio.sleep(self._ping_interval)
-            try:
-                async with asyncio.timeout(self._ping_interval):
-                    await self.write(KEEPALIVE)
-            except (ConnectionError, RuntimeError, TimeoutError):
-                if self.on_departed is not None:
-                    self.on_departed()
-                return
+        """No ping task to stop (aiohttp-sse's ``send`` calls this when a write fails)."""
 
 
 @attrs.define
@@ -292,7 +273,6 @@ def _watch_departure(request: web.Request, departed: Callable[[], None]) -> bool
 
 
 STREAMS = web.AppKey("wharf.streams", StreamRegistry)
-KEEPALIVE_S = web.AppKey("wharf.keepalive_s", float)
 
 
 @attrs.define(eq=False)
@@ -381,10 +361,8 @@ class EventStream:
 async def event_stream(request: web.Request) -> AsyncIterator[EventStream]:
     """Open an SSE response; on client departure or shutdown the body of the ``with`` is cancelled
     and the context exits normally, after the caller's own ``finally`` blocks have run."""
-    interval = request.app.get(KEEPALIVE_S, KEEPALIVE_INTERVAL_S)
-    registry = request.app.get(STREAMS)
-    response = _KeepaliveResponse(headers=STREAM_HEADERS, ping_interval=interval)
-    response.shared = registry is not None
+    registry = request.app[STREAMS]
+    response = _KeepaliveResponse(headers=STREAM_HEADERS)
     # The watcher below owns the connection: it serves no other request, and the client is told.
     response.force_close()
     response.headers["Connection"] = "close"
@@ -396,13 +374,11 @@ async def event_stream(request: web.Request) -> AsyncIterator[EventStream]:
     stream = EventStream(response=response, owner=asyncio.current_task(), request=request)
     stream.credential = request.get(CREDENTIAL)
     stream.check = request.get(EVENT_CHECK)
-    response.on_departed = stream._departure
     if request.transport is None or request.transport.is_closing():
         stream._departure()  # gone before the stream even started
     else:
         _watch_departure(request, stream._departure)
-    if registry is not None:
-        registry.add(stream)
+    registry.add(stream)
     try:
         yield stream
     except asyncio.CancelledError:
@@ -412,11 +388,7 @@ async def event_stream(request: web.Request) -> AsyncIterator[EventStream]:
         task.uncancel()  # our own cancellation: a departed client or shutdown, not an error
     finally:
         stream.closing = True
-        if registry is not None:
-            registry.discard(stream)
-        with contextlib.suppress(Exception):
-            response.stop_streaming()
-            await response.wait()
+        registry.discard(stream)
     with contextlib.suppress(ConnectionError, RuntimeError):
         if stream.ending is not None and not stream.departed:
             problem = json.dumps(stream.ending.to_problem(instance=request.path))
@@ -427,10 +399,9 @@ async def event_stream(request: web.Request) -> AsyncIterator[EventStream]:
 
 
 def install(app: web.Application, *, keepalive_s: float = KEEPALIVE_INTERVAL_S) -> None:
-    """Give ``app`` a stream registry that shutdown empties, and its keepalive interval."""
+    """Give ``app`` the stream registry every event stream needs, which shutdown empties."""
     registry = StreamRegistry(interval=keepalive_s)
     app[STREAMS] = registry
-    app[KEEPALIVE_S] = keepalive_s
 
     async def close_streams(_: web.Application) -> None:
         await registry.close_all()

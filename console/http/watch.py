@@ -80,7 +80,7 @@ def setup(app: web.Application) -> None:
     async def watches(app: web.Application) -> AsyncIterator[None]:
         # Closed within a third of a keepalive interval after the last subscriber left, so a
         # page reload reuses it and a departed client frees it within one interval.
-        linger = app.get(sse.KEEPALIVE_S, sse.KEEPALIVE_INTERVAL_S) / 3
+        linger = app[sse.STREAMS].interval / 3
         hub = WatchHub(linger_s=linger, reviews=app[ACCESS_REVIEWS])
         app[WATCHES] = hub
         app[CLUSTERS].on_change(hub.cluster_changed)

@@ -86,7 +86,6 @@ async def test_shutdown_closes_open_streams(
 def quiet_app(cleaned: asyncio.Event, subscribers: list[str]) -> web.Application:
     """``stream_app`` with a keepalive far beyond any test: departures must be seen without one."""
     app = stream_app(cleaned, subscribers)
-    app[sse.KEEPALIVE_S] = 60.0
     app[sse.STREAMS].interval = 60.0
     return app
 

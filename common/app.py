@@ -174,18 +174,6 @@ def as_problem(request: web.Request, exc: Exception) -> web.Response | None:
     return problem_response(request, body)
 
 
-@web.middleware
-async def problem_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Problem details alone, for an app that is not a Wharf service (a test's, a fake's)."""
-    try:
-        return await handler(request)
-    except Exception as exc:
-        problem = as_problem(request, exc)
-        if problem is None:
-            raise
-        return problem
-
-
 def _http_problem(request: web.Request, exc: web.HTTPException) -> dict[str, Any]:
     details = {
         404: f"no resource at {request.path}",

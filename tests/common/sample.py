@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from aiohttp import web
+from aiohttp.typedefs import Handler
 
-from common.app import build_app
+from common.app import as_problem, build_app
 from common.errors import Conflict
 from common.openapi import Spec, validated
 from common.uploads import UploadLimits, read_multipart
@@ -148,3 +149,15 @@ def make_app(**kwargs: Any) -> web.Application:
         api_routes=[routes],
         **kwargs,
     )
+
+
+@web.middleware
+async def problem_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Problem details alone, for a test's app that is not a Wharf service."""
+    try:
+        return await handler(request)
+    except Exception as exc:
+        problem = as_problem(request, exc)
+        if problem is None:
+            raise
+        return problem

@@ -22,7 +22,6 @@ from aiohttp import web
 from aiohttp.abc import AbstractResolver, ResolveResult
 from aiohttp.test_utils import TestServer
 
-from common.app import problem_middleware
 from common.errors import BadRequest
 from common.netguard import (
     AddressPolicy,
@@ -34,6 +33,7 @@ from common.netguard import (
     guarded_session,
     url_pattern,
 )
+from tests.common.sample import problem_middleware
 
 LOOPBACK_ONLY = AddressPolicy(allow=(ipaddress.ip_network("127.0.0.1/32"),))
 DEFAULT = AddressPolicy()

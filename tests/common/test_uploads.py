@@ -14,8 +14,8 @@ import pytest
 from aiohttp import FormData, web
 from pytest_aiohttp import AiohttpClient
 
-from common.app import problem_middleware
 from common.uploads import UploadLimits, read_multipart, read_parts
+from tests.common.sample import problem_middleware
 from tests.guards import assert_problem
 from tests.typing_support import Client
 

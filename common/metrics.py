@@ -99,7 +99,7 @@ class Metrics:
         self, name: str, help_text: str, label: str, read: Callable[[], Iterable[tuple[str, float]]]
     ) -> None:
         """A gauge with one label whose values are read when scraped (``(label value, number)``)."""
-        self.registry.register(_LabelledGauge(name, help_text, label, read))
+        self.registry.register(_OneLabel(GaugeMetricFamily, name, help_text, label, read))
 
     def exposition(self, accept: str = "") -> tuple[bytes, str]:
         """The scrape body and its content type, as the ``Accept`` header asks."""
@@ -142,39 +142,39 @@ class _RequestSeries(Collector):
         yield HistogramMetricFamily(*LATENCY, labels=REQUEST_LABELS)
 
 
-class Tally(Collector):
-    """Counts per label value (``Metrics.tally``), a counter family when scraped."""
+class _OneLabel(Collector):
+    """A family with one label (a counter or a gauge) whose values ``read`` gives when scraped."""
 
-    def __init__(self, name: str, help_text: str, label: str, counts: dict[str, float]) -> None:
-        self.name, self.help_text, self.label, self.counts = name, help_text, label, counts
-
-    def inc(self, value: str) -> None:
-        self.counts[value] = self.counts.get(value, 0.0) + 1
-
-    def collect(self) -> Iterable[CounterMetricFamily]:
-        family = CounterMetricFamily(self.name, self.help_text, labels=[self.label])
-        for value, count in list(self.counts.items()):
-            family.add_metric([value], count)
-        yield family
-
-    def describe(self) -> Iterable[CounterMetricFamily]:
-        yield CounterMetricFamily(self.name, self.help_text, labels=[self.label])
-
-
-class _LabelledGauge(Collector):
     def __init__(
-        self, name: str, help_text: str, label: str, read: Callable[[], Iterable[tuple[str, float]]]
+        self,
+        family: type[CounterMetricFamily | GaugeMetricFamily],
+        name: str,
+        help_text: str,
+        label: str,
+        read: Callable[[], Iterable[tuple[str, float]]],
     ) -> None:
-        self.name, self.help_text, self.label, self.read = name, help_text, label, read
+        self.family, self.name, self.help_text, self.label = family, name, help_text, label
+        self.read = read
 
-    def collect(self) -> Iterable[GaugeMetricFamily]:
-        family = GaugeMetricFamily(self.name, self.help_text, labels=[self.label])
+    def collect(self) -> Iterable[Metric]:
+        family = self.family(self.name, self.help_text, labels=[self.label])
         for value, number in self.read():
             family.add_metric([value], number)
         yield family
 
-    def describe(self) -> Iterable[GaugeMetricFamily]:
-        yield GaugeMetricFamily(self.name, self.help_text, labels=[self.label])
+    def describe(self) -> Iterable[Metric]:
+        yield self.family(self.name, self.help_text, labels=[self.label])
+
+
+class Tally(_OneLabel):
+    """Counts per label value (``Metrics.tally``), a counter family when scraped."""
+
+    def __init__(self, name: str, help_text: str, label: str, counts: dict[str, float]) -> None:
+        super().__init__(CounterMetricFamily, name, help_text, label, lambda: list(counts.items()))
+        self.counts = counts
+
+    def inc(self, value: str) -> None:
+        self.counts[value] = self.counts.get(value, 0.0) + 1
 
 
 METRICS = web.AppKey("wharf.metrics", Metrics)

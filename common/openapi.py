@@ -162,10 +162,7 @@ class Spec:
 
     @classmethod
     def from_document(cls, document: dict[str, Any]) -> Spec:
-        registry: referencing.Registry[Any] = referencing.Registry().with_resource(
-            SPEC_URI, DRAFT202012.create_resource(document)
-        )
-        compiler = _Compiler(document, registry)
+        compiler = _Compiler.of(document)
         operations: dict[str, Operation] = {}
         for path, item in document.get("paths", {}).items():
             for method, op in item.items():
@@ -180,10 +177,7 @@ class Spec:
     def validator(self, schema: Mapping[str, Any]) -> jsonschema.protocols.Validator:
         """A compiled validator of ``schema``, whose local references resolve in this spec (for a
         JSON part of a multipart body, which the request validation leaves to the handler)."""
-        registry: referencing.Registry[Any] = referencing.Registry().with_resource(
-            SPEC_URI, DRAFT202012.create_resource(self.document)
-        )
-        return _Compiler(self.document, registry).validator(schema)
+        return _Compiler.of(self.document).validator(schema)
 
     def served(self, base_path: str) -> dict[str, Any]:
         """The document as served: servers pointing at the configured base path."""
@@ -290,6 +284,12 @@ class _Compiler:
     #: Each local reference's target with its own references inlined, shared by every schema
     #: that names it (compiled once, never copied again).
     _inlined: dict[str, Any] = attrs.field(factory=dict, init=False)
+
+    @classmethod
+    def of(cls, document: dict[str, Any]) -> _Compiler:
+        """A compiler whose references resolve in ``document``, the spec's resource."""
+        resource = DRAFT202012.create_resource(document)
+        return cls(document, referencing.Registry().with_resource(SPEC_URI, resource))
 
     def resolve(self, node: Any) -> Any:
         while isinstance(node, Mapping) and "$ref" in node:
@@ -511,8 +511,7 @@ def validate_arguments(
         present = param.name in given and given[param.name] is not None
         _check_param(param, present, given.get(param.name), values[param.location], errors)
     if op.json_body is not None and body is not None:
-        for err in sorted(op.json_body.iter_errors(body), key=lambda e: list(e.path)):
-            errors.append(_error("body", _field(err), _message(err)))
+        errors += schema_errors(op.json_body, body)
     if errors:
         raise ValidationFailed(errors)
     if op.json_body is not None:
@@ -605,8 +604,8 @@ async def _body(request: web.Request, op: Operation, errors: list[dict[str, str]
     except ValueError as exc:
         errors.append(_error("body", "body", str(exc)))
         return None
-    found = sorted(op.json_body.iter_errors(body), key=lambda e: list(e.path))
-    errors.extend(_error("body", _field(err), _message(err)) for err in found)
+    found = schema_errors(op.json_body, body)
+    errors.extend(found)
     return whole_integers(op.json_body, body) if floats and not found else body
 
 
@@ -693,13 +692,16 @@ def _integer_paths(err: jsonschema.ValidationError) -> list[list[str | int]]:
 
 
 def schema_errors(
-    validator: jsonschema.protocols.Validator, value: Any, *, prefix: str
+    validator: jsonschema.protocols.Validator, value: Any, *, prefix: str = ""
 ) -> list[dict[str, str]]:
-    """``errors`` entries for ``value`` (the body part named ``prefix``), as a request gets them."""
+    """``errors`` entries for ``value``: the body, or the body part named ``prefix``."""
     found = sorted(validator.iter_errors(value), key=lambda e: list(e.path))
-    return [
-        _error("body", f"{prefix}.{_field(e)}".removesuffix(".body"), _message(e)) for e in found
-    ]
+    return [_error("body", _in_part(prefix, _field(e)), _message(e)) for e in found]
+
+
+def _in_part(part: str, field: str) -> str:
+    """``field`` (``body``: the whole) of the multipart body part ``part``, or of the body."""
+    return f"{part}.{field}".removesuffix(".body") if part else field
 
 
 def _error(location: str, field: str, message: str) -> dict[str, str]:
@@ -810,11 +812,8 @@ def check_event(op: Operation, event: str | None, data: str) -> None:
     if name not in op.events:
         raise AssertionError(f"{op.operation_id}: event {name!r} is not in the spec")
     validator = op.events[name]
-    if validator is None:
-        return
-    problems = [f"{_field(e)}: {_message(e)}" for e in validator.iter_errors(json.loads(data))]
-    if problems:
-        raise AssertionError(f"{op.operation_id} event {name!r}: {problems}")
+    if validator is not None:
+        _assert_valid(validator, json.loads(data), f"{op.operation_id} event {name!r}")
 
 
 def check_responses(app: web.Application) -> None:
@@ -853,10 +852,15 @@ def check_response(op: Operation, response: web.StreamResponse) -> None:
     if validator is None or response.body is None:
         return
     assert isinstance(response.body, bytes)
-    body = json.loads(response.body)
-    problems = [f"{_field(e)}: {_message(e)}" for e in validator.iter_errors(body)]
+    _assert_valid(
+        validator, json.loads(response.body), f"{op.operation_id} {response.status} response"
+    )
+
+
+def _assert_valid(validator: jsonschema.protocols.Validator, value: Any, what: str) -> None:
+    problems = [f"{_field(e)}: {_message(e)}" for e in validator.iter_errors(value)]
     if problems:
-        raise AssertionError(f"{op.operation_id} {response.status} response: {problems}")
+        raise AssertionError(f"{what}: {problems}")
 
 
 def check_parity(routes: list[tuple[str, str, str]], spec: Spec) -> list[str]:

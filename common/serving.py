@@ -190,28 +190,19 @@ class GuardedRunner(web.AppRunner):
 
     async def _make_server(self) -> web.Server:
         plain = await super()._make_server()  # starts the app and collects the handler's options
-        metrics = self.app.get(METRICS)
-        refused = (
-            metrics.counter(
-                "wharf_connections_refused",
-                "Connections closed on arrival: their address already had "
-                "max-connections-per-address open.",
-            ).inc
-            if metrics is not None
-            else _nothing
+        refused = self.app[METRICS].counter(
+            "wharf_connections_refused",
+            "Connections closed on arrival: their address already had "
+            "max-connections-per-address open.",
         )
         return GuardedServer(
             plain.request_handler,
             limits=self.limits,
-            refused=refused,
+            refused=refused.inc,
             request_factory=plain.request_factory,
             handler_cancellation=plain.handler_cancellation,
             **plain._kwargs,  # the request handler's options (no public accessor)
         )
-
-
-def _nothing() -> None:
-    pass
 
 
 def run(

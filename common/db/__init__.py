@@ -140,6 +140,12 @@ class ConnectionLost(ConnectionError):
 class SchemaTooNew(RuntimeError):
     """The database was written by a newer Wharf; refusing beats silently corrupting it."""
 
+    def __init__(self, schema: Schema, found: int) -> None:
+        super().__init__(
+            f"the {schema.name} database is at schema version {found}, newer than this build "
+            f"knows ({schema.version}); upgrade Wharf or point it at another database"
+        )
+
 
 #: Table and column names that ``copy_rows`` accepts: they are spliced into SQL, never quoted data.
 _NAME = re.compile(r"[a-z_][a-z0-9_]*\Z")

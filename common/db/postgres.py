@@ -330,10 +330,7 @@ async def migrate(conn: psycopg.AsyncConnection[Any], schema: Schema) -> int:
         found = await cursor.fetchone()
         version = int(found[0]) if found else 0
         if version > schema.version:
-            raise SchemaTooNew(
-                f"the {schema.name} database is at schema version {version}, newer than this "
-                f"build knows ({schema.version}); upgrade Wharf or point it at another database"
-            )
+            raise SchemaTooNew(schema, version)
         for number in range(version, schema.version):
             async with conn.transaction():
                 # One script, one simple-protocol call: function bodies hold semicolons.

@@ -281,10 +281,7 @@ def migrate(conn: sqlite3.Connection, schema: Schema) -> int:
     """Apply pending migrations (synchronously, on an autocommit connection); returns the version."""
     version = int(conn.execute("PRAGMA user_version").fetchone()[0])
     if version > schema.version:
-        raise SchemaTooNew(
-            f"the {schema.name} database is at schema version {version}, newer than this build "
-            f"knows ({schema.version}); upgrade Wharf or point it at another database"
-        )
+        raise SchemaTooNew(schema, version)
     for number in range(version, schema.version):
         apply_migration(conn, number + 1, schema.sqlite[number])
     return schema.version

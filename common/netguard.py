@@ -34,7 +34,6 @@ import ipaddress
 import re
 import socket
 from collections.abc import Mapping, Sequence
-from types import TracebackType
 from typing import Any, Self
 
 import aiohttp
@@ -553,12 +552,7 @@ class GuardedClient:
     async def __aenter__(self) -> Self:
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *_: object) -> None:
         await self.close()
 
     async def close(self) -> None:

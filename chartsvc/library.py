@@ -30,7 +30,7 @@ from chartsvc.repos.files import STAGED_PATTERN
 from chartsvc.repos.service import RepoService
 from chartsvc.repos.store import IndexFiles
 from chartsvc.settings import ChartsvcSettings
-from common import leftovers, private
+from common import leftovers
 from common.netguard import AddressPolicy, guarded_session
 
 logger = logging.getLogger(__name__)
@@ -79,9 +79,7 @@ async def open_library(
     of every Helm call (the service's metrics)."""
     if svc.rest.temp_dir is not None:
         svc.rest.temp_dir.mkdir(parents=True, exist_ok=True)
-    swept = await asyncio.to_thread(private.sweep, svc.credentials_dir)
-    if swept:
-        logger.info("removed %d credential file(s) an earlier run left behind", swept)
+    await asyncio.to_thread(leftovers.sweep, svc.credentials_dir, "*")  # a killed run's copies
     await asyncio.to_thread(sweep_leftovers, svc)
     credentials = await asyncio.to_thread(read_credentials, svc.registry_config)
     async with (

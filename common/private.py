@@ -11,7 +11,6 @@ shared-memory files, rather than trusted as it is.
 from __future__ import annotations
 
 import os
-import shutil
 import stat
 import tempfile
 from pathlib import Path
@@ -48,20 +47,3 @@ def private_dir(path: Path) -> Path:
 def private_temp_dir(parent: Path, prefix: str) -> Path:
     """A new folder (0700) under the private folder ``parent``, for files removed after use."""
     return Path(tempfile.mkdtemp(prefix=prefix, dir=private_dir(parent)))
-
-
-def sweep(parent: Path) -> int:
-    """Remove what an earlier run left in the private folder ``parent`` (a process killed before
-    it could clean up); how many entries went. Run at start-up, before anything writes there."""
-    removed = 0
-    try:
-        entries = list(parent.iterdir())
-    except FileNotFoundError:
-        return 0
-    for entry in entries:
-        if entry.is_dir() and not entry.is_symlink():
-            shutil.rmtree(entry, ignore_errors=True)
-        else:
-            entry.unlink(missing_ok=True)
-        removed += 1
-    return removed

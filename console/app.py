@@ -21,7 +21,7 @@ from pathlib import Path
 from aiohttp import web
 
 from chartsvc.charts import SPEC_PATTERNS as chart_patterns
-from common import private, tasks
+from common import leftovers, tasks
 from common.app import build_app
 from common.config import ConfigError
 from common.db import is_postgresql
@@ -222,8 +222,7 @@ def _clusters_context(
             )
         store = make_store(svc)
         await store.open()
-        if swept := await asyncio.to_thread(private.sweep, svc.credentials_dir):
-            logger.info("removed %d credential file(s) an earlier run left behind", swept)
+        await asyncio.to_thread(leftovers.sweep, svc.credentials_dir, "*")  # a killed run's copies
         registry = ClusterRegistry(
             static,
             store,

@@ -308,6 +308,8 @@ def _tls_context(configuration: Any) -> ssl.SSLContext:
     if not configuration.verify_ssl:
         context.check_hostname = False
         context.verify_mode = ssl.CERT_NONE
+    if configuration.disable_strict_ssl_verification:
+        context.verify_flags &= ~ssl.VERIFY_X509_STRICT
     return context
 
 

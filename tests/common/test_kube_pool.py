@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import attrs
 import pytest
 import yaml
@@ -129,4 +130,26 @@ async def test_the_kubeconfig_proxy_url_wins_over_the_environment(
     monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")  # nothing listens there
     async with client_of(sim, tmp_path, **{"proxy-url": proxy.url}) as client:
         assert await status_of(client) == 200
+    assert proxy.targets == [sim.url.removeprefix("https://")]
+
+
+@pytest.mark.parametrize("named_by", ["environment", "kubeconfig"])
+async def test_websocket_upgrades_take_the_proxy_too(
+    sim: Simulator,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    proxy: ConnectProxy,
+    named_by: str,
+) -> None:
+    """As exec and port-forward open them (``console.resources.kubeapi``): through the pool,
+    whose default is the proxy (kubernetes-asyncio passes ``proxy-url`` to requests only)."""
+    cluster = {"proxy-url": proxy.url} if named_by == "kubeconfig" else {}
+    if named_by == "environment":
+        monkeypatch.setenv("HTTPS_PROXY", proxy.url)
+    async with client_of(sim, tmp_path, **cluster) as client:
+        with pytest.raises(aiohttp.WSServerHandshakeError):  # a plain GET path: no upgrade
+            await client.rest_client.pool_manager.ws_connect(
+                f"{client.configuration.host}/api/v1/namespaces",
+                headers={"Authorization": f"Bearer {sim.token}"},
+            )
     assert proxy.targets == [sim.url.removeprefix("https://")]

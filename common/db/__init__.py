@@ -180,15 +180,17 @@ async def open_database(
     url: str | Path, schema: Schema, *, busy_timeout_ms: int = 5000, pool_size: int = 10
 ) -> AsyncIterator[Database]:
     """The database at ``url``, created and migrated as needed, closed on exit."""
-    # Imported here: the engines import this module for its types.
-    from common.db.postgres import PgDatabase
-    from common.db.sqlite import SqliteDatabase
-
+    # Imported here: the engines import this module for its types. PostgreSQL's only when asked:
+    # its driver takes a quarter of a second to import, on the loop of a service starting.
     url = str(url)
     db: Database
     if is_postgresql(url):
+        from common.db.postgres import PgDatabase
+
         db = await PgDatabase.open(url, schema, pool_size=pool_size)
     else:
+        from common.db.sqlite import SqliteDatabase
+
         db = await SqliteDatabase.open(sqlite_path(url), schema, busy_timeout_ms=busy_timeout_ms)
     try:
         yield db

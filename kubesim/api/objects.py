@@ -112,11 +112,23 @@ class Objects:
         *,
         label_selector: str | None = None,
         field_selector: str | None = None,
+        presented: bool = True,
     ) -> list[Obj]:
+        """The objects of ``rt`` (in ``namespace``, or all) the selectors match, in the store's
+        order. ``presented`` False: as stored, for a caller that serves a page of them and
+        presents only those (:meth:`present` copies each Event, defaults each custom resource:
+        a ``limit=1`` list paid for every object). Labels read the same either way; fields are
+        matched on the served form."""
         labels = label_matcher(label_selector)
         fields_ = self.field_matcher(rt, field_selector)
-        served = (self.present(rt, o) for o in self.store.list(rt.group_resource, namespace))
-        return [o for o in served if labels(o) and fields_(o)]
+        found = []
+        for obj in self.store.list(rt.group_resource, namespace):
+            if not labels(obj):
+                continue
+            served = self.present(rt, obj) if presented or field_selector else obj
+            if fields_(served):
+                found.append(served if presented else obj)
+        return found
 
     def field_matcher(self, rt: ResourceType, selector: str | None) -> Matcher:
         """The field selector of a list or watch of ``rt``: a custom resource's version also

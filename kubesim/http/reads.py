@@ -79,6 +79,7 @@ def list_(request: web.Request, state: State, target: Target) -> web.Response:
         target.namespace or None,
         label_selector=q.get("labelSelector"),
         field_selector=q.get("fieldSelector"),
+        presented=False,  # only the page served is presented, below
     )
     list_rv = store.rv
     if q.get("continue"):
@@ -99,6 +100,7 @@ def list_(request: web.Request, state: State, target: Target) -> web.Response:
         meta["continue"] = _continue_token(list_rv, (last.get("namespace", ""), last["name"]))
         if not q.get("labelSelector") and not q.get("fieldSelector"):
             meta["remainingItemCount"] = rest
+    items = [state.objects.present(target.rt, o) for o in items]
     transformed = transformed_list(request, target.rt, items, meta)
     if transformed is not None:
         return json_response(transformed)

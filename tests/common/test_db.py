@@ -229,3 +229,28 @@ async def test_a_database_outside_wal_mode_answers_through_the_pragma(tmp_path: 
         before = db.data_version()
         _insert_from_another_process(path, "theirs")
         assert db.data_version() not in (None, before)
+
+
+OPENED_ON_SQLITE = """
+import asyncio, sys
+from common.db import Schema, open_database
+
+async def main() -> None:
+    schema = Schema.portable("t", ("CREATE TABLE t (id INTEGER PRIMARY KEY)",))
+    async with open_database(sys.argv[1], schema) as db:
+        await db.write("INSERT INTO t (id) VALUES (1)")
+
+asyncio.run(main())
+print("loaded:", ",".join(sorted({"psycopg", "psycopg_pool"} & set(sys.modules))))
+"""
+
+
+def test_a_sqlite_database_never_loads_the_postgresql_driver(tmp_path: Path) -> None:
+    """Importing it costs a starting service about a quarter of a second, on its event loop."""
+    done = subprocess.run(
+        [sys.executable, "-c", OPENED_ON_SQLITE, str(tmp_path / "store.db")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout.strip() == "loaded:", done.stdout

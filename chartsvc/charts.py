@@ -22,6 +22,7 @@ import attrs
 from chartsvc import archives, deps, semver
 from chartsvc.gpg import Keyring
 from chartsvc.helm import ChartEngine, ShowFormat
+from chartsvc.helm.charts import CHART_NAME_PATTERN
 from chartsvc.oci import reference
 from chartsvc.provenance import MAX_PROVENANCE_BYTES, Provenance, ProvenanceChecker
 from chartsvc.releases.model import NAMESPACE_PATTERN, RELEASE_NAME_PATTERN
@@ -83,6 +84,7 @@ SPEC_PATTERNS = {
     "SemanticVersion": rf"^{semver.VERSION}$(?!\n)",
     "OciDestination": rf"^{reference.DESTINATION}$(?!\n)",
     "ReleaseName": RELEASE_NAME_PATTERN,
+    "ChartName": CHART_NAME_PATTERN,
     "Namespace": NAMESPACE_PATTERN,
 }
 _DESTINATION = re.compile(reference.DESTINATION)

@@ -15,6 +15,7 @@ from typing import Any
 
 import attrs
 
+from chartsvc import names
 from chartsvc.clusters import ReleaseRef
 from chartsvc.helm import WriteOptions
 from chartsvc.releases.kstatus import Readiness
@@ -29,11 +30,10 @@ class InvalidReleaseName(BadRequest, code="invalid-release-name"): ...
 class InvalidNamespace(BadRequest, code="invalid-namespace"): ...
 
 
-_DNS_LABEL = r"[a-z0-9](?:[-a-z0-9]*[a-z0-9])?"
-#: Helm's rules, as the spec's ``ReleaseName`` and ``Namespace`` state them (ECMA-262 and Python
-#: alike): a DNS-1123 subdomain of at most 53 characters, a DNS-1123 label of at most 63.
-RELEASE_NAME_PATTERN = rf"^(?![\s\S]{{54}}){_DNS_LABEL}(?:\.{_DNS_LABEL})*$(?!\n)"
-NAMESPACE_PATTERN = rf"^(?![\s\S]{{64}}){_DNS_LABEL}$(?!\n)"
+#: Helm's rules, as the spec's ``ReleaseName`` and ``Namespace`` state them: a DNS-1123 subdomain
+#: of at most 53 characters, a DNS-1123 label of at most 63.
+RELEASE_NAME_PATTERN = names.dns_subdomain(53)
+NAMESPACE_PATTERN = names.dns_label(63)
 _RELEASE_NAME = re.compile(RELEASE_NAME_PATTERN)
 _LABEL = re.compile(NAMESPACE_PATTERN)
 

@@ -19,11 +19,13 @@ from typing import Any, Protocol, get_args
 
 import attrs
 
-from chartsvc import archives, deps
+from chartsvc import archives, deps, semver
 from chartsvc.gpg import Keyring
 from chartsvc.helm import ChartEngine, ShowFormat
+from chartsvc.helm.charts import CHART_NAME_PATTERN
 from chartsvc.oci import reference
 from chartsvc.provenance import MAX_PROVENANCE_BYTES, Provenance, ProvenanceChecker
+from chartsvc.releases.model import NAMESPACE_PATTERN, RELEASE_NAME_PATTERN
 from chartsvc.repos.cache import WeightedLRU
 from chartsvc.repos.config import NAME_PATTERN, URL_PATTERN
 from chartsvc.repos.model import UpdateResult
@@ -77,7 +79,15 @@ SPEC_PATTERNS = {
     "RepositoryName": rf"^{NAME_PATTERN}$(?!\n)",
     "RepositoryUrl": URL_PATTERN,
     "ChartFilePath": FILE_PATH_PATTERN,
+    # Empty is no version: the latest stable one.
+    "VersionConstraint": rf"^(?:{semver.CONSTRAINT})?$(?!\n)",
+    "SemanticVersion": rf"^{semver.VERSION}$(?!\n)",
+    "OciDestination": rf"^{reference.DESTINATION}$(?!\n)",
+    "ReleaseName": RELEASE_NAME_PATTERN,
+    "ChartName": CHART_NAME_PATTERN,
+    "Namespace": NAMESPACE_PATTERN,
 }
+_DESTINATION = re.compile(reference.DESTINATION)
 
 
 @attrs.frozen
@@ -332,10 +342,9 @@ class ChartService:
 
     async def push(self, archive: bytes, remote: str) -> dict[str, Any]:
         """Push an uploaded archive to ``remote`` (``oci://...``) once it passes the limits."""
-        if not remote.strip().startswith("oci://"):
-            raise ValidationFailed(
-                [{"in": "body", "field": "remote", "message": "must be an oci:// URL"}]
-            )
+        if not _DESTINATION.fullmatch(remote):
+            message = "must be an oci:// repository without a tag or digest"
+            raise ValidationFailed([{"in": "body", "field": "remote", "message": message}])
         await self.checked(archive)
         await self.engine.metadata(archive)  # a chart Helm cannot load is a 400 before any send
         with tempfile.TemporaryDirectory(dir=self.temp_dir, prefix="chartsvc-push-") as work:

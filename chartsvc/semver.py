@@ -141,6 +141,33 @@ _FIND = re.compile(rf"({_OPS})\s*({_CV})")
 _GROUP = re.compile(rf"(\s*({_OPS})\s*({_CV})\s*)((?:\s+|,\s*)({_OPS})\s*({_CV})\s*)*")
 # Real constraints are a few dozen characters; the cap keeps the backtracking regexes cheap.
 MAX_CONSTRAINT_LENGTH = 256
+
+# The whole grammar as one regular expression: the spec's ``VersionConstraint`` states it and
+# ``Constraint.parse`` holds every constraint to it, so the two accept the same text. Blanks are
+# Go's ``\s`` (ASCII, as Masterminds reads them); a segment is a number Helm's uint64 holds (at
+# most 19 digits) or a wildcard; a numeric prerelease identifier has no leading zero; a hyphen
+# range follows a comma or starts a group (Masterminds' rewrite leaves ``1 2 - 3`` unparsable).
+_BLANK = r"[\t\n\f\r ]"
+_NUMBER = r"[0-9]{1,19}"
+_SEGMENT = rf"(?:{_NUMBER}|[xX*])"
+_PRE_ID = r"(?:0|[1-9][0-9]*|[0-9]*[A-Za-z-][0-9A-Za-z-]*)"
+_BUILD_ID = r"[0-9A-Za-z-]+"
+_TAIL = rf"(?:-{_PRE_ID}(?:\.{_PRE_ID})*)?(?:\+{_BUILD_ID}(?:\.{_BUILD_ID})*)?"
+_VERSION = rf"v?{_SEGMENT}(?:\.{_SEGMENT}){{0,2}}{_TAIL}"
+#: A version as ``parse_version`` and Helm's loader read it (``helm package --version``), without
+#: anchors: ``1``, ``v1.2``, ``1.2.3-rc.1+build.5``; no number over 19 digits.
+VERSION = rf"v?{_NUMBER}(?:\.{_NUMBER}){{0,2}}{_TAIL}"
+_COMPARISON = rf"(?:(?:!=|>=|=>|<=|=<|~>|[=<>~^]){_BLANK}*)?{_VERSION}"
+_HYPHEN = rf"{_VERSION}{_BLANK}+-{_BLANK}+{_VERSION}"
+_AND = (
+    rf"{_BLANK}*(?:{_HYPHEN}|{_COMPARISON})"
+    rf"(?:{_BLANK}*,{_BLANK}*(?:{_HYPHEN}|{_COMPARISON})|{_BLANK}+{_COMPARISON})*{_BLANK}*"
+)
+#: A Helm version constraint (or an exact version) of at most ``MAX_CONSTRAINT_LENGTH`` characters,
+#: without anchors: ``^1.2``, ``~1.2.3``, ``>=1.0 <2.0``, ``>=1.0, <2.0``, ``1.x``, ``*``,
+#: ``1 - 2``, OR-ed with ``||``.
+CONSTRAINT = rf"(?![\s\S]{{{MAX_CONSTRAINT_LENGTH + 1}}}){_AND}(?:\|\|{_AND})*"
+_CONSTRAINT = re.compile(CONSTRAINT)
 _X = frozenset({"x", "X", "*"})
 _CV_GROUPS = 9  # capture groups inside _CV: the second version of a range starts after them
 
@@ -167,6 +194,8 @@ class Constraint:
     def parse(cls, text: str) -> Constraint:
         if len(text) > MAX_CONSTRAINT_LENGTH:
             raise InvalidConstraint(text[:40] + "…", "longer than any real constraint")
+        if _CONSTRAINT.fullmatch(text) is None:
+            raise InvalidConstraint(text)
         groups = tuple(_parse_group(text, g) for g in _rewrite_ranges(text).split("||"))
         return cls(text=text, groups=groups)
 

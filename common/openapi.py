@@ -362,7 +362,8 @@ class _Compiler:
     def param(self, node: Any) -> Param:
         param = self.resolve(node)
         schema = param.get("schema", {})
-        resolved = self.resolve(schema)
+        # A named schema's keywords, with those written beside the reference (a ``default``).
+        resolved = {**self.resolve(schema), **{k: v for k, v in schema.items() if k != "$ref"}}
         return Param(
             name=param["name"],
             location=param["in"],

@@ -109,7 +109,17 @@ API_ROUTES: tuple[web.RouteTableDef, ...] = (
 #: The spec's schemas whose pattern is the check the server holds requests to: the chart library's
 #: (chartsvc's own) and the values library's file names.
 SPEC_PATTERNS = {
-    **{name: chart_patterns[name] for name in ("ChartRef", "RepositoryName", "RepositoryUrl")},
+    **{
+        name: chart_patterns[name]
+        for name in (
+            "ChartRef",
+            "RepositoryName",
+            "RepositoryUrl",
+            "VersionConstraint",
+            "ReleaseName",
+            "Namespace",
+        )
+    },
     "ValuesFileName": VALUES_NAME_PATTERN,
 }
 #: Clusters connected to at once by the start-up warm-up.

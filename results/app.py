@@ -28,6 +28,7 @@ from common.throttle import LoginThrottle
 from common.uploads import SPOOL_PREFIX
 from results import keys, wiring
 from results import web as pages
+from results.fields import SPEC_PATTERNS
 from results.gate import VerdictCache
 from results.http import accounts, badges, events, gate, history, ingest, projects, runs
 from results.ingest import Ingestor
@@ -55,7 +56,7 @@ API_ROUTES: tuple[web.RouteTableDef, ...] = (
 
 @functools.cache
 def load_spec() -> Spec:
-    return Spec.load(SPEC_PATH)
+    return Spec.load(SPEC_PATH, patterns=SPEC_PATTERNS)
 
 
 def create_app(

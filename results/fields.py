@@ -16,14 +16,31 @@ from urllib.parse import urlsplit
 
 from common.errors import ValidationFailed
 
-PROJECT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,127}")
-FLAG = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
-COMMIT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
-_NO_SPACE = re.compile(r"[^\s\x00-\x1f\x7f]+")
 MAX_BRANCH = 255
 MAX_RUN_KEY = 200
 MAX_URL = 2048
 DEFAULT_FLAG = "default"
+_VISIBLE = r"[^\s\x00-\x1f\x7f]"  # no blank or control character
+_HEADS = "refs/heads/"
+PROJECT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,127}")
+FLAG = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+COMMIT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+#: A branch, GitHub's ``refs/heads/`` before it or not (never that alone).
+BRANCH = re.compile(rf"(?!{_HEADS}$)(?:{_HEADS})?{_VISIBLE}{{1,{MAX_BRANCH}}}")
+RUN_KEY = re.compile(rf"{_VISIBLE}{{1,{MAX_RUN_KEY}}}")
+_NO_SPACE = re.compile(rf"{_VISIBLE}+")
+#: The spec's schemas whose pattern is one of the checks above (``load_document``'s
+#: ``patterns``), so the served spec and the server cannot drift.
+SPEC_PATTERNS = {
+    name: rf"^(?:{check.pattern})$(?!\n)"
+    for name, check in {
+        "ProjectName": PROJECT,
+        "BranchName": BRANCH,
+        "CommitId": COMMIT,
+        "FlagName": FLAG,
+        "RunKey": RUN_KEY,
+    }.items()
+}
 
 
 class FieldError(ValueError):
@@ -40,10 +57,9 @@ def project(value: str) -> str:
 
 
 def branch(value: str) -> str:
-    value = value.removeprefix("refs/heads/")
-    if not (0 < len(value) <= MAX_BRANCH and _NO_SPACE.fullmatch(value)):
+    if not BRANCH.fullmatch(value):
         raise FieldError(f"must be 1-{MAX_BRANCH} characters without spaces or control characters")
-    return value
+    return value.removeprefix(_HEADS)
 
 
 def commit(value: str) -> str:
@@ -59,7 +75,7 @@ def flag(value: str) -> str:
 
 
 def run_key(value: str) -> str:
-    if not (0 < len(value) <= MAX_RUN_KEY and _NO_SPACE.fullmatch(value)):
+    if not RUN_KEY.fullmatch(value):
         raise FieldError(f"must be 1-{MAX_RUN_KEY} characters without spaces")
     return value
 

@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 import helm_python as helm
 
+from chartsvc import names
 from chartsvc.helm.errors import provenance_failure
 from chartsvc.helm.handles import HandlePool
 from chartsvc.helm.runner import HelmRunner
@@ -26,12 +27,13 @@ from common.errors import BadRequest, ValidationFailed
 
 ShowFormat = Literal["all", "chart", "values", "readme", "crds"]
 
-# Helm's own rule for chart names (chartutil.ValidateMetadataName); it also keeps "/" and ".." out of
-# the scaffold's path.
-CHART_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 #: The longest name ``helm create`` + ``helm package`` can both take: Helm refuses names over 250,
 #: and the package ``<name>-0.1.0.tgz`` must fit a 255-byte file name.
 MAX_CREATE_NAME = 255 - len("-0.1.0.tgz")
+#: Helm's own rule for chart names (chartutil.ValidateMetadataName), at most ``MAX_CREATE_NAME``
+#: long: the spec's ``ChartName``. It also keeps "/" and ".." out of the scaffold's path.
+CHART_NAME_PATTERN = names.dns_subdomain(MAX_CREATE_NAME)
+_CHART_NAME = re.compile(CHART_NAME_PATTERN)
 
 
 @contextmanager
@@ -264,10 +266,6 @@ def _package(
 
 def check_create_name(name: str) -> None:
     """Raise a 400 naming the field unless ``helm create`` and ``helm package`` can take ``name``."""
-    if len(name) > MAX_CREATE_NAME:
-        message = f"must be at most {MAX_CREATE_NAME} characters"
-    elif not CHART_NAME.match(name):
-        message = f"must match {CHART_NAME.pattern}"
-    else:
-        return
-    raise ValidationFailed([{"in": "body", "field": "name", "message": message}])
+    if not _CHART_NAME.match(name):
+        message = f"must be a DNS-1123 subdomain of at most {MAX_CREATE_NAME} characters"
+        raise ValidationFailed([{"in": "body", "field": "name", "message": message}])

@@ -27,10 +27,12 @@ _HOST = re.compile(rf"{HOST_PATTERN}(?::{PORT_PATTERN})?")
 MAX_REPOSITORY_LENGTH = 255
 #: The references :meth:`Reference.parse` takes, as one pattern (ECMA-262 and Python alike): the
 #: spec's ``ChartRef`` is made of it. A repository path may end in slashes (dropped).
-PATTERN = (
+#: Without a tag or digest (``DESTINATION``), it is where a chart is pushed: the tag is its version.
+DESTINATION = (
     rf"oci://{_HOST.pattern}/(?![a-z0-9._/-]{{{MAX_REPOSITORY_LENGTH + 1}}})"
-    rf"{_REPOSITORY.pattern}/*(?::{_TAG.pattern})?(?:@{_DIGEST.pattern})?"
+    rf"{_REPOSITORY.pattern}/*"
 )
+PATTERN = rf"{DESTINATION}(?::{_TAG.pattern})?(?:@{_DIGEST.pattern})?"
 
 
 class InvalidReference(BadRequest, code="invalid-oci-reference"):

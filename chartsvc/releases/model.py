@@ -15,6 +15,7 @@ from typing import Any
 
 import attrs
 
+from chartsvc import names
 from chartsvc.clusters import ReleaseRef
 from chartsvc.helm import WriteOptions
 from chartsvc.releases.kstatus import Readiness
@@ -29,12 +30,16 @@ class InvalidReleaseName(BadRequest, code="invalid-release-name"): ...
 class InvalidNamespace(BadRequest, code="invalid-namespace"): ...
 
 
-_RELEASE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+#: Helm's rules, as the spec's ``ReleaseName`` and ``Namespace`` state them: a DNS-1123 subdomain
+#: of at most 53 characters, a DNS-1123 label of at most 63.
+RELEASE_NAME_PATTERN = names.dns_subdomain(53)
+NAMESPACE_PATTERN = names.dns_label(63)
+_RELEASE_NAME = re.compile(RELEASE_NAME_PATTERN)
+_LABEL = re.compile(NAMESPACE_PATTERN)
 
 
 def check_release_name(name: str) -> None:
-    if len(name) > 53 or not _RELEASE_NAME.match(name):
+    if not _RELEASE_NAME.match(name):
         raise InvalidReleaseName(
             f"invalid release name {name[:80]!r}: a DNS-1123 subdomain (lower case letters, "
             "digits, '-' and '.') of at most 53 characters"
@@ -42,7 +47,7 @@ def check_release_name(name: str) -> None:
 
 
 def check_namespace(namespace: str) -> None:
-    if len(namespace) > 63 or not _LABEL.match(namespace):
+    if not _LABEL.match(namespace):
         raise InvalidNamespace(
             f"invalid namespace {namespace[:80]!r}: a DNS-1123 label (lower case letters, "
             "digits and '-') of at most 63 characters"

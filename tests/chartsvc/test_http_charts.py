@@ -74,6 +74,26 @@ async def test_template_bad_chart_ref_is_400(repo_client: Client) -> None:
         ], ref
 
 
+async def test_a_version_is_a_helm_constraint_or_a_400_naming_it(repo_client: Client) -> None:
+    """``version`` takes what ``helm --version`` takes (the spec's ``VersionConstraint``, the
+    parser's own pattern); anything else is refused before a repository is read."""
+    resp = await repo_client.post(
+        "/api/v1/charts/template", json={"chartRef": "r/demo", "version": "~0.1 || >=9"}
+    )
+    assert "helm.sh/chart: demo-0.1.0" in await resp.text()
+    for version in ("latest", "1 2 - 3", ">=0.1\u2003<1", "0." + "1" * 20):
+        resp = await repo_client.post(
+            "/api/v1/charts/template", json={"chartRef": "r/demo", "version": version}
+        )
+        body = await assert_problem(resp, 400, code="invalid-request")
+        assert [e["field"] for e in body["errors"]] == ["version"], version
+        resp = await repo_client.get(
+            "/api/v1/charts/show", params={"chartRef": "r/demo", "version": version}
+        )
+        body = await assert_problem(resp, 400, code="invalid-request")
+        assert [e["field"] for e in body["errors"]] == ["version"], version
+
+
 async def test_the_served_spec_states_the_servers_own_patterns(repo_client: Client) -> None:
     served = await (await repo_client.get("/v3/api-docs")).json()
     assert {

@@ -204,6 +204,33 @@ async def test_push_requires_oci_remote_and_archive(client: Client) -> None:
     assert "remote" in body["detail"]
 
 
+async def test_a_push_remote_is_an_oci_repository_without_tag_or_digest(client: Client) -> None:
+    """The spec's ``OciDestination`` is the check: a tag, a digest, a blank or an uppercase path
+    is refused naming ``remote`` before the archive is read; the form alone goes on to it."""
+    from aiohttp import FormData
+
+    def form(remote: str) -> FormData:
+        data = FormData()
+        data.add_field("chart", b"x", filename="c.tgz", content_type="application/gzip")
+        data.add_field("remote", remote)
+        return data
+
+    for remote in (
+        "oci://r.example/charts:1.0",
+        "oci://r.example/c@sha256:" + "a" * 64,
+        " oci://r.example/charts",
+        "oci://r.example/Charts",
+        "oci://r.example",
+    ):
+        resp = await client.post("/api/v1/repos/push", data=form(remote), headers=KEY)
+        body = await assert_problem(resp, 400, code="invalid-request")
+        assert [e["field"] for e in body["errors"]] == ["remote"], remote
+    resp = await client.post(
+        "/api/v1/repos/push", data=form("oci://r.example/charts/"), headers=KEY
+    )
+    await assert_problem(resp, 400, code="invalid-chart")  # past the remote: the archive is none
+
+
 async def test_a_repository_on_the_jump_host_needs_an_allow_list_entry(
     make_client: MakeClient, make_settings: MakeSettings, chart_repo: ChartRepo
 ) -> None:

@@ -53,6 +53,18 @@ async def test_package_files_with_a_new_version(client: Client) -> None:
     assert "web/templates/cm.yaml" in members(archive)
 
 
+async def test_a_new_version_is_one_helm_reads_or_a_400_naming_it(client: Client) -> None:
+    """``version`` is the spec's ``SemanticVersion``, Helm's loose reading: ``v1.2`` is packaged
+    as Helm would; what Helm's loader refuses is a 400 naming the field, not an invalid chart."""
+    resp = await client.post(f"{API}/charts/package", json={"files": FILES, "version": "v1.2"})
+    assert 'filename="web-v1.2.tgz"' in resp.headers["Content-Disposition"]
+    for version in ("1.2.3.4", "1.0.0-01", "1.0.0 ", "é", "1" * 20):
+        body = {"files": FILES, "version": version}
+        resp = await client.post(f"{API}/charts/package", json=body)
+        assert resp.status == 400, version
+        assert [e["field"] for e in (await resp.json())["errors"]] == ["version"], version
+
+
 @pytest.mark.parametrize(
     ("files", "field"),
     [

@@ -62,15 +62,20 @@ async def test_install_over_existing_release_is_409(releases: Client, namespace:
 
 
 async def test_invalid_names_and_missing_fields_are_400(releases: Client, namespace: str) -> None:
-    for name in ("Bad_Name", "x" * 54, "-lead"):
+    # Helm's rules are the spec's ReleaseName and Namespace: refused naming the field.
+    for name in ("Bad_Name", "x" * 54, "-lead", "web\n"):
         resp = await install(releases, namespace, name)
-        await assert_problem(resp, 400, code="invalid-release-name")
+        body = await assert_problem(resp, 400, code="invalid-request")
+        assert [e["field"] for e in body["errors"]] == ["releaseName"], name
     resp = await install(releases, "Not.A.Label")
-    await assert_problem(resp, 400, code="invalid-namespace")
+    body = await assert_problem(resp, 400, code="invalid-request")
+    assert [e["field"] for e in body["errors"]] == ["namespace"]
     resp = await releases.get(f"{API}/releases?namespace=UPPER")
-    await assert_problem(resp, 400, code="invalid-namespace")
+    body = await assert_problem(resp, 400, code="invalid-request")
+    assert [e["field"] for e in body["errors"]] == ["namespace"]
     resp = await releases.get(f"{API}/releases/Bad_Name")
-    await assert_problem(resp, 400, code="invalid-release-name")
+    body = await assert_problem(resp, 400, code="invalid-request")
+    assert [e["field"] for e in body["errors"]] == ["name"]
     resp = await releases.post(f"{API}/releases", json={"releaseName": "x"}, headers=KEY)
     body = await assert_problem(resp, 400)
     assert "chartRef" in body["message"]

@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import itertools
 import random
+import re
 
+import hypothesis
 import pytest
+from hypothesis import strategies as st
 
 from chartsvc.semver import (
+    CONSTRAINT,
     Constraint,
     InvalidConstraint,
     Version,
@@ -266,3 +270,112 @@ def test_constraint_groups() -> None:
     assert [len(g) for g in c.groups] == [2, 2]
     assert len(Constraint.parse("1.0.0 - 2.0.0, <=2.0.0").groups[0]) == 3
     assert str(c) == ">= 1.2.3, < 2.0 || => 3.0 < 4"
+
+
+#: What Helm users write, each accepted by the spec's pattern and by the parser alike.
+WRITTEN = [
+    "18.2.4",
+    "v1.2",
+    "^1.2",
+    "~1.2.3",
+    "~> 1.2",
+    ">=1.0 <2",
+    ">= 1.0, < 2.0",
+    "1.x",
+    "1.2.X",
+    "*",
+    "1 - 2",
+    "1.2 - 3.4 || ^5",
+    "1, 2 - 3",
+    "1 - 2 3",
+    "!=1.2.3-rc.1",
+    "=< 1.0.0+build.5",
+    "1.0.0-alpha-1.0",
+    "\t^1\n",
+    "18446744073709551",
+]
+#: Spellings the parser refuses, refused by the pattern too (among them rules the pattern states
+#: beyond Masterminds' regexes: a range after a blank alone, Unicode blanks, a 20-digit number).
+REFUSED = [
+    "",
+    "1 2 - 3",
+    ">=1 - 2",
+    "1x",
+    "1.0.0-01",
+    ">=1\u2003<2",
+    "\u00a01",
+    "18446744073709551615",
+    "1 ||",
+    "|| 1",
+    "1,,2",
+    "1 - 2 - 3",
+    "x" * 300,
+    "1" * 257,
+]
+
+
+@pytest.mark.parametrize("text", WRITTEN)
+def test_the_pattern_admits_what_helm_users_write(text: str) -> None:
+    assert re.fullmatch(CONSTRAINT, text)
+    Constraint.parse(text)
+
+
+@pytest.mark.parametrize("text", REFUSED)
+def test_the_pattern_refuses_what_the_parser_refuses(text: str) -> None:
+    assert not re.fullmatch(CONSTRAINT, text)
+    with pytest.raises(InvalidConstraint):
+        Constraint.parse(text)
+
+
+def test_a_constraint_at_the_length_limit_is_one() -> None:
+    longest = "||".join(["1.2.3"] * 36) + "||   1"
+    assert len(longest) == 256
+    assert re.fullmatch(CONSTRAINT, longest)
+    assert len(Constraint.parse(longest).groups) == 37
+
+
+#: Pieces of constraints, right and wrong, so that joined at random they make near misses.
+PIECES = st.sampled_from(
+    [
+        "1",
+        "2.3",
+        "4.5.6",
+        "x",
+        "*",
+        "v",
+        "01",
+        "-rc",
+        ".1",
+        ".01",
+        "+b",
+        "-",
+        " - ",
+        " ",
+        "\t",
+        ",",
+        "||",
+        "|",
+        ">=",
+        "<",
+        "^",
+        "~",
+        "=>",
+        "!=",
+        "\u2003",
+        "a",
+    ]
+)
+
+
+@hypothesis.settings(max_examples=400, derandomize=True, database=None, deadline=None)
+@hypothesis.given(st.lists(PIECES, min_size=1, max_size=8).map("".join))
+def test_the_pattern_and_the_parser_agree(text: str) -> None:
+    """The spec's ``VersionConstraint`` and ``Constraint.parse`` admit the same text: the
+    parser checks the pattern first, so a pattern looser than the grammar fails here."""
+    matched = re.fullmatch(CONSTRAINT, text) is not None
+    try:
+        Constraint.parse(text)
+    except InvalidConstraint:
+        assert not matched, text
+    else:
+        assert matched, text

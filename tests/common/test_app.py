@@ -336,6 +336,34 @@ def test_a_service_states_the_pattern_of_a_named_schema(tmp_path: Path) -> None:
             Spec.load(tmp_path / "svc.yaml", patterns={wrong: "^a$"})
 
 
+def test_a_parameter_keeps_the_default_written_beside_its_named_schema() -> None:
+    """``{$ref: Flag, default: default}``: the named schema's rule and the parameter's default."""
+    document = {
+        "openapi": "3.1.0",
+        "info": {"title": "s", "version": "1"},
+        "paths": {
+            "/x": {
+                "get": {
+                    "operationId": "getX",
+                    "parameters": [
+                        {
+                            "name": "flag",
+                            "in": "query",
+                            "schema": {"$ref": "#/components/schemas/Flag", "default": "main"},
+                        }
+                    ],
+                    "responses": {"200": {"description": "ok"}},
+                }
+            }
+        },
+        "components": {"schemas": {"Flag": {"type": "string", "pattern": "^[a-z]+$"}}},
+    }
+    (param,) = Spec.from_document(document).operations["getX"].params
+    assert param.default == "main"
+    assert not list(param.validator.iter_errors("main"))
+    assert list(param.validator.iter_errors("Main!"))
+
+
 def test_spec_fragments_can_be_left_out(tmp_path: Path) -> None:
     import yaml
 

@@ -12,6 +12,7 @@ import pytest
 from chartsvc.charts import SPEC_PATTERNS as CHART_PATTERNS
 from common.openapi import Param, Spec, _message, load_document, quick_checks, whole_integers
 from console.app import SPEC_PATTERNS as CONSOLE_PATTERNS
+from results.fields import SPEC_PATTERNS as RESULTS_PATTERNS
 
 ROOT = Path(__file__).resolve().parents[2]
 PROBES: tuple[Any, ...] = (
@@ -46,7 +47,11 @@ PROBES: tuple[Any, ...] = (
 @functools.cache
 def params() -> list[Param]:
     found = []
-    patterns = {"chartsvc": CHART_PATTERNS, "results": {}, "console": CONSOLE_PATTERNS}
+    patterns = {
+        "chartsvc": CHART_PATTERNS,
+        "results": RESULTS_PATTERNS,
+        "console": CONSOLE_PATTERNS,
+    }
     for service, stated in patterns.items():
         document = load_document(ROOT / "spec" / f"{service}.yaml", patterns=stated)
         spec = Spec.from_document(document)

@@ -24,6 +24,7 @@ import requests
 import schemathesis
 from aiohttp import web
 from schemathesis import BaseSchema, checks
+from schemathesis.generation import GenerationMode
 
 from chartsvc.app import create_app as chartsvc_app
 from chartsvc.settings import Settings as ChartsvcSettings
@@ -35,6 +36,7 @@ from console.settings import Settings as ConsoleSettings
 from results.app import create_app as results_app
 from results.settings import Settings as ResultsSettings
 from tests.addresses import free_port
+from tests.chartsvc.fixtures_charts import chart_yaml, tgz_bytes
 from tests.console.support import ADMIN as CONSOLE_ADMIN
 from tests.console.support import ADMIN_PASSWORD
 
@@ -189,8 +191,7 @@ CHECKS = [
 #: Every service's spec says every rule the server holds a request to (patterns, lengths, ranges):
 #: a schema-valid request it refuses is a defect of the spec or of the server.
 POSITIVE = {"results", "chartsvc", "console"}
-#: Operations with a rule no schema can state, left out of that check (and why). So are
-#: operations taking files (multipart): a report's or chart's contents are checked by opening it.
+#: Operations with a rule no schema can state, left out of that check (and why).
 NOT_POSITIVE = {
     "getGate": "one of commit or branch is required: a rule across two parameters",
     "metricsGraph": "a node needs name, a namespace namespace, a pod both: across parameters",
@@ -204,15 +205,48 @@ NOT_POSITIVE = {
 
 
 def _positive(service: str, case: Case) -> bool:
+    return (
+        service in POSITIVE and case.operation.definition.raw.get("operationId") not in NOT_POSITIVE
+    )
+
+
+#: A JUnit report of one passing test.
+JUNIT = '<testsuite name="s" tests="1"><testcase classname="c" name="t"/></testsuite>'
+#: A chart archive, reports and a diff whose contents are what the parts ask: what a file holds
+#: is checked by opening it, beyond any schema, so a schema-valid upload carries a real file in
+#: each part and the positive check is of everything else the request says.
+FILES: dict[str, bytes | list[bytes]] = {
+    "chart": tgz_bytes(
+        {
+            "fuzz/Chart.yaml": chart_yaml("fuzz", "0.1.0"),
+            "fuzz/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n",
+        }
+    ),
+    "junit": [JUNIT.encode()],
+    "jacoco": [b"SF:src/app.py\nDA:1,1\nDA:2,0\nend_of_record\n"],
+    "diff": b"--- a/src/app.py\n+++ b/src/app.py\n@@ -1,1 +1,2 @@\n x = 1\n+y = 2\n",
+}
+
+
+def _real_files(case: Case) -> None:
+    """Each file part of a schema-valid multipart body, given real contents (``FILES``)."""
     raw = case.operation.definition.raw
     takes_files = MULTIPART in ((raw.get("requestBody") or {}).get("content") or {})
-    return service in POSITIVE and not takes_files and raw.get("operationId") not in NOT_POSITIVE
+    if not takes_files or case.meta is None or case.meta.generation.mode != GenerationMode.POSITIVE:
+        return
+    # In place, before the call: still the case generated (schemathesis judges again only what
+    # its hooks change, and a part's bytes are no JSON string to that judgement).
+    body: dict[str, Any] = case.body  # type: ignore[assignment]  # a form: a mapping of parts
+    for part, real in FILES.items():
+        if part in body:
+            body[part] = real * len(body[part]) if isinstance(real, list) else real
 
 
 #: Refusals no schema can foresee, by their problem's code: where a URL's host leads (loopback,
 #: private, metadata, a numeric spelling of one) is the address guard's decision when it is
-#: fetched; an OCI reference's tag and a different version conflict across two fields.
-BEYOND_THE_SCHEMA = {"address-refused", "version-conflict"}
+#: fetched; an OCI reference's tag and a different version conflict across two fields; whether a
+#: provenance file is signed by a key of the keyring (none here) is decided by reading it.
+BEYOND_THE_SCHEMA = {"address-refused", "version-conflict", "provenance-failed"}
 #: Address refusals for the URL's form (its scheme, a host at all): the spec's pattern says those.
 URL_FORM = {"unsupported-scheme", "invalid-url"}
 
@@ -226,6 +260,7 @@ def _beyond_the_schema(response: Any) -> bool:
 
 def _check(servers: dict[str, tuple[Served, Mapping[str, str]]], service: str, case: Case) -> None:
     served, headers = servers[service]
+    _real_files(case)
     response = case.call(base_url=f"{served.base_url}/api/v1", headers=dict(headers), timeout=30)
     assert response.status_code != 500, (
         f"{case.method} {case.formatted_path} answered 500: {response.text[:500]}"
@@ -279,7 +314,6 @@ FIRST = {
     "results": {"POST /ingest"},
     "console": {"PUT /helm/values", "PUT /helm/values/{name}"},
 }
-JUNIT = '<testsuite name="s" tests="1"><testcase classname="c" name="t"/></testsuite>'
 #: The operations of each service that the spec links (a created thing to what reads and deletes
 #: it); the state machine keeps to them, so its steps are spent on chains, not on single calls.
 LINKED = {

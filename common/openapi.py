@@ -754,8 +754,26 @@ def _message(err: jsonschema.ValidationError) -> str:
         "minItems": lambda: f"must have at least {value} items",
         "maxItems": lambda: f"must have at most {value} items",
         "additionalProperties": lambda: "is not a known field",
+        "anyOf": lambda: _alternatives_message(err),
+        "oneOf": lambda: _alternatives_message(err),
     }
     return messages.get(str(err.validator), lambda: "is invalid")()
+
+
+def _alternatives_message(err: jsonschema.ValidationError) -> str:
+    """A value that fits none of ``anyOf``/``oneOf``'s schemas, in the words of the one it came
+    closest to: a value of a type none takes names every type taken ("must be of type string or
+    null"); a value of a type some take names what that one refuses (its pattern, its length)."""
+    of_type = [e for e in err.context if e.validator == "type" and not e.relative_path]
+    rest = [e for e in err.context if e not in of_type]
+    if of_type and not rest:
+        taken: list[str] = []
+        for e in of_type:
+            value: Any = e.validator_value
+            taken += [value] if isinstance(value, str) else value
+        return "must be of type " + " or ".join(dict.fromkeys(taken))
+    best = jsonschema.exceptions.best_match(rest)
+    return _message(best) if best is not None else "is invalid"
 
 
 def operations(spec: Spec) -> PerRoute[Operation | None]:

@@ -37,8 +37,9 @@ def test_threads_parsing_at_once_do_not_break_each_others_parse() -> None:
     thread.start()
     errors, parses = [], 0
     try:
-        deadline = time.monotonic() + 2
-        while time.monotonic() < deadline:
+        started = time.monotonic()
+        # two seconds, and at least 40 parses however slow a loaded machine makes them
+        while time.monotonic() - started < 2 or (parses < 40 and time.monotonic() - started < 30):
             Finalised()
             try:
                 ast.parse(SOURCE)
@@ -49,5 +50,5 @@ def test_threads_parsing_at_once_do_not_break_each_others_parse() -> None:
         stop.set()
         thread.join()
         gc.set_threshold(*threshold)
-    assert parses > 10
+    assert parses >= 40
     assert not errors, f"{len(errors)} of {parses} parses failed: {errors[0]}"

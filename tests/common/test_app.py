@@ -415,3 +415,21 @@ async def test_a_repeated_query_is_validated_once_and_kept_read_only(
     for limit in range(10):
         assert (await client.get(f"/api/v1/things?limit={limit}")).status == 200
     assert len(memo) <= 3
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (7, "must be of type string or null"),  # a type none of the alternatives takes
+        ("Bad_Name", "must be a DNS-1123 label"),  # the string alternative's own rule
+        ([], "must be of type string or null"),
+    ],
+)
+def test_a_value_fitting_no_alternative_is_named_by_the_closest(value: Any, message: str) -> None:
+    import jsonschema
+
+    title = "a DNS-1123 label"
+    label = {"type": "string", "pattern": "^[a-z0-9-]+$", "title": title}
+    schema = {"properties": {"namespace": {"anyOf": [label, {"type": "null"}]}}}
+    errors = list(jsonschema.Draft202012Validator(schema).iter_errors({"namespace": value}))
+    assert [openapi._message(e) for e in errors] == [message]

@@ -45,8 +45,12 @@ def open_objects(spec: Spec, node: Any, where: str, seen: set[str]) -> Iterator[
     schema = resolve(spec, node)
     if not isinstance(schema, Mapping):
         return
+    named = set(schema.get("properties", {}))
+    closed = "additionalProperties" in schema or "unevaluatedProperties" in schema
     for key in ("allOf", "oneOf", "anyOf"):
         for sub in schema.get(key, []):
+            if closed and _constrains_only(sub, named):
+                continue  # which of the closed object's own fields are required, say
             yield from open_objects(spec, sub, where, seen)
     if schema.get("type") == "object" or "properties" in schema:
         if "additionalProperties" not in schema and "unevaluatedProperties" not in schema:
@@ -58,6 +62,14 @@ def open_objects(spec: Spec, node: Any, where: str, seen: set[str]) -> Iterator[
             yield from open_objects(spec, extra, f"{where}.*", seen)
     if "items" in schema:
         yield from open_objects(spec, schema["items"], f"{where}[]", seen)
+
+
+def _constrains_only(sub: Any, named: set[str]) -> bool:
+    """Whether ``sub`` (an alternative inside an object schema) only restates fields its object
+    already names, adding no object of its own."""
+    if not isinstance(sub, Mapping) or "$ref" in sub or "type" in sub:
+        return False
+    return set(sub.get("properties", {})) <= named
 
 
 def body_schemas(spec: Spec) -> Iterator[tuple[Operation, str, Any]]:

@@ -116,7 +116,7 @@ def main() -> None:
     args = options(
         parser,
         quick={"timeout": 5.0},
-        smoke={"timeout": 1.0, "warmup": 2, "settle": 0.1},
+        smoke={"timeout": 0.5, "warmup": 1, "settle": 0},
     )
     report = Report.of("chartsvc_render_bomb", args)
     asyncio.run(bench(args, report))

@@ -458,7 +458,7 @@ def main() -> int:
     args = options(
         parser,
         quick={"repeats": 2, "uploads": 3, "runs": 5000, "calls": 200},
-        smoke={"repeats": 1, "uploads": 1, "runs": 50, "calls": 60, "testcases": 500},
+        smoke={"repeats": 1, "uploads": 1, "runs": 50, "calls": 10, "testcases": 500},
     )
     out = Report.of("results_postgres", args)
     server = pgserver.start(durable=True)

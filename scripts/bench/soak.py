@@ -429,14 +429,14 @@ def main() -> int:
         },
         smoke={
             "clients": 4,
-            "seconds": 0.5,
+            "seconds": 0.3,
             "cycles": 3,
             "idle": 20,
-            "warm_up": 0.5,
-            "header_timeout": 1,
+            "warm_up": 0.2,
+            "header_timeout": 0.5,
             # The console's watches linger 5 s after their last subscriber: a smoke run waits
             # for none of it (the tasks left are shown, never judged).
-            "settle": 0.5,
+            "settle": 0,
         },
     )
     out = Report.of("soak", args)

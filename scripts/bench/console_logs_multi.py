@@ -221,7 +221,7 @@ if __name__ == "__main__":
         bench,
         options,
         name="console_logs_multi",
-        quick={"seconds": 12.0},
+        quick={"seconds": 9.0},  # a window of about five seconds: 5,000 lines
         # Smoke: a second and a half of window between half-second margins; figures not judged.
         smoke={"seconds": 3.0, "settle": 0.5, "tail": 0.5},
     )

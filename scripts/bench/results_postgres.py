@@ -457,7 +457,9 @@ def main() -> int:
     parser.add_argument("--testcases", type=int, default=TESTCASES, help="cases in the report")
     args = options(
         parser,
-        quick={"repeats": 2, "uploads": 3, "runs": 5000, "calls": 200},
+        # Quick: a 5,000-case report, as results_ingest's quick run (the ratio is per case), and
+        # two uploads per uploader (the replicas' ratio is judged only on 8+ CPUs).
+        quick={"repeats": 2, "uploads": 2, "runs": 5000, "calls": 200, "testcases": 5000},
         smoke={"repeats": 1, "uploads": 1, "runs": 50, "calls": 10, "testcases": 500},
     )
     out = Report.of("results_postgres", args)

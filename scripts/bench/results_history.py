@@ -213,9 +213,7 @@ def main() -> int:
     parser.add_argument("--calls", type=int, default=200)
     args = options(
         parser,
-        # Quick: 100 tests a run (the targets read runs' aggregates and one test's history;
-        # half the test cases halve the seeding).
-        quick={"runs": 2000, "tests": 100, "calls": 60},
+        quick={"runs": 2000, "calls": 60},
         smoke={"runs": 100, "tests": 20, "calls": 2},
     )
     with tempfile.TemporaryDirectory() as tmp:

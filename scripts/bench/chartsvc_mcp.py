@@ -186,7 +186,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=300, help="tool calls per door and server")
     parser.add_argument("--rounds", type=int, default=5)
-    args = options(parser, quick={"calls": 60, "rounds": 3}, smoke={"calls": 4, "rounds": 1})
+    args = options(parser, quick={"calls": 100}, smoke={"calls": 4, "rounds": 1})
     out = Report.of("chartsvc_mcp", args)
     asyncio.run(bench(args, out))
     return out.emit()

@@ -39,7 +39,7 @@ async def measure(base: str, rounds: int, out: Report) -> None:
         cluster = f"{base}/api/v1/clusters/demo"
         diagnosis = await (await session.get(f"{cluster}/diagnose")).json()
         print(f"findings: {len(diagnosis['findings'])} (whole cluster)")
-        for _ in range(3):  # warm-up: discovery, connections
+        for _ in range(min(rounds, 3)):  # warm-up: discovery, connections
             await timed_get(session, f"{cluster}/diagnose")
             await timed_get(session, f"{cluster}/resources/pods/objects")
         diag, pods = [], []
@@ -59,7 +59,9 @@ async def measure(base: str, rounds: int, out: Report) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=30)
-    args = options(parser, quick={"rounds": 15}, smoke={"rounds": 2})
+    parser.add_argument("--settle", type=float, default=3.0, help="seconds before the first call")
+    # Smoke: no wait for the failures to show (the diagnosis runs whatever it finds).
+    args = options(parser, quick={"rounds": 15}, smoke={"rounds": 2, "settle": 0})
     out = Report.of("console_diagnose", args)
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -76,7 +78,7 @@ def main() -> int:
             console_args += ["--set", f"console.data-dir={work / 'console'}"]
             console_args += ["--set", "console.clusters.impersonate=off"]
             with child(console_args, env, work / "console.log"):
-                time.sleep(3)  # let the demo's broken workloads reach their failure states
+                time.sleep(args.settle)  # the demo's broken workloads reach their failure states
                 try:
                     asyncio.run(measure(f"http://127.0.0.1:{console_port}", args.rounds, out))
                 except RuntimeError:

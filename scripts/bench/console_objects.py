@@ -185,7 +185,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--port", type=int, default=0, help="the console's (default: a free one)")
     return bench_main(
-        "console_objects", parser, bench, quick={"pods": 3000}, smoke={"pods": 100, "rounds": 1}
+        "console_objects", parser, bench, quick={"pods": 1500}, smoke={"pods": 100, "rounds": 1}
     )
 
 

@@ -98,7 +98,7 @@ INTERACTIVE = """async () => {
 }"""
 
 
-async def list_page(args: argparse.Namespace, out: Report) -> None:
+async def list_page(args: argparse.Namespace, browser: Browser, out: Report) -> None:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     with tempfile.TemporaryDirectory() as tmp, Simulator(Path(tmp), context="list") as sim:
@@ -106,16 +106,16 @@ async def list_page(args: argparse.Namespace, out: Report) -> None:
             print(f"creating {args.pods} pods", file=sys.stderr, flush=True)
             await create_pods(api, args.pods)
         with running_console(__file__, sim.kubeconfig_path, port, f"{tmp}/console"):
-            async with chromium() as browser:
-                page = await signed_in_page(browser, base)
-                times: list[float] = []
-                for _ in range(args.rounds):
-                    await page.goto(f"{base}/#/c/list/r/pods")
-                    answered, interactive, shown = await page.evaluate(INTERACTIVE)
-                    if shown < args.pods:
-                        raise SystemExit(f"the page showed {shown} rows of {args.pods}")
-                    times.append(interactive - answered)
-                    await page.goto("about:blank")
+            page = await signed_in_page(browser, base)
+            times: list[float] = []
+            for _ in range(args.rounds):
+                await page.goto(f"{base}/#/c/list/r/pods")
+                answered, interactive, shown = await page.evaluate(INTERACTIVE)
+                if shown < args.pods:
+                    raise SystemExit(f"the page showed {shown} rows of {args.pods}")
+                times.append(interactive - answered)
+                await page.goto("about:blank")
+            await page.context.close()
     median = statistics.median(times)
     print(f"list of {args.pods} pods: interactive {median:.0f} ms after the answer (median of "
           f"{len(times)}: {', '.join(f'{t:.0f}' for t in times)})")  # fmt: skip
@@ -130,7 +130,7 @@ PROGRESS = """() => {
 }"""
 
 
-async def followed_log(args: argparse.Namespace, out: Report) -> None:
+async def followed_log(args: argparse.Namespace, browser: Browser, out: Report) -> None:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     timings = Timings(log_interval=PODS / RATE)
@@ -142,18 +142,18 @@ async def followed_log(args: argparse.Namespace, out: Report) -> None:
             print("starting the logging pods", file=sys.stderr, flush=True)
             await seed(api)
         with running_console(__file__, sim.kubeconfig_path, port, f"{tmp}/console"):
-            async with chromium() as browser:
-                page = await signed_in_page(browser, base)
-                await page.goto(f"{base}/#/c/logs/logs/{NAMESPACE}/deployments/logger")
-                await page.wait_for_function(
-                    "() => Number(document.getElementById('log')?.dataset.received) > 0"
-                )
-                await asyncio.sleep(args.settle)
-                samples = []
-                deadline = time.monotonic() + args.seconds
-                while time.monotonic() < deadline:
-                    samples.append(await page.evaluate(PROGRESS))
-                    await asyncio.sleep(0.25)
+            page = await signed_in_page(browser, base)
+            await page.goto(f"{base}/#/c/logs/logs/{NAMESPACE}/deployments/logger")
+            await page.wait_for_function(
+                "() => Number(document.getElementById('log')?.dataset.received) > 0"
+            )
+            await asyncio.sleep(args.settle)
+            samples = []
+            deadline = time.monotonic() + args.seconds
+            while time.monotonic() < deadline:
+                samples.append(await page.evaluate(PROGRESS))
+                await asyncio.sleep(0.25)
+            await page.context.close()
     first, _, _, started = samples[0]
     last, _, _, ended = samples[-1]
     rate = (last - first) / ((ended - started) / 1000)
@@ -173,8 +173,9 @@ async def followed_log(args: argparse.Namespace, out: Report) -> None:
 
 
 async def bench(args: argparse.Namespace) -> None:
-    await list_page(args, args.report)
-    await followed_log(args, args.report)
+    async with chromium() as browser:  # one browser; each page has a context of its own
+        await list_page(args, browser, args.report)
+        await followed_log(args, browser, args.report)
 
 
 def options(parser: argparse.ArgumentParser) -> None:

@@ -143,7 +143,7 @@ def main() -> int:
     parser.add_argument(
         "--postgresql", action="store_true", help="on a PostgreSQL server started for the run"
     )
-    args = options(parser, quick={"runs": 5000, "calls": 200}, smoke={"runs": 50, "calls": 60})
+    args = options(parser, quick={"runs": 5000, "calls": 200}, smoke={"runs": 50, "calls": 10})
     out = Report.of("results_gate", args)
     with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
         data_dir = Path(tmp, "data")

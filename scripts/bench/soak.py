@@ -416,27 +416,28 @@ def main() -> int:
                         help="seconds a stream's tasks have to end after its cycles")  # fmt: skip
     args = options(
         parser,
-        # Quick: the idle flood's held connections end at a 3 s header-read timeout, not the
-        # default 15 s it would wait out three times (the figures are the same: health under the
-        # flood, the connections past the per-address cap closed on arrival).
+        # Quick: the idle flood's held connections end at a 2 s header-read timeout, not the
+        # default 15 s it would wait out three times, and there are 1,000 of them, still twice
+        # the per-address cap (the figures are the same: health under the flood, the connections
+        # past the cap closed on arrival).
         quick={
             "clients": 50,
-            "seconds": 12,
-            "cycles": 100,
-            "idle": 2000,
-            "warm_up": 4,
-            "header_timeout": 3,
+            "seconds": 8,
+            "cycles": 60,
+            "idle": 1000,
+            "warm_up": 3,
+            "header_timeout": 2,
         },
         smoke={
             "clients": 4,
-            "seconds": 0.5,
+            "seconds": 0.3,
             "cycles": 3,
             "idle": 20,
-            "warm_up": 0.5,
-            "header_timeout": 1,
+            "warm_up": 0.2,
+            "header_timeout": 0.5,
             # The console's watches linger 5 s after their last subscriber: a smoke run waits
             # for none of it (the tasks left are shown, never judged).
-            "settle": 0.5,
+            "settle": 0,
         },
     )
     out = Report.of("soak", args)

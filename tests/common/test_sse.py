@@ -136,7 +136,7 @@ async def test_memory_is_given_back_when_a_burst_of_streams_ends(
     assert registry.releases == 0  # 3 of 8 still open: no burst has ended
     for resp in opened[5:]:
         resp.close()
-    async with asyncio.timeout(5):
+    async with asyncio.timeout(15):  # ample on a loaded machine; the release comes in ~1 s
         while registry.releases == 0:
             await asyncio.sleep(0.05)
     assert registry.peak <= 2  # counting starts again

@@ -56,7 +56,11 @@ async def _demo_snapshot(clock: Callable[[], float] = time.time) -> set[tuple[st
         def job(namespace: str, name: str) -> Obj | None:
             return objs.store.get(("batch", "jobs"), namespace, name)
 
-        await until(lambda: _reason(by_app("crashloop")) == "CrashLoopBackOff", what="crashloop")
+        await until(
+            lambda: _reason(by_app("crashloop")) == "CrashLoopBackOff",
+            timeout=30,  # its restarts take seconds each, more on a loaded machine
+            what="crashloop",
+        )
         await until(lambda: _reason(by_app("bad-image")) == "ImagePullBackOff", what="image pull")
         await until(lambda: _reason(by_app("memory-hog")) in ("OOMKilled", "CrashLoopBackOff"))
         assert cond(by_app("too-big"), "PodScheduled")["reason"] == "Unschedulable"

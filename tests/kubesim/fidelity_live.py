@@ -3,9 +3,7 @@ fast timings, and helpers that poll it the way a client would."""
 
 from __future__ import annotations
 
-import asyncio
-import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import attrs
@@ -26,18 +24,6 @@ def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simulator]:
     folder = tmp_path_factory.mktemp("kubesim")
     with Simulator(folder, nodes=1, timings=timings, bookmark_interval=0.5) as s:
         yield s
-
-
-async def until(check: Callable[[], Awaitable[Any]], what: str, timeout: float = 5.0) -> Any:
-    """Poll ``check`` until it answers something truthy."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = await check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.02)
 
 
 async def get(raw: Raw, path: str) -> Obj | None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -118,10 +119,13 @@ def namespace(objs: Objects, name: str) -> None:
 
 
 async def until(check: Callable[[], Any], timeout: float = 10.0, what: str = "") -> Any:
-    """Poll ``check`` until it returns something truthy (test helper; controllers never poll)."""
+    """Poll ``check`` (a function, or one whose answer is awaited) until it returns something
+    truthy (test helper; controllers never poll)."""
     deadline = time.monotonic() + timeout
     while True:
         value = check()
+        if inspect.isawaitable(value):
+            value = await value
         if value:
             return value
         if time.monotonic() > deadline:

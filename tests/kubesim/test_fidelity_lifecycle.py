@@ -25,9 +25,8 @@ from tests.kubesim.fidelity_live import (
     pod,
     ready,
     sim,
-    until,
 )
-from tests.kubesim.live import Obj
+from tests.kubesim.live import Obj, until
 
 __all__ = ["sim"]
 
@@ -90,7 +89,7 @@ async def test_exec_right_after_a_pod_turns_ready_never_loses_output(
     async with aiohttp.ClientSession() as session:
         for name in (f"p{i}" for i in range(5)):
             await raw("POST", pods, pod(name))
-            await until(functools.partial(ready, raw, pods, name), "pod ready")
+            await until(functools.partial(ready, raw, pods, name), what="pod ready")
             for _ in range(3):  # right after Ready, unless this test's loop stalled
                 out = await _exec_as_client_go(sim, session, f"{pods}/{name}/exec")
                 if out is not None:
@@ -99,7 +98,7 @@ async def test_exec_right_after_a_pod_turns_ready_never_loses_output(
     assert len(judged) >= 3, "the machine is too busy to judge"
     assert judged == [b"hi\n"] * len(judged)
     await raw("POST", pods, pod("last"))
-    await until(lambda: ready(raw, pods, "last"), "pod ready")
+    await until(lambda: ready(raw, pods, "last"), what="pod ready")
     for _ in range(2):
         assert kubectl.run("-n", ns, "exec", "last", "--", "echo", "hi").stdout == "hi\n"
 
@@ -169,7 +168,7 @@ async def test_each_node_holds_a_lease_it_renews(raw: Raw) -> None:
     its node status re-posted every nodeStatusReportFrequency (pkg/kubelet/kubelet_node_status.go
     ``tryUpdateNodeStatus``)."""
     path = "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/kubesim-node-1"
-    lease = await until(lambda: get(raw, path), "the node's lease")
+    lease = await until(lambda: get(raw, path), what="the node's lease")
     node = await get(raw, "/api/v1/nodes/kubesim-node-1")
     assert node is not None
     assert lease["spec"]["holderIdentity"] == "kubesim-node-1"
@@ -189,7 +188,7 @@ async def test_each_node_holds_a_lease_it_renews(raw: Raw) -> None:
         again = await get(raw, path)
         return bool(again and again["spec"]["renewTime"] > first)
 
-    await until(renewed, "the lease renewed", timeout=LEASE_RENEW * 10)
+    await until(renewed, what="the lease renewed", timeout=LEASE_RENEW * 10)
 
     def heartbeat(node: Obj) -> str:
         ready = next(c for c in node["status"]["conditions"] if c["type"] == "Ready")
@@ -199,7 +198,7 @@ async def test_each_node_holds_a_lease_it_renews(raw: Raw) -> None:
         again = await get(raw, "/api/v1/nodes/kubesim-node-1")
         return bool(again and heartbeat(again) > heartbeat(node))
 
-    await until(beaten, "the node status re-posted", timeout=NODE_STATUS + 2.5)
+    await until(beaten, what="the node status re-posted", timeout=NODE_STATUS + 2.5)
 
 
 async def test_a_lease_is_written_only_when_its_renewal_is_due(raw: Raw) -> None:
@@ -207,7 +206,7 @@ async def test_a_lease_is_written_only_when_its_renewal_is_due(raw: Raw) -> None
     loop renewed each lease hundreds of times a second and took a third of a core from every
     simulator); and a lease someone deletes comes back at once."""
     path = "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases"
-    lease = await until(lambda: get(raw, f"{path}/kubesim-node-1"), "the node's lease")
+    lease = await until(lambda: get(raw, f"{path}/kubesim-node-1"), what="the node's lease")
     _, listed, _ = await raw("GET", path)
     params = {"fieldSelector": "metadata.name=kubesim-node-1", "timeoutSeconds": "1"}
     resource_version = listed["metadata"]["resourceVersion"]
@@ -222,7 +221,7 @@ async def test_a_lease_is_written_only_when_its_renewal_is_due(raw: Raw) -> None
         again = await get(raw, f"{path}/kubesim-node-1")
         return bool(again and again["metadata"]["uid"] != lease["metadata"]["uid"])
 
-    await until(back, "the deleted lease back", timeout=LEASE_RENEW * 5)
+    await until(back, what="the deleted lease back", timeout=LEASE_RENEW * 5)
 
 
 # --- item 17: termination ---------------------------------------------------------------------------
@@ -264,7 +263,7 @@ async def test_a_pid_1_that_ignores_sigterm_keeps_its_pod_terminating_for_the_gr
     await raw("POST", pods, stubborn)
     await raw("POST", pods, pod("polite"))  # nginx stops on SIGTERM
     for name in ("stubborn", "polite"):
-        await until(functools.partial(phase_is, raw, pods, name, "Running"), f"{name} running")
+        await until(functools.partial(phase_is, raw, pods, name, "Running"), what=f"{name} running")
 
     stubborn_gone = asyncio.ensure_future(_last_state_before_deletion(sim, pods, "stubborn"))
     polite_gone = asyncio.ensure_future(_last_state_before_deletion(sim, pods, "polite"))

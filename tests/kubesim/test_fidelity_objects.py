@@ -18,9 +18,8 @@ from tests.kubesim.fidelity_live import (
     phase_is,
     pod,
     sim,
-    until,
 )
-from tests.kubesim.live import Obj
+from tests.kubesim.live import Obj, until
 
 __all__ = ["sim"]
 
@@ -57,7 +56,7 @@ async def test_a_claim_waits_for_its_first_consumer_then_gets_a_provisioned_volu
         "waiting for first consumer to be created before binding",
         "persistentvolume-controller",
     )
-    await until(lambda: has_event(raw, ns, "data", waiting), "WaitForFirstConsumer event")
+    await until(lambda: has_event(raw, ns, "data", waiting), what="WaitForFirstConsumer event")
     assert (await get(raw, f"{claims}/data") or {})["status"]["phase"] == "Pending"
 
     volume = {"name": "data", "persistentVolumeClaim": {"claimName": "data"}}
@@ -67,7 +66,7 @@ async def test_a_claim_waits_for_its_first_consumer_then_gets_a_provisioned_volu
         found = await get(raw, f"{claims}/data")
         return found if found and found["status"]["phase"] == "Bound" else None
 
-    live = await until(bound, "claim bound")
+    live = await until(bound, what="claim bound")
     pv_name = f"pvc-{created['metadata']['uid']}"
     assert live["spec"]["volumeName"] == pv_name
     assert live["status"] == {
@@ -98,7 +97,7 @@ async def test_a_claim_waits_for_its_first_consumer_then_gets_a_provisioned_volu
         {"key": "kubernetes.io/hostname", "operator": "In", "values": ["kubesim-node-1"]}
     ]
     scheduled = await until(
-        lambda: _scheduled(raw, ns, "user"), "the pod scheduled once its claim is bound"
+        lambda: _scheduled(raw, ns, "user"), what="the pod scheduled once its claim is bound"
     )
     assert scheduled == "kubesim-node-1"
     reasons = [e[1] for e in await events(raw, ns, "data")]
@@ -117,8 +116,8 @@ async def test_a_claim_waits_for_its_first_consumer_then_gets_a_provisioned_volu
     async def gone(path: str) -> bool:
         return (await raw("GET", path))[0] == 404
 
-    await until(lambda: gone(f"{claims}/data"), "the claim deleted once unused")
-    await until(lambda: gone(f"/api/v1/persistentvolumes/{pv_name}"), "the volume deleted too")
+    await until(lambda: gone(f"{claims}/data"), what="the claim deleted once unused")
+    await until(lambda: gone(f"/api/v1/persistentvolumes/{pv_name}"), what="the volume deleted too")
 
 
 async def test_an_immediate_class_binds_without_a_consumer_and_a_missing_class_never_does(
@@ -142,14 +141,14 @@ async def test_an_immediate_class_binds_without_a_consumer_and_a_missing_class_n
     async def phase(name: str) -> str:
         return str(((await get(raw, f"{claims}/{name}")) or {})["status"]["phase"])
 
-    await until(lambda: _equals(phase("now"), "Bound"), "immediate claim bound")
+    await until(lambda: _equals(phase("now"), "Bound"), what="immediate claim bound")
     failed = (
         "Warning",
         "ProvisioningFailed",
         'storageclass.storage.k8s.io "fast-ssd" not found',
         "persistentvolume-controller",
     )
-    await until(lambda: has_event(raw, ns, "never", failed), "ProvisioningFailed event")
+    await until(lambda: has_event(raw, ns, "never", failed), what="ProvisioningFailed event")
     assert await phase("never") == "Pending"
 
     volume = {"name": "never", "persistentVolumeClaim": {"claimName": "never"}}
@@ -159,7 +158,7 @@ async def test_an_immediate_class_binds_without_a_consumer_and_a_missing_class_n
         "0/1 nodes are available: 1 Preemption is not helpful for scheduling."
     )
     unschedulable = ("Warning", "FailedScheduling", message, "default-scheduler")
-    await until(lambda: has_event(raw, ns, "stuck", unschedulable), "FailedScheduling event")
+    await until(lambda: has_event(raw, ns, "stuck", unschedulable), what="FailedScheduling event")
 
     # A volume made by hand binds the claim of its class it fits (pv_controller ``syncUnboundClaim``
     # finds it with findBestMatchForClaim), whether or not the class exists.
@@ -175,7 +174,9 @@ async def test_an_immediate_class_binds_without_a_consumer_and_a_missing_class_n
     status, created, _ = await raw("POST", "/api/v1/persistentvolumes", manual)
     assert (status, created["spec"]["persistentVolumeReclaimPolicy"]) == (201, "Retain")
     await raw("POST", claims, claim("handmade", storageClassName=f"manual-{ns}"))
-    await until(lambda: _equals(phase("handmade"), "Bound"), "claim bound to the manual volume")
+    await until(
+        lambda: _equals(phase("handmade"), "Bound"), what="claim bound to the manual volume"
+    )
     handmade = await get(raw, f"{claims}/handmade")
     assert handmade is not None
     assert handmade["spec"]["volumeName"] == f"manual-{ns}"
@@ -193,7 +194,7 @@ async def test_an_immediate_class_binds_without_a_consumer_and_a_missing_class_n
         pv = await get(raw, f"/api/v1/persistentvolumes/{pv_name}")
         return bool(pv and pv["status"]["phase"] == "Released")
 
-    await until(released, "the retained volume released")
+    await until(released, what="the retained volume released")
 
 
 async def _scheduled(raw: Raw, ns: str, name: str) -> str:
@@ -284,9 +285,10 @@ async def test_pods_get_the_kube_api_access_volume_unless_they_opt_out(
         assert c["volumeMounts"] == [mount]
 
     root_ca = await until(
-        lambda: get(raw, f"/api/v1/namespaces/{ns}/configmaps/kube-root-ca.crt"), "kube-root-ca.crt"
+        lambda: get(raw, f"/api/v1/namespaces/{ns}/configmaps/kube-root-ca.crt"),
+        what="kube-root-ca.crt",
     )
-    await until(lambda: phase_is(raw, pods, "plain", "Running"), "pod running")
+    await until(lambda: phase_is(raw, pods, "plain", "Running"), what="pod running")
     token_dir = "/var/run/secrets/kubernetes.io/serviceaccount"
     out = kubectl.run("-n", ns, "exec", "plain", "--", "cat", f"{token_dir}/namespace").stdout
     assert out == ns

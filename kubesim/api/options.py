@@ -94,7 +94,7 @@ def check_list(query: Mapping[str, str]) -> None:
     _refuse(LIST, causes)
 
 
-def check_watch(query: Mapping[str, str], *, bookmarks: bool) -> None:
+def check_watch(query: Mapping[str, str], *, send_initial: bool, bookmarks: bool) -> None:
     """The watch half of ``ValidateListOptions``: ``sendInitialEvents`` needs
     ``resourceVersionMatch=NotOlderThan`` (and bookmarks), which needs ``sendInitialEvents``."""
     causes: list[field.Cause] = []
@@ -107,7 +107,7 @@ def check_watch(query: Mapping[str, str], *, bookmarks: bool) -> None:
                     "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
                 )
             )
-        if query["sendInitialEvents"].lower() in ("true", "1", "t", "") and not bookmarks:
+        if send_initial and not bookmarks:
             causes.append(
                 field.forbidden(
                     "allowWatchBookmarks",

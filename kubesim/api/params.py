@@ -11,7 +11,7 @@ from kubesim.machinery.registry import Registry, ResourceType
 from kubesim.machinery.status import KubeError, bad_request, not_found
 
 # Subresources of a namespace itself (``/api/v1/namespaces/{name}/status``), as RequestInfo has it.
-_NAMESPACE_SUBRESOURCES = ("status", "finalize")
+NAMESPACE_SUBRESOURCES = ("status", "finalize")
 
 
 @attrs.frozen
@@ -32,7 +32,7 @@ def parse_target(registry: Registry, group: str, version: str, tail: str) -> Tar
         parts
         and parts[0] == "namespaces"
         and len(parts) > 2
-        and not (len(parts) == 3 and parts[2] in _NAMESPACE_SUBRESOURCES)
+        and not (len(parts) == 3 and parts[2] in NAMESPACE_SUBRESOURCES)
     ):
         namespace, parts = parts[1], parts[2:]
     if len(parts) > 3 and parts[2] == "proxy":  # the rest is the path to proxy to

@@ -18,18 +18,19 @@ from kubesim.api.core import Core
 
 Obj = dict[str, Any]
 CLASSES = ("storage.k8s.io", "storageclasses")
-_DEFAULT_MARKS = (
-    "storageclass.kubernetes.io/is-default-class",
-    "storageclass.beta.kubernetes.io/is-default-class",
-)
+DEFAULT_MARK = "storageclass.kubernetes.io/is-default-class"
+_DEFAULT_MARKS = (DEFAULT_MARK, "storageclass.beta.kubernetes.io/is-default-class")
+#: The finalizers admission gives and the volume controller takes away once nothing uses the object.
+PV_PROTECTION = "kubernetes.io/pv-protection"
+PVC_PROTECTION = "kubernetes.io/pvc-protection"
 
 
 def admit_volume(volume: Obj) -> None:
-    _protect(volume, "kubernetes.io/pv-protection")
+    _protect(volume, PV_PROTECTION)
 
 
 def admit_claim(objs: Core, claim: Obj) -> None:
-    _protect(claim, "kubernetes.io/pvc-protection")
+    _protect(claim, PVC_PROTECTION)
     spec = claim.get("spec")
     if not isinstance(spec, dict) or "storageClassName" in spec:
         return

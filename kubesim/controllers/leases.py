@@ -36,10 +36,8 @@ class NodeLeases(Controller):
 
     def keys(self, event: Event) -> Iterable[Key]:
         meta = event.obj["metadata"]
-        if event.gr == LEASES:  # a lease someone deleted comes back at once; its renewals,
-            # this controller's own writes, must not call for another (that loop ran flat out)
-            ours = meta.get("namespace") == NAMESPACE and event.type == "DELETED"
-            return [("", meta["name"])] if ours else []
+        if event.gr == LEASES:  # a lease someone deleted comes back at once
+            return [("", meta["name"])] if meta.get("namespace") == NAMESPACE else []
         return [("", meta["name"])] if event.type != "DELETED" else []
 
     def reconcile(self, key: Key) -> float | None:
@@ -49,13 +47,21 @@ class NodeLeases(Controller):
         lease = self.client.get(LEASES, NAMESPACE, key[1])
         moment = datetime.datetime.now(datetime.UTC)
         now = micro_time(moment)
+        renew_in = self.timings.lease_renew
         if lease is None:
             self.client.create(LEASES, NAMESPACE, _lease(node, now))
         else:
-            renewed = copy.deepcopy(lease)
-            renewed["spec"] = {**(lease.get("spec") or {}), "renewTime": now}
-            self.client.update(LEASES, renewed)
-        return min(self.timings.lease_renew, self._report_status(node, moment))
+            # Written only when the renewal is due: the controller's own writes (the renewal, the
+            # node's heartbeat) wake it too, and each must not call for another write at once.
+            last = parse_time((lease.get("spec") or {}).get("renewTime"))
+            age = (moment - last).total_seconds() if last is not None else renew_in
+            if age >= renew_in:
+                renewed = copy.deepcopy(lease)
+                renewed["spec"] = {**(lease.get("spec") or {}), "renewTime": now}
+                self.client.update(LEASES, renewed)
+            else:
+                renew_in -= age
+        return min(renew_in, self._report_status(node, moment))
 
     def _report_status(self, node: Obj, moment: datetime.datetime) -> float:
         """Refresh the conditions' heartbeat once it is ``Timings.node_status`` old; returns the

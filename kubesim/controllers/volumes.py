@@ -26,21 +26,18 @@ from collections.abc import Iterable
 
 import attrs
 
+from kubesim.api.storage import CLASSES, DEFAULT_MARK, PV_PROTECTION, PVC_PROTECTION
 from kubesim.controllers.base import Controller, Key
 from kubesim.controllers.client import PODS, Client, fmt_time, now_utc, pod_active
 from kubesim.controllers.events import Recorder
 from kubesim.machinery import quantity
 from kubesim.machinery.status import KubeError
-from kubesim.store import Event, Obj
+from kubesim.store import Event, Obj, key_of
 
 CLAIMS = ("", "persistentvolumeclaims")
 VOLUMES = ("", "persistentvolumes")
-CLASSES = ("storage.k8s.io", "storageclasses")
 LOCAL_PATH = "rancher.io/local-path"
-DEFAULT_CLASS = "storageclass.kubernetes.io/is-default-class"
 SELECTED_NODE = "volume.kubernetes.io/selected-node"
-PV_PROTECTION = "kubernetes.io/pv-protection"
-PVC_PROTECTION = "kubernetes.io/pvc-protection"
 COMPONENT = "persistentvolume-controller"
 PROVISIONER_COMPONENT = "rancher.io/local-path_local-path-provisioner"
 _PROVISIONER_KEYS = (
@@ -57,7 +54,7 @@ def ensure_default_class(client: Client) -> None:
         CLASSES,
         "",
         {
-            "metadata": {"name": "standard", "annotations": {DEFAULT_CLASS: "true"}},
+            "metadata": {"name": "standard", "annotations": {DEFAULT_MARK: "true"}},
             "provisioner": LOCAL_PATH,
             "reclaimPolicy": "Delete",
             "volumeBindingMode": "WaitForFirstConsumer",
@@ -78,7 +75,7 @@ class VolumeController(Controller):
     def keys(self, event: Event) -> Iterable[Key]:
         obj, meta = event.obj, event.obj["metadata"]
         if event.gr == CLASSES:  # a class that appears lets its waiting claims go on
-            return [_key(c) for c in self.client.list(CLAIMS) if _phase(c) == "Pending"]
+            return [key_of(c) for c in self.client.list(CLAIMS) if _phase(c) == "Pending"]
         if event.gr == PODS:  # a pod that stops or goes may free the claims it used
             gone = event.type == "DELETED" or not pod_active(obj)
             return [(meta["namespace"], name) for name in _claims_of(obj)] if gone else []
@@ -87,7 +84,7 @@ class VolumeController(Controller):
             claim = [(str(ref["namespace"]), str(ref["name"]))] if ref.get("name") else []
             return [("", meta["name"]), *claim]
         volume = (obj.get("spec") or {}).get("volumeName")
-        return [_key(obj), *([("", str(volume))] if volume else [])]
+        return [key_of(obj), *([("", str(volume))] if volume else [])]
 
     def reconcile(self, key: Key) -> float | None:
         if key[0]:
@@ -155,7 +152,7 @@ class VolumeController(Controller):
         for pv in self.client.list(VOLUMES):
             pv_spec = pv.get("spec") or {}
             ref = pv_spec.get("claimRef") or {}
-            if ref and (ref.get("namespace"), ref.get("name")) != _key(claim):
+            if ref and (ref.get("namespace"), ref.get("name")) != key_of(claim):
                 continue
             size = quantity.as_int((pv_spec.get("capacity") or {}).get("storage", 0))
             if (
@@ -354,10 +351,6 @@ def _claims_of(pod: Obj) -> list[str]:
         for v in (pod.get("spec") or {}).get("volumes") or []
         if (v.get("persistentVolumeClaim") or {}).get("claimName")
     ]
-
-
-def _key(obj: Obj) -> Key:
-    return (obj["metadata"].get("namespace", ""), obj["metadata"]["name"])
 
 
 def _phase(obj: Obj) -> str:

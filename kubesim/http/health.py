@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
+from kubesim.api.params import NAMESPACE_SUBRESOURCES, flag
 from kubesim.http.state import STATE
 from kubesim.machinery.status import KubeError
 
@@ -150,7 +151,9 @@ def _labels(request: web.Request, code: int) -> Labels | None:
         group, version, rest = parts[1], parts[2], parts[3:]
     else:
         return None
-    namespaced = rest[0] == "namespaces" and len(rest) > 2
+    # RequestInfoFactory's reading: namespaces/<ns>/<resource>..., except a namespace's own
+    # subresources (namespaces/<ns>/status, /finalize), which keep the namespace as the resource
+    namespaced = rest[0] == "namespaces" and len(rest) > 2 and rest[2] not in NAMESPACE_SUBRESOURCES
     if namespaced:
         rest = rest[2:]
     resource, name = rest[0], rest[1] if len(rest) > 1 else ""
@@ -169,13 +172,21 @@ def _labels(request: web.Request, code: int) -> Labels | None:
     )
 
 
+def _watching(request: web.Request) -> bool:
+    """``watch`` read as the handler read it (a value it refused made no watch)."""
+    try:
+        return flag(request.query, "watch")
+    except KubeError:
+        return False
+
+
 def _verb(request: web.Request, name: str, subresource: str) -> str:
     """The verb as the metrics report it (``cleanVerb``)."""
     method = request.method
     if subresource in _CONNECT:
         return "CONNECT"
     if method == "GET" and not name:
-        return "WATCH" if request.query.get("watch") in ("true", "1") else "LIST"
+        return "WATCH" if _watching(request) else "LIST"
     if method == "DELETE" and not name:
         return "DELETECOLLECTION"
     if method == "PATCH" and request.content_type == "application/apply-patch+yaml":

@@ -48,7 +48,7 @@ class WatchRequest:
     def parse(cls, query: Mapping[str, str]) -> WatchRequest:
         send_initial = "sendInitialEvents" in query and flag(query, "sendInitialEvents")
         bookmarks = flag(query, "allowWatchBookmarks")
-        options.check_watch(query, bookmarks=bookmarks)
+        options.check_watch(query, send_initial=send_initial, bookmarks=bookmarks)
         rv = options.resource_version(query)
         timeout = integer(query, "timeoutSeconds")
         return cls(

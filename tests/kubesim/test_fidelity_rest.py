@@ -430,8 +430,10 @@ async def test_no_answer_to_a_bad_request_speaks_python(raw: Raw) -> None:
     for method, path, body, media, params in requests:
         status, answer, _ = await raw(method, path, body, content_type=media, **params)
         said = answer if isinstance(answer, str) else answer.get("message", "")
-        # 501: what the simulator knowingly does not do (here nesting Go reads, Python cannot)
-        assert 400 <= status < 500 or status == 501, (method, path, params, status, said)
+        # 501: what the simulator knowingly does not do (nesting Go reads, Python cannot; logs of
+        # a pod this raw server has no kubelet for)
+        knowingly = status == 501 and (body is deep or path.endswith("/log"))
+        assert 400 <= status < 500 or knowingly, (method, path, params, status, said)
         assert isinstance(answer, dict), answer
         assert answer["kind"] == "Status", answer
         spoken = [p for p in PYTHONISMS if p in said]

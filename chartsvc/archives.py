@@ -23,6 +23,13 @@ from common.errors import BadRequest, PayloadTooLarge
 _FEXTRA = 0x04
 
 
+def gunzip_capped(data: bytes, cap: int) -> bytes | None:
+    """``data`` inflated from gzip, or None past ``cap`` bytes (it stops there, whatever the whole
+    would be). Raises ``zlib.error`` for a corrupt stream."""
+    inflated = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(data, cap + 1)
+    return inflated if len(inflated) <= cap else None
+
+
 def without_gzip_extra(data: bytes) -> bytes:
     """The same tar, re-gzipped without the FEXTRA header field Helm writes.
 

@@ -35,11 +35,6 @@ from console.accounts import Accounts, Standing
 MAX_REASON = 123
 
 
-def account_key(username: str) -> str:
-    """What a named account's streams are registered under (``StreamRegistry.revoke``)."""
-    return f"account:{username}"
-
-
 def credential(
     accounts: Accounts, standing: Standing, *, every_s: float, session: sse.Credential | None
 ) -> sse.Credential | None:
@@ -69,7 +64,7 @@ def credential(
             return None
         return due(session_ends)
 
-    keys = (*(session.keys if session is not None else ()), account_key(standing.identity.user))
+    keys = session.keys if session is not None else ()
     return sse.Credential(keys, due(session_ends), recheck)
 
 

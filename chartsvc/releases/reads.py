@@ -19,13 +19,13 @@ import asyncio
 import base64
 import json
 import time
-import zlib
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 import attrs
 
 import kubeclient
+from chartsvc.archives import gunzip_capped
 from chartsvc.clusters import ClusterTarget, ReleaseRef
 from chartsvc.releases.clients import KubeClients
 from common.errors import BadGateway, WharfError
@@ -37,7 +37,6 @@ DISCOVERY_TTL_S = 60.0
 LOG_LIMIT = 64 * 1024  # a test pod's log, as reported; enough for a failure's story
 _GZIP = b"\x1f\x8b\x08"
 _INLINE_DECODE = 64 * 1024  # larger records are decoded in a worker thread
-_GZIP_WBITS = 16 + zlib.MAX_WBITS  # a gzip header and trailer around the deflate stream
 #: A stored record's bound once inflated. Helm's record holds the chart (every file, base64'd) and
 #: its rendered manifests: an archive within the archive limits (100 MiB) and a render within the
 #: output limit (64 MiB) stay well under it; a Secret inflating past it is not Helm's.
@@ -87,9 +86,8 @@ def decode_record(
     Inflated at most to ``limit`` bytes (RecordTooLarge past it)."""
     raw = base64.b64decode(base64.b64decode(encoded))
     if raw[:3] == _GZIP:
-        inflater = zlib.decompressobj(wbits=_GZIP_WBITS)
-        inflated = inflater.decompress(raw, limit + 1)
-        if len(inflated) > limit:
+        inflated = gunzip_capped(raw, limit)
+        if inflated is None:
             raise RecordTooLarge(
                 f"the cluster's stored record of {what} inflates past {limit} bytes"
             )

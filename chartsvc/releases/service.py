@@ -107,13 +107,15 @@ class ReleaseService:
         """Releases on ``target`` left pending (``pending-install``, ``-upgrade``, ``-rollback``)
         that this service is not writing now: their writer was stopped mid-write (a kill -9), and
         Helm leaves them so until a rollback or an uninstall. It reads every release: health
-        reads it from a background refresh (``chartsvc.releases.stuck``), never per probe."""
-        return [
-            r
-            for r in await self.list_releases(target, None)
-            if r.status.startswith("pending-")
-            and not self._locks.held(ReleaseRef(target, r.namespace, r.name).key)
+        reads it from a background refresh (``chartsvc.releases.stuck``), never per probe, and
+        unpacks only the records whose Secret's ``status`` label says pending."""
+        pending = [
+            rev
+            for rev in (await self._latest(target, None)).values()
+            if rev.status.startswith("pending-")
+            and not self._locks.held(ReleaseRef(target, rev.namespace, rev.name).key)
         ]
+        return [Release.from_record(await rev.decode()) for rev in pending]
 
     # --- reads ---------------------------------------------------------------------------------
 
@@ -123,12 +125,19 @@ class ReleaseService:
         ``namespace`` None lists every namespace (``helm list -A``), by namespace, then name."""
         if namespace is not None:
             check_namespace(namespace)
+        latest = await self._latest(target, namespace)
+        return [Release.from_record(await latest[key].decode()) for key in sorted(latest)]
+
+    async def _latest(
+        self, target: ClusterTarget, namespace: str | None
+    ) -> dict[tuple[str, str], StoredRevision]:
+        """The latest stored revision of each release by (namespace, name), still packed."""
         latest: dict[tuple[str, str], StoredRevision] = {}
         for rev in await self.reads.revisions(target, namespace):
             key = (rev.namespace, rev.name)
             if key not in latest or rev.version > latest[key].version:
                 latest[key] = rev
-        return [Release.from_record(await latest[key].decode()) for key in sorted(latest)]
+        return latest
 
     async def status(self, release: ReleaseRef) -> Release:
         return (await self.history(release, latest_only=True))[-1]

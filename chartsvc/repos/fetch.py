@@ -16,6 +16,7 @@ import aiohttp
 import attrs
 import yarl
 
+from chartsvc.archives import gunzip_capped
 from common.errors import BadGateway, NotFound
 from common.netguard import AddressPolicy, guarded_request
 
@@ -168,10 +169,9 @@ def _gunzip(body: bytes, cap: int, url: yarl.URL) -> bytes:
     if body[:2] != b"\x1f\x8b":
         return body
     try:
-        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        out = inflater.decompress(body, cap + 1)
+        out = gunzip_capped(body, cap)
     except (zlib.error, gzip.BadGzipFile) as exc:
         raise BadGateway(f"{shown_url(url)} sent a corrupt gzip body") from exc
-    if len(out) > cap:
+    if out is None:
         raise UpstreamTooLarge(f"{shown_url(url)} expands beyond the limit of {cap} bytes")
     return out

@@ -55,7 +55,11 @@ async def build_client(
     written under the private folder ``workdir`` only while the client loads them. With
     ``guard``, every connection checks the addresses the server's name resolves to."""
     if cluster.config is None or cluster.context is None:
-        return _in_cluster_client(cluster)
+        raise BadGateway(
+            f"cluster {cluster.id!r} has no kubeconfig and this process has no in-cluster "
+            "service account",
+            code="cluster-refused",
+        )
     resolver = GuardingResolver(guard) if guard is not None else None
     try:
         return await kubeclient.api_client(
@@ -77,14 +81,6 @@ async def config_client(
         )
     except KubeConfigError as exc:
         raise InvalidCluster(exc.detail) from None
-
-
-def _in_cluster_client(cluster: Cluster) -> Any:
-    raise BadGateway(
-        f"cluster {cluster.id!r} has no kubeconfig and this process has no in-cluster "
-        "service account",
-        code="cluster-refused",
-    )
 
 
 async def check_server(policy: AddressPolicy, server: str) -> None:

@@ -56,6 +56,13 @@ class Plugin:
         return json.loads(self.info_file.read_text())
 
 
+async def status_of(client: Any, path: str = "/api/v1/namespaces") -> int:
+    """The status a kubernetes_asyncio ``client`` gets for ``GET path`` with its bearer token."""
+    resp = await client.call_api(path, "GET", auth_settings=["BearerToken"], _preload_content=False)
+    resp.release()
+    return int(resp.status)
+
+
 async def sim_request(sim: Simulator, method: str, path: str, body: Any = None) -> Any:
     """One admin request to the simulator over HTTPS; the answer's JSON (2xx or 409 only)."""
     context = ssl.create_default_context(cafile=str(sim.ca_path))

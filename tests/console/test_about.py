@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import time
 from pathlib import Path
 
@@ -10,6 +9,7 @@ import yaml
 
 from kubesim import Simulator
 from kubesim.http import differences
+from tests.addresses import free_port
 from tests.console.conftest import ConsoleApp
 from tests.console.support import ADMIN, ADMIN_PASSWORD, kubeconfig_text
 
@@ -81,9 +81,7 @@ async def test_gates_ai_and_store_settings_are_reported(console_app: ConsoleApp)
 
 
 async def test_simulator_state(console_app: ConsoleApp, sim: Simulator, tmp_path: Path) -> None:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     doc = yaml.safe_load(kubeconfig_text(sim))
     dead = {
         "name": "dead",

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import socket
 import sqlite3
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
@@ -16,6 +15,7 @@ import yaml
 from console.clusters import ClusterDefinition
 from console.keys import CLUSTERS
 from kubesim import Simulator
+from tests.addresses import free_port
 from tests.console.conftest import ConsoleApp
 from tests.console.support import ADMIN, kubeconfig_text
 from tests.guards import assert_problem
@@ -129,9 +129,7 @@ async def test_a_context_can_be_chosen(
 
 @pytest.fixture
 def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    return free_port()
 
 
 @pytest.fixture

@@ -11,13 +11,12 @@ from typing import Any
 import aiohttp
 import pytest
 
-from console.keys import AUTH
 from kubesim import Simulator
 from tests.conftest import ApiClient
 from tests.console.helm_support import ChartRepo, chart_archives, chart_repo, make_helm_console
 from tests.console.identity_support import Spaces, bind, binding, people
 from tests.console.resources_support import fresh_namespace, kube, unique
-from tests.console.support import ADMIN, ADMIN_USER, ALICE, PEOPLE_PASSWORD
+from tests.console.support import ADMIN, ADMIN_USER, ALICE, add_people
 from tests.guards import assert_problem
 from tests.typing_support import Client
 
@@ -63,7 +62,7 @@ async def test_upgrade_rollback_and_uninstall_are_made_as_the_person(
     client = await make_helm_console(
         api_client, kubeconfig, tmp_path, chart_repo, "clusters.impersonate=on"
     )
-    await client.app[AUTH].accounts.add("alice", PEOPLE_PASSWORD, ["team-a"])
+    await add_people(client)
     a, b = spaces.a, spaces.b
     for ns, who in ((a, ALICE), (b, ADMIN)):  # her release in a; the admin's in b
         body = {"releaseName": "web", "namespace": ns, "chartRef": "r/demo", "version": "0.1.0"}

@@ -30,6 +30,7 @@ from tests.kubecreds_support import (
     plugin,
     sim,
     sim_request,
+    status_of,
 )
 
 __all__ = ["plugin", "sim"]
@@ -48,18 +49,16 @@ async def client_for(sim: Simulator, tmp_path: Path, user: dict[str, Any]) -> As
         await client.close()
 
 
-async def status_of(client: Any, path: str = "/api/v1/namespaces/creds") -> int:
-    resp = await client.call_api(path, "GET", auth_settings=["BearerToken"], _preload_content=False)
-    resp.release()
-    return int(resp.status)
+#: What the test account may read (``grant``).
+CREDS = "/api/v1/namespaces/creds"
 
 
 async def refused_then_renewed(client: Any) -> None:
     """A request is refused with 401; the credentials renew once; the request then succeeds."""
     renewal = credentials.Renewal.before(client)
-    assert await status_of(client) == 401
+    assert await status_of(client, CREDS) == 401
     assert await renewal.renewed()
-    assert await status_of(client) == 200
+    assert await status_of(client, CREDS) == 200
 
 
 async def test_an_expiring_plugin_token_is_renewed_before_it_expires(
@@ -71,7 +70,7 @@ async def test_an_expiring_plugin_token_is_renewed_before_it_expires(
         assert plugin.runs() == 1  # fetched when the client is made
         deadline = time.monotonic() + 7
         while time.monotonic() < deadline:  # crosses three expiries of 2 s tokens
-            assert await status_of(client) == 200
+            assert await status_of(client, CREDS) == 200
             await asyncio.sleep(0.3)
         assert 3 <= plugin.runs() <= 8
         info = plugin.info()
@@ -89,7 +88,7 @@ async def test_many_requests_waiting_for_a_renewal_share_one_plugin_run(
     ) as client:
         await asyncio.sleep(2.2)  # the token has expired
         before = plugin.runs()
-        statuses = await asyncio.gather(*(status_of(client) for _ in range(20)))
+        statuses = await asyncio.gather(*(status_of(client, CREDS) for _ in range(20)))
         assert statuses == [200] * 20
         assert plugin.runs() == before + 1
 
@@ -102,7 +101,7 @@ async def test_a_refused_token_is_renewed_once_per_refusal_never_in_a_loop(
         creds = credentials.of_client(client)
         assert creds is not None
         seen = creds.generation
-        assert await status_of(client) == 401
+        assert await status_of(client, CREDS) == 401
         assert await creds.renew(seen)
         assert await creds.renew(seen)  # a second caller refused by the same token: no new run
         assert plugin.runs() == 2
@@ -140,7 +139,7 @@ async def test_v1beta1_without_interactive_mode_runs_never_interactively(
         interactive_mode=None,
     )
     async with client_for(sim, tmp_path, user) as client:
-        assert await status_of(client) == 200
+        assert await status_of(client, CREDS) == 200
         assert plugin.info()["spec"]["interactive"] is False
 
 
@@ -160,15 +159,15 @@ async def test_a_token_file_is_read_again_when_it_changes(sim: Simulator, tmp_pa
     token_file = tmp_path / "token"
     token_file.write_text(sim.token + "\n")
     async with client_for(sim, tmp_path, {"tokenFile": str(token_file)}) as client:
-        assert await status_of(client) == 200
+        assert await status_of(client, CREDS) == 200
         token_file.write_text("revoked\n")
         os.utime(token_file, (time.time() + 5, time.time() + 5))
         await asyncio.sleep(credentials.TOKEN_FILE_CHECK_S + 0.1)
-        assert await status_of(client) == 401  # the new content is what is sent
+        assert await status_of(client, CREDS) == 401  # the new content is what is sent
         token_file.write_text(sim.token)
         os.utime(token_file, (time.time() + 10, time.time() + 10))
         await asyncio.sleep(credentials.TOKEN_FILE_CHECK_S + 0.1)
-        assert await status_of(client) == 200
+        assert await status_of(client, CREDS) == 200
 
 
 async def test_an_in_cluster_token_rotated_by_the_kubelet_is_read_again_on_a_401(
@@ -186,7 +185,7 @@ async def test_an_in_cluster_token_rotated_by_the_kubelet_is_read_again_on_a_401
     async with await kubeclient.api_client(
         config, kubeclient.IN_CLUSTER_CONTEXT, workdir=tmp_path / "creds"
     ) as client:
-        assert await status_of(client) == 200
+        assert await status_of(client, CREDS) == 200
         # A new bound token of the same size and time: nothing but the server's 401 tells.
         _rotate(folder, await _mint(sim, seconds=5), like=(folder / "token").stat())
         await asyncio.sleep(2.2)  # the first token has expired
@@ -231,7 +230,7 @@ async def test_certificates_given_as_data_leave_no_copy(sim: Simulator, tmp_path
             "client-key-data": base64.b64encode(key)}  # fmt: skip
     user = {"token": sim.token, **{k: v.decode() for k, v in pair.items()}}
     async with client_for(sim, tmp_path, user) as client:
-        assert await status_of(client) == 200
+        assert await status_of(client, CREDS) == 200
         workdir = tmp_path / "credentials"
         assert list(workdir.iterdir()) == []  # written while the client loaded them, then removed
         assert oct(workdir.stat().st_mode & 0o777) == oct(0o700)
@@ -247,7 +246,7 @@ async def test_a_plugin_client_certificate_is_used_and_renewed_before_it_expires
         contexts = set()
         deadline = time.monotonic() + 4
         while time.monotonic() < deadline:  # crosses two expiries of 2 s certificates
-            assert await status_of(client) == 200
+            assert await status_of(client, CREDS) == 200
             assert creds.tls is not None
             contexts.add(id(creds.tls))
             await asyncio.sleep(0.2)
@@ -262,7 +261,7 @@ async def test_an_expired_client_certificate_is_refused_and_a_401_renews_it(
     # The plugin claims an hour, but its certificates die after 2 s: only the server's 401 tells.
     user = exec_user(sim, plugin, account=ACCOUNT, seconds=2, claim=3600, mode="cert")
     async with client_for(sim, tmp_path, user) as client:
-        assert await status_of(client) == 200
+        assert await status_of(client, CREDS) == 200
         await asyncio.sleep(2.5)
         await refused_then_renewed(client)  # the new certificate goes on a new connection
         assert plugin.runs() == 2

@@ -19,6 +19,7 @@ import yaml
 
 import kubeclient
 from kubesim import Simulator
+from tests.kubecreds_support import status_of
 
 PROXY_VARIABLES = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy")
 
@@ -84,14 +85,6 @@ async def client_of(sim: Simulator, tmp_path: Path, **cluster: str) -> AsyncIter
         yield client
     finally:
         await client.close()
-
-
-async def status_of(client: Any) -> int:
-    resp = await client.call_api(
-        "/api/v1/namespaces", "GET", auth_settings=["BearerToken"], _preload_content=False
-    )
-    resp.release()
-    return int(resp.status)
 
 
 async def test_a_netrc_entry_for_the_server_is_not_used(

@@ -5,7 +5,6 @@ from __future__ import annotations
 import gzip
 import io
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +14,7 @@ from results.app import create_app
 from results.parsers.diff import parse_diff
 from results.parsers.errors import InvalidReport
 from results.patch import match_paths
+from tests.commands import run_wharf
 from tests.conftest import ApiClient
 from tests.guards import assert_problem
 from tests.results.support import form, junit_xml, lcov, settings_for
@@ -303,9 +303,7 @@ async def test_a_project_overrides_the_patch_coverage_floor(
     data = ["--set", f"results.data-dir={tmp_path / 'results-data'}"]
 
     def wharf(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "wharf", "results", "project",
-                               "patch-coverage-min", *args, *data], capture_output=True,
-                              text=True, cwd=ROOT, timeout=60, check=False)  # fmt: skip
+        return run_wharf("results", "project", "patch-coverage-min", *args, *data)
 
     assert wharf("demo", "75").returncode == 0
     verdict = await (await client.get(gate)).json()

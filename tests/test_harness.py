@@ -32,7 +32,9 @@ def test_threads_parsing_at_once_do_not_break_each_others_parse() -> None:
             ast.parse(SOURCE)
 
     threshold = gc.get_threshold()
-    gc.set_threshold(50)
+    # Young collections only, and often: each runs the finalisers of the cycles made since the
+    # last; full collections of a test worker's heap would make each parse take ~100 ms.
+    gc.set_threshold(50, 1_000_000, 1_000_000)
     thread = threading.Thread(target=other, daemon=True)
     thread.start()
     errors, parses = [], 0

@@ -12,7 +12,6 @@ import re
 import string
 from collections.abc import Callable, Mapping
 from typing import Any
-from urllib.parse import urlsplit
 
 from common.errors import ValidationFailed
 
@@ -28,7 +27,10 @@ COMMIT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 #: A branch, GitHub's ``refs/heads/`` before it or not (never that alone).
 BRANCH = re.compile(rf"(?!{_HEADS}$)(?:{_HEADS})?{_VISIBLE}{{1,{MAX_BRANCH}}}")
 RUN_KEY = re.compile(rf"{_VISIBLE}{{1,{MAX_RUN_KEY}}}")
-_NO_SPACE = re.compile(rf"{_VISIBLE}+")
+#: An absolute http(s) URL: the dashboard renders it as a link (no ``javascript:``, no ``ftp:``).
+BUILD_URL = re.compile(
+    rf"(?=.{{1,{MAX_URL}}}$)[Hh][Tt][Tt][Pp][Ss]?://[^\s\x00-\x1f\x7f/?#]{_VISIBLE}*"
+)
 #: The spec's schemas whose pattern is one of the checks above (``load_document``'s
 #: ``patterns``), so the served spec and the server cannot drift.
 SPEC_PATTERNS = {
@@ -39,6 +41,7 @@ SPEC_PATTERNS = {
         "CommitId": COMMIT,
         "FlagName": FLAG,
         "RunKey": RUN_KEY,
+        "BuildUrl": BUILD_URL,
     }.items()
 }
 
@@ -81,15 +84,8 @@ def run_key(value: str) -> str:
 
 
 def build_url(value: str) -> str:
-    """Only absolute http(s) URLs: the dashboard renders this as a link (no ``javascript:``)."""
-    try:
-        parts = urlsplit(value)
-    except ValueError:
-        parts = None
-    if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
-        raise FieldError("must be an absolute http or https URL")
-    if len(value) > MAX_URL or not _NO_SPACE.fullmatch(value):
-        raise FieldError(f"must be at most {MAX_URL} characters without spaces")
+    if not BUILD_URL.fullmatch(value):
+        raise FieldError(f"must be an absolute http or https URL of at most {MAX_URL} characters")
     return value
 
 

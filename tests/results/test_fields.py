@@ -19,10 +19,22 @@ CHECKS: dict[str, Callable[[str], str]] = {
     "CommitId": fields.commit,
     "FlagName": fields.flag,
     "RunKey": fields.run_key,
+    "BuildUrl": fields.build_url,
 }
 #: Values at each rule's edges: lengths, a leading character, blanks and control characters,
 #: GitHub's refs/heads/ prefix (alone it names no branch).
 PROBES = [
+    "https://ci.example.com/build/7",
+    "HTTP://ci/1?x=y#z",
+    "http://" + "u" * 2041,
+    "http://" + "u" * 2042,
+    "https://",
+    "https:///path",
+    "https://?q",
+    "ftp://ci.example.com/",
+    "javascript:alert(1)",
+    "https://ci example",
+    "https://ci\n",
     "main",
     "shop/api",
     "refs/heads/main",

@@ -144,6 +144,13 @@ class ReleaseService:
 
     async def history(self, release: ReleaseRef, *, latest_only: bool = False) -> list[Release]:
         """Every stored revision, oldest first (``helm history``); 404 when there is none."""
+        revisions = await self._stored(release)
+        chosen = revisions[-1:] if latest_only else revisions
+        return [Release.from_record(await r.decode()) for r in chosen]
+
+    async def _stored(self, release: ReleaseRef) -> list[StoredRevision]:
+        """The release's stored revisions as their Secrets' labels describe them, oldest first,
+        none decoded yet; 404 when there is none."""
         check_release(release)
         revisions = sorted(
             await self.reads.revisions(release.target, release.namespace, release.name),
@@ -151,8 +158,7 @@ class ReleaseService:
         )
         if not revisions:
             raise ReleaseNotFound(release.namespace, release.name)
-        chosen = revisions[-1:] if latest_only else revisions
-        return [Release.from_record(await r.decode()) for r in chosen]
+        return revisions
 
     async def values(self, release: ReleaseRef, *, all_values: bool) -> Mapping[str, Any]:
         """The user's values, or (``all_values``) those coalesced over the chart's defaults."""
@@ -215,9 +221,11 @@ class ReleaseService:
         reuse = options.reuse_values or options.reset_then_reuse_values
         if options.reset_values or not (reuse or not given):
             return None
-        revisions = await self.history(release)
-        # Helm reuses the values of the deployed revision (the latest, if none is deployed)
-        current = next((r for r in reversed(revisions) if r.status == "deployed"), revisions[-1])
+        revisions = await self._stored(release)
+        # Helm reuses the values of the deployed revision (the latest, if none is deployed): the
+        # Secrets' status labels say which, so only that record is unpacked
+        chosen = next((r for r in reversed(revisions) if r.status == "deployed"), revisions[-1])
+        current = Release.from_record(await chosen.decode())
         merged = preview.next_values(current.config, given, options)
         if options.reuse_values:
             merged = preview.coalesce(merged, await self.engine.computed_values(release))

@@ -253,7 +253,7 @@ def _clusters_context(
                 "console_clusters", "Registered clusters.", lambda: len(registry.list())
             )
             if svc.clusters.warm_up:
-                warming = asyncio.create_task(_warm_up(registry, app[CATALOGS]))
+                warming = asyncio.create_task(warm_up(registry, app[CATALOGS]))
             if isinstance(store, SqlClusterStore):
                 app[AUTH].accounts.store = SqlAccountStore(store.db)
                 auditing = asyncio.create_task(keep_durably(app[AUDIT], store.db))
@@ -281,7 +281,7 @@ def _clusters_context(
     return clusters
 
 
-async def _warm_up(registry: ClusterRegistry, catalogs: Catalogs) -> None:
+async def warm_up(registry: ClusterRegistry, catalogs: Catalogs) -> None:
     """Build each cluster's client (TLS handshake included) and read its discovery, a few clusters
     at a time, so the first request to a cluster finds both ready. A request arriving meanwhile
     shares the discovery under way. Failures are only logged: the cluster's first request reports
@@ -297,7 +297,11 @@ async def _warm_up(registry: ClusterRegistry, catalogs: Catalogs) -> None:
 
     started = time.monotonic()
     clusters = [cluster.id for cluster in registry.list()]
-    await asyncio.gather(*(warm(cluster_id) for cluster_id in clusters))
+    # A task group, not gather: a warm-up cancelled on its own (its discovery stopped) must not
+    # end the others' parent early and leave them running past the shutdown that cancels it.
+    async with asyncio.TaskGroup() as group:
+        for cluster_id in clusters:
+            group.create_task(warm(cluster_id))
     logger.debug("warmed up %d clusters in %.2f s", len(clusters), time.monotonic() - started)
 
 

@@ -12,6 +12,8 @@ from typing import Any
 
 from aiohttp import web
 
+from common import tasks
+from console.app import warm_up
 from tests.addresses import free_port
 from tests.console.conftest import ConsoleApp, ConsoleOn
 from tests.console.fakeapi import LegacyApiServer, StartFake, fake_kubeconfig
@@ -121,3 +123,33 @@ async def test_an_unreachable_cluster_neither_holds_start_up_nor_the_others(
     resp = await client.get("/api/v1/clusters/dead/resources/configmaps/objects")
     assert resp.status == 502
     hanging.release.set()
+
+
+async def test_a_warm_up_stopped_on_its_own_leaves_no_other_running_past_shutdown() -> None:
+    # One cluster's warm-up ends cancelled by itself (its shared discovery was stopped) while
+    # another's discovery still hangs: the warm-up as a whole must go on until the shutdown
+    # cancels it, and then leave nothing running (gather ended at once and left the other).
+    hanging = asyncio.Event()
+
+    class Registry:
+        def list(self) -> list[Any]:
+            return [type("Cluster", (), {"id": name})() for name in ("stopped", "hanging")]
+
+        async def client(self, cluster_id: str) -> str:
+            return cluster_id
+
+    class Catalogs:
+        async def get(self, api: Any) -> None:
+            if api.client == "stopped":
+                raise asyncio.CancelledError
+            hanging.set()
+            await asyncio.Event().wait()
+
+    before = asyncio.all_tasks()
+    warming = asyncio.create_task(warm_up(Registry(), Catalogs()))  # type: ignore[arg-type]
+    await asyncio.wait_for(hanging.wait(), 5)
+    await asyncio.sleep(0.05)
+    assert not warming.done()  # still waiting for the hanging one
+    await tasks.cancel(warming)
+    await asyncio.sleep(0)
+    assert [t for t in asyncio.all_tasks() - before if t is not asyncio.current_task()] == []

@@ -5,8 +5,13 @@ Baselines, measured in the same run and process:
 - an aiohttp hello-world round trip (same client, same loopback, a handler that answers "hello").
 
 Prints the upload-render p50 and its ratio to (render p50 + hello p50) (target <= 1.3x), and the
-throughput with concurrent clients (target >= 300 renders/s).
-Both servers run in their own processes (``--in-process`` puts them in the client's).
+throughput with concurrent clients (target >= 300 renders/s) beside what helm_python alone renders
+from as many threads (the chart loaded once, as the service's render workers keep it): the
+engine's own ceiling on this machine. Socket latencies swing with the neighbours' load, so the
+servers' CPU per request is shown too (chartsvc with its render workers, against the render's CPU
+plus the hello-world server's): the steady figure to judge a change by.
+Both servers run in their own processes (``--in-process`` puts them in the client's, and leaves
+the CPU figures out).
 Run: ``.venv/bin/python scripts/bench/chartsvc_template.py [--requests 400 --concurrency 8]``
 """
 
@@ -20,6 +25,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +36,10 @@ from aiohttp import web
 from harness import (
     as_wharf_serves,
     bench_main,
+    cpu_seconds,
     free_port,
     percentile,
+    process_tree,
     start_child,
     stop_child,
 )
@@ -52,6 +61,24 @@ def render_once(archive: bytes) -> None:
     chart = helm.Chart.load_archive(archive)
     try:
         chart.render(REQUEST["values"], name="bench", namespace="default")  # type: ignore[arg-type]
+    finally:
+        chart.close()
+
+
+def engine_rate(archive: bytes, n: int, threads: int) -> float:
+    """Renders per second of helm_python alone, ``n`` renders from ``threads`` threads, the chart
+    loaded once (as a warm render worker of the service keeps it)."""
+    chart = helm.Chart.load_archive(archive)
+
+    def render(_: int) -> None:
+        chart.render(REQUEST["values"], name="bench", namespace="default")  # type: ignore[arg-type]
+
+    try:
+        with ThreadPoolExecutor(threads) as pool:
+            list(pool.map(render, range(threads)))  # every thread started
+            start_t = time.perf_counter()
+            list(pool.map(render, range(n)))
+            return n / (time.perf_counter() - start_t)
     finally:
         chart.close()
 
@@ -119,7 +146,7 @@ async def bench(args: argparse.Namespace) -> None:
         hello_url, svc_url = await servers.start()
         try:
             async with aiohttp.ClientSession() as session:
-                await _report(args, session, archive, hello_url, svc_url)
+                await _report(args, session, archive, (hello_url, svc_url), servers.meters())
         finally:
             await servers.stop()
 
@@ -142,6 +169,9 @@ class InProcess:
         for runner in reversed(self.runners):
             await runner.cleanup()
 
+    def meters(self) -> dict[str, Callable[[], float]]:
+        return {}  # the servers share this process's CPU with the client: nothing to tell apart
+
 
 class Spawned:
     """Each server in its own process, as in production; the client has this one."""
@@ -160,6 +190,16 @@ class Spawned:
     async def stop(self) -> None:
         for proc in self.procs:
             stop_child(proc)
+
+    def meters(self) -> dict[str, Callable[[], float]]:
+        """CPU seconds so far of the server each series talks to: the hello-world's, and
+        chartsvc's with its render workers."""
+        hello, svc = (proc.pid for proc in self.procs)
+        return {
+            "hello": lambda: cpu_seconds(hello),
+            "post": lambda: cpu_seconds(hello),
+            "upload": lambda: sum(cpu_seconds(pid) for pid in process_tree(svc)),
+        }
 
 
 def hello_app() -> web.Application:
@@ -204,9 +244,11 @@ async def _report(
     args: argparse.Namespace,
     session: aiohttp.ClientSession,
     archive: bytes,
-    hello_url: str,
-    svc_url: str,
+    urls: tuple[str, str],
+    meters: dict[str, Callable[[], float]],
 ) -> None:
+    hello_url, svc_url = urls
+
     async def hello(s: aiohttp.ClientSession) -> Any:
         return s.get(f"{hello_url}/hello")
 
@@ -217,10 +259,10 @@ async def _report(
         return s.post(f"{svc_url}/api/v1/charts/template/upload", data=form(archive))
 
     await sequential(session, 2 if args.smoke else 50, upload)  # warm up
-    series = await interleaved(
-        args, session, archive, {"hello": hello, "post": hello_post, "upload": upload}
-    )
+    sends = {"hello": hello, "post": hello_post, "upload": upload}
+    series, cpu = await interleaved(args, session, archive, sends, meters)
     rate = await throughput(session, args.requests, args.concurrency, upload)
+    engine = engine_rate(archive, args.requests, args.concurrency)
     hello_rate = await throughput(session, args.requests, args.concurrency, hello)
     p50 = {name: statistics.median(times) for name, times in series.items()}
     baseline = p50["render"] + p50["post"]
@@ -242,7 +284,8 @@ async def _report(
     print(f"upload p95:                         {upload_p95 * 1000:6.2f} ms")
     print(
         f"throughput, {args.concurrency} concurrent clients:   {rate:6.0f} renders/s (target >= 300); "
-        f"hello-world {hello_rate:.0f} req/s"
+        f"hello-world {hello_rate:.0f} req/s; helm_python alone, {args.concurrency} threads: "
+        f"{engine:.0f} renders/s"
     )
     out: Report = args.report
     out.figure(
@@ -252,28 +295,60 @@ async def _report(
         at_most=1.3,
         baseline=f"render + hello POST: {baseline * 1000:.2f} ms",
     )
-    out.figure(f"renders/s, {args.concurrency} concurrent clients", rate, "/s", at_least=300)
+    out.figure(
+        f"renders/s, {args.concurrency} concurrent clients",
+        rate,
+        "/s",
+        at_least=300,
+        baseline=f"helm_python alone, {args.concurrency} threads: {engine:.0f}/s",
+    )
+    if cpu:
+        cost = cpu["render"] + cpu["post"]
+        print(
+            f"server CPU per request: upload {cpu['upload'] * 1000:.2f} ms (chartsvc and its "
+            f"render workers); render {cpu['render'] * 1000:.2f} ms + hello POST "
+            f"{cpu['post'] * 1000:.2f} ms; ratio {cpu['upload'] / cost:.2f}x"
+        )
+        out.figure(
+            "template upload server CPU / (render + hello POST)",
+            cpu["upload"] / cost,
+            "x",
+            baseline=f"render + hello POST server: {cost * 1000:.2f} ms CPU",
+        )
 
 
 async def interleaved(
-    args: argparse.Namespace, session: aiohttp.ClientSession, archive: bytes, sends: dict[str, Any]
-) -> dict[str, list[float]]:
-    """Every series in short alternating rounds, so all of them see the same machine load."""
+    args: argparse.Namespace,
+    session: aiohttp.ClientSession,
+    archive: bytes,
+    sends: dict[str, Any],
+    meters: dict[str, Callable[[], float]],
+) -> tuple[dict[str, list[float]], dict[str, float]]:
+    """Every series in short alternating rounds, so all of them see the same machine load: the
+    times of each, and the CPU seconds per call of each series ``meters`` can measure (with the
+    renders', which run in this process), none when it can measure none."""
     series: dict[str, list[float]] = {"render": [], "loaded": [], **{k: [] for k in sends}}
+    spent = dict.fromkeys(series, 0.0)
     per = max(args.requests // args.rounds, 1)
     chart = helm.Chart.load_archive(archive)
     try:
         for _ in range(args.rounds):
+            started = time.process_time()
             series["render"] += timed_calls(per, lambda: render_once(archive))
+            spent["render"] += time.process_time() - started
             series["loaded"] += timed_calls(
                 per,
                 lambda: chart.render(REQUEST["values"], name="bench", namespace="default"),  # type: ignore[arg-type]
             )
             for name, send in sends.items():
+                meter = meters.get(name, lambda: 0.0)
+                before = meter()
                 series[name] += await sequential(session, per, send)
+                spent[name] += meter() - before
     finally:
         chart.close()
-    return series
+    cpu = {name: spent[name] / len(series[name]) for name in ("render", *meters)} if meters else {}
+    return series, cpu
 
 
 def main() -> int:

@@ -166,8 +166,11 @@ async def _each_part(request: web.Request, limits: UploadLimits, keep: PartKeepe
             name, _ = disposition(part)
             if not name:
                 raise BadRequest("every multipart part needs a name in Content-Disposition")
-            if name != CHARSET_PART:
-                total += await keep(part, name, limits.max_total_bytes - total)
+            room = limits.max_total_bytes - total
+            if name == CHARSET_PART:  # read within a text field's cap like any part, then dropped
+                total += (await _read_capped(part, MAX_FIELD_BYTES, room, None))[1]
+            else:
+                total += await keep(part, name, room)
     except (ValueError, HttpProcessingError) as exc:  # aiohttp's ways of saying "malformed"
         raise BadRequest(f"malformed multipart body: {_why(exc)}") from None
 

@@ -136,3 +136,10 @@ async def test_a_charset_part_is_skipped_whatever_its_length(client: Client, pat
         assert resp.status == 200, await resp.text()
         expected = {"note": b"hi".hex()} if path == "/memory" else {"fields": {"note": "hi"}}
         assert (await resp.json()).items() >= expected.items()
+
+    # Sent chunked, with no length to refuse up front: only counting it as it streams in stops it.
+    async def long_charset() -> AsyncIterator[bytes]:
+        yield part("_charset_", b"x" * 7000) + b"--xyz--\r\n"
+
+    problem = await assert_problem(await client.post(path, data=long_charset(), headers=FORM), 413)
+    assert "larger than the limit" in problem["detail"]

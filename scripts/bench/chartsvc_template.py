@@ -48,10 +48,6 @@ from harness import (
 )
 from report import Report
 
-from chartsvc.app import create_app
-from chartsvc.settings import Settings
-from common.config import load_settings
-
 REQUEST = {"releaseName": "bench", "namespace": "default", "values": {"replicaCount": 2}}
 
 
@@ -223,6 +219,12 @@ def hello_app() -> web.Application:
 
 
 def chartsvc_app(work: Path) -> web.Application:
+    # Imported here: only the process that serves chartsvc needs it, and the import takes 1.5-5 s
+    # on a busy 2-core machine, which the client and the hello-world child would wait for too.
+    from chartsvc.app import create_app
+    from chartsvc.settings import Settings
+    from common.config import load_settings
+
     return create_app(load_settings(Settings, overrides=[f"chartsvc.data-dir={work}/data"]))
 
 

@@ -36,6 +36,9 @@ logger = logging.getLogger(__name__)
 POLL_S = 0.05
 #: Seconds a new worker may take to start (a busy machine loads an interpreter and Go slowly).
 START_S = 60.0
+#: How much one read of a worker's answer asks for: at least a pipe's whole buffer, so that an
+#: answer's frames (its header, then the text) come in one read; at most 1 MiB of a large text.
+_READ_MIN, _READ_MAX = 64 * 1024, 1024 * 1024
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
@@ -72,6 +75,8 @@ class _Worker:
         assert self.process.stdout is not None
         self._in = self.process.stdin
         self._out = self.process.stdout.fileno()
+        #: Bytes read from the pipe but not yet taken as a frame: the rest of the answer.
+        self._unread = bytearray()
         self._started = False
 
     def wait_started(self, limits: RenderLimits) -> None:
@@ -99,9 +104,10 @@ class _Worker:
         return self._read(int.from_bytes(head, "big"), deadline, limits)
 
     def _read(self, size: int, deadline: float, limits: RenderLimits) -> bytes:
-        chunks: list[bytes] = []
-        wanted = size
-        while wanted:
+        """``size`` bytes of the answer. Each read takes all the pipe holds (within ``_READ_MAX``):
+        every system call lets the GIL go, and getting it back from a busy event loop can take
+        the interpreter's whole switch interval (5 ms), so an answer costs as few as it can."""
+        while len(self._unread) < size:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise RenderTimedOut(
@@ -112,12 +118,15 @@ class _Worker:
             if not ready:
                 self._check_memory(limits)
                 continue
-            chunk = os.read(self._out, min(wanted, 1 << 20))
+            wanted = size - len(self._unread)
+            chunk = os.read(self._out, min(max(wanted, _READ_MIN), _READ_MAX))
             if not chunk:
                 raise HelmFailed("the render worker ended unexpectedly")
-            chunks.append(chunk)
-            wanted -= len(chunk)
-        return b"".join(chunks)
+            self._unread += chunk
+        with memoryview(self._unread) as view:
+            data = bytes(view[:size])  # one copy, also of a large text
+        del self._unread[:size]
+        return data
 
     def _check_memory(self, limits: RenderLimits) -> None:
         try:

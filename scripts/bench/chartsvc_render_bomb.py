@@ -20,7 +20,7 @@ from pathlib import Path
 
 import aiohttp
 import helm_python as helm
-from harness import Served, running_chartsvc
+from harness import Served, process_tree, running_chartsvc
 from report import Report, options
 
 LOOP = "{{ range $i := until 100000000 }}{{ $i }}{{ end }}\n"
@@ -48,18 +48,9 @@ def resident(pid: int) -> int:
     return 0
 
 
-def tree(pid: int) -> list[int]:
-    children = [
-        int(child)
-        for task in Path(f"/proc/{pid}/task").iterdir()  # workers are started by any thread
-        for child in (task / "children").read_text().split()
-    ]
-    return [pid] + [p for child in children for p in tree(child)]
-
-
 def memory(served: Served) -> str:
     own = resident(served.pid)
-    total = sum(resident(p) for p in tree(served.pid))
+    total = sum(resident(p) for p in process_tree(served.pid))
     return f"service {own / MiB:7.1f} MiB, with workers {total / MiB:7.1f} MiB"
 
 

@@ -71,6 +71,16 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def process_tree(pid: int) -> list[int]:
+    """Process ``pid`` and its descendants (a service's render workers, started by any thread)."""
+    children = [
+        int(child)
+        for task in Path(f"/proc/{pid}/task").iterdir()
+        for child in (task / "children").read_text().split()
+    ]
+    return [pid] + [p for child in children for p in process_tree(child)]
+
+
 class Served(NamedTuple):
     """A service running as a child process: where it answers, and its process id."""
 

@@ -1,22 +1,38 @@
-"""``PerRoute``: a value per route of an app, decided once when the app starts.
+"""Work decided per route of an app, once, when the app starts.
 
-A middleware whose work depends only on the route (the access gate on the mutating operations, the
-upload budget on the routes that read uploads, the console's auth rules for a path without
-variables) asks its :class:`PerRoute` first: for a route the app registered, that is one dict
-lookup. The dict is made when the app starts, after its router is frozen, so every route added
-until then (a host's group, the MCP endpoints) is decided. Any other route (those aiohttp makes per
-request for its 404 and 405 answers) gets ``default``: the middleware's full per-request check.
-This module knows no service.
+``PerRoute``: a value per route. A middleware whose work depends only on the route (the console's
+auth rules for a path without variables, the results service's places) asks its :class:`PerRoute`
+first: for a route the app registered, that is one dict lookup. The dict is made when the app
+starts, after its router is frozen, so every route added until then (a host's group, the MCP
+endpoints) is decided. Any other route (those aiohttp makes per request for its 404 and 405
+answers) gets ``default``: the middleware's full per-request check.
+
+``plans``: middlewares that only some routes need (request validation on the spec's operations,
+the access gate on the mutating ones, the upload budget on the routes that read uploads), composed
+per route when the app starts. A route runs only the ones it needs, each made for it (the
+operation it validates found already), and a route that needs none costs one dict lookup instead
+of a coroutine per middleware: each is a frame, a ``try`` and a lookup on every request, of every
+route, whether or not it does anything there. This module knows no service.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Generic, TypeVar
 
+import attrs
 from aiohttp import web
+from aiohttp.typedefs import Handler, Middleware
 
 T = TypeVar("T")
+
+#: A middleware made for one route when the app starts: the middleware the route's requests need,
+#: or None when they need none. Given None, the middleware for a request whose route was not
+#: decided (aiohttp's own 404 and 405 routes): the full per-request check, or None.
+Guard = Callable[[web.AbstractRoute | None], Middleware | None]
+#: A route's guards composed: called with the request and the rest of aiohttp's chain.
+Chain = Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]
 
 
 class PerRoute(Generic[T]):
@@ -34,3 +50,48 @@ class PerRoute(Generic[T]):
     def __call__(self, request: web.Request) -> T:
         """The value decided for the request's route; ``default`` for a route not decided."""
         return self._decided.get(request.match_info.route, self.default)
+
+
+def everywhere(middleware: Middleware) -> Guard:
+    """A middleware every route needs, as it is."""
+    return lambda route: middleware
+
+
+@attrs.frozen
+class Plan:
+    """What the requests of one route need, decided when the app starts: its path template (the
+    ``route`` of its requests' metrics; None where it is read per request) and its guards
+    composed (None: it needs none)."""
+
+    template: str | None
+    chain: Chain | None
+
+
+def plans(guards: Sequence[Guard]) -> PerRoute[Plan]:
+    """Each route's :class:`Plan`: the middlewares ``guards`` make for it, in their order, the
+    first outermost. Routes not decided get what the guards make for None."""
+
+    def chain(route: web.AbstractRoute | None) -> Chain | None:
+        made = [guard(route) for guard in guards]
+        return _composed([middleware for middleware in made if middleware is not None])
+
+    def decide(route: web.AbstractRoute) -> Plan:
+        resource = route.resource
+        return Plan(resource.canonical if resource is not None else None, chain(route))
+
+    return PerRoute(decide, default=Plan(None, chain(None)))
+
+
+def _composed(middlewares: Sequence[Middleware]) -> Chain | None:
+    """``middlewares`` as one chain, the first outermost; None for none."""
+    if not middlewares:
+        return None
+    first, rest = middlewares[0], _composed(middlewares[1:])
+    if rest is None:
+        return first
+
+    def chain(request: web.Request, handler: Handler) -> Awaitable[web.StreamResponse]:
+        # By keyword, as aiohttp's own chain calls every middleware (a partial: no frame of its own).
+        return first(request, functools.partial(rest, handler=handler))  # type: ignore[call-arg]
+
+    return chain

@@ -28,6 +28,7 @@ from common.db import is_postgresql
 from common.netguard import AddressPolicy, allow_setting
 from common.openapi import Spec
 from common.revocation import REVOCATIONS
+from common.routing import everywhere
 from common.sessions import MemorySessionRows, SessionStore
 from console.accounts import Accounts, check_groups
 from console.accountstore import MemoryAccountStore, SqlAccountStore
@@ -137,7 +138,7 @@ def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) 
         spec=spec,
         api_routes=API_ROUTES,
         extra_routes=[actuator.routes, podexec.routes],
-        middlewares=[auth_middleware(policy, fixed, admin_only)],
+        guards=[everywhere(auth_middleware(policy, fixed, admin_only))],
         info={"security": {"mode": "open" if svc.security.open_mode else "closed"}},
         readiness={"clusterStore": _store_ready, "helmReleases": _helm_releases},
     )

@@ -80,7 +80,7 @@ def create_app(
         api_routes=API_ROUTES,
         base_path=BASE_PATH,
         extra_routes=pages.ROUTES,  # login, profile and dashboard pages
-        middlewares=guards,
+        guards=guards,
         error_page=pages.error_page,
         info={"security": {"openMode": svc.security.open_mode}},
         readiness={"database": database_ready},

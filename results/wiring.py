@@ -12,14 +12,13 @@ import logging
 from collections.abc import AsyncIterator
 
 from aiohttp import web
-from aiohttp.typedefs import Middleware
 
 from common import credentials
 from common.config import ConfigError
 from common.db.postgres import PgDatabase
 from common.openapi import Spec
 from common.revocation import REVOCATIONS
-from common.routing import PerRoute
+from common.routing import Guard, PerRoute, everywhere
 from results import auth, keys, replicas
 from results.accounts import Accounts
 from results.dashboard import Dashboard
@@ -34,7 +33,7 @@ logger = logging.getLogger(__name__)
 
 def middlewares(
     settings: ResultsSettings, *, base_path: str, spec: Spec
-) -> tuple[list[Middleware], PerRoute[auth.Place | None]]:
+) -> tuple[list[Guard], PerRoute[auth.Place | None]]:
     """The auth middleware, and the places it decides per route (to install on the app)."""
     admin = settings.security.admin
     if admin.username and not admin.password:
@@ -47,7 +46,7 @@ def middlewares(
         base_path=base_path,
     )
     places = auth.route_places(policy, spec)
-    return [auth.auth_middleware(policy, places)], places
+    return [everywhere(auth.auth_middleware(policy, places))], places
 
 
 async def accounts_context(app: web.Application) -> AsyncIterator[None]:

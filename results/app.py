@@ -71,9 +71,9 @@ def create_app(
     the process environment (its CI commands do, not the server).
     """
     svc = settings.results
-    # The auth middleware (results.wiring); HTML error pages for the dashboard.
+    # The auth guard (results.wiring); HTML error pages for the dashboard.
     spec = load_spec()
-    guards, places = wiring.middlewares(svc, base_path=BASE_PATH, spec=spec)
+    guards = wiring.guards(svc, base_path=BASE_PATH, spec=spec)
     app = build_app(
         service="results",
         spec=spec,
@@ -86,7 +86,6 @@ def create_app(
         readiness={"database": database_ready},
         keepalive_s=keepalive_s,
     )
-    places.install(app)
     app[keys.SETTINGS] = svc
     app[keys.LOGIN_THROTTLE] = LoginThrottle()
     app[keys.VERDICTS] = VerdictCache()

@@ -803,7 +803,7 @@ def _recalling(op: Operation, memo: dict[Hashable, Validated]) -> Middleware:
     """Validation of a memoised operation: a request seen before is not a coroutine of its own
     (it hands over the handler's awaitable); the first of its kind is validated and kept."""
 
-    async def first(request: web.Request, handler: Handler, key: Hashable) -> web.StreamResponse:
+    async def first(request: web.Request, handler: Handler, *, key: Hashable) -> web.StreamResponse:
         known = _read_only(await validate_request(request, op))
         if len(memo) >= MEMO_LIMIT:
             memo.clear()
@@ -813,10 +813,10 @@ def _recalling(op: Operation, memo: dict[Hashable, Validated]) -> Middleware:
     @web.middleware
     def recall(request: web.Request, handler: Handler) -> Awaitable[web.StreamResponse]:
         request[OPERATION] = op
-        key = _memo_key(request, op)
+        key = _memo_key(request, op) if op.header_params else request.raw_path
         known = memo.get(key)
         if known is None:
-            return first(request, handler, key)
+            return first(request, handler, key=key)
         request[VALIDATED] = known
         return handler(request)
 
@@ -855,9 +855,7 @@ def check_responses(app: web.Application) -> None:
 def _memo_key(request: web.Request, op: Operation) -> Hashable:
     """All a memoised operation's validation reads: the request target as sent, which fixes the
     path's values and the query string (decoding it first could merge two that parse apart), and
-    the header parameters."""
-    if not op.header_params:
-        return request.raw_path
+    the header parameters (an operation without any is keyed by the target alone)."""
     headers = request.headers
     return (request.raw_path, *(headers.get(name) for name in op.header_params))
 

@@ -38,18 +38,19 @@ Chain = Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]
 class PerRoute(Generic[T]):
     def __init__(self, decide: Callable[[web.AbstractRoute], T], default: T) -> None:
         self.decide, self.default = decide, default
-        self._decided: dict[web.AbstractRoute, T] = {}
+        #: The value of each route, once the app has started (read it there: it is replaced then).
+        self.decided: dict[web.AbstractRoute, T] = {}
 
     def install(self, app: web.Application) -> None:
         """Decide every route of ``app`` when it starts."""
         app.on_startup.append(self._decide)
 
     async def _decide(self, app: web.Application) -> None:
-        self._decided = {route: self.decide(route) for route in app.router.routes()}
+        self.decided = {route: self.decide(route) for route in app.router.routes()}
 
     def __call__(self, request: web.Request) -> T:
         """The value decided for the request's route; ``default`` for a route not decided."""
-        return self._decided.get(request.match_info.route, self.default)
+        return self.decided.get(request.match_info.route, self.default)
 
 
 def everywhere(middleware: Middleware) -> Guard:

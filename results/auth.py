@@ -120,13 +120,6 @@ def presented_tokens(request: web.Request) -> list[str]:
     return found
 
 
-def _sends_credentials(request: web.Request) -> bool:
-    """Whether the request carries any header ``resolve`` reads: most polls (a CI gate check, a
-    badge, an open-mode dashboard) carry none, and need no parsing."""
-    headers = request.headers
-    return hdrs.AUTHORIZATION in headers or TOKEN_HEADER in headers or hdrs.COOKIE in headers
-
-
 async def resolve(request: web.Request) -> Principal | None:
     """The request's principal. Every credential sent must hold, and all name one person: a bad
     session cookie beside a good token is a 401, as is a cookie of someone else (issue 39)."""
@@ -215,19 +208,34 @@ def _authenticating(policy: AuthPolicy, fixed: Place | None) -> Middleware:
         admit(request, place, found)
         return await handler(request)
 
+    anonymous_passes = fixed is not None and _admits_anonymous(fixed, policy)
+
     # Not a coroutine: a request with no credential (a CI gate check, a badge, an open-mode
-    # dashboard) is judged here and hands over the handler's awaitable.
+    # dashboard: most polls) is judged here, without parsing, and hands over the handler's
+    # awaitable; one carrying any header ``resolve`` reads is resolved by ``authenticated``.
     @web.middleware
     def authenticate(request: web.Request, handler: Handler) -> Awaitable[web.StreamResponse]:
-        place = place_of(request)
         # Anonymous until resolved: an error page for a refused credential renders as anonymous.
         request[keys.PRINCIPAL] = None
-        if _sends_credentials(request):
-            return authenticated(request, handler, place=place)
-        admit(request, place, None)
+        headers = request.headers
+        if hdrs.AUTHORIZATION in headers or TOKEN_HEADER in headers or hdrs.COOKIE in headers:
+            return authenticated(request, handler, place=place_of(request))
+        if not anonymous_passes:
+            admit(request, place_of(request), None)
         return handler(request)
 
     return authenticate
+
+
+def _admits_anonymous(place: Place, policy: AuthPolicy) -> bool:
+    """Whether a request that names no one passes at ``place`` (decided once for a route's)."""
+    if not place.api:
+        return not place.page_login
+    try:
+        _check_api(place.target, policy, None)
+    except Unauthorized:
+        return False
+    return True
 
 
 def stream_credential(found: Principal) -> sse.Credential:

@@ -216,11 +216,16 @@ def _live_tasks() -> float:
 def _in_matching_order(tables: Sequence[web.RouteTableDef]) -> list[web.RouteDef]:
     """The routes of ``tables``, those of each concrete path together and before every templated
     one: OpenAPI matches a concrete path (``/repos/pull``) before a templated one that also
-    matches it (``/repos/{name}``), and aiohttp tries resources in the order they were added."""
+    matches it (``/repos/{name}``), and aiohttp tries resources in the order they were added.
+    On a concrete path its GET goes first: the reads polled most find their route at the first
+    try (each method is a resource of its own, named by its operationId)."""
     routes = [route for table in tables for route in table]
     assert all(isinstance(route, web.RouteDef) for route in routes)
     defs = [route for route in routes if isinstance(route, web.RouteDef)]
-    return sorted(defs, key=lambda r: (True, "") if "{" in r.path else (False, r.path))
+    return sorted(
+        defs,
+        key=lambda r: (True, "", False) if "{" in r.path else (False, r.path, r.method != "GET"),
+    )
 
 
 def _answer_other_methods(app: web.Application, base: str, paths: dict[str, set[str]]) -> None:

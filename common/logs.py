@@ -242,7 +242,9 @@ class AccessLogger(AbstractAccessLogger):
 
     def log(self, request: BaseRequest, response: StreamResponse, elapsed: float) -> None:
         target = request.raw_path  # as sent, as nginx logs it (``path_qs`` rebuilds it)
-        if not _plain(target):  # credentials in it masked, controls escaped
+        # Credentials in it masked, controls escaped: only a target with an ``@`` or a ``%`` (an
+        # encoded one) can hold credentials (``redacted_target``), and most have neither.
+        if "@" in target or "%" in target or not target.isprintable():
             target = escaped(redacted_target(target))
         version = request.version
         fields = (
@@ -260,12 +262,6 @@ class AccessLogger(AbstractAccessLogger):
             _direct.append(_access_line(time.time(), fields))
         else:
             self.logger.info(ACCESS_FORMAT, *fields, extra={"http": _http_fields(fields)})
-
-
-def _plain(target: str) -> bool:
-    """Whether a request target is logged as it is: printable, and neither an ``@`` nor a ``%``
-    (an encoded one) that could belong to credentials (``redacted_target``). Most are."""
-    return "@" not in target and "%" not in target and target.isprintable()
 
 
 def _http_fields(fields: tuple[Any, ...]) -> dict[str, Any]:

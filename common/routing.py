@@ -1,18 +1,18 @@
 """Work decided per route of an app, once, when the app starts.
 
-``PerRoute``: a value per route. A middleware whose work depends only on the route (the console's
-auth rules for a path without variables, the results service's places) asks its :class:`PerRoute`
-first: for a route the app registered, that is one dict lookup. The dict is made when the app
-starts, after its router is frozen, so every route added until then (a host's group, the MCP
-endpoints) is decided. Any other route (those aiohttp makes per request for its 404 and 405
-answers) gets ``default``: the middleware's full per-request check.
+``plans``: the middlewares that only some routes need (who is calling, request validation on the
+spec's operations, the access gate on the mutating ones, the upload budget on the routes that read
+uploads), made and composed per route. Each guard makes for a route the middleware it needs, with
+what only the route decides found already (the operation to validate, the auth rules of a path
+without variables), or nothing; a route runs only what was made for it, so one that needs nothing
+costs one dict lookup instead of a coroutine per middleware (each a frame, a ``try`` and a lookup
+on every request of every route, whether or not it did anything there).
 
-``plans``: middlewares that only some routes need (request validation on the spec's operations,
-the access gate on the mutating ones, the upload budget on the routes that read uploads), composed
-per route when the app starts. A route runs only the ones it needs, each made for it (the
-operation it validates found already), and a route that needs none costs one dict lookup instead
-of a coroutine per middleware: each is a frame, a ``try`` and a lookup on every request, of every
-route, whether or not it does anything there. This module knows no service.
+``PerRoute`` keeps the value decided for each route. The dict is made when the app starts, after
+its router is frozen, so every route added until then (a host's group, the MCP endpoints) is
+decided. Any other route (those aiohttp makes per request for its 404 and 405 answers) gets
+``default``: what the guards make for None, the full per-request checks. This module knows no
+service.
 """
 
 from __future__ import annotations
@@ -51,11 +51,6 @@ class PerRoute(Generic[T]):
     def __call__(self, request: web.Request) -> T:
         """The value decided for the request's route; ``default`` for a route not decided."""
         return self.decided.get(request.match_info.route, self.default)
-
-
-def everywhere(middleware: Middleware) -> Guard:
-    """A middleware every route needs, as it is."""
-    return lambda route: middleware
 
 
 @attrs.frozen

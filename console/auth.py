@@ -239,6 +239,8 @@ def auth_guard(policy: AuthPolicy, spec: Spec) -> Guard:
 def _authenticating(policy: AuthPolicy, fixed: Rules | None, *, admin_only: bool) -> Middleware:
     """The guard of one route: ``fixed`` its rules (None: judged per request)."""
 
+    proxied = policy.proxy.user_header is not None  # else no header names anyone
+
     def admin_refused(request: web.Request) -> bool:
         return admin_only and not (policy.open_mode and request.method in SAFE_METHODS)
 
@@ -273,14 +275,18 @@ def _authenticating(policy: AuthPolicy, fixed: Rules | None, *, admin_only: bool
             request[IDENTITY] = policy.anonymous
             return handler(request)  # credentials unread
         headers = request.headers
-        if hdrs.AUTHORIZATION in headers or hdrs.COOKIE in headers or policy.proxy.sent(headers):
+        if (
+            hdrs.AUTHORIZATION in headers
+            or hdrs.COOKIE in headers
+            or (proxied and policy.proxy.sent(headers))
+        ):
             return authenticated(
                 request, handler, reading=reading, refused_anonymous=refused_anonymous
             )
         if refused_anonymous:  # as ``authenticated`` judges a request that names no one
             raise Unauthorized("authentication required: HTTP Basic or a session cookie")
         request[IDENTITY] = policy.anonymous
-        if admin_refused(request):
+        if admin_only and admin_refused(request):
             raise Unauthorized("authentication required: HTTP Basic or a session cookie")
         return handler(request)
 

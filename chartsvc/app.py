@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from aiohttp import web
-from aiohttp.typedefs import Middleware
 
 from chartsvc import metrics
 from chartsvc.access import AccessPolicy
@@ -25,7 +24,7 @@ from chartsvc.calls import Services
 from chartsvc.calls.form import MAX_TEXT_BYTES
 from chartsvc.charts import SPEC_PATTERNS
 from chartsvc.clusters import ClusterResolver, ClusterSource, default_target
-from chartsvc.gate import access_gate, mutating_routes
+from chartsvc.gate import access_gate
 from chartsvc.http.budget import is_multipart, upload_budget
 from chartsvc.http.routes import form_operations, route_tables
 from chartsvc.keys import (
@@ -52,7 +51,7 @@ from common.app import build_app
 from common.metrics import METRICS
 from common.netguard import AddressPolicy, IPNetwork, allow_setting
 from common.openapi import Spec, load_document
-from common.routing import PerRoute
+from common.routing import Guard
 
 SPEC_PATH = Path(__file__).resolve().parent.parent / "spec" / "chartsvc.yaml"
 
@@ -94,14 +93,14 @@ def create_app(
     clusters = ClusterSource(default_target(svc.kube, environ or {}), cluster_resolver)
     spec = load_spec(releases=clusters.configured)
     operations = load_operations(releases=clusters.configured)
-    middlewares, scopes, budget = _guards(svc, spec, operations)
+    guards, budget = _guards(svc, spec, operations)
     app = build_app(
         service="chartsvc",
         spec=_with_info(spec, api_info),
         api_routes=_route_tables(route_tables(spec, operations), groups or {}),
         base_path=svc.rest.base_path,
         extra_routes=[mcp.routes],
-        middlewares=middlewares,
+        guards=guards,
         client_max_size=svc.rest.max_json_size,  # multipart bodies are streamed, not read whole
         info={"security": {"mode": svc.security.mode.value}},
         readiness={
@@ -119,8 +118,6 @@ def create_app(
             *allow_setting(svc.security.allow_outbound, key="chartsvc.security.allow-outbound"),
         ),
     )
-    for scope in scopes:
-        scope.install(app)
     app.cleanup_ctx.append(_services)
     if clusters.configured:
         app[CLUSTERS] = clusters
@@ -132,17 +129,12 @@ def create_app(
 
 def _guards(
     svc: ChartsvcSettings, spec: Spec, operations: Mapping[str, Operation]
-) -> tuple[list[Middleware], list[PerRoute[bool]], UploadBudget]:
-    """The access gate (unless the interceptor is off) and the upload budget's middleware, the
-    route scopes they skip other routes by (to install on the app) and the budget."""
-    middlewares: list[Middleware] = []
-    scopes: list[PerRoute[bool]] = []
+) -> tuple[list[Guard], UploadBudget]:
+    """The access gate (unless the interceptor is off) and the upload budget, and the budget."""
+    guards: list[Guard] = []
     if svc.rest.access_interceptor.enabled:
         policy = AccessPolicy.from_settings(svc.security)
-        writes = mutating(operations)
-        gated = mutating_routes(writes)
-        middlewares.append(access_gate(policy, writes, gated))
-        scopes.append(gated)
+        guards.append(access_gate(policy, mutating(operations)))
     upload_cap = svc.rest.max_upload_size + MAX_TEXT_BYTES
     mcp_cap = mcp.request_cap(svc.rest)
 
@@ -151,12 +143,9 @@ def _guards(
             return upload_cap
         return mcp_cap if mcp.carries_calls(request) else None
 
-    uploads = form_operations(spec) | set(mcp.CALL_ROUTES)
-    metered = PerRoute(lambda route: route.name in uploads, default=True)
     budget = UploadBudget.for_cap(upload_cap)
-    middlewares.append(upload_budget(budget, cap_of, metered))
-    scopes.append(metered)
-    return middlewares, scopes, budget
+    guards.append(upload_budget(budget, cap_of, form_operations(spec) | set(mcp.CALL_ROUTES)))
+    return guards, budget
 
 
 def _route_tables(

@@ -1,14 +1,14 @@
-"""The access gate middleware: applies ``chartsvc.access`` to the operation a request matched.
+"""The access gate: applies ``chartsvc.access`` to the operation a request matched.
 
 It sits after the problem middleware (so refusals are problems) and before request validation (so an
 unauthorised caller learns nothing about the request's shape). It must not decide what is mutating:
-that is the spec's ``x-mutating``, given here as the set of mutating operationIds. The routes of the
-other operations it skips with one lookup (:func:`mutating_routes`, decided at start-up).
+that is the spec's ``x-mutating``, given here as the set of mutating operationIds. It is a guard
+(``common.routing``): only the routes of those operations run it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Awaitable, Collection
 
 from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
@@ -16,23 +16,26 @@ from aiohttp.typedefs import Handler, Middleware
 from chartsvc.access import API_KEY_HEADER, AccessPolicy
 from common.openapi import operation_id
 from common.presented import one_header
-from common.routing import PerRoute
+from common.routing import Guard
 
 
-def mutating_routes(mutating: Collection[str]) -> PerRoute[bool]:
-    """The routes of the mutating operations (a route's name is its operationId)."""
-    return PerRoute(lambda route: route.name in mutating, default=True)
-
-
-def access_gate(
-    policy: AccessPolicy, mutating: Collection[str], scope: PerRoute[bool]
-) -> Middleware:
-    """Apply ``policy`` to the operations ``mutating`` names; ``scope`` is their routes."""
+def access_gate(policy: AccessPolicy, mutating: Collection[str]) -> Guard:
+    """Apply ``policy`` to the operations ``mutating`` names (a route's name is its operationId)."""
 
     @web.middleware
-    async def gate(request: web.Request, handler: Handler) -> web.StreamResponse:
-        if scope(request) and operation_id(request) in mutating:
-            policy.allow_mutation(one_header(request.headers, API_KEY_HEADER))
-        return await handler(request)
+    def gate(request: web.Request, handler: Handler) -> Awaitable[web.StreamResponse]:
+        policy.allow_mutation(one_header(request.headers, API_KEY_HEADER))
+        return handler(request)
 
-    return gate
+    @web.middleware
+    def undecided(request: web.Request, handler: Handler) -> Awaitable[web.StreamResponse]:
+        if operation_id(request) in mutating:
+            policy.allow_mutation(one_header(request.headers, API_KEY_HEADER))
+        return handler(request)
+
+    def for_route(route: web.AbstractRoute | None) -> Middleware | None:
+        if route is None:
+            return undecided
+        return gate if route.name in mutating else None
+
+    return for_route

@@ -1,7 +1,8 @@
 """``build_app``: the one place that assembles a Wharf service's aiohttp application.
 
 It fixes, for all three services, the middleware order (the envelope: request id, problem details
-and metrics → the service's own middlewares (auth, access gate) → OpenAPI validation → handler), the
+and metrics → the service's own guards (auth, access gate) → OpenAPI validation → handler; the
+guards and validation composed per route, each route running only those it needs), the
 API docs and Swagger UI, the health endpoints, ``/actuator/prometheus``, the stream registry and the
 spec/route parity check. A service adds only its routes, cleanup contexts and keys. Nothing here
 knows a service.
@@ -29,8 +30,9 @@ from common import apidocs, sse
 from common.errors import PROBLEM_CONTENT_TYPE, WharfError, problem_body
 from common.metrics import CLIENT_GONE, METRICS, Metrics, route_of
 from common.metrics import routes as metrics_routes
-from common.openapi import SPEC, Spec, check_parity, operations, validation_middleware
+from common.openapi import SPEC, Spec, check_parity, validation
 from common.revocation import REVOCATIONS, Revocations
+from common.routing import Guard, PerRoute, Plan, plans
 
 logger = logging.getLogger(__name__)
 
@@ -69,12 +71,16 @@ class RequestIdFilter(logging.Filter):
         return True
 
 
-def envelope_middleware(metrics: Metrics, error_page: ErrorPage | None = None) -> Middleware:
+def envelope_middleware(
+    metrics: Metrics, error_page: ErrorPage | None = None, routes: PerRoute[Plan] | None = None
+) -> Middleware:
     """The outermost middleware: what every request of every service gets, in one coroutine frame
     (three middlewares cost three frames and three ``try`` blocks per request).
 
     - The request id: the caller's ``X-Request-Id`` when well-formed, else a new one; on the
       request, in log records (``request_id_var``) and on the response, problems included.
+    - The route's guards (``routes``, decided when the app starts: ``common.routing.plans``),
+      run inside it so that their refusals are problems too.
     - Problem details: our errors, aiohttp's own HTTP errors and unknown exceptions → RFC 9457;
       or a page, where ``error_page`` gives one (here, not in a middleware of the service's own:
       one more middleware is one more coroutine for every request, pages or not).
@@ -82,6 +88,7 @@ def envelope_middleware(metrics: Metrics, error_page: ErrorPage | None = None) -
       client left first) and its time, per route template.
     """
     observe = metrics.observe
+    plan_of = routes or PerRoute(lambda route: _UNGUARDED, default=_UNGUARDED)
 
     @web.middleware
     async def envelope(request: web.Request, handler: Handler) -> web.StreamResponse:
@@ -94,10 +101,12 @@ def envelope_middleware(metrics: Metrics, error_page: ErrorPage | None = None) -
         )
         request[REQUEST_ID] = rid
         token = request_id_var.set(rid)
+        plan = plan_of.decided.get(request.match_info.route, plan_of.default)  # no call
         status = 500
         try:
             try:
-                response = await handler(request)
+                chain = plan.chain
+                response = await (handler(request) if chain is None else chain(request, handler))
             except asyncio.CancelledError:
                 status = CLIENT_GONE
                 raise
@@ -117,9 +126,14 @@ def envelope_middleware(metrics: Metrics, error_page: ErrorPage | None = None) -
             return response
         finally:
             request_id_var.reset(token)
-            observe(request.method, route_of(request), status, time.perf_counter() - started)
+            route = plan.template or route_of(request)
+            observe(request.method, route, status, time.perf_counter() - started)
 
     return envelope
+
+
+#: A route with no guards, its template read per request.
+_UNGUARDED = Plan(None, None)
 
 
 #: The type ``web.json_response`` gives a JSON body, whole: a fraction of the cost of aiohttp
@@ -202,11 +216,16 @@ def _live_tasks() -> float:
 def _in_matching_order(tables: Sequence[web.RouteTableDef]) -> list[web.RouteDef]:
     """The routes of ``tables``, those of each concrete path together and before every templated
     one: OpenAPI matches a concrete path (``/repos/pull``) before a templated one that also
-    matches it (``/repos/{name}``), and aiohttp tries resources in the order they were added."""
+    matches it (``/repos/{name}``), and aiohttp tries resources in the order they were added.
+    On a concrete path its GET goes first: the reads polled most find their route at the first
+    try (each method is a resource of its own, named by its operationId)."""
     routes = [route for table in tables for route in table]
     assert all(isinstance(route, web.RouteDef) for route in routes)
     defs = [route for route in routes if isinstance(route, web.RouteDef)]
-    return sorted(defs, key=lambda r: (True, "") if "{" in r.path else (False, r.path))
+    return sorted(
+        defs,
+        key=lambda r: (True, "", False) if "{" in r.path else (False, r.path, r.method != "GET"),
+    )
 
 
 def _answer_other_methods(app: web.Application, base: str, paths: dict[str, set[str]]) -> None:
@@ -230,7 +249,7 @@ def build_app(
     api_routes: Sequence[web.RouteTableDef],
     base_path: str = "/api/v1",
     extra_routes: Sequence[web.RouteTableDef] = (),
-    middlewares: Sequence[Middleware] = (),
+    guards: Sequence[Guard] = (),
     error_page: ErrorPage | None = None,
     ui_path: str = apidocs.UI_PATH,
     info: Mapping[str, Any] | None = None,
@@ -241,16 +260,12 @@ def build_app(
     """Assemble a service; raises ``RuntimeError`` when the routes and the spec disagree."""
     base = "/" + base_path.strip("/") if base_path.strip("/") else ""
     metrics = Metrics(service)
-    operation_of = operations(spec)
+    per_route = plans([*guards, validation(spec)])
     app = web.Application(
-        middlewares=[
-            envelope_middleware(metrics, error_page),
-            *middlewares,
-            validation_middleware(operation_of),
-        ],
+        middlewares=[envelope_middleware(metrics, error_page, per_route)],
         client_max_size=client_max_size,
     )
-    operation_of.install(app)
+    per_route.install(app)
     app[SPEC] = spec
     app[METRICS] = metrics
     app[SERVICE] = ServiceInfo(service, base, dict(info or {}), dict(readiness or {}), time.time())

@@ -152,13 +152,15 @@ class _SecondText:
 
     def __init__(self, fmt: str, convert: Callable[[float], time.struct_time]) -> None:
         self.fmt, self.convert = fmt, convert
-        self._kept: tuple[int, str] = (-1, "")  # one tuple: loops in other threads may share it
+        self.kept: tuple[int, str] = (-1, "")  # one tuple: loops in other threads may share it
 
     def __call__(self, second: int) -> str:
-        kept, text = self._kept
-        if second != kept:
-            text = time.strftime(self.fmt, self.convert(second))
-            self._kept = (second, text)
+        kept, text = self.kept
+        return text if second == kept else self.made(second)
+
+    def made(self, second: int) -> str:
+        text = time.strftime(self.fmt, self.convert(second))
+        self.kept = (second, text)
         return text
 
 
@@ -170,7 +172,10 @@ def access_text(created: float, fields: tuple[Any, ...]) -> str:
     """``TEXT_FORMAT`` of an access line, exactly what ``logging.Formatter`` makes of its record,
     in one formatting and without making the record."""
     second = int(created)
-    return _ACCESS_TEXT % (_LOCAL_SECOND(second), (created - second) * 1000, fields[-1], *fields)
+    kept, text = _LOCAL_SECOND.kept  # read here: a call per line costs more than the rest
+    if second != kept:
+        text = _LOCAL_SECOND.made(second)
+    return _ACCESS_TEXT % (text, (created - second) * 1000, fields[-1], *fields)
 
 
 def access_json(created: float, fields: tuple[Any, ...]) -> str:
@@ -236,12 +241,16 @@ class AccessLogger(AbstractAccessLogger):
         return self.logger.isEnabledFor(logging.INFO)
 
     def log(self, request: BaseRequest, response: StreamResponse, elapsed: float) -> None:
+        target = request.raw_path  # as sent, as nginx logs it (``path_qs`` rebuilds it)
+        # Credentials in it masked, controls escaped: only a target with an ``@`` or a ``%`` (an
+        # encoded one) can hold credentials (``redacted_target``), and most have neither.
+        if "@" in target or "%" in target or not target.isprintable():
+            target = escaped(redacted_target(target))
         version = request.version
         fields = (
             request.remote,
             request.method,
-            # the target as sent, as nginx logs it (``path_qs`` rebuilds it), credentials masked
-            escaped(redacted_target(request.raw_path)),
+            target,
             version.major,
             version.minor,
             response.status,

@@ -8,6 +8,7 @@ service.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar
 
@@ -28,7 +29,7 @@ class Remade(Generic[V, T]):
         if (
             last is None
             or len(last[0]) != len(objects)
-            or any(kept is not given for kept, given in zip(last[0], objects, strict=True))
+            or not all(map(operator.is_, last[0], objects))  # no frame per object
         ):
             last = self._last = (tuple(objects), self._make(objects))
         return last[1]

@@ -39,7 +39,6 @@ UNMATCHED = "UNMATCHED"
 #: Status recorded for a request whose client left before the answer (nginx's 499).
 CLIENT_GONE = 499
 REQUEST_LABELS = ("method", "route", "status")
-Labels = tuple[str, str, str]
 REQUESTS = ("http_server_requests", "HTTP requests served.")
 LATENCY = ("http_server_requests_seconds", "Time to serve HTTP requests.")
 
@@ -53,8 +52,10 @@ class Metrics:
         self.service = service
         self.registry = CollectorRegistry(auto_describe=True)
         self.started = time.time()
-        self.max_seconds = 0.0  # the slowest request so far (Spring's MAX statistic)
         self._requests = _RequestSeries()
+        #: Count a request: its method, route template, final status and seconds (one call: the
+        #: series' own, which every request makes).
+        self.observe: Callable[[str, str, int, float], None] = self._requests.observe
         self.registry.register(self._requests)
         ProcessCollector(registry=self.registry)
         self.gauge(
@@ -63,10 +64,10 @@ class Metrics:
             lambda: time.time() - self.started,
         )
 
-    def observe(self, method: str, route: str, status: int, seconds: float) -> None:
-        self._requests.observe((method, route, str(status)), seconds)
-        if seconds > self.max_seconds:
-            self.max_seconds = seconds
+    @property
+    def max_seconds(self) -> float:
+        """The slowest request so far (Spring's MAX statistic)."""
+        return self._requests.max_seconds
 
     def counter(self, name: str, help_text: str, labels: Sequence[str] = ()) -> Counter:
         """A counter in this registry; ``name`` without ``_total`` (the exposition adds it)."""
@@ -112,22 +113,28 @@ class _RequestSeries(Collector):
     and a count per bucket (not cumulative; the scrape adds them up)."""
 
     def __init__(self) -> None:
-        self.cells: dict[Labels, list[float]] = {}
+        #: By (method, route, status): the status a number until scraped.
+        self.cells: dict[tuple[str, str, int], list[float]] = {}
         self.bounds = (*BUCKETS, float("inf"))
         self.les = [floatToGoString(bound) for bound in self.bounds]  # type: ignore[no-untyped-call]
+        self.max_seconds = 0.0
 
-    def observe(self, labels: Labels, seconds: float) -> None:
-        cell = self.cells.get(labels)
+    def observe(self, method: str, route: str, status: int, seconds: float) -> None:
+        key = (method, route, status)
+        cell = self.cells.get(key)
         if cell is None:
-            cell = self.cells[labels] = [0.0] * (2 + len(self.bounds))
+            cell = self.cells[key] = [0.0] * (2 + len(self.bounds))
         cell[0] += 1
         cell[1] += seconds
         cell[2 + bisect.bisect_left(self.bounds, seconds)] += 1  # le is inclusive
+        if seconds > self.max_seconds:
+            self.max_seconds = seconds
 
     def collect(self) -> Iterable[Metric]:
         requests = CounterMetricFamily(*REQUESTS, labels=REQUEST_LABELS)
         latency = HistogramMetricFamily(*LATENCY, labels=REQUEST_LABELS)
-        for labels, cell in list(self.cells.items()):
+        for (method, route, status), cell in list(self.cells.items()):
+            labels = (method, route, str(status))
             requests.add_metric(labels, cell[0])
             running, buckets = 0.0, []
             for le, count in zip(self.les, cell[2:], strict=True):

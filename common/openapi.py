@@ -14,7 +14,7 @@ import copy
 import functools
 import json
 import re
-from collections.abc import Callable, Collection, Hashable, Mapping
+from collections.abc import Awaitable, Callable, Collection, Hashable, Mapping
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -29,7 +29,7 @@ from referencing.jsonschema import DRAFT202012
 
 from common import documents, sse, yamlio
 from common.errors import UnsupportedMediaType, ValidationFailed
-from common.routing import PerRoute
+from common.routing import Guard
 
 SPEC_URI = "urn:wharf:spec"
 JSON_TYPES = ("application/json",)
@@ -776,39 +776,51 @@ def _alternatives_message(err: jsonschema.ValidationError) -> str:
     return _message(best) if best is not None else "is invalid"
 
 
-def operations(spec: Spec) -> PerRoute[Operation | None]:
-    """Each route's operation in ``spec`` (its route name is the operationId), decided when the
-    app starts; None for the routes outside the spec."""
-    return PerRoute(
-        lambda route: spec.operations.get(route.name) if route.name else None, default=None
-    )
+def validation(spec: Spec) -> Guard:
+    """Validation of each route's operation in ``spec`` (its route name is the operationId),
+    made for the route when the app starts; nothing for the routes outside the spec."""
 
-
-def validation_middleware(operation_of: PerRoute[Operation | None]) -> Middleware:
-    """Validate against the route's operation; routes outside the spec pass straight through."""
-
-    @web.middleware
-    async def validation(request: web.Request, handler: Handler) -> web.StreamResponse:
-        op = operation_of(request)
+    def for_route(route: web.AbstractRoute | None) -> Middleware | None:
+        op = spec.operations.get(route.name) if route is not None and route.name else None
         if op is None:
-            response: web.StreamResponse = await handler(request)
-            return response
+            return None
+        return _validating(op) if op.memo is None else _recalling(op, op.memo)
+
+    return for_route
+
+
+def _validating(op: Operation) -> Middleware:
+    @web.middleware
+    async def validate(request: web.Request, handler: Handler) -> web.StreamResponse:
         request[OPERATION] = op
-        memo = op.memo
-        if memo is None:
-            request[VALIDATED] = await validate_request(request, op)
-        else:
-            key = _memo_key(request, op)
-            known = memo.get(key)
-            if known is None:
-                known = _read_only(await validate_request(request, op))
-                if len(memo) >= MEMO_LIMIT:
-                    memo.clear()
-                memo[key] = known
-            request[VALIDATED] = known
+        request[VALIDATED] = await validate_request(request, op)
         return await handler(request)
 
-    return validation
+    return validate
+
+
+def _recalling(op: Operation, memo: dict[Hashable, Validated]) -> Middleware:
+    """Validation of a memoised operation: a request seen before is not a coroutine of its own
+    (it hands over the handler's awaitable); the first of its kind is validated and kept."""
+
+    async def first(request: web.Request, handler: Handler, *, key: Hashable) -> web.StreamResponse:
+        known = _read_only(await validate_request(request, op))
+        if len(memo) >= MEMO_LIMIT:
+            memo.clear()
+        memo[key] = request[VALIDATED] = known
+        return await handler(request)
+
+    @web.middleware
+    def recall(request: web.Request, handler: Handler) -> Awaitable[web.StreamResponse]:
+        request[OPERATION] = op
+        key = _memo_key(request, op) if op.header_params else request.raw_path
+        known = memo.get(key)
+        if known is None:
+            return first(request, handler, key=key)
+        request[VALIDATED] = known
+        return handler(request)
+
+    return recall
 
 
 @web.middleware
@@ -843,9 +855,7 @@ def check_responses(app: web.Application) -> None:
 def _memo_key(request: web.Request, op: Operation) -> Hashable:
     """All a memoised operation's validation reads: the request target as sent, which fixes the
     path's values and the query string (decoding it first could merge two that parse apart), and
-    the header parameters."""
-    if not op.header_params:
-        return request.raw_path
+    the header parameters (an operation without any is keyed by the target alone)."""
     headers = request.headers
     return (request.raw_path, *(headers.get(name) for name in op.header_params))
 

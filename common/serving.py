@@ -14,9 +14,10 @@ from the connection's start and from each response); this adds what it lacks:
   of 1,024 is less than one busy client's connections).
 
 aiohttp has no public hook for accepted connections; its ``Server`` is told of each one
-(``connection_made``/``connection_lost``) and makes each request (``request_factory``), so the
-runner here makes a ``Server`` subclass in place of aiohttp's own. This module must not know any
-service.
+(``connection_made``/``connection_lost``) and makes each connection's protocol, so the runner here
+makes a ``Server`` subclass in place of aiohttp's own, whose protocol sees the bytes arrive: a
+deadline starts when a head starts and stops when the parser has it whole (a timer only for the
+heads that do not arrive in one read: most do). This module must not know any service.
 """
 
 from __future__ import annotations
@@ -102,13 +103,21 @@ class ProblemRequestHandler(RequestHandler):
         response.force_close()
         return response
 
+    def __init__(self, manager: GuardedServer, **kwargs: Any) -> None:
+        super().__init__(manager, **kwargs)
+        self.guarded_by = manager
+
     def data_received(self, data: bytes) -> None:
         # aiohttp's own test of idleness (``_process_keepalive``): waiting for a request with none
         # queued. Bytes arriving then start a request head, which must be complete in time.
-        if self._waiter is not None and not self._waiter.done():
-            assert isinstance(self._manager, GuardedServer)
-            self._manager.head_started(self)
+        idle = self._waiter is not None and not self._waiter.done()
         super().data_received(data)
+        if self._messages:  # a request head is complete (and waits for the handler): in time
+            deadline = self.guarded_by.deadlines.pop(self, None)
+            if deadline is not None:
+                deadline.cancel()
+        elif idle:  # a head started and is not complete yet
+            self.guarded_by.head_started(self)
 
 
 class GuardedServer(web.Server):
@@ -130,16 +139,9 @@ class GuardedServer(web.Server):
         self.refused = refused
         self.per_address: collections.Counter[str] = collections.Counter()
         self._address: dict[RequestHandler, str] = {}
-        self._deadlines: dict[RequestHandler, asyncio.TimerHandle] = {}
-        make_request = self.request_factory
-
-        def request_factory(*args: Any) -> web.BaseRequest:
-            deadline = self._deadlines.pop(args[2], None)  # (message, payload, protocol, ...)
-            if deadline is not None:
-                deadline.cancel()  # its request head is complete
-            return make_request(*args)
-
-        self.request_factory = request_factory
+        #: The connections reading a request head, and when their time is up (a complete head
+        #: stops it: ``ProblemRequestHandler.data_received``).
+        self.deadlines: dict[RequestHandler, asyncio.TimerHandle] = {}
 
     def __call__(self) -> RequestHandler:
         return ProblemRequestHandler(self, loop=asyncio.get_running_loop(), **self.handler_options)
@@ -159,15 +161,15 @@ class GuardedServer(web.Server):
 
     def head_started(self, handler: RequestHandler) -> None:
         """Give ``handler``'s connection the header-read timeout to complete the request head it
-        is reading (unless a deadline already runs); ``request_factory`` stops it."""
+        is reading (unless a deadline already runs)."""
         timeout = self.limits.header_read_timeout_seconds
-        if timeout > 0 and handler not in self._deadlines and handler.transport is not None:
+        if timeout > 0 and handler not in self.deadlines and handler.transport is not None:
             loop = asyncio.get_running_loop()
-            self._deadlines[handler] = loop.call_later(timeout, _too_slow, handler.transport)
+            self.deadlines[handler] = loop.call_later(timeout, _too_slow, handler.transport)
 
     def connection_lost(self, handler: RequestHandler, exc: BaseException | None = None) -> None:
         super().connection_lost(handler, exc)
-        deadline = self._deadlines.pop(handler, None)
+        deadline = self.deadlines.pop(handler, None)
         if deadline is not None:
             deadline.cancel()
         address = self._address.pop(handler, None)

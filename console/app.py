@@ -32,7 +32,7 @@ from common.sessions import MemorySessionRows, SessionStore
 from console.accounts import Accounts, check_groups
 from console.accountstore import MemoryAccountStore, SqlAccountStore
 from console.audit import AUDIT, AuditLog, keep_durably
-from console.auth import AuthPolicy, admin_only_routes, auth_middleware, route_rules
+from console.auth import AuthPolicy, auth_guard
 from console.clusters import ClusterRegistry
 from console.clusters.kubeconfigs import kubeconfig_paths, static_clusters
 from console.clusters.registry import follow
@@ -129,20 +129,16 @@ WARM_UP_CONCURRENCY = 4
 def create_app(settings: Settings, *, environ: Mapping[str, str] | None = None) -> web.Application:
     svc = settings.console
     policy = make_policy(svc)
-    fixed = route_rules(policy)
     spec = Spec.load(SPEC_PATH, patterns=SPEC_PATTERNS)
-    admin_only = admin_only_routes(spec)
     app = build_app(
         service="console",
         spec=spec,
         api_routes=API_ROUTES,
         extra_routes=[actuator.routes, podexec.routes],
-        middlewares=[auth_middleware(policy, fixed, admin_only)],
+        guards=[auth_guard(policy, spec)],
         info={"security": {"mode": "open" if svc.security.open_mode else "closed"}},
         readiness={"clusterStore": _store_ready, "helmReleases": _helm_releases},
     )
-    fixed.install(app)
-    admin_only.install(app)
     policy.sessions.on_end = app[REVOCATIONS].revoke  # a sign-out ends the session's streams
     policy.proxy.ignored = (
         app[METRICS]

@@ -36,6 +36,7 @@ import binascii
 import enum
 import hmac
 import re
+from collections.abc import Awaitable
 from urllib.parse import urlsplit
 
 import attrs
@@ -46,7 +47,7 @@ from common import sse
 from common.errors import Forbidden, Unauthorized
 from common.openapi import Spec
 from common.presented import ConflictingCredentials, one_cookie, one_header
-from common.routing import PerRoute
+from common.routing import Guard
 from common.sessions import SessionStore
 from common.throttle import LoginThrottle
 from console import standing as streams_standing
@@ -157,16 +158,12 @@ def is_admin(request: web.Request) -> bool:
     return admin
 
 
-def admin_only_routes(spec: Spec) -> PerRoute[bool]:
-    """The routes whose operation the spec marks ``x-admin-only: true``: runtime cluster
-    management, the chart repositories and values library writes, the audit trail and the
-    cluster config view. Declared in the contract, enforced by the middleware alone."""
-
-    def decide(route: web.AbstractRoute) -> bool:
-        operation = spec.operations.get(route.name) if route.name else None
-        return operation is not None and operation.raw.get(ADMIN_ONLY) is True
-
-    return PerRoute(decide, default=False)
+def _admin_only(route: web.AbstractRoute, spec: Spec) -> bool:
+    """Whether the route's operation is marked ``x-admin-only: true`` by the spec: runtime
+    cluster management, the chart repositories and values library writes, the audit trail and
+    the cluster config view. Declared in the contract, enforced by the guard alone."""
+    operation = spec.operations.get(route.name) if route.name else None
+    return operation is not None and operation.raw.get(ADMIN_ONLY) is True
 
 
 def needs_auth(
@@ -210,40 +207,46 @@ def _rules(method: str, paths: tuple[str, ...], policy: AuthPolicy) -> Rules:
     return Reading.STRICT, needed
 
 
-def route_rules(policy: AuthPolicy) -> PerRoute[Rules | None]:
-    """The rules of each route whose path has no variables, decided when the app starts: its path
-    is its template, so every request to it is judged alike. None for the others (and for a route
-    taking any method): their requests are judged one by one."""
-
-    def decide(route: web.AbstractRoute) -> Rules | None:
-        resource = route.resource
-        if route.method == hdrs.METH_ANY or not isinstance(resource, web.PlainResource):
-            return None
-        path = resource.canonical
-        return _rules(route.method, (path, path), policy)  # what ``_paths`` gives its requests
-
-    return PerRoute(decide, default=None)
+def _route_rules(route: web.AbstractRoute, policy: AuthPolicy) -> Rules | None:
+    """The rules of a route whose path has no variables: its path is its template, so every
+    request to it is judged alike. None for the others (and for a route taking any method):
+    their requests are judged one by one."""
+    resource = route.resource
+    if route.method == hdrs.METH_ANY or not isinstance(resource, web.PlainResource):
+        return None
+    path = resource.canonical
+    return _rules(route.method, (path, path), policy)  # what ``_paths`` gives its requests
 
 
-def auth_middleware(
-    policy: AuthPolicy, fixed: PerRoute[Rules | None], admin_only: PerRoute[bool]
-) -> Middleware:
-    """Authenticate by ``policy``; ``fixed`` holds the rules decided per route (``route_rules``),
-    ``admin_only`` the operations only the admin groups may call (``admin_only_routes``): a
-    signed-in person outside them gets 403 ``admin-required``. In open mode the contract makes
+def auth_guard(policy: AuthPolicy, spec: Spec) -> Guard:
+    """Authenticate by ``policy``, each route by the rules decided for it when the app starts.
+    The operations only the admin groups may call (``x-admin-only`` in ``spec``) refuse a
+    signed-in person outside them with 403 ``admin-required``. In open mode the contract makes
     every GET public, so the reads among them stay public there (to the anonymous visitor and so
     to everyone: refusing a signed-in person what an anonymous one may read would protect
     nothing)."""
 
-    def rules_of(request: web.Request) -> Rules:
-        return fixed(request) or _rules(request.method, _paths(request), policy)
+    def for_route(route: web.AbstractRoute | None) -> Middleware:
+        if route is None:  # aiohttp's 404 and 405 routes: judged per request
+            return _authenticating(policy, None, admin_only=False)
+        return _authenticating(
+            policy, _route_rules(route, policy), admin_only=_admin_only(route, spec)
+        )
 
-    @web.middleware
-    async def authenticate(request: web.Request, handler: Handler) -> web.StreamResponse:
-        reading, refused_anonymous = rules_of(request)
-        if reading is Reading.IGNORED:
-            request[IDENTITY] = policy.anonymous
-            return await handler(request)  # credentials unread
+    return for_route
+
+
+def _authenticating(policy: AuthPolicy, fixed: Rules | None, *, admin_only: bool) -> Middleware:
+    """The guard of one route: ``fixed`` its rules (None: judged per request)."""
+
+    proxied = policy.proxy.user_header is not None  # else no header names anyone
+
+    def admin_refused(request: web.Request) -> bool:
+        return admin_only and not (policy.open_mode and request.method in SAFE_METHODS)
+
+    async def authenticated(
+        request: web.Request, handler: Handler, *, reading: Reading, refused_anonymous: bool
+    ) -> web.StreamResponse:
         principal = await _read(request, policy, lenient=reading is Reading.LENIENT)
         if principal is not None:
             request[PRINCIPAL] = principal
@@ -256,12 +259,36 @@ def auth_middleware(
             request[IDENTITY] = policy.anonymous
         if principal is not None and principal.via in BROWSER_BORNE:
             _check_origin(request)
-        if admin_only(request) and not (policy.open_mode and request.method in SAFE_METHODS):
+        if admin_refused(request):
             if principal is None:
                 raise Unauthorized("authentication required: HTTP Basic or a session cookie")
             if not request[ADMIN]:
                 raise AdminRequired(policy.accounts.admin_groups)
         return await handler(request)
+
+    # Not a coroutine: a request with no credential at all (most public reads) is judged here
+    # and hands over the handler's awaitable; one with a credential is read by ``authenticated``.
+    @web.middleware
+    def authenticate(request: web.Request, handler: Handler) -> Awaitable[web.StreamResponse]:
+        reading, refused_anonymous = fixed or _rules(request.method, _paths(request), policy)
+        if reading is Reading.IGNORED:
+            request[IDENTITY] = policy.anonymous
+            return handler(request)  # credentials unread
+        headers = request.headers
+        if (
+            hdrs.AUTHORIZATION in headers
+            or hdrs.COOKIE in headers
+            or (proxied and policy.proxy.sent(headers))
+        ):
+            return authenticated(
+                request, handler, reading=reading, refused_anonymous=refused_anonymous
+            )
+        if refused_anonymous:  # as ``authenticated`` judges a request that names no one
+            raise Unauthorized("authentication required: HTTP Basic or a session cookie")
+        request[IDENTITY] = policy.anonymous
+        if admin_only and admin_refused(request):
+            raise Unauthorized("authentication required: HTTP Basic or a session cookie")
+        return handler(request)
 
     return authenticate
 

@@ -61,10 +61,7 @@ class TrustedProxy:
 
     def identity(self, headers: CIMultiDictProxy[str], remote: str | None) -> Identity | None:
         """The person the proxy names, if it sent the headers and is trusted; else None."""
-        if self.user_header is None:
-            return None
-        sent = [name for name in (self.user_header, self.groups_header) if name and name in headers]
-        if not sent:
+        if self.user_header is None or not self.sent(headers):
             return None
         if not self.trusts(remote):
             self._ignore(remote)
@@ -79,6 +76,13 @@ class TrustedProxy:
             return Identity(user, check_groups((groups or "").split(",")))
         except BadRequest:
             raise Unauthorized("the proxy's groups header does not hold groups") from None
+
+    def sent(self, headers: CIMultiDictProxy[str]) -> bool:
+        """Whether the request carries the proxy's headers (when there is a proxy)."""
+        if self.user_header is None:
+            return False
+        groups = self.groups_header
+        return self.user_header in headers or (groups is not None and groups in headers)
 
     def trusts(self, remote: str | None) -> bool:
         if remote is None or not self.networks:

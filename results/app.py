@@ -71,22 +71,21 @@ def create_app(
     the process environment (its CI commands do, not the server).
     """
     svc = settings.results
-    # The auth middleware (results.wiring); HTML error pages for the dashboard.
+    # The auth guard (results.wiring); HTML error pages for the dashboard.
     spec = load_spec()
-    guards, places = wiring.middlewares(svc, base_path=BASE_PATH, spec=spec)
+    guards = wiring.guards(svc, base_path=BASE_PATH, spec=spec)
     app = build_app(
         service="results",
         spec=spec,
         api_routes=API_ROUTES,
         base_path=BASE_PATH,
         extra_routes=pages.ROUTES,  # login, profile and dashboard pages
-        middlewares=guards,
+        guards=guards,
         error_page=pages.error_page,
         info={"security": {"openMode": svc.security.open_mode}},
         readiness={"database": database_ready},
         keepalive_s=keepalive_s,
     )
-    places.install(app)
     app[keys.SETTINGS] = svc
     app[keys.LOGIN_THROTTLE] = LoginThrottle()
     app[keys.VERDICTS] = VerdictCache()

@@ -21,6 +21,7 @@ projects is not decided here but by :func:`results.accounts.can_read`, which the
 from __future__ import annotations
 
 import functools
+from collections.abc import Awaitable
 from urllib.parse import quote
 
 import attrs
@@ -31,7 +32,7 @@ from common import credentials, pages, sessions, sse
 from common.errors import Forbidden, Unauthorized
 from common.openapi import SPEC, Operation, Spec, operation_id
 from common.presented import ConflictingCredentials, one_cookie, one_header
-from common.routing import PerRoute
+from common.routing import Guard
 from results import accounts, keys
 from results.runs import CanRead
 from results.settings import CookieSecure
@@ -119,13 +120,6 @@ def presented_tokens(request: web.Request) -> list[str]:
     return found
 
 
-def _sends_credentials(request: web.Request) -> bool:
-    """Whether the request carries any header ``resolve`` reads: most polls (a CI gate check, a
-    badge, an open-mode dashboard) carry none, and need no parsing."""
-    headers = request.headers
-    return hdrs.AUTHORIZATION in headers or TOKEN_HEADER in headers or hdrs.COOKIE in headers
-
-
 async def resolve(request: web.Request) -> Principal | None:
     """The request's principal. Every credential sent must hold, and all name one person: a bad
     session cookie beside a good token is a 401, as is a cookie of someone else (issue 39)."""
@@ -165,51 +159,83 @@ def _place(method: str, path: str, op: Operation | None, policy: AuthPolicy) -> 
     )
 
 
-def route_places(policy: AuthPolicy, spec: Spec) -> PerRoute[Place | None]:
-    """The place of each route whose path has no variables, decided when the app starts: its path
-    is its template, so every request to it lands alike. None for the others (and for a route
-    taking any method): their requests are placed one by one."""
-
-    def decide(route: web.AbstractRoute) -> Place | None:
-        resource = route.resource
-        if route.method == hdrs.METH_ANY or not isinstance(resource, web.PlainResource):
-            return None
-        op = spec.operations.get(route.name) if route.name else None
-        return _place(route.method, resource.canonical, op, policy)
-
-    return PerRoute(decide, default=None)
+def _route_place(route: web.AbstractRoute, policy: AuthPolicy, spec: Spec) -> Place | None:
+    """The place of a route whose path has no variables: its path is its template, so every
+    request to it lands alike. None for the others (and for a route taking any method): their
+    requests are placed one by one."""
+    resource = route.resource
+    if route.method == hdrs.METH_ANY or not isinstance(resource, web.PlainResource):
+        return None
+    op = spec.operations.get(route.name) if route.name else None
+    return _place(route.method, resource.canonical, op, policy)
 
 
-def auth_middleware(policy: AuthPolicy, places: PerRoute[Place | None]) -> Middleware:
-    """Authenticate by ``policy``; ``places`` holds the places decided per route (``route_places``)."""
+def auth_guard(policy: AuthPolicy, spec: Spec) -> Guard:
+    """Authenticate by ``policy``, each route at the place decided for it when the app starts."""
+
+    def for_route(route: web.AbstractRoute | None) -> Middleware:
+        fixed = _route_place(route, policy, spec) if route is not None else None
+        return _authenticating(policy, fixed)
+
+    return for_route
+
+
+def _authenticating(policy: AuthPolicy, fixed: Place | None) -> Middleware:
+    """The guard of one route: ``fixed`` its place (None: placed per request)."""
 
     def place_of(request: web.Request) -> Place:
-        found = places(request)
-        if found is not None:
-            return found
+        if fixed is not None:
+            return fixed
         op_id = operation_id(request)
         op = request.app[SPEC].operations[op_id] if op_id is not None else None
         return _place(request.method, request.path, op, policy)
 
-    @web.middleware
-    async def authenticate(request: web.Request, handler: Handler) -> web.StreamResponse:
-        place = place_of(request)
-        # Anonymous until resolved: an error page for a refused credential renders as anonymous.
-        request[keys.PRINCIPAL] = found = None
-        if _sends_credentials(request):
-            found = await (_quiet_resolve(request) if place.public else resolve(request))
-            if place.api and found is not None and _cookie_write(request, found):
-                found = _with_csrf(request, found)  # see the docstring
-            if found is not None:
-                request[keys.PRINCIPAL] = found
-                request[sse.CREDENTIAL] = stream_credential(found)
+    def admit(request: web.Request, place: Place, found: Principal | None) -> None:
         if place.api:
             _check_api(place.target, policy, found)
         elif found is None and place.page_login:
             raise web.HTTPFound(f"{LOGIN_PATH}?next={quote(request.path_qs, safe='/?=&')}")
+
+    async def authenticated(
+        request: web.Request, handler: Handler, *, place: Place
+    ) -> web.StreamResponse:
+        found = await (_quiet_resolve(request) if place.public else resolve(request))
+        if place.api and found is not None and _cookie_write(request, found):
+            found = _with_csrf(request, found)  # see the docstring
+        if found is not None:
+            request[keys.PRINCIPAL] = found
+            request[sse.CREDENTIAL] = stream_credential(found)
+        admit(request, place, found)
         return await handler(request)
 
+    anonymous_passes = fixed is not None and _admits_anonymous(fixed, policy)
+
+    # Not a coroutine: a request with no credential (a CI gate check, a badge, an open-mode
+    # dashboard: most polls) is judged here, without parsing, and hands over the handler's
+    # awaitable; one carrying any header ``resolve`` reads is resolved by ``authenticated``.
+    @web.middleware
+    def authenticate(request: web.Request, handler: Handler) -> Awaitable[web.StreamResponse]:
+        # Anonymous until resolved: an error page for a refused credential renders as anonymous.
+        request[keys.PRINCIPAL] = None
+        headers = request.headers
+        if hdrs.AUTHORIZATION in headers or TOKEN_HEADER in headers or hdrs.COOKIE in headers:
+            return authenticated(request, handler, place=place_of(request))
+        if not anonymous_passes:
+            admit(request, place_of(request), None)
+        return handler(request)
+
     return authenticate
+
+
+def _admits_anonymous(place: Place, policy: AuthPolicy) -> bool:
+    """Whether a request that names no one passes at ``place`` (decided once for a route's)."""
+    if not place.api:
+        return not place.page_login
+    try:
+        _check_api(place.target, policy, None)
+    except Unauthorized:
+        return False
+    return True
 
 
 def stream_credential(found: Principal) -> sse.Credential:

@@ -1,4 +1,4 @@
-"""What ``results.app`` plugs in for people: auth middleware, accounts and events contexts, pages.
+"""What ``results.app`` plugs in for people: the auth guard, accounts and events contexts, pages.
 
 Kept apart from ``app.py`` so the store/ingest side and the accounts/events side each change their
 own module. Order matters and is ``app.py``'s: these contexts run after the store context, whose
@@ -12,14 +12,13 @@ import logging
 from collections.abc import AsyncIterator
 
 from aiohttp import web
-from aiohttp.typedefs import Middleware
 
 from common import credentials
 from common.config import ConfigError
 from common.db.postgres import PgDatabase
 from common.openapi import Spec
 from common.revocation import REVOCATIONS
-from common.routing import PerRoute
+from common.routing import Guard
 from results import auth, keys, replicas
 from results.accounts import Accounts
 from results.dashboard import Dashboard
@@ -32,10 +31,8 @@ from results.store.events import SqlEventStore
 logger = logging.getLogger(__name__)
 
 
-def middlewares(
-    settings: ResultsSettings, *, base_path: str, spec: Spec
-) -> tuple[list[Middleware], PerRoute[auth.Place | None]]:
-    """The auth middleware, and the places it decides per route (to install on the app)."""
+def guards(settings: ResultsSettings, *, base_path: str, spec: Spec) -> list[Guard]:
+    """The auth guard (``results.auth``), its settings checked first."""
     admin = settings.security.admin
     if admin.username and not admin.password:
         raise ConfigError("results.security.admin.password", "a password (admin.username is set)")
@@ -46,8 +43,7 @@ def middlewares(
         require_ingest_token=settings.security.require_ingest_token,
         base_path=base_path,
     )
-    places = auth.route_places(policy, spec)
-    return [auth.auth_middleware(policy, places)], places
+    return [auth.auth_guard(policy, spec)]
 
 
 async def accounts_context(app: web.Application) -> AsyncIterator[None]:

@@ -37,8 +37,8 @@ def install(app: web.Application) -> None:
 
 @routes.get("/clusters", name="listClusters")
 async def list_clusters(request: web.Request) -> web.Response:
-    body = request.app[LIST_BODY](request.app[CLUSTERS].list())
-    return encoded_json(body)
+    app = request.app  # a property: read once
+    return encoded_json(app[LIST_BODY](app[CLUSTERS].list()))
 
 
 @routes.post("/clusters", name="addCluster")

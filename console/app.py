@@ -24,7 +24,7 @@ from chartsvc.charts import SPEC_PATTERNS as chart_patterns
 from common import leftovers, tasks
 from common.app import build_app
 from common.config import ConfigError
-from common.db import is_postgresql
+from common.db import is_postgresql, postgresql
 from common.netguard import AddressPolicy, allow_setting
 from common.openapi import Spec
 from common.revocation import REVOCATIONS
@@ -256,10 +256,9 @@ def _clusters_context(
             if isinstance(store, SqlClusterStore) and store.backend == "postgresql":
                 # Shared by replicas: sessions live there too, and their changes are taken in.
                 app[AUTH].sessions.rows = SqlSessionRows(store.db)
-                from common.db.postgres import PgDatabase  # only PostgreSQL loads its driver
-
-                if isinstance(store.db, PgDatabase):  # a sign-out ends streams on every replica
-                    await shared.enter_async_context(app[REVOCATIONS].shared(store.db))
+                pg = postgresql(store.db)
+                if pg is not None:  # a sign-out ends streams on every replica
+                    await shared.enter_async_context(app[REVOCATIONS].shared(pg))
                 every_s = svc.clusters.store.sync_seconds
                 following = asyncio.create_task(follow(registry, every_s=every_s))
             yield

@@ -7,7 +7,8 @@ live server, and the server reads an account on every request, so a change holds
 Passwords come only from stdin (a prompt without echo on a terminal, else the first line), never
 from argv, where ``ps`` and shell history would keep them; as ``wharf results`` does. Results go to
 stdout (``user list``), everything else to stderr. This module never prints a password and holds
-no SQL or account rules.
+no SQL or account rules. A command imports the accounts and their store when it runs: every
+``wharf`` command (``wharf serve`` of any service) registers these, and none needs them.
 """
 
 from __future__ import annotations
@@ -15,17 +16,15 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from common import cli
-from common.db import open_database
-from console.accounts import Accounts, check_groups
-from console.accountstore import SqlAccountStore
-from console.clusters.store import SCHEMA
-from console.credentials import AdminCredentials
 from console.settings import ConsoleSettings, Settings, StoreBackend
 
-Action = Callable[[Accounts, argparse.Namespace], Awaitable[int]]
+if TYPE_CHECKING:
+    from console.accounts import Accounts
+
+    Action = Callable[[Accounts, argparse.Namespace], Awaitable[int]]
 
 
 def register(subparsers: Any) -> None:
@@ -81,6 +80,12 @@ def _runs(parser: argparse.ArgumentParser, action: Action) -> None:
 
 
 async def _with_accounts(svc: ConsoleSettings, action: Action, args: argparse.Namespace) -> int:
+    from common.db import open_database
+    from console.accounts import Accounts
+    from console.accountstore import SqlAccountStore
+    from console.clusters.store import SCHEMA
+    from console.credentials import AdminCredentials
+
     admin = AdminCredentials(svc.security.admin.username, svc.security.admin.password)
     async with open_database(svc.store_url, SCHEMA) as db:
         return await action(Accounts(SqlAccountStore(db), admin), args)
@@ -117,6 +122,8 @@ async def _set_groups(accounts: Accounts, args: argparse.Namespace) -> int:
 
 
 def _groups(args: argparse.Namespace) -> tuple[str, ...]:
+    from console.accounts import check_groups
+
     return check_groups(str(args.groups).split(","))
 
 

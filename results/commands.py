@@ -6,7 +6,9 @@ come only from stdin (``--password-stdin``) or an interactive prompt, never from
 ``ps`` and shell history would keep them. A created token is printed once, alone on stdout, so
 ``TOKEN=$(wharf results token create ...)`` works; everything else goes to stderr.
 
-This module must not print or log a password, and must not hold SQL or account rules.
+This module must not print or log a password, and must not hold SQL or account rules. A command
+imports the store and the accounts when it runs: every ``wharf`` command (``wharf serve`` of any
+service) registers these, and none needs them.
 """
 
 from __future__ import annotations
@@ -16,17 +18,18 @@ import asyncio
 import os
 import sys
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from common import cli
-from results.accounts import Accounts, Role
 from results.ci import commands as ci
 from results.runs import Visibility
 from results.settings import Settings
-from results.store import open_store
-from results.store.accounts import SqlAccountStore
+from results.users import Role
 
-Action = Callable[[Accounts, argparse.Namespace], Awaitable[int]]
+if TYPE_CHECKING:
+    from results.accounts import Accounts
+
+    Action = Callable[[Accounts, argparse.Namespace], Awaitable[int]]
 
 
 def register(subparsers: Any) -> None:
@@ -104,6 +107,8 @@ def _project_patch_floor(args: argparse.Namespace) -> int:
     settings = cli.load_command_settings(Settings, args).results
 
     async def run() -> bool:
+        from results.store import open_store
+
         async with open_store(settings.db_url, busy_timeout_ms=settings.db.busy_timeout_ms,
                               pool_size=settings.db.pool_size) as store:  # fmt: skip
             return await store.set_patch_coverage_min(args.project, value)
@@ -140,6 +145,10 @@ def _runs(parser: argparse.ArgumentParser, action: Action) -> None:
 
 
 async def _with_accounts(settings: Any, action: Action, args: argparse.Namespace) -> int:
+    from results.accounts import Accounts
+    from results.store import open_store
+    from results.store.accounts import SqlAccountStore
+
     async with open_store(
         settings.db_url,
         busy_timeout_ms=settings.db.busy_timeout_ms,

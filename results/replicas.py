@@ -17,12 +17,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING
 
 from common import tasks
-from common.db.postgres import PgDatabase
 from results.events import EventHub
 from results.runs import RunSummary
 from results.runstore import Store
+
+if TYPE_CHECKING:  # only a PostgreSQL database comes here: SQLite services never load its driver
+    from common.db.postgres import PgDatabase
 
 CHANNEL = "results_runs"
 

@@ -15,7 +15,7 @@ from aiohttp import web
 
 from common import credentials
 from common.config import ConfigError
-from common.db.postgres import PgDatabase
+from common.db import postgresql
 from common.openapi import Spec
 from common.revocation import REVOCATIONS
 from common.routing import Guard
@@ -61,9 +61,9 @@ async def accounts_context(app: web.Application) -> AsyncIterator[None]:
     accounts.on_revoke = revocations.revoke
     app[keys.ACCOUNTS] = accounts
     app[keys.DASHBOARD] = Dashboard(SqlDashboardStore(app[keys.DATABASE]))
-    db = app[keys.DATABASE]
-    if isinstance(db, PgDatabase):  # a sign-out on one replica ends the streams of every one
-        async with revocations.shared(db):
+    shared = postgresql(app[keys.DATABASE])
+    if shared is not None:  # a sign-out on one replica ends the streams of every one
+        async with revocations.shared(shared):
             yield
         return
     yield
@@ -79,9 +79,9 @@ async def events_context(app: web.Application) -> AsyncIterator[None]:
         max_anonymous_per_address=events.max_anonymous_per_address,
     )
     app[keys.EVENTS] = hub
-    db = app[keys.DATABASE]
-    if isinstance(db, PgDatabase):
-        async with replicas.relay(db, app[keys.STORE], hub) as announce:
+    shared = postgresql(app[keys.DATABASE])
+    if shared is not None:
+        async with replicas.relay(shared, app[keys.STORE], hub) as announce:
             app[keys.RUN_LISTENERS].append(announce)
             try:
                 yield

@@ -1,6 +1,7 @@
 """The ``wharf`` command: serve a service, run the cluster simulator, and the services' own commands.
 
-``wharf.entry`` hands it argv (the CI commands of results go around it, to start fast). The
+``wharf.entry`` hands it argv (the CI commands of results and ``wharf kubesim`` go around it, to
+start fast). The
 services come from the literal table in
 :mod:`wharf.services`; each service adds its subcommands through its ``register``.
 """
@@ -70,7 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--port", type=int, action="append", help="port(s); default 8080, 8081, 8082"
     )
     probe.set_defaults(func=_probe)
-    # Parsed by the simulator itself (see main); listed here so --help shows it.
+    # Run by wharf.entry before this parser, parsed by the simulator; listed so --help shows it.
     sub.add_parser("kubesim", help="run the Kubernetes API server simulator (--help for options)")
     for service in SERVICES.values():
         service.register_commands(sub)
@@ -224,17 +225,8 @@ def _url_host(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
 
-def _kubesim(argv: list[str]) -> int:
-    from kubesim.cli import main as kubesim_main
-
-    configure_logging("INFO")
-    return kubesim_main(argv)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["kubesim"]:
-        return _kubesim(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

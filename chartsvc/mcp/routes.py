@@ -8,31 +8,25 @@ A message posted to them may be as large as a tool call carrying the largest upl
 (:func:`request_cap`); larger is refused with 413 before the SDK reads it, and the app's upload
 budget meters these posts as it meters multipart uploads (:func:`carries_calls`).
 
-The server, its tools and the session manager open in ``mcp_context`` (after the domain services)
-and close after its ``yield``; the session manager's task group runs in a task of its own, so its
-cancel scopes are entered and left in one task. Shutdown disconnects every open MCP exchange first,
-so event streams end instead of holding the server until its shutdown timeout.
+``mcp_context`` (after the domain services) prepares what the tool server is built from; the
+server, its tools and the session manager open with the first MCP request, the SDK imported then,
+off the event loop (``chartsvc.mcp.state``), and close after the context's ``yield``. Shutdown
+disconnects every open MCP exchange first, so event streams end instead of holding the server
+until its shutdown timeout. This module must not import the SDK.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from collections.abc import AsyncIterator
 
 from aiohttp import web
-from mcp.server.sse import SseServerTransport
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-from sse_starlette import sse as sse_starlette
 
 from chartsvc.access import API_KEY_HEADER, AccessPolicy
 from chartsvc.calls import CALLS
 from chartsvc.keys import OPERATIONS, SERVICES, SETTINGS
 from chartsvc.mcp import asgi
 from chartsvc.mcp.schemas import base64_length
-from chartsvc.mcp.server import build_server
-from chartsvc.mcp.state import MCP, McpState
-from chartsvc.mcp.tools import build_tools
+from chartsvc.mcp.state import MCP, McpState, ServerPlan
 from chartsvc.settings import RestSettings
 from common.app import SERVICE, wharf_version
 from common.openapi import SPEC
@@ -60,18 +54,21 @@ def carries_calls(request: web.Request) -> bool:
 @routes.route("*", MCP_PATH, name="mcp")
 async def streamable_http(request: web.Request) -> web.StreamResponse:
     state = _authorised(request)
+    sessions = await state.sessions()
     return await asgi.serve(
-        state.streamable.handle_request, request, state.exchanges, limit=state.request_cap
+        sessions.streamable.handle_request, request, state.exchanges, limit=state.plan.request_cap
     )
 
 
 @routes.get(SSE_PATH)
 async def legacy_sse(request: web.Request) -> web.StreamResponse:
     state = _authorised(request)
+    sessions = await state.sessions()
+    server = sessions.server
 
     async def connect(scope: asgi.Scope, receive: asgi.Receive, send: asgi.Send) -> None:
-        async with state.sse.connect_sse(scope, receive, send) as (read, write):
-            await state.server.run(read, write, state.server.create_initialization_options())
+        async with sessions.sse.connect_sse(scope, receive, send) as (read, write):
+            await server.run(read, write, server.create_initialization_options())
 
     # Under a host's prefix (a sub-application) the message endpoint the client is sent is too.
     prefix = request.path.removesuffix(SSE_PATH)
@@ -81,15 +78,16 @@ async def legacy_sse(request: web.Request) -> web.StreamResponse:
 @routes.post(MESSAGES_PATH, name="mcp-messages")
 async def legacy_messages(request: web.Request) -> web.StreamResponse:
     state = _authorised(request)
+    sessions = await state.sessions()
     return await asgi.serve(
-        state.sse.handle_post_message, request, state.exchanges, limit=state.request_cap
+        sessions.sse.handle_post_message, request, state.exchanges, limit=state.plan.request_cap
     )
 
 
 def _authorised(request: web.Request) -> McpState:
     state = request.app[MCP]
-    if state.policy.key_configured:
-        state.policy.require_key(one_header(request.headers, API_KEY_HEADER))
+    if state.plan.policy.key_configured:
+        state.plan.policy.require_key(one_header(request.headers, API_KEY_HEADER))
     return state
 
 
@@ -107,56 +105,22 @@ async def _disconnect(app: web.Application) -> None:
 
 async def mcp_context(app: web.Application) -> AsyncIterator[None]:
     svc = app[SETTINGS]
-    policy = AccessPolicy.from_settings(svc.security)
-    server = build_server(
-        build_tools(app[SPEC], app[OPERATIONS], policy, CALLS, upload_cap=svc.rest.max_upload_size),
-        app[SERVICES],
-        base_path=app[SERVICE].base_path,
-        version=wharf_version(),
+    state = McpState(
+        ServerPlan(
+            spec=app[SPEC],
+            operations=app[OPERATIONS],
+            implemented=CALLS,
+            policy=AccessPolicy.from_settings(svc.security),
+            services=app[SERVICES],
+            base_path=app[SERVICE].base_path,
+            version=wharf_version(),
+            upload_cap=svc.rest.max_upload_size,
+            request_cap=request_cap(svc.rest),
+            messages_path=MESSAGES_PATH,
+        )
     )
-    cap = request_cap(svc.rest)  # the SDK's own check (default 4 MiB) must not come first
-    streamable = StreamableHTTPSessionManager(app=server, max_request_body_size=cap)
-    _without_shutdown_poller()
-    app[MCP] = McpState(
-        server=server,
-        policy=policy,
-        streamable=streamable,
-        sse=SseServerTransport(MESSAGES_PATH, max_request_body_size=cap),
-        exchanges=asgi.Exchanges(),
-        request_cap=cap,
-    )
-    async with _running(streamable):
-        yield
-
-
-@contextlib.asynccontextmanager
-async def _running(manager: StreamableHTTPSessionManager) -> AsyncIterator[None]:
-    started, stop = asyncio.Event(), asyncio.Event()
-
-    async def run() -> None:
-        async with manager.run():
-            started.set()
-            await stop.wait()
-
-    task = asyncio.create_task(run(), name="chartsvc-mcp-sessions")
-    waiter = asyncio.create_task(started.wait())
-    await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
-    waiter.cancel()
-    if task.done():
-        task.result()  # it failed to start: raise why
+    app[MCP] = state
     try:
         yield
     finally:
-        stop.set()
-        await task
-
-
-def _without_shutdown_poller() -> None:
-    """Keep sse_starlette from starting its shutdown poller.
-
-    sse_starlette (under the SDK's transports) ends its streams on a uvicorn shutdown, which it
-    detects from a task that polls every 0.5 s and that nothing ever ends. There is no uvicorn here:
-    ``_disconnect`` ends the streams on aiohttp's shutdown. Marking the poller as started (its state
-    is per thread) keeps that orphan task from existing.
-    """
-    sse_starlette._get_shutdown_state().watcher_started = True
+        await state.close()

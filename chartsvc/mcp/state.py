@@ -1,31 +1,79 @@
-"""What the MCP endpoints share, held under one app key.
+"""What the MCP endpoints share, held under one app key, and the SDK loaded when first needed.
 
-``MCP`` lives here rather than in ``chartsvc.keys`` so that the keys module does not pull the
-``mcp`` SDK into every import of the service's domain.
+Importing the ``mcp`` SDK takes longer than starting the rest of the service, and most starts
+(every ``wharf serve chartsvc``, every CLI command, every test) never see an MCP request. So the
+SDK's side (``chartsvc.mcp.sessions``) is imported when the first MCP request or ``wharf mcp``
+asks for it: once, in a worker thread so that the import does not hold the event loop, while
+those requests wait for it together. The session manager then runs until the app closes.
+``MCP`` lives here rather than in ``chartsvc.keys`` so that the keys module does not pull MCP into
+every import of the service's domain; this module must not import the SDK.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import asyncio
+import contextlib
+import importlib
+from collections.abc import Collection, Mapping
+from typing import TYPE_CHECKING
 
 import attrs
 from aiohttp import web
-from mcp.server.lowlevel import Server
-from mcp.server.sse import SseServerTransport
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 from chartsvc.access import AccessPolicy
+from chartsvc.calls import Services
 from chartsvc.mcp.asgi import Exchanges
+from chartsvc.operations import Operation
+from common.openapi import Spec
+
+if TYPE_CHECKING:
+    from chartsvc.mcp.sessions import Sessions
+
+#: The module holding the SDK's side, imported off the event loop (see the module docstring).
+SESSIONS_MODULE = "chartsvc.mcp.sessions"
 
 
 @attrs.frozen
-class McpState:
-    server: Server[Any]
+class ServerPlan:
+    """What the tool server is built from when it opens: plain data, made at start-up."""
+
+    spec: Spec
+    operations: Mapping[str, Operation]
+    implemented: Collection[str]
     policy: AccessPolicy
-    streamable: StreamableHTTPSessionManager
-    sse: SseServerTransport
-    exchanges: Exchanges
-    request_cap: int  # the largest message posted over HTTP, in bytes
+    services: Services
+    base_path: str
+    version: str
+    upload_cap: int  # chartsvc.rest.max-upload-size
+    request_cap: int  # the largest message taken over HTTP (the SDK's own 4 MiB must not win)
+    messages_path: str  # where the legacy SSE transport tells clients to post
+
+
+@attrs.define(eq=False)
+class McpState:
+    plan: ServerPlan
+    exchanges: Exchanges = attrs.field(factory=Exchanges)
+    _opening: asyncio.Task[Sessions] | None = attrs.field(default=None, init=False)
+    _open: contextlib.AsyncExitStack = attrs.field(factory=contextlib.AsyncExitStack, init=False)
+
+    async def sessions(self) -> Sessions:
+        """The SDK's server and transports, opened by the first caller; the others wait for it.
+        A caller that leaves meanwhile (its client gone) does not stop the opening."""
+        if self._opening is None:
+            self._opening = asyncio.create_task(self._load(), name="chartsvc-mcp-open")
+        return await asyncio.shield(self._opening)
+
+    async def _load(self) -> Sessions:
+        await asyncio.to_thread(importlib.import_module, SESSIONS_MODULE)
+        from chartsvc.mcp import sessions  # imported just above, off the loop
+
+        return await self._open.enter_async_context(sessions.running(self.plan))
+
+    async def close(self) -> None:
+        """Stop the session manager, if it was opened (an opening under way finishes first)."""
+        if self._opening is not None:
+            await asyncio.wait({self._opening})
+        await self._open.aclose()
 
 
 MCP = web.AppKey("chartsvc.mcp", McpState)

@@ -18,9 +18,12 @@ import contextlib
 import re
 from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
+
+if TYPE_CHECKING:
+    from common.db.postgres import PgDatabase
 
 Params = tuple[Any, ...] | list[Any] | dict[str, Any]
 #: The rows of a bulk insert (``copy_rows``), each the values of its columns in order.
@@ -169,6 +172,16 @@ def insert_sql(table: str, columns: Sequence[str]) -> str:
 
 def is_postgresql(url: str) -> bool:
     return url.startswith(("postgresql://", "postgres://"))
+
+
+def postgresql(db: Database) -> PgDatabase | None:
+    """``db`` when it is PostgreSQL (for what only a shared server does: LISTEN/NOTIFY across
+    replicas), else None. The driver is imported only then: SQLite services never load it."""
+    if db.backend != "postgresql":
+        return None
+    from common.db.postgres import PgDatabase
+
+    return db if isinstance(db, PgDatabase) else None
 
 
 def sqlite_path(url: str) -> Path:

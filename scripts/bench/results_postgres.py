@@ -446,7 +446,8 @@ def report_gate(f: dict[str, list[float]], indexed: bool, calls: int, out: Repor
 async def run(tmp: Path, server: pgserver.PgServer, args: argparse.Namespace, out: Report) -> None:
     if args.only in (None, "ingest"):
         report_ingest(await ingests(tmp, server, args.repeats, args.testcases), out)
-    if args.only in (None, "throughput"):
+    judged = (os.cpu_count() or 1) >= THROUGHPUT_JUDGED_FROM_CPUS
+    if args.only in (None, "throughput") and (judged or args.unjudged_scaling):
         report_scaling(await scaling(tmp, server, args.uploads), args.uploads, out)
     if args.only in (None, "gate"):
         figures, indexed = await gate_figures(
@@ -469,11 +470,18 @@ def main() -> int:
         action="store_false",
         help="skip the gate on SQLite (shown beside the PostgreSQL figure, never judged)",
     )
+    parser.add_argument(
+        "--no-unjudged-scaling",
+        dest="unjudged_scaling",
+        action="store_false",
+        help=f"skip two replicas against one where it is shown, never judged (under "
+        f"{THROUGHPUT_JUDGED_FROM_CPUS} CPUs)",
+    )
     args = options(
         parser,
         # Quick: a 5,000-case report, as results_ingest's quick run (the ratio is per case), and
-        # two uploads per uploader (the replicas' ratio is judged only on 8+ CPUs).
-        # The gate on SQLite (shown only) is left out of quick and smoke runs.
+        # two uploads per uploader (the replicas' ratio is judged only on 8+ CPUs; on fewer a
+        # quick run leaves it out, as it does the gate on SQLite, both shown only).
         quick={
             "repeats": 2,
             "uploads": 2,
@@ -481,8 +489,17 @@ def main() -> int:
             "calls": 200,
             "testcases": 5000,
             "gate_on_sqlite": False,
+            "unjudged_scaling": False,
         },
-        smoke={"repeats": 1, "uploads": 1, "runs": 50, "calls": 10, "testcases": 500},
+        # Smoke: every step once, the scaling too, so that none of it rots.
+        smoke={
+            "repeats": 1,
+            "uploads": 1,
+            "runs": 50,
+            "calls": 10,
+            "testcases": 500,
+            "unjudged_scaling": True,
+        },
     )
     out = Report.of("results_postgres", args)
     server = pgserver.start(durable=True)

@@ -107,6 +107,18 @@ def test_the_ci_commands_read_their_arguments_without_loading_the_services() -> 
         assert done.stdout.strip().endswith("imported:"), done.stdout[-300:]
 
 
+def test_the_simulator_starts_without_loading_the_services() -> None:
+    """``wharf kubesim`` starts with every test cluster and demo: it goes straight to the
+    simulator's command line, past the parser that knows every service."""
+    done = subprocess.run(
+        [sys.executable, "-c", CI_IMPORTS, "kubesim", "--help"],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert "usage: wharf kubesim" in done.stdout
+    imported = done.stdout.strip().rpartition("imported:")[2].split(",")
+    assert not {"chartsvc", "console", "helm_python", "kubeclient"} & set(imported), imported
+
+
 def test_the_ci_commands_still_answer_as_part_of_wharf() -> None:
     usage = run("results", "upload")  # no --project
     assert usage.returncode == 2

@@ -1,0 +1,28 @@
+"""What a service start imports: the big optional parts stay out until they are used.
+
+Every start pays for what the app modules import (``wharf serve``, ``wharf mcp``, each benchmark and
+subprocess test): the MCP SDK (``chartsvc.mcp.sessions``, opened with the first MCP request) and
+the PostgreSQL driver (``common.db.postgresql``, only for a PostgreSQL URL) are left out of it.
+An import-linter contract forbids the edges, except the few lazy imports that load them; this
+checks that those stay lazy, in a fresh interpreter (this one has long loaded both). The console
+reaches the driver only through ``common.db``, as results does, so it is not imported again here.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+IMPORTS = """
+import sys
+import chartsvc.app, results.app
+optional = {"mcp", "sse_starlette", "uvicorn", "psycopg", "psycopg_pool"}
+print("loaded:", ",".join(sorted(optional & {m.split(".")[0] for m in sys.modules})))
+"""
+
+
+def test_the_service_apps_import_neither_the_mcp_sdk_nor_the_postgresql_driver() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", IMPORTS], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.strip() == "loaded:", done.stdout

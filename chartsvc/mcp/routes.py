@@ -120,6 +120,7 @@ async def mcp_context(app: web.Application) -> AsyncIterator[None]:
         )
     )
     app[MCP] = state
+    state.open_soon()  # in the background: the service does not wait for the SDK's import
     try:
         yield
     finally:

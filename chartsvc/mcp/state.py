@@ -1,12 +1,13 @@
-"""What the MCP endpoints share, held under one app key, and the SDK loaded when first needed.
+"""What the MCP endpoints share, held under one app key, and the SDK loaded off the event loop.
 
-Importing the ``mcp`` SDK takes longer than starting the rest of the service, and most starts
-(every ``wharf serve chartsvc``, every CLI command, every test) never see an MCP request. So the
-SDK's side (``chartsvc.mcp.sessions``) is imported when the first MCP request or ``wharf mcp``
-asks for it: once, in a worker thread so that the import does not hold the event loop, while
-those requests wait for it together. The session manager then runs until the app closes.
-``MCP`` lives here rather than in ``chartsvc.keys`` so that the keys module does not pull MCP into
-every import of the service's domain; this module must not import the SDK.
+Importing the ``mcp`` SDK takes longer than starting the rest of the service, and most imports of
+the service (every CLI command, every test that builds the app) never serve an MCP request. So the
+SDK's side (``chartsvc.mcp.sessions``) is not imported with the service: a served app begins
+importing it in a worker thread as it starts (the service is ready without waiting for it), and
+``wharf mcp`` before it reads stdin; an MCP request that comes first waits for that one import. The
+session manager then runs until the app closes. ``MCP`` lives here rather than in
+``chartsvc.keys`` so that the keys module does not pull MCP into every import of the service's
+domain; this module must not import the SDK.
 """
 
 from __future__ import annotations
@@ -56,12 +57,24 @@ class McpState:
     _opening: asyncio.Task[Sessions] | None = attrs.field(default=None, init=False)
     _open: contextlib.AsyncExitStack = attrs.field(factory=contextlib.AsyncExitStack, init=False)
 
-    async def sessions(self) -> Sessions:
-        """The SDK's server and transports, opened by the first caller; the others wait for it.
-        A caller that leaves meanwhile (its client gone) does not stop the opening."""
+    def open_soon(self) -> asyncio.Task[Sessions]:
+        """Begin opening the SDK's server and transports in the background (once): the served
+        app does this as it starts, so the first MCP request finds them open."""
         if self._opening is None:
             self._opening = asyncio.create_task(self._load(), name="chartsvc-mcp-open")
-        return await asyncio.shield(self._opening)
+            # retrieved here too: an opening no request awaited must not log "never retrieved"
+            self._opening.add_done_callback(lambda done: done.cancelled() or done.exception())
+        return self._opening
+
+    @property
+    def opening(self) -> asyncio.Task[Sessions] | None:
+        """The opening begun (or done), if it has begun."""
+        return self._opening
+
+    async def sessions(self) -> Sessions:
+        """The SDK's server and transports, opened once; a caller before they are open waits for
+        them. A caller that leaves meanwhile (its client gone) does not stop the opening."""
+        return await asyncio.shield(self.open_soon())
 
     async def _load(self) -> Sessions:
         await asyncio.to_thread(importlib.import_module, SESSIONS_MODULE)

@@ -21,6 +21,7 @@ from mcp.shared.exceptions import MCPError
 from multidict import CIMultiDict
 from pytest_aiohttp import AiohttpServer
 
+from chartsvc.mcp.state import MCP
 from tests.chartsvc.conftest import FULL, ChartRepo, index_document
 from tests.chartsvc.mcp_support import (
     KEY,
@@ -290,6 +291,16 @@ async def test_a_configured_key_guards_every_mcp_endpoint(make_mcp: MakeMcp) -> 
 async def test_without_a_key_any_header_is_ignored(make_mcp: MakeMcp) -> None:
     server = await make_mcp("chartsvc.security.mode=FULL")
     assert await tool_names(server, key="anything") == READS
+
+
+async def test_the_tool_server_opens_in_the_background_as_the_service_starts(
+    make_mcp: MakeMcp,
+) -> None:
+    server = await make_mcp()
+    opening = server.server.app[MCP].opening
+    assert opening is not None  # begun at start-up, before any MCP request
+    async with asyncio.timeout(60):  # a loaded machine imports the SDK slowly
+        await asyncio.shield(opening)  # opened, without a failure
 
 
 async def test_shutdown_ends_open_event_streams(make_mcp: MakeMcp) -> None:

@@ -148,11 +148,11 @@ async def followed_log(args: argparse.Namespace, browser: Browser, out: Report) 
                 "() => Number(document.getElementById('log')?.dataset.received) > 0"
             )
             await asyncio.sleep(args.settle)
-            samples = []
             deadline = time.monotonic() + args.seconds
-            while time.monotonic() < deadline:
-                samples.append(await page.evaluate(PROGRESS))
+            samples = [await page.evaluate(PROGRESS)]
+            while time.monotonic() < deadline or len(samples) < 2:  # a rate needs two, however slow
                 await asyncio.sleep(0.25)
+                samples.append(await page.evaluate(PROGRESS))
             await page.context.close()
     first, _, _, started = samples[0]
     last, _, _, ended = samples[-1]

@@ -43,7 +43,7 @@ def _one_ast_parse_at_a_time() -> None:
 _one_ast_parse_at_a_time()
 
 #: Files whose tests take a minute or more together, longest first. ``scripts/test`` hands whole
-#: files to two workers in collection order (``--no-loadscope-reorder``): these start first, so
+#: files to its workers in collection order (``--no-loadscope-reorder``): these start first, so
 #: that they run beside the many short files instead of keeping one worker busy at the end.
 LONG_FILES = (
     "tests/console/test_credentials_refresh.py",  # a 60 s watch and exec session (issue 33)

@@ -1,6 +1,6 @@
 """Every chartsvc and console benchmark still runs (``--smoke``) and reports its figures.
 
-The other benchmarks are in ``test_smoke_others.py``: two files, so the suite's two workers share
+The other benchmarks are in ``test_smoke_others.py``: two files, so the suite's workers share
 them."""
 
 from __future__ import annotations

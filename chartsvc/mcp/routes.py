@@ -120,7 +120,10 @@ async def mcp_context(app: web.Application) -> AsyncIterator[None]:
         )
     )
     app[MCP] = state
-    state.open_soon()  # in the background: the service does not wait for the SDK's import
+    # Opened with the service, the SDK imported in a worker thread meanwhile: the first MCP
+    # request finds it open, and what it made is start-up heap (frozen with the rest by ``wharf
+    # serve``), not load that lands on the first seconds of serving.
+    await state.sessions()
     try:
         yield
     finally:

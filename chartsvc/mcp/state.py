@@ -2,12 +2,12 @@
 
 Importing the ``mcp`` SDK takes longer than starting the rest of the service, and most imports of
 the service (every CLI command, every test that builds the app) never serve an MCP request. So the
-SDK's side (``chartsvc.mcp.sessions``) is not imported with the service: a served app begins
-importing it in a worker thread as it starts (the service is ready without waiting for it), and
-``wharf mcp`` before it reads stdin; an MCP request that comes first waits for that one import. The
-session manager then runs until the app closes. ``MCP`` lives here rather than in
-``chartsvc.keys`` so that the keys module does not pull MCP into every import of the service's
-domain; this module must not import the SDK.
+SDK's side (``chartsvc.mcp.sessions``) is not imported with the service: a served app opens it as
+it starts (``chartsvc.mcp.routes.mcp_context``), and ``wharf mcp`` before it reads stdin, importing
+it in a worker thread so that the event loop goes on meanwhile; callers that come during the
+opening wait for that one. The session manager then runs until the app closes. ``MCP`` lives here
+rather than in ``chartsvc.keys`` so that the keys module does not pull MCP into every import of
+the service's domain; this module must not import the SDK.
 """
 
 from __future__ import annotations
@@ -57,24 +57,17 @@ class McpState:
     _opening: asyncio.Task[Sessions] | None = attrs.field(default=None, init=False)
     _open: contextlib.AsyncExitStack = attrs.field(factory=contextlib.AsyncExitStack, init=False)
 
-    def open_soon(self) -> asyncio.Task[Sessions]:
-        """Begin opening the SDK's server and transports in the background (once): the served
-        app does this as it starts, so the first MCP request finds them open."""
-        if self._opening is None:
-            self._opening = asyncio.create_task(self._load(), name="chartsvc-mcp-open")
-            # retrieved here too: an opening no request awaited must not log "never retrieved"
-            self._opening.add_done_callback(lambda done: done.cancelled() or done.exception())
-        return self._opening
-
     @property
-    def opening(self) -> asyncio.Task[Sessions] | None:
-        """The opening begun (or done), if it has begun."""
-        return self._opening
+    def opened(self) -> bool:
+        """Whether the SDK's server and transports are open (or failed to open)."""
+        return self._opening is not None and self._opening.done()
 
     async def sessions(self) -> Sessions:
-        """The SDK's server and transports, opened once; a caller before they are open waits for
-        them. A caller that leaves meanwhile (its client gone) does not stop the opening."""
-        return await asyncio.shield(self.open_soon())
+        """The SDK's server and transports, opened by the first caller; the others wait for it.
+        A caller that leaves meanwhile (its client gone) does not stop the opening."""
+        if self._opening is None:
+            self._opening = asyncio.create_task(self._load(), name="chartsvc-mcp-open")
+        return await asyncio.shield(self._opening)
 
     async def _load(self) -> Sessions:
         await asyncio.to_thread(importlib.import_module, SESSIONS_MODULE)

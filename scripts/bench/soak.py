@@ -71,9 +71,8 @@ async def prepare(session: aiohttp.ClientSession, bases: dict[str, str]) -> dict
         async with session.post(f"{bases['results']}/api/v1/ingest", data=form) as resp:
             if resp.status != 201:
                 raise RuntimeError(f"ingest answered {resp.status}: {await resp.text()}")
-    # chartsvc's MCP tool server opens with the first MCP request and lives as long as the app
-    # (a task of its own): opened before anything is measured, it is part of the idle level that
-    # the stream cycles must return to, as it was when it opened with the service.
+    # One MCP stream before anything is measured: chartsvc's tool server (open since start-up,
+    # a task of its own) has served once, and is part of the idle level the cycles return to.
     await first_event(session, f"{bases['chartsvc']}/sse", {})
     console = f"{bases['console']}/api/v1/clusters/soak"
     pod = ""

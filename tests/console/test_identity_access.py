@@ -192,7 +192,8 @@ async def test_one_upstream_watch_serves_a_hundred_subscribers_of_three_people(
 
 
 async def test_a_subscriber_who_may_not_list_is_refused(sim: Simulator, spaces: Spaces) -> None:
-    hub = WatchHub(linger_s=0, reviews=AccessReviews())
+    reviews = AccessReviews()
+    hub = WatchHub(linger_s=0, reviews=reviews)
     async with acting(sim, ALICE) as api:
         with pytest.raises(UpstreamStatus) as refused:
             async with hub.subscribe("alpha", CONFIGMAPS, spaces.b, api):
@@ -201,13 +202,15 @@ async def test_a_subscriber_who_may_not_list_is_refused(sim: Simulator, spaces: 
         assert 'User "alice" cannot list' in refused.value.detail
         assert hub.upstream_count() == 0  # refused before any upstream watch was opened
     await hub.close()
+    await reviews.close()
 
 
 async def test_removing_the_rolebinding_closes_the_stream_within_the_ttl(
     sim: Simulator, spaces: Spaces
 ) -> None:
     ttl = 0.5
-    hub = WatchHub(linger_s=0, reviews=AccessReviews(ttl_s=ttl))
+    reviews = AccessReviews(ttl_s=ttl)  # closed at the end: a re-check may be in flight then
+    hub = WatchHub(linger_s=0, reviews=reviews)
     async with contextlib.AsyncExitStack() as stack:
         own = await stack.enter_async_context(kube(sim))
         alice = await _subscribe(hub, KubeApi(own.client, acting_as=ALICE), spaces.a, stack)
@@ -229,6 +232,7 @@ async def test_removing_the_rolebinding_closes_the_stream_within_the_ttl(
         await own.send("POST", _cms(spaces.a), _cm("after"))
         assert (await _next_change(bob, "after")).type == "ADDED"  # bob still may
     await hub.close()
+    await reviews.close()
 
 
 async def test_counts_and_search_across_namespaces_answer_where_the_person_may_list(

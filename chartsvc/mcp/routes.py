@@ -8,15 +8,17 @@ A message posted to them may be as large as a tool call carrying the largest upl
 (:func:`request_cap`); larger is refused with 413 before the SDK reads it, and the app's upload
 budget meters these posts as it meters multipart uploads (:func:`carries_calls`).
 
-``mcp_context`` (after the domain services) prepares what the tool server is built from; the
-server, its tools and the session manager open with the first MCP request, the SDK imported then,
-off the event loop (``chartsvc.mcp.state``), and close after the context's ``yield``. Shutdown
-disconnects every open MCP exchange first, so event streams end instead of holding the server
+``mcp_context`` (after the domain services) opens the server, its tools and the session manager
+as the app starts, the SDK imported then, off the event loop (``chartsvc.mcp.state``), and closes
+them after its ``yield``. Shutdown disconnects every open MCP exchange first, so event streams end
+instead of holding the server
 until its shutdown timeout. This module must not import the SDK.
 """
 
 from __future__ import annotations
 
+import asyncio
+import importlib
 from collections.abc import AsyncIterator
 
 from aiohttp import web
@@ -26,7 +28,7 @@ from chartsvc.calls import CALLS
 from chartsvc.keys import OPERATIONS, SERVICES, SETTINGS
 from chartsvc.mcp import asgi
 from chartsvc.mcp.schemas import base64_length
-from chartsvc.mcp.state import MCP, McpState, ServerPlan
+from chartsvc.mcp.state import MCP, SESSIONS_MODULE, McpState, ServerPlan
 from chartsvc.settings import RestSettings
 from common.app import SERVICE, wharf_version
 from common.openapi import SPEC
@@ -54,20 +56,21 @@ def carries_calls(request: web.Request) -> bool:
 @routes.route("*", MCP_PATH, name="mcp")
 async def streamable_http(request: web.Request) -> web.StreamResponse:
     state = _authorised(request)
-    sessions = await state.sessions()
     return await asgi.serve(
-        sessions.streamable.handle_request, request, state.exchanges, limit=state.plan.request_cap
+        state.sessions.streamable.handle_request,
+        request,
+        state.exchanges,
+        limit=state.plan.request_cap,
     )
 
 
 @routes.get(SSE_PATH)
 async def legacy_sse(request: web.Request) -> web.StreamResponse:
     state = _authorised(request)
-    sessions = await state.sessions()
-    server = sessions.server
+    server = state.sessions.server
 
     async def connect(scope: asgi.Scope, receive: asgi.Receive, send: asgi.Send) -> None:
-        async with sessions.sse.connect_sse(scope, receive, send) as (read, write):
+        async with state.sessions.sse.connect_sse(scope, receive, send) as (read, write):
             await server.run(read, write, server.create_initialization_options())
 
     # Under a host's prefix (a sub-application) the message endpoint the client is sent is too.
@@ -78,9 +81,11 @@ async def legacy_sse(request: web.Request) -> web.StreamResponse:
 @routes.post(MESSAGES_PATH, name="mcp-messages")
 async def legacy_messages(request: web.Request) -> web.StreamResponse:
     state = _authorised(request)
-    sessions = await state.sessions()
     return await asgi.serve(
-        sessions.sse.handle_post_message, request, state.exchanges, limit=state.plan.request_cap
+        state.sessions.sse.handle_post_message,
+        request,
+        state.exchanges,
+        limit=state.plan.request_cap,
     )
 
 
@@ -105,26 +110,24 @@ async def _disconnect(app: web.Application) -> None:
 
 async def mcp_context(app: web.Application) -> AsyncIterator[None]:
     svc = app[SETTINGS]
-    state = McpState(
-        ServerPlan(
-            spec=app[SPEC],
-            operations=app[OPERATIONS],
-            implemented=CALLS,
-            policy=AccessPolicy.from_settings(svc.security),
-            services=app[SERVICES],
-            base_path=app[SERVICE].base_path,
-            version=wharf_version(),
-            upload_cap=svc.rest.max_upload_size,
-            request_cap=request_cap(svc.rest),
-            messages_path=MESSAGES_PATH,
-        )
+    plan = ServerPlan(
+        spec=app[SPEC],
+        operations=app[OPERATIONS],
+        implemented=CALLS,
+        policy=AccessPolicy.from_settings(svc.security),
+        services=app[SERVICES],
+        base_path=app[SERVICE].base_path,
+        version=wharf_version(),
+        upload_cap=svc.rest.max_upload_size,
+        request_cap=request_cap(svc.rest),
+        messages_path=MESSAGES_PATH,
     )
-    app[MCP] = state
-    # Opened with the service, the SDK imported in a worker thread meanwhile: the first MCP
-    # request finds it open, and what it made is start-up heap (frozen with the rest by ``wharf
-    # serve``), not load that lands on the first seconds of serving.
-    await state.sessions()
-    try:
+    # Opened with the app, the SDK imported in a worker thread meanwhile (the loop goes on): the
+    # first MCP request finds it open, and what it made is start-up heap (frozen with the rest by
+    # ``wharf serve``), not load that lands on the first seconds of serving.
+    await asyncio.to_thread(importlib.import_module, SESSIONS_MODULE)
+    from chartsvc.mcp import sessions  # imported just above, off the loop
+
+    async with sessions.running(plan) as opened:
+        app[MCP] = McpState(plan, opened)
         yield
-    finally:
-        await state.close()

@@ -2,8 +2,8 @@
 
 This is the one module of the endpoints that imports the ``mcp`` SDK's server (with ``tools`` and
 ``server`` under it), and nothing imports it at start-up: the SDK costs more to import than the
-rest of the service, so :class:`chartsvc.mcp.state.McpState` imports this module in a worker
-thread when the first MCP request (or ``wharf mcp``) needs it, and opens :func:`running` once.
+rest of the service, so ``chartsvc.mcp.routes.mcp_context`` imports this module in a worker
+thread as the app starts (served, or under ``wharf mcp``), and opens :func:`running` once.
 The session manager's task group runs in a task of its own, so its cancel scopes are entered and
 left in one task.
 """

@@ -20,7 +20,7 @@ async def serve_stdio(app: web.Application) -> None:
     runner = web.AppRunner(app, handle_signals=False)
     await runner.setup()
     try:
-        server = (await app[MCP].sessions()).server
+        server = app[MCP].sessions.server
         async with stdio_server() as (read, write):
             await server.run(read, write, server.create_initialization_options())
     finally:

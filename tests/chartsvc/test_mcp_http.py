@@ -21,6 +21,7 @@ from mcp.shared.exceptions import MCPError
 from multidict import CIMultiDict
 from pytest_aiohttp import AiohttpServer
 
+from chartsvc.mcp.sessions import Sessions
 from chartsvc.mcp.state import MCP
 from tests.chartsvc.conftest import FULL, ChartRepo, index_document
 from tests.chartsvc.mcp_support import (
@@ -295,7 +296,7 @@ async def test_without_a_key_any_header_is_ignored(make_mcp: MakeMcp) -> None:
 
 async def test_the_tool_server_is_open_once_the_service_has_started(make_mcp: MakeMcp) -> None:
     server = await make_mcp()  # started, and no MCP request yet
-    assert server.server.app[MCP].opened
+    assert isinstance(server.server.app[MCP].sessions, Sessions)
 
 
 async def test_shutdown_ends_open_event_streams(make_mcp: MakeMcp) -> None:

@@ -813,7 +813,7 @@ def _recalling(op: Operation, memo: dict[Hashable, Validated]) -> Middleware:
     @web.middleware
     def recall(request: web.Request, handler: Handler) -> Awaitable[web.StreamResponse]:
         request[OPERATION] = op
-        key = _memo_key(request, op) if op.header_params else request.raw_path
+        key = _memo_key(request, op)
         known = memo.get(key)
         if known is None:
             return first(request, handler, key=key)
@@ -856,6 +856,8 @@ def _memo_key(request: web.Request, op: Operation) -> Hashable:
     """All a memoised operation's validation reads: the request target as sent, which fixes the
     path's values and the query string (decoding it first could merge two that parse apart), and
     the header parameters (an operation without any is keyed by the target alone)."""
+    if not op.header_params:
+        return request.raw_path
     headers = request.headers
     return (request.raw_path, *(headers.get(name) for name in op.header_params))
 

@@ -244,26 +244,27 @@ def _authenticating(policy: AuthPolicy, fixed: Rules | None, *, admin_only: bool
     def admin_refused(request: web.Request) -> bool:
         return admin_only and not (policy.open_mode and request.method in SAFE_METHODS)
 
+    def as_anonymous(request: web.Request, *, refused_anonymous: bool) -> None:
+        """A request that names no one: refused where the route needs someone, else anonymous."""
+        if refused_anonymous or admin_refused(request):
+            raise Unauthorized("authentication required: HTTP Basic or a session cookie")
+        request[IDENTITY] = policy.anonymous
+
     async def authenticated(
         request: web.Request, handler: Handler, *, reading: Reading, refused_anonymous: bool
     ) -> web.StreamResponse:
         principal = await _read(request, policy, lenient=reading is Reading.LENIENT)
-        if principal is not None:
-            request[PRINCIPAL] = principal
-            request[IDENTITY] = principal.identity
-            admin_groups = policy.accounts.admin_groups
-            request[ADMIN] = any(group in admin_groups for group in principal.groups)
-        elif refused_anonymous:
-            raise Unauthorized("authentication required: HTTP Basic or a session cookie")
-        else:
-            request[IDENTITY] = policy.anonymous
-        if principal is not None and principal.via in BROWSER_BORNE:
+        if principal is None:
+            as_anonymous(request, refused_anonymous=refused_anonymous)
+            return await handler(request)
+        request[PRINCIPAL] = principal
+        request[IDENTITY] = principal.identity
+        admin_groups = policy.accounts.admin_groups
+        request[ADMIN] = any(group in admin_groups for group in principal.groups)
+        if principal.via in BROWSER_BORNE:
             _check_origin(request)
-        if admin_refused(request):
-            if principal is None:
-                raise Unauthorized("authentication required: HTTP Basic or a session cookie")
-            if not request[ADMIN]:
-                raise AdminRequired(policy.accounts.admin_groups)
+        if admin_refused(request) and not request[ADMIN]:
+            raise AdminRequired(policy.accounts.admin_groups)
         return await handler(request)
 
     # Not a coroutine: a request with no credential at all (most public reads) is judged here
@@ -283,11 +284,7 @@ def _authenticating(policy: AuthPolicy, fixed: Rules | None, *, admin_only: bool
             return authenticated(
                 request, handler, reading=reading, refused_anonymous=refused_anonymous
             )
-        if refused_anonymous:  # as ``authenticated`` judges a request that names no one
-            raise Unauthorized("authentication required: HTTP Basic or a session cookie")
-        request[IDENTITY] = policy.anonymous
-        if admin_only and admin_refused(request):
-            raise Unauthorized("authentication required: HTTP Basic or a session cookie")
+        as_anonymous(request, refused_anonymous=refused_anonymous)
         return handler(request)
 
     return authenticate

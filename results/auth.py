@@ -30,7 +30,7 @@ from aiohttp.typedefs import Handler, Middleware
 
 from common import credentials, pages, sessions, sse
 from common.errors import Forbidden, Unauthorized
-from common.openapi import SPEC, Operation, Spec, operation_id
+from common.openapi import Operation, Spec
 from common.presented import ConflictingCredentials, one_cookie, one_header
 from common.routing import Guard
 from results import accounts, keys
@@ -159,14 +159,15 @@ def _place(method: str, path: str, op: Operation | None, policy: AuthPolicy) -> 
     )
 
 
-def _route_place(route: web.AbstractRoute, policy: AuthPolicy, spec: Spec) -> Place | None:
+def _route_place(
+    route: web.AbstractRoute, policy: AuthPolicy, op: Operation | None
+) -> Place | None:
     """The place of a route whose path has no variables: its path is its template, so every
     request to it lands alike. None for the others (and for a route taking any method): their
     requests are placed one by one."""
     resource = route.resource
     if route.method == hdrs.METH_ANY or not isinstance(resource, web.PlainResource):
         return None
-    op = spec.operations.get(route.name) if route.name else None
     return _place(route.method, resource.canonical, op, policy)
 
 
@@ -174,20 +175,21 @@ def auth_guard(policy: AuthPolicy, spec: Spec) -> Guard:
     """Authenticate by ``policy``, each route at the place decided for it when the app starts."""
 
     def for_route(route: web.AbstractRoute | None) -> Middleware:
-        fixed = _route_place(route, policy, spec) if route is not None else None
-        return _authenticating(policy, fixed)
+        if route is None:  # aiohttp's 404 and 405 routes: no operation
+            return _authenticating(policy, None, None)
+        op = spec.operations.get(route.name) if route.name else None
+        return _authenticating(policy, _route_place(route, policy, op), op)
 
     return for_route
 
 
-def _authenticating(policy: AuthPolicy, fixed: Place | None) -> Middleware:
-    """The guard of one route: ``fixed`` its place (None: placed per request)."""
+def _authenticating(policy: AuthPolicy, fixed: Place | None, op: Operation | None) -> Middleware:
+    """The guard of one route: ``fixed`` its place (None: placed per request, the route's
+    operation ``op`` decided already)."""
 
     def place_of(request: web.Request) -> Place:
         if fixed is not None:
             return fixed
-        op_id = operation_id(request)
-        op = request.app[SPEC].operations[op_id] if op_id is not None else None
         return _place(request.method, request.path, op, policy)
 
     def admit(request: web.Request, place: Place, found: Principal | None) -> None:

@@ -42,6 +42,7 @@ def upload_budget(
             return await handler(request)
 
     def for_route(route: web.AbstractRoute | None) -> Middleware | None:
-        return meter if route is None or route.name in metered else None
+        # aiohttp's 404 and 405 routes (None) read no upload: nothing to hold for them
+        return meter if route is not None and route.name in metered else None
 
     return for_route

@@ -1,7 +1,7 @@
-"""What a service start imports: the big optional parts stay out until they are used.
+"""What importing a service loads: the big optional parts stay out until they are used.
 
-Every start pays for what the app modules import (``wharf serve``, ``wharf mcp``, each benchmark and
-subprocess test): the MCP SDK (``chartsvc.mcp.sessions``, opened with the first MCP request) and
+Every import of a service pays for what its app module imports (each command, each test that builds
+an app): the MCP SDK (``chartsvc.mcp.sessions``, imported in a worker thread when the app starts) and
 the PostgreSQL driver (``common.db.postgresql``, only for a PostgreSQL URL) are left out of it.
 An import-linter contract forbids the edges, except the few lazy imports that load them; this
 checks that those stay lazy, in a fresh interpreter (this one has long loaded both). The console

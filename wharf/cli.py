@@ -227,6 +227,10 @@ def _url_host(host: str) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["kubesim"]:  # the simulator reads its own arguments (``wharf.entry``)
+        from wharf.entry import main as entry
+
+        return entry(argv)
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

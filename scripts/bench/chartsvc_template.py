@@ -205,7 +205,6 @@ class Spawned:
         chartsvc's with its render workers."""
         hello, svc = (proc.pid for proc in self.procs)
         return {
-            "hello": lambda: cpu_seconds(hello),
             "post": lambda: cpu_seconds(hello),
             "upload": lambda: sum(cpu_seconds(pid) for pid in process_tree(svc)),
         }

@@ -68,6 +68,13 @@ INGEST_TARGET, THROUGHPUT_TARGET, GATE_TARGET_MS = 1.5, 1.6, 10.0
 #: The replicas' target is judged only on a machine with this many CPUs: it was set for a 16-CPU
 #: host, and on two cores one replica and PostgreSQL already keep both busy (the ceiling printed).
 THROUGHPUT_JUDGED_FROM_CPUS = 8
+
+
+def scaling_judged(cpus: int | None) -> bool:
+    """Whether the replicas' target is judged on a machine of ``cpus`` CPUs."""
+    return (cpus or 1) >= THROUGHPUT_JUDGED_FROM_CPUS
+
+
 UPLOADERS, SMALL_CASES = 8, 2000
 #: Tables a gate must never read whole: they grow with every run.
 BIG_TABLES = ("runs", "test_cases", "uploads")
@@ -304,7 +311,7 @@ def report_scaling(f: dict[str, dict[str, float]], uploads: int, out: Report) ->
               f"that could run {g['replicas_blocked']:.0%} of the time")  # fmt: skip
     scale = f["double"]["rate"] / f["single"]["rate"]
     more_cpu = f["double"]["ours"] / max(f["single"]["ours"], 1e-9)
-    judged = (cpus or 1) >= THROUGHPUT_JUDGED_FROM_CPUS
+    judged = scaling_judged(cpus)
     verdict = (
         f"target >= {THROUGHPUT_TARGET}x"
         if judged
@@ -446,7 +453,7 @@ def report_gate(f: dict[str, list[float]], indexed: bool, calls: int, out: Repor
 async def run(tmp: Path, server: pgserver.PgServer, args: argparse.Namespace, out: Report) -> None:
     if args.only in (None, "ingest"):
         report_ingest(await ingests(tmp, server, args.repeats, args.testcases), out)
-    judged = (os.cpu_count() or 1) >= THROUGHPUT_JUDGED_FROM_CPUS
+    judged = scaling_judged(os.cpu_count())
     if args.only in (None, "throughput") and (judged or args.unjudged_scaling):
         report_scaling(await scaling(tmp, server, args.uploads), args.uploads, out)
     if args.only in (None, "gate"):

@@ -230,7 +230,7 @@ async def first_event(session: aiohttp.ClientSession, url: str, headers: dict[st
 
 async def cycles(
     bases: dict[str, str], facts: dict[str, str], *, count: int, settle_s: float
-) -> list[tuple[str, str, float, float, float]]:
+) -> list[tuple[str, list[str], float, float, float]]:
     """(service, streams, seconds, idle tasks, tasks left) per service: each of its stream
     endpoints cycled in turn, then one wait for its tasks to settle (the console's watches linger
     5 s after their last subscriber: one wait for its four streams instead of four)."""
@@ -262,7 +262,7 @@ async def cycles(
                 labels.append(label)
             took = time.perf_counter() - started
             left = await settle(session, base, idle, settle_s)
-            found.append((service, ", ".join(labels), took, idle, left))
+            found.append((service, labels, took, idle, left))
     return found
 
 
@@ -290,7 +290,7 @@ def report(
     errors: list[str],
     rss: dict[str, tuple[float, float]],
     seconds: float,
-    streams: list[tuple[str, str, float, float, float]],
+    streams: list[tuple[str, list[str], float, float, float]],
     count: int,
     flood: list[tuple[str, int, int, float, float]],
     out: Report,
@@ -322,8 +322,9 @@ def report(
         out.figure(
             f"{service} tasks left after its streams' cycles", left - idle, "tasks", at_most=0
         )
-        cycled = count * (labels.count(",") + 1)
-        print(f"{service + ': ' + labels:70} {cycled / took:8.0f} {idle:10.0f} {left - idle:+5.0f}")
+        cycled = count * len(labels)
+        named = f"{service}: {', '.join(labels)}"
+        print(f"{named:70} {cycled / took:8.0f} {idle:10.0f} {left - idle:+5.0f}")
     print(f"target: 0 tasks left {settle_s:g} s after the last cycle")
     print()
     print(

@@ -12,6 +12,7 @@ from chartsvc.app import create_app
 from chartsvc.repos import config
 from common.config import ConfigError
 from tests.chartsvc.conftest import FULL, KEY, ChartRepo, MakeClient, MakeSettings
+from tests.chartsvc.test_http_oci import push_form
 from tests.guards import assert_problem
 from tests.typing_support import Client
 
@@ -207,14 +208,6 @@ async def test_push_requires_oci_remote_and_archive(client: Client) -> None:
 async def test_a_push_remote_is_an_oci_repository_without_tag_or_digest(client: Client) -> None:
     """The spec's ``OciDestination`` is the check: a tag, a digest, a blank or an uppercase path
     is refused naming ``remote`` before the archive is read; the form alone goes on to it."""
-    from aiohttp import FormData
-
-    def form(remote: str) -> FormData:
-        data = FormData()
-        data.add_field("chart", b"x", filename="c.tgz", content_type="application/gzip")
-        data.add_field("remote", remote)
-        return data
-
     for remote in (
         "oci://r.example/charts:1.0",
         "oci://r.example/c@sha256:" + "a" * 64,
@@ -222,11 +215,11 @@ async def test_a_push_remote_is_an_oci_repository_without_tag_or_digest(client: 
         "oci://r.example/Charts",
         "oci://r.example",
     ):
-        resp = await client.post("/api/v1/repos/push", data=form(remote), headers=KEY)
+        resp = await client.post("/api/v1/repos/push", data=push_form(b"x", remote), headers=KEY)
         body = await assert_problem(resp, 400, code="invalid-request")
         assert [e["field"] for e in body["errors"]] == ["remote"], remote
     resp = await client.post(
-        "/api/v1/repos/push", data=form("oci://r.example/charts/"), headers=KEY
+        "/api/v1/repos/push", data=push_form(b"x", "oci://r.example/charts/"), headers=KEY
     )
     await assert_problem(resp, 400, code="invalid-chart")  # past the remote: the archive is none
 

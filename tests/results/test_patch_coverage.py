@@ -20,8 +20,6 @@ from tests.guards import assert_problem
 from tests.results.support import form, junit_xml, lcov, settings_for
 from tests.typing_support import Client
 
-ROOT = Path(__file__).resolve().parents[2]
-
 # A change to src/shop/cart.py: lines 3-6 and 10 added (10 is blank), 2 removed elsewhere.
 CART_DIFF = b"""diff --git a/src/shop/cart.py b/src/shop/cart.py
 index 1111111..2222222 100644

@@ -11,7 +11,7 @@ from kubesim.machinery.registry import Registry, ResourceType
 from kubesim.machinery.status import KubeError, bad_request, not_found
 
 # Subresources of a namespace itself (``/api/v1/namespaces/{name}/status``), as RequestInfo has it.
-NAMESPACE_SUBRESOURCES = ("status", "finalize")
+_NAMESPACE_SUBRESOURCES = ("status", "finalize")
 
 
 @attrs.frozen
@@ -25,16 +25,17 @@ class Target:
     all_namespaces: bool
 
 
+def split_namespace(parts: list[str]) -> tuple[str, list[str]]:
+    """(namespace, the rest) as RequestInfoFactory reads a path after its group and version:
+    ``namespaces/<ns>/<resource>...`` is namespaced, except a namespace's own subresources
+    (``namespaces/<ns>/status``, ``/finalize``), which keep the namespace as the resource."""
+    if parts[:1] == ["namespaces"] and len(parts) > 2 and parts[2] not in _NAMESPACE_SUBRESOURCES:
+        return parts[1], parts[2:]
+    return "", parts
+
+
 def parse_target(registry: Registry, group: str, version: str, tail: str) -> Target:
-    parts = [p for p in tail.split("/") if p]
-    namespace = ""
-    if (
-        parts
-        and parts[0] == "namespaces"
-        and len(parts) > 2
-        and not (len(parts) == 3 and parts[2] in NAMESPACE_SUBRESOURCES)
-    ):
-        namespace, parts = parts[1], parts[2:]
+    namespace, parts = split_namespace([p for p in tail.split("/") if p])
     if len(parts) > 3 and parts[2] == "proxy":  # the rest is the path to proxy to
         parts = parts[:3]
     if not parts or len(parts) > 3:

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from kubesim.api.params import NAMESPACE_SUBRESOURCES, flag
+from kubesim.api.params import flag, split_namespace
 from kubesim.http.state import STATE
 from kubesim.machinery.status import KubeError
 
@@ -151,11 +151,8 @@ def _labels(request: web.Request, code: int) -> Labels | None:
         group, version, rest = parts[1], parts[2], parts[3:]
     else:
         return None
-    # RequestInfoFactory's reading: namespaces/<ns>/<resource>..., except a namespace's own
-    # subresources (namespaces/<ns>/status, /finalize), which keep the namespace as the resource
-    namespaced = rest[0] == "namespaces" and len(rest) > 2 and rest[2] not in NAMESPACE_SUBRESOURCES
-    if namespaced:
-        rest = rest[2:]
+    namespace, rest = split_namespace(rest)
+    namespaced = bool(namespace)
     resource, name = rest[0], rest[1] if len(rest) > 1 else ""
     subresource = rest[2] if len(rest) > 2 else ""
     scope = "resource" if name else "namespace" if namespaced else "cluster"
